@@ -1,0 +1,26 @@
+#include "warpstream/status.h"
+
+namespace ws {
+
+const char* status_code_name(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return "ok";
+    case StatusCode::kInvalidArgument: return "invalid argument";
+    case StatusCode::kNotFound: return "not found";
+    case StatusCode::kUnsupported: return "unsupported";
+    case StatusCode::kInvalidModel: return "invalid model";
+    case StatusCode::kInvalidImage: return "invalid image";
+    case StatusCode::kResourceExhausted: return "resource exhausted";
+    case StatusCode::kFailedPrecondition: return "failed precondition";
+    case StatusCode::kInternal: return "internal error";
+    case StatusCode::kCuda: return "cuda error";
+  }
+  return "unknown";
+}
+
+std::string Status::to_string() const {
+  if (is_ok()) return "ok";
+  return std::string(status_code_name(code_)) + ": " + message_;
+}
+
+}  // namespace ws
