@@ -1,0 +1,336 @@
+// ONNX ModelProto → IR, through the ONNX protobuf library (Debian libonnx-dev).
+// Follows https://github.com/onnx/onnx/blob/main/docs/IR.md: initializers from raw_data or the
+// typed fields, value_info shapes, Constant nodes turned into constant tensors.
+#include <onnx/onnx_pb.h>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <cstring>
+#include <fstream>
+#include <unordered_map>
+
+#include "warpstream/graph.h"
+
+namespace ws::ir {
+namespace {
+
+bool is_supported_dtype(int32_t t) {
+  return dtype_size(static_cast<DType>(t)) != 0;
+}
+
+// Converts a TensorProto (dims + data) into a Tensor; `what` labels errors.
+Result<Tensor> convert_tensor(const onnx::TensorProto& tp, const std::string& what, size_t max_bytes) {
+  Tensor t;
+  t.name = tp.name();
+  if (tp.data_location() == onnx::TensorProto::EXTERNAL || tp.external_data_size() > 0) {
+    return unsupported(what + ": data stored in an external file is not supported; re-export with all tensors "
+                              "embedded (onnx.save_model(..., save_as_external_data=False))");
+  }
+  if (!is_supported_dtype(tp.data_type())) {
+    return unsupported(what + ": element type " + dtype_name(static_cast<DType>(tp.data_type())) +
+                       " is not supported");
+  }
+  t.dtype = static_cast<DType>(tp.data_type());
+  for (int64_t d : tp.dims()) {
+    if (d < 0) return invalid_model(what + ": negative dimension " + std::to_string(d));
+    t.shape.push_back(d);
+  }
+  t.shape_known = true;
+  const int64_t count = shape_elements(t.shape);
+  const size_t esize = dtype_size(t.dtype);
+  if (count < 0 || static_cast<uint64_t>(count) > max_bytes / esize) {
+    return resource_exhausted(what + ": dims " + shape_string(t.shape) + " promise more than the " +
+                              std::to_string(max_bytes) + "-byte limit for one tensor");
+  }
+  const size_t bytes = static_cast<size_t>(count) * esize;
+  auto mismatch = [&](size_t have) {
+    return invalid_model(what + ": dims " + shape_string(t.shape) + " need " + std::to_string(count) +
+                         " elements but the data holds " + std::to_string(have));
+  };
+  std::vector<std::byte> data(bytes);
+  if (tp.has_raw_data()) {
+    if (tp.raw_data().size() != bytes) {
+      return invalid_model(what + ": dims " + shape_string(t.shape) + " need " + std::to_string(bytes) +
+                           " bytes of raw_data but it holds " + std::to_string(tp.raw_data().size()));
+    }
+    if (bytes) std::memcpy(data.data(), tp.raw_data().data(), bytes);
+  } else {
+    switch (t.dtype) {
+      case DType::kFloat32:
+        if (static_cast<int64_t>(tp.float_data_size()) != count) return mismatch(tp.float_data_size());
+        if (bytes) std::memcpy(data.data(), tp.float_data().data(), bytes);
+        break;
+      case DType::kInt64:
+        if (static_cast<int64_t>(tp.int64_data_size()) != count) return mismatch(tp.int64_data_size());
+        if (bytes) std::memcpy(data.data(), tp.int64_data().data(), bytes);
+        break;
+      case DType::kFloat64:
+        if (static_cast<int64_t>(tp.double_data_size()) != count) return mismatch(tp.double_data_size());
+        if (bytes) std::memcpy(data.data(), tp.double_data().data(), bytes);
+        break;
+      case DType::kUInt32: case DType::kUInt64:
+        if (static_cast<int64_t>(tp.uint64_data_size()) != count) return mismatch(tp.uint64_data_size());
+        for (int64_t i = 0; i < count; ++i) {
+          uint64_t v = tp.uint64_data(static_cast<int>(i));
+          if (esize == 4) { uint32_t v32 = static_cast<uint32_t>(v); std::memcpy(data.data() + i * 4, &v32, 4); }
+          else std::memcpy(data.data() + i * 8, &v, 8);
+        }
+        break;
+      default:  // int32 / int16 / int8 / uint8 / uint16 / bool / float16 / bfloat16 live in int32_data
+        if (static_cast<int64_t>(tp.int32_data_size()) != count) return mismatch(tp.int32_data_size());
+        for (int64_t i = 0; i < count; ++i) {
+          int32_t v = tp.int32_data(static_cast<int>(i));
+          std::memcpy(data.data() + i * esize, &v, esize);  // little-endian truncation
+        }
+        break;
+    }
+  }
+  t.data = std::move(data);
+  return t;
+}
+
+Result<Attribute> convert_attribute(const onnx::AttributeProto& a, const std::string& what, size_t max_bytes) {
+  Attribute out;
+  using A = onnx::AttributeProto;
+  switch (a.type()) {
+    case A::INT: out.kind = Attribute::Kind::kInt; out.i = a.i(); break;
+    case A::FLOAT: out.kind = Attribute::Kind::kFloat; out.f = a.f(); break;
+    case A::STRING: out.kind = Attribute::Kind::kString; out.s = a.s(); break;
+    case A::INTS: out.kind = Attribute::Kind::kInts; out.ints.assign(a.ints().begin(), a.ints().end()); break;
+    case A::FLOATS: out.kind = Attribute::Kind::kFloats; out.floats.assign(a.floats().begin(), a.floats().end()); break;
+    case A::STRINGS: out.kind = Attribute::Kind::kStrings; out.strings.assign(a.strings().begin(), a.strings().end()); break;
+    case A::TENSOR: {
+      out.kind = Attribute::Kind::kTensor;
+      WS_ASSIGN_OR_RETURN(Tensor t, convert_tensor(a.t(), what + " attribute '" + a.name() + "'", max_bytes));
+      out.tensor = std::move(t);
+      break;
+    }
+    default: out.kind = Attribute::Kind::kOther; break;
+  }
+  return out;
+}
+
+// Static shape of a ValueInfo, resolving symbolic/unknown dims from `fixed` when given.
+Status convert_value_info(const onnx::ValueInfoProto& vi, Tensor& t, const ImportOptions& opt, bool is_input) {
+  t.name = vi.name();
+  if (!vi.type().has_tensor_type()) {
+    return unsupported("graph " + std::string(is_input ? "input" : "output") + " '" + vi.name() +
+                       "' is not a tensor (sequence/map/optional types are not supported)");
+  }
+  const auto& tt = vi.type().tensor_type();
+  t.dtype = static_cast<DType>(tt.elem_type());
+  auto fixed = opt.input_shapes.find(vi.name());
+  if (fixed != opt.input_shapes.end()) {
+    if (tt.has_shape() && tt.shape().dim_size() != static_cast<int>(fixed->second.size())) {
+      return invalid_argument("input '" + vi.name() + "' has rank " + std::to_string(tt.shape().dim_size()) +
+                              " but the fixed shape " + shape_string(fixed->second) + " has rank " +
+                              std::to_string(fixed->second.size()));
+    }
+    if (tt.has_shape()) {
+      for (int i = 0; i < tt.shape().dim_size(); ++i) {
+        const auto& d = tt.shape().dim(i);
+        if (d.has_dim_value() && d.dim_value() != fixed->second[static_cast<size_t>(i)]) {
+          return invalid_argument("input '" + vi.name() + "' dim " + std::to_string(i) + " is fixed to " +
+                                  std::to_string(d.dim_value()) + " by the model, not " +
+                                  std::to_string(fixed->second[static_cast<size_t>(i)]));
+        }
+      }
+    }
+    t.shape = fixed->second;
+    t.shape_known = true;
+    return Status::ok();
+  }
+  if (!tt.has_shape()) {
+    if (is_input) return invalid_model("graph input '" + vi.name() + "' has no shape; fix it at build (input_shapes)");
+    return Status::ok();
+  }
+  t.shape.clear();
+  for (int i = 0; i < tt.shape().dim_size(); ++i) {
+    const auto& d = tt.shape().dim(i);
+    if (!d.has_dim_value() || d.dim_value() < 0) {
+      if (is_input) {
+        return invalid_model("graph input '" + vi.name() + "' dim " + std::to_string(i) + " ('" + d.dim_param() +
+                             "') is not a fixed number; the engine is fixed-shape: give the input's full shape at build");
+      }
+      t.shape.clear();
+      return Status::ok();  // output shapes come from inference
+    }
+    t.shape.push_back(d.dim_value());
+  }
+  t.shape_known = true;
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<Graph> import_onnx_bytes(std::span<const std::byte> bytes, const std::string& source,
+                                const ImportOptions& options) {
+  if (bytes.empty()) return invalid_model(source + ": file is empty (0 bytes); expected an ONNX model");
+  onnx::ModelProto model;
+  google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
+  google::protobuf::io::CodedInputStream coded(&raw);
+  coded.SetTotalBytesLimit(INT32_MAX);
+  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage()) {
+    return invalid_model(source + ": not a valid ONNX model (protobuf parse failed after reading " +
+                         std::to_string(coded.CurrentPosition()) + " of " + std::to_string(bytes.size()) +
+                         " bytes: truncated or not an ONNX file)");
+  }
+  if (!model.has_graph() || model.graph().node_size() == 0) {
+    return invalid_model(source + ": the file parsed but holds no graph nodes; is it an ONNX model?");
+  }
+  Graph g;
+  g.source = source;
+  for (const auto& os : model.opset_import()) {
+    if (os.domain().empty() || os.domain() == "ai.onnx") g.opset = os.version();
+  }
+  if (g.opset == 0) g.opset = 1;
+  const auto& gp = model.graph();
+  g.name = gp.name();
+  std::unordered_map<std::string, TensorId> ids;
+  auto get_or_add = [&](const std::string& n) -> TensorId {
+    auto it = ids.find(n);
+    if (it != ids.end()) return it->second;
+    Tensor t;
+    t.name = n;
+    TensorId id = g.add_tensor(std::move(t));
+    ids.emplace(n, id);
+    return id;
+  };
+
+  for (int i = 0; i < gp.initializer_size(); ++i) {
+    const auto& tp = gp.initializer(i);
+    WS_ASSIGN_OR_RETURN(Tensor t, convert_tensor(tp, source + ": initializer '" + tp.name() + "'",
+                                                 options.max_tensor_bytes));
+    TensorId id = get_or_add(tp.name());
+    g.tensor(id) = std::move(t);
+  }
+  for (const auto& vi : gp.input()) {
+    TensorId id = get_or_add(vi.name());
+    if (g.tensor(id).is_constant()) continue;  // old-style: initializers listed as inputs
+    auto frozen = options.frozen_inputs.find(vi.name());
+    if (frozen != options.frozen_inputs.end()) {
+      Tensor t = frozen->second;
+      t.name = vi.name();
+      t.shape_known = true;
+      g.tensor(id) = std::move(t);
+      continue;
+    }
+    Status s = convert_value_info(vi, g.tensor(id), options, true);
+    if (!s.is_ok()) return Status(s.code(), source + ": " + s.message());
+    g.inputs.push_back(id);
+  }
+  for (const auto& n : options.input_shapes) {
+    bool found = false;
+    for (TensorId id : g.inputs) found |= g.tensor(id).name == n.first;
+    if (!found) return invalid_argument(source + ": no graph input named '" + n.first + "' to fix the shape of");
+  }
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const auto& np = gp.node(i);
+    Node node;
+    node.op_type = np.op_type();
+    node.name = np.name().empty() ? np.op_type() + "_" + std::to_string(i) : np.name();
+    if (!np.domain().empty() && np.domain() != "ai.onnx") {
+      return unsupported(source + ": node '" + node.name + "' (" + np.op_type() + ") is in domain '" + np.domain() +
+                         "'; only the default ONNX domain is supported");
+    }
+    for (const auto& a : np.attribute()) {
+      WS_ASSIGN_OR_RETURN(Attribute attr, convert_attribute(a, source + ": node '" + node.name + "'",
+                                                            options.max_tensor_bytes));
+      node.attributes.emplace(a.name(), std::move(attr));
+    }
+    for (const auto& in : np.input()) {
+      if (in.empty()) { node.inputs.push_back(kNoTensor); continue; }
+      auto it = ids.find(in);
+      if (it == ids.end()) {
+        return invalid_model(source + ": node '" + node.name + "' (" + np.op_type() + ") reads '" + in +
+                             "', which no earlier node, input or initializer produces");
+      }
+      node.inputs.push_back(it->second);
+    }
+    for (const auto& out : np.output()) {
+      if (out.empty()) { node.outputs.push_back(kNoTensor); continue; }
+      if (ids.count(out)) {
+        return invalid_model(source + ": node '" + node.name + "' writes '" + out + "', which already exists");
+      }
+      node.outputs.push_back(get_or_add(out));
+    }
+    // Constant nodes become constant tensors at import.
+    if (node.op_type == "Constant") {
+      if (node.outputs.size() != 1 || node.outputs[0] == kNoTensor) {
+        return invalid_model(source + ": " + node.describe(g.opset) + " must have exactly one output");
+      }
+      Tensor& t = g.tensor(node.outputs[0]);
+      const std::string name = t.name;
+      if (const Attribute* v = node.find("value"); v && v->tensor) {
+        t = *v->tensor;
+      } else if (const Attribute* vf = node.find("value_float")) {
+        t.dtype = DType::kFloat32; t.shape = {};
+        t.data = std::vector<std::byte>(4); std::memcpy(t.data->data(), &vf->f, 4);
+      } else if (const Attribute* vfs = node.find("value_floats")) {
+        t.dtype = DType::kFloat32; t.shape = {static_cast<int64_t>(vfs->floats.size())};
+        t.data = std::vector<std::byte>(vfs->floats.size() * 4);
+        if (!vfs->floats.empty()) std::memcpy(t.data->data(), vfs->floats.data(), t.data->size());
+      } else if (const Attribute* vi = node.find("value_int")) {
+        t.dtype = DType::kInt64; t.shape = {};
+        t.data = std::vector<std::byte>(8); std::memcpy(t.data->data(), &vi->i, 8);
+      } else if (const Attribute* vis = node.find("value_ints")) {
+        t.dtype = DType::kInt64; t.shape = {static_cast<int64_t>(vis->ints.size())};
+        t.data = std::vector<std::byte>(vis->ints.size() * 8);
+        if (!vis->ints.empty()) std::memcpy(t.data->data(), vis->ints.data(), t.data->size());
+      } else {
+        return unsupported(source + ": " + node.describe(g.opset) +
+                           ": only the attributes value, value_float(s) and value_int(s) are supported");
+      }
+      t.name = name;
+      t.shape_known = true;
+      continue;
+    }
+    g.nodes.push_back(std::move(node));
+  }
+  for (const auto& vi : gp.output()) {
+    auto it = ids.find(vi.name());
+    if (it == ids.end()) return invalid_model(source + ": graph output '" + vi.name() + "' is produced by no node");
+    Tensor& t = g.tensor(it->second);
+    if (!t.is_constant() && !t.shape_known) {
+      Tensor declared;
+      Status s = convert_value_info(vi, declared, options, false);
+      if (!s.is_ok()) return Status(s.code(), source + ": " + s.message());
+      if (t.dtype == DType::kUndefined) t.dtype = declared.dtype;
+    }
+    g.outputs.push_back(it->second);
+  }
+  if (g.outputs.empty()) return invalid_model(source + ": the graph declares no outputs");
+  return g;
+}
+
+Result<Graph> import_onnx(const std::string& path, const ImportOptions& options) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) return not_found(path + ": cannot open the model file (missing or unreadable)");
+  std::streamoff size = f.tellg();
+  if (size < 0) return not_found(path + ": cannot read the model file (is it a directory?)");
+  if (static_cast<uint64_t>(size) > (uint64_t{2} << 30) - 1) {
+    return unsupported(path + ": file is " + std::to_string(size) + " bytes; models over 2 GiB need external data, "
+                       "which is not supported");
+  }
+  std::vector<std::byte> bytes(static_cast<size_t>(size));
+  f.seekg(0);
+  if (size > 0 && !f.read(reinterpret_cast<char*>(bytes.data()), size)) {
+    return not_found(path + ": read failed after " + std::to_string(f.gcount()) + " bytes");
+  }
+  return import_onnx_bytes(bytes, path, options);
+}
+
+Result<Tensor> read_tensor_proto(const std::string& path, size_t max_tensor_bytes) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return not_found(path + ": cannot open the tensor file");
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  onnx::TensorProto tp;
+  if (bytes.empty() || !tp.ParseFromString(bytes)) {
+    return invalid_model(path + ": not an ONNX TensorProto (" + std::to_string(bytes.size()) + " bytes)");
+  }
+  if (tp.data_type() == 0) return unsupported(path + ": not a plain tensor (sequence/optional/map value?)");
+  return convert_tensor(tp, path, max_tensor_bytes);
+}
+
+}  // namespace ws::ir

@@ -1,0 +1,727 @@
+// The op table: validation, shape inference and the CPU kernel of every supported ONNX op, one
+// entry each (see op_table.h). Semantics follow https://onnx.ai/onnx/operators/ at the opset the
+// model declares; opset differences are handled where they exist for these ops (Clip bounds as
+// attributes before opset 11 and inputs after; Softmax's flattening before opset 13; Reshape's shape
+// attribute before opset 5; Dropout's ratio attribute before opset 12).
+#include "engine/ir/op_table.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "reference/reference.h"
+
+namespace ws::engine {
+namespace {
+
+using ir::Attribute;
+using ir::DType;
+using ir::Shape;
+
+// ------------------------------------------------------------------------------------------------
+// Attribute access with kind checks
+
+Result<int64_t> attr_int(const NodeContext& c, const char* name, int64_t fallback) {
+  const Attribute* a = c.node.find(name);
+  if (!a) return fallback;
+  if (a->kind != Attribute::Kind::kInt) return c.bad_attribute(name, "must be an int");
+  return a->i;
+}
+Result<float> attr_float(const NodeContext& c, const char* name, float fallback) {
+  const Attribute* a = c.node.find(name);
+  if (!a) return fallback;
+  if (a->kind != Attribute::Kind::kFloat) return c.bad_attribute(name, "must be a float");
+  return a->f;
+}
+Result<std::vector<int64_t>> attr_ints(const NodeContext& c, const char* name, std::vector<int64_t> fallback) {
+  const Attribute* a = c.node.find(name);
+  if (!a) return fallback;
+  if (a->kind != Attribute::Kind::kInts) return c.bad_attribute(name, "must be a list of ints");
+  return a->ints;
+}
+Result<std::string> attr_string(const NodeContext& c, const char* name, std::string fallback) {
+  const Attribute* a = c.node.find(name);
+  if (!a) return fallback;
+  if (a->kind != Attribute::Kind::kString) return c.bad_attribute(name, "must be a string");
+  return a->s;
+}
+
+Status require_float(const NodeContext& c, size_t i) {
+  if (!c.has_input(i)) return Status::ok();
+  const auto& t = c.input(i);
+  if (t.dtype != DType::kFloat32) {
+    return c.error(StatusCode::kUnsupported, "input " + std::to_string(i) + " ('" + t.name + "') has element type " +
+                                                 ir::dtype_name(t.dtype) + "; only float32 is supported");
+  }
+  return Status::ok();
+}
+Status require_all_float(const NodeContext& c) {
+  for (size_t i = 0; i < c.input_count(); ++i) WS_RETURN_IF_ERROR(require_float(c, i));
+  return Status::ok();
+}
+
+Result<int64_t> normalize_axis(const NodeContext& c, const char* attr, int64_t axis, int64_t rank, bool inclusive_end) {
+  const int64_t hi = inclusive_end ? rank : rank - 1;
+  if (axis < -rank - (inclusive_end ? 0 : 0) || axis > hi || (axis < 0 && axis + rank < 0)) {
+    return c.bad_attribute(attr, "= " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+void set_single_output(NodeContext& c, DType t, Shape s) {
+  c.output_dtypes.assign(c.node.outputs.size(), DType::kUndefined);
+  c.output_shapes.assign(c.node.outputs.size(), Shape{});
+  c.output_dtypes[0] = t;
+  c.output_shapes[0] = std::move(s);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Spatial windows (Conv, MaxPool, AveragePool): strides, dilations, pads, auto_pad, ceil_mode.
+
+struct Window {
+  int rank = 0;
+  int64_t in[3] = {1, 1, 1}, kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1};
+  int64_t pad_begin[3] = {0, 0, 0}, pad_end[3] = {0, 0, 0}, out[3] = {1, 1, 1};
+};
+
+Status resolve_window(const NodeContext& c, const Shape& x, const std::vector<int64_t>& kernel, bool allow_ceil,
+                      Window& w) {
+  const int rank = static_cast<int>(x.size()) - 2;
+  if (rank < 1 || rank > 3) {
+    return c.error(StatusCode::kUnsupported, "input rank " + std::to_string(x.size()) +
+                                                 " is not supported (spatial rank must be 1, 2 or 3)");
+  }
+  w.rank = rank;
+  if (static_cast<int>(kernel.size()) != rank) {
+    return c.bad_attribute("kernel_shape", "has " + std::to_string(kernel.size()) + " values for spatial rank " +
+                                               std::to_string(rank));
+  }
+  WS_ASSIGN_OR_RETURN(auto strides, attr_ints(c, "strides", std::vector<int64_t>(rank, 1)));
+  WS_ASSIGN_OR_RETURN(auto dilations, attr_ints(c, "dilations", std::vector<int64_t>(rank, 1)));
+  WS_ASSIGN_OR_RETURN(auto pads, attr_ints(c, "pads", std::vector<int64_t>(2 * rank, 0)));
+  WS_ASSIGN_OR_RETURN(std::string auto_pad, attr_string(c, "auto_pad", "NOTSET"));
+  WS_ASSIGN_OR_RETURN(int64_t ceil_mode, attr_int(c, "ceil_mode", 0));
+  if (static_cast<int>(strides.size()) != rank) return c.bad_attribute("strides", "needs " + std::to_string(rank) + " values");
+  if (static_cast<int>(dilations.size()) != rank) return c.bad_attribute("dilations", "needs " + std::to_string(rank) + " values");
+  if (static_cast<int>(pads.size()) != 2 * rank) return c.bad_attribute("pads", "needs " + std::to_string(2 * rank) + " values");
+  if (ceil_mode != 0 && (!allow_ceil || ceil_mode != 1)) return c.bad_attribute("ceil_mode", "= " + std::to_string(ceil_mode) + " is not supported");
+  for (int i = 0; i < rank; ++i) {
+    w.in[i] = x[static_cast<size_t>(i) + 2];
+    w.kernel[i] = kernel[static_cast<size_t>(i)];
+    w.stride[i] = strides[static_cast<size_t>(i)];
+    w.dilation[i] = dilations[static_cast<size_t>(i)];
+    if (w.kernel[i] < 1) return c.bad_attribute("kernel_shape", "values must be >= 1");
+    if (w.stride[i] < 1) return c.bad_attribute("strides", "values must be >= 1");
+    if (w.dilation[i] < 1) return c.bad_attribute("dilations", "values must be >= 1");
+    const int64_t eff = (w.kernel[i] - 1) * w.dilation[i] + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      w.out[i] = (w.in[i] + w.stride[i] - 1) / w.stride[i];
+      const int64_t total = std::max<int64_t>(0, (w.out[i] - 1) * w.stride[i] + eff - w.in[i]);
+      w.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.pad_end[i] = total - w.pad_begin[i];
+    } else if (auto_pad == "VALID" || auto_pad == "NOTSET") {
+      if (auto_pad == "NOTSET") {
+        w.pad_begin[i] = pads[static_cast<size_t>(i)];
+        w.pad_end[i] = pads[static_cast<size_t>(i + rank)];
+        if (w.pad_begin[i] < 0 || w.pad_end[i] < 0) return c.bad_attribute("pads", "values must be >= 0");
+      }
+      const int64_t span = w.in[i] + w.pad_begin[i] + w.pad_end[i] - eff;
+      if (span < 0) {
+        return c.error(StatusCode::kInvalidModel, "window of " + std::to_string(eff) + " (kernel × dilation) is larger than the padded input " +
+                                                      std::to_string(w.in[i] + w.pad_begin[i] + w.pad_end[i]) + " along spatial axis " + std::to_string(i));
+      }
+      w.out[i] = (ceil_mode ? (span + w.stride[i] - 1) / w.stride[i] : span / w.stride[i]) + 1;
+      // A window may not start in the end padding (PyTorch/ONNX reference rule for ceil_mode).
+      if (ceil_mode && (w.out[i] - 1) * w.stride[i] >= w.in[i] + w.pad_begin[i]) --w.out[i];
+    } else {
+      return c.bad_attribute("auto_pad", "= '" + auto_pad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+    }
+  }
+  return Status::ok();
+}
+
+template <typename P>
+void copy_window(const Window& w, P& p) {
+  p.rank = w.rank;
+  for (int i = 0; i < 3; ++i) {
+    p.in[i] = w.in[i]; p.kernel[i] = w.kernel[i]; p.stride[i] = w.stride[i]; p.dilation[i] = w.dilation[i];
+    p.pad_begin[i] = w.pad_begin[i]; p.pad_end[i] = w.pad_end[i]; p.out[i] = w.out[i];
+  }
+}
+
+Shape window_output_shape(int64_t n, int64_t c, const Window& w) {
+  Shape s{n, c};
+  for (int i = 0; i < w.rank; ++i) s.push_back(w.out[i]);
+  return s;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Ops
+
+Status analyze_conv(NodeContext& c) {
+  WS_RETURN_IF_ERROR(require_all_float(c));
+  const Shape& x = c.input(0).shape;
+  const Shape& wt = c.input(1).shape;
+  WS_ASSIGN_OR_RETURN(int64_t group, attr_int(c, "group", 1));
+  if (x.size() < 3) return c.error(StatusCode::kInvalidModel, "input X " + ir::shape_string(x) + " must be N×C×spatial");
+  if (wt.size() != x.size()) {
+    return c.error(StatusCode::kInvalidModel, "weight " + ir::shape_string(wt) + " and input " + ir::shape_string(x) + " differ in rank");
+  }
+  if (group < 1 || x[1] % group != 0 || wt[0] % group != 0) {
+    return c.bad_attribute("group", "= " + std::to_string(group) + " must be >= 1 and divide input channels " +
+                                        std::to_string(x[1]) + " and output channels " + std::to_string(wt[0]));
+  }
+  if (wt[1] * group != x[1]) {
+    return c.error(StatusCode::kInvalidModel, "weight " + ir::shape_string(wt) + " expects " + std::to_string(wt[1] * group) +
+                                                  " input channels but X has " + std::to_string(x[1]));
+  }
+  std::vector<int64_t> wk(wt.begin() + 2, wt.end());
+  WS_ASSIGN_OR_RETURN(auto kernel, attr_ints(c, "kernel_shape", wk));
+  if (kernel != wk) return c.bad_attribute("kernel_shape", "= " + ir::shape_string(kernel) + " disagrees with the weight shape " + ir::shape_string(wt));
+  if (c.has_input(2) && (c.input(2).shape.size() != 1 || c.input(2).shape[0] != wt[0])) {
+    return c.error(StatusCode::kInvalidModel, "bias " + ir::shape_string(c.input(2).shape) + " must be [" + std::to_string(wt[0]) + "]");
+  }
+  Window w;
+  WS_RETURN_IF_ERROR(resolve_window(c, x, kernel, false, w));
+  ref::ConvParams p;
+  copy_window(w, p);
+  p.n = x[0]; p.c_in = x[1]; p.c_out = wt[0]; p.groups = group;
+  set_single_output(c, DType::kFloat32, window_output_shape(x[0], wt[0], w));
+  c.kernel = [p](std::span<const void* const> in, std::span<void* const> out) {
+    ref::conv_nd(static_cast<const float*>(in[0]), static_cast<const float*>(in[1]),
+                 in.size() > 2 ? static_cast<const float*>(in[2]) : nullptr, static_cast<float*>(out[0]), p);
+  };
+  return Status::ok();
+}
+
+Status analyze_pool(NodeContext& c, bool is_max) {
+  WS_RETURN_IF_ERROR(require_float(c, 0));
+  const Shape& x = c.input(0).shape;
+  if (x.size() < 3) return c.error(StatusCode::kInvalidModel, "input X " + ir::shape_string(x) + " must be N×C×spatial");
+  WS_ASSIGN_OR_RETURN(auto kernel, attr_ints(c, "kernel_shape", {}));
+  if (kernel.empty()) return c.bad_attribute("kernel_shape", "is required");
+  Window w;
+  WS_RETURN_IF_ERROR(resolve_window(c, x, kernel, true, w));
+  ref::PoolParams p;
+  copy_window(w, p);
+  p.n = x[0]; p.c = x[1];
+  Shape y = window_output_shape(x[0], x[1], w);
+  set_single_output(c, DType::kFloat32, y);
+  if (is_max) {
+    WS_ASSIGN_OR_RETURN(int64_t storage_order, attr_int(c, "storage_order", 0));
+    if (storage_order != 0 && storage_order != 1) return c.bad_attribute("storage_order", "must be 0 or 1");
+    if (c.node.outputs.size() > 1 && c.node.outputs[1] != ir::kNoTensor) {
+      c.output_dtypes[1] = DType::kInt64;
+      c.output_shapes[1] = y;
+    }
+    const int order = static_cast<int>(storage_order);
+    c.kernel = [p, order](std::span<const void* const> in, std::span<void* const> out) {
+      ref::max_pool_nd(static_cast<const float*>(in[0]), static_cast<float*>(out[0]),
+                       out.size() > 1 ? static_cast<int64_t*>(out[1]) : nullptr, order, p);
+    };
+  } else {
+    WS_ASSIGN_OR_RETURN(int64_t cip, attr_int(c, "count_include_pad", 0));
+    p.count_include_pad = cip != 0;
+    c.kernel = [p](std::span<const void* const> in, std::span<void* const> out) {
+      ref::average_pool_nd(static_cast<const float*>(in[0]), static_cast<float*>(out[0]), p);
+    };
+  }
+  return Status::ok();
+}
+Status analyze_max_pool(NodeContext& c) { return analyze_pool(c, true); }
+Status analyze_average_pool(NodeContext& c) { return analyze_pool(c, false); }
+
+Status analyze_global_average_pool(NodeContext& c) {
+  WS_RETURN_IF_ERROR(require_float(c, 0));
+  const Shape& x = c.input(0).shape;
+  if (x.size() < 3) return c.error(StatusCode::kInvalidModel, "input X " + ir::shape_string(x) + " must be N×C×spatial");
+  Shape y{x[0], x[1]};
+  int64_t spatial = 1;
+  for (size_t i = 2; i < x.size(); ++i) { y.push_back(1); spatial *= x[i]; }
+  set_single_output(c, DType::kFloat32, y);
+  const int64_t n = x[0], ch = x[1];
+  c.kernel = [n, ch, spatial](std::span<const void* const> in, std::span<void* const> out) {
+    ref::global_average_pool(static_cast<const float*>(in[0]), static_cast<float*>(out[0]), n, ch, spatial);
+  };
+  return Status::ok();
+}
+
+Status analyze_batch_norm(NodeContext& c) {
+  WS_RETURN_IF_ERROR(require_all_float(c));
+  WS_ASSIGN_OR_RETURN(int64_t training, attr_int(c, "training_mode", 0));
+  if (training != 0 || c.node.outputs.size() > 1) {
+    return c.error(StatusCode::kUnsupported, "training mode (training_mode=1 or running-statistics outputs) is not supported; export the model in eval mode");
+  }
+  WS_ASSIGN_OR_RETURN(int64_t spatial_attr, attr_int(c, "spatial", 1));
+  if (spatial_attr != 1) return c.bad_attribute("spatial", "= 0 (per-activation statistics) is not supported");
+  WS_ASSIGN_OR_RETURN(float eps, attr_float(c, "epsilon", 1e-5f));
+  const Shape& x = c.input(0).shape;
+  if (x.size() < 2) return c.error(StatusCode::kInvalidModel, "input X " + ir::shape_string(x) + " must be N×C×...");
+  for (size_t i = 1; i < 5; ++i) {
+    if (c.input(i).shape != Shape{x[1]}) {
+      return c.error(StatusCode::kInvalidModel, "input " + std::to_string(i) + " " + ir::shape_string(c.input(i).shape) +
+                                                    " must be [" + std::to_string(x[1]) + "]");
+    }
+  }
+  int64_t spatial = 1;
+  for (size_t i = 2; i < x.size(); ++i) spatial *= x[i];
+  set_single_output(c, DType::kFloat32, x);
+  const int64_t n = x[0], ch = x[1];
+  c.kernel = [=](std::span<const void* const> in, std::span<void* const> out) {
+    ref::batch_norm_inference(static_cast<const float*>(in[0]), static_cast<const float*>(in[1]),
+                              static_cast<const float*>(in[2]), static_cast<const float*>(in[3]),
+                              static_cast<const float*>(in[4]), eps, static_cast<float*>(out[0]), n, ch, spatial);
+  };
+  return Status::ok();
+}
+
+Status make_unary(NodeContext& c, ref::UnaryOp op, ref::UnaryParams params) {
+  WS_RETURN_IF_ERROR(require_float(c, 0));
+  const Shape x = c.input(0).shape;
+  set_single_output(c, DType::kFloat32, x);
+  const int64_t count = ir::shape_elements(x);
+  c.kernel = [op, params, count](std::span<const void* const> in, std::span<void* const> out) {
+    ref::unary(op, static_cast<const float*>(in[0]), static_cast<float*>(out[0]), count, params);
+  };
+  return Status::ok();
+}
+Status analyze_relu(NodeContext& c) { return make_unary(c, ref::UnaryOp::kRelu, {}); }
+Status analyze_sigmoid(NodeContext& c) { return make_unary(c, ref::UnaryOp::kSigmoid, {}); }
+Status analyze_hard_swish(NodeContext& c) { return make_unary(c, ref::UnaryOp::kHardSwish, {}); }
+Status analyze_hard_sigmoid(NodeContext& c) {
+  ref::UnaryParams p;
+  WS_ASSIGN_OR_RETURN(p.alpha, attr_float(c, "alpha", 0.2f));
+  WS_ASSIGN_OR_RETURN(p.beta, attr_float(c, "beta", 0.5f));
+  return make_unary(c, ref::UnaryOp::kHardSigmoid, p);
+}
+
+Result<float> scalar_input(const NodeContext& c, size_t i, float fallback) {
+  if (!c.has_input(i)) return fallback;
+  const auto& t = c.input(i);
+  if (t.dtype != DType::kFloat32 || t.elements() != 1) {
+    return c.error(StatusCode::kUnsupported, "input " + std::to_string(i) + " ('" + t.name + "') must be a float32 scalar");
+  }
+  return *t.data_as<float>();
+}
+
+Status analyze_clip(NodeContext& c) {
+  ref::UnaryParams p;
+  if (c.graph.opset < 11) {
+    WS_ASSIGN_OR_RETURN(p.min, attr_float(c, "min", p.min));
+    WS_ASSIGN_OR_RETURN(p.max, attr_float(c, "max", p.max));
+  } else {
+    if (c.node.find("min") || c.node.find("max")) {
+      return c.bad_attribute(c.node.find("min") ? "min" : "max", "is an input, not an attribute, from opset 11 on");
+    }
+    WS_ASSIGN_OR_RETURN(p.min, scalar_input(c, 1, p.min));
+    WS_ASSIGN_OR_RETURN(p.max, scalar_input(c, 2, p.max));
+  }
+  return make_unary(c, ref::UnaryOp::kClip, p);
+}
+
+Status analyze_identity(NodeContext& c) {
+  const auto& x = c.input(0);
+  set_single_output(c, x.dtype, x.shape);
+  const size_t bytes = static_cast<size_t>(x.elements()) * ir::dtype_size(x.dtype);
+  c.kernel = [bytes](std::span<const void* const> in, std::span<void* const> out) {
+    if (bytes && in[0] != out[0]) std::memcpy(out[0], in[0], bytes);
+  };
+  return Status::ok();
+}
+
+Status analyze_dropout(NodeContext& c) {
+  WS_RETURN_IF_ERROR(require_float(c, 0));
+  if (c.graph.opset < 7) {
+    WS_ASSIGN_OR_RETURN(int64_t is_test, attr_int(c, "is_test", 0));
+    if (!is_test) return c.bad_attribute("is_test", "= 0 (training) is not supported");
+  }
+  if (c.has_input(2)) {
+    const auto& t = c.input(2);
+    if (t.dtype != DType::kBool || t.elements() != 1) return c.error(StatusCode::kInvalidModel, "training_mode must be a bool scalar");
+    if (static_cast<uint8_t>((*t.data)[0]) != 0) {
+      return c.error(StatusCode::kUnsupported, "training mode (training_mode = true) is not supported; inference only");
+    }
+  }
+  const auto& x = c.input(0);
+  set_single_output(c, DType::kFloat32, x.shape);
+  const bool mask = c.node.outputs.size() > 1 && c.node.outputs[1] != ir::kNoTensor;
+  if (mask) {
+    c.output_dtypes[1] = DType::kBool;
+    c.output_shapes[1] = x.shape;
+  }
+  const size_t count = static_cast<size_t>(x.elements());
+  c.kernel = [count, mask](std::span<const void* const> in, std::span<void* const> out) {
+    if (count && in[0] != out[0]) std::memcpy(out[0], in[0], count * 4);
+    if (mask && count) std::memset(out[1], 1, count);
+  };
+  return Status::ok();
+}
+
+Status analyze_binary(NodeContext& c, ref::BinaryOp op) {
+  WS_RETURN_IF_ERROR(require_all_float(c));
+  if (c.node.find("broadcast") || c.node.find("axis")) {
+    return c.bad_attribute(c.node.find("axis") ? "axis" : "broadcast", "(legacy opset < 7 broadcasting) is not supported");
+  }
+  const Shape a = c.input(0).shape, b = c.input(1).shape;
+  auto y = ref::broadcast_dims(a, b);
+  if (!y) return c.error(StatusCode::kInvalidModel, y.status().message());
+  set_single_output(c, DType::kFloat32, *y);
+  Shape ys = *y;
+  c.kernel = [op, a, b, ys](std::span<const void* const> in, std::span<void* const> out) {
+    ref::binary_broadcast(op, static_cast<const float*>(in[0]), a, static_cast<const float*>(in[1]), b,
+                          static_cast<float*>(out[0]), ys);
+  };
+  return Status::ok();
+}
+Status analyze_add(NodeContext& c) { return analyze_binary(c, ref::BinaryOp::kAdd); }
+Status analyze_sub(NodeContext& c) { return analyze_binary(c, ref::BinaryOp::kSub); }
+Status analyze_mul(NodeContext& c) { return analyze_binary(c, ref::BinaryOp::kMul); }
+Status analyze_div(NodeContext& c) { return analyze_binary(c, ref::BinaryOp::kDiv); }
+
+// Reshape-like ops copy bytes; the output is a new arena tensor.
+void bind_copy(NodeContext& c, DType t, Shape s) {
+  const size_t bytes = static_cast<size_t>(ir::shape_elements(s)) * ir::dtype_size(t);
+  set_single_output(c, t, std::move(s));
+  c.kernel = [bytes](std::span<const void* const> in, std::span<void* const> out) {
+    if (bytes && in[0] != out[0]) std::memcpy(out[0], in[0], bytes);
+  };
+}
+
+Status analyze_flatten(NodeContext& c) {
+  const auto& x = c.input(0);
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  WS_ASSIGN_OR_RETURN(int64_t axis_attr, attr_int(c, "axis", 1));
+  WS_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(c, "axis", axis_attr, rank, true));
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : inner) *= x.shape[static_cast<size_t>(i)];
+  bind_copy(c, x.dtype, {outer, inner});
+  return Status::ok();
+}
+
+Status analyze_reshape(NodeContext& c) {
+  const auto& x = c.input(0);
+  std::vector<int64_t> target;
+  if (c.graph.opset < 5) {
+    WS_ASSIGN_OR_RETURN(target, attr_ints(c, "shape", {}));
+  } else {
+    const auto& s = c.input(1);
+    if (s.dtype != DType::kInt64 || s.shape.size() != 1) {
+      return c.error(StatusCode::kInvalidModel, "shape input must be a 1-D int64 tensor, got " + ir::dtype_name(s.dtype) + " " + ir::shape_string(s.shape));
+    }
+    target.assign(s.data_as<int64_t>(), s.data_as<int64_t>() + s.elements());
+  }
+  WS_ASSIGN_OR_RETURN(int64_t allowzero, attr_int(c, "allowzero", 0));
+  Shape y(target.size());
+  int infer_at = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    int64_t d = target[i];
+    if (d == 0 && !allowzero) {
+      if (i >= x.shape.size()) return c.error(StatusCode::kInvalidModel, "shape value 0 at index " + std::to_string(i) + " copies a dimension the input " + ir::shape_string(x.shape) + " does not have");
+      d = x.shape[i];
+    }
+    if (d == -1) {
+      if (infer_at >= 0) return c.error(StatusCode::kInvalidModel, "shape " + ir::shape_string(target) + " has more than one -1");
+      infer_at = static_cast<int>(i);
+      continue;
+    }
+    if (d < 0) return c.error(StatusCode::kInvalidModel, "shape " + ir::shape_string(target) + " has a negative dimension");
+    y[i] = d;
+    known *= d;
+  }
+  const int64_t total = x.elements();
+  if (infer_at >= 0) {
+    if (known == 0 || total % known != 0) {
+      return c.error(StatusCode::kInvalidModel, "cannot reshape " + ir::shape_string(x.shape) + " to " + ir::shape_string(target));
+    }
+    y[static_cast<size_t>(infer_at)] = total / known;
+  } else if (known != total) {
+    return c.error(StatusCode::kInvalidModel, "cannot reshape " + ir::shape_string(x.shape) + " (" + std::to_string(total) +
+                                                  " elements) to " + ir::shape_string(target));
+  }
+  bind_copy(c, x.dtype, y);
+  return Status::ok();
+}
+
+Status analyze_transpose(NodeContext& c) {
+  const auto& x = c.input(0);
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  std::vector<int64_t> def(static_cast<size_t>(rank));
+  for (int64_t i = 0; i < rank; ++i) def[static_cast<size_t>(i)] = rank - 1 - i;
+  WS_ASSIGN_OR_RETURN(auto perm, attr_ints(c, "perm", def));
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  if (static_cast<int64_t>(perm.size()) != rank) return c.bad_attribute("perm", "has " + std::to_string(perm.size()) + " values for rank " + std::to_string(rank));
+  Shape y;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[static_cast<size_t>(p)]) return c.bad_attribute("perm", "= " + ir::shape_string(perm) + " is not a permutation");
+    seen[static_cast<size_t>(p)] = true;
+    y.push_back(x.shape[static_cast<size_t>(p)]);
+  }
+  const size_t es = ir::dtype_size(x.dtype);
+  if (es != 4 && es != 8 && es != 1) return c.error(StatusCode::kUnsupported, "element type " + ir::dtype_name(x.dtype) + " is not supported");
+  set_single_output(c, x.dtype, y);
+  Shape xs = x.shape;
+  c.kernel = [xs, perm, es](std::span<const void* const> in, std::span<void* const> out) {
+    ref::transpose(in[0], xs, perm, out[0], es);
+  };
+  return Status::ok();
+}
+
+Status analyze_concat(NodeContext& c) {
+  const auto& x0 = c.input(0);
+  const int64_t rank = static_cast<int64_t>(x0.shape.size());
+  const Attribute* a = c.node.find("axis");
+  if (!a) return c.bad_attribute("axis", "is required");
+  WS_ASSIGN_OR_RETURN(int64_t axis_attr, attr_int(c, "axis", 0));
+  WS_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(c, "axis", axis_attr, rank, false));
+  Shape y = x0.shape;
+  y[static_cast<size_t>(axis)] = 0;
+  std::vector<ref::Dims> dims;
+  for (size_t i = 0; i < c.input_count(); ++i) {
+    const auto& t = c.input(i);
+    if (t.dtype != x0.dtype) return c.error(StatusCode::kInvalidModel, "inputs mix element types " + ir::dtype_name(x0.dtype) + " and " + ir::dtype_name(t.dtype));
+    if (static_cast<int64_t>(t.shape.size()) != rank) return c.error(StatusCode::kInvalidModel, "input " + std::to_string(i) + " " + ir::shape_string(t.shape) + " differs in rank");
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != axis && t.shape[static_cast<size_t>(d)] != x0.shape[static_cast<size_t>(d)]) {
+        return c.error(StatusCode::kInvalidModel, "input " + std::to_string(i) + " " + ir::shape_string(t.shape) +
+                                                      " does not match " + ir::shape_string(x0.shape) + " off the concat axis");
+      }
+    }
+    y[static_cast<size_t>(axis)] += t.shape[static_cast<size_t>(axis)];
+    dims.push_back(t.shape);
+  }
+  const size_t es = ir::dtype_size(x0.dtype);
+  set_single_output(c, x0.dtype, y);
+  c.kernel = [dims, axis, es](std::span<const void* const> in, std::span<void* const> out) {
+    ref::concat(in, dims, axis, out[0], es);
+  };
+  return Status::ok();
+}
+
+Status analyze_gemm(NodeContext& c) {
+  WS_RETURN_IF_ERROR(require_all_float(c));
+  if (c.node.find("broadcast")) return c.bad_attribute("broadcast", "(legacy opset < 7) is not supported");
+  WS_ASSIGN_OR_RETURN(int64_t ta, attr_int(c, "transA", 0));
+  WS_ASSIGN_OR_RETURN(int64_t tb, attr_int(c, "transB", 0));
+  WS_ASSIGN_OR_RETURN(float alpha, attr_float(c, "alpha", 1.0f));
+  WS_ASSIGN_OR_RETURN(float beta, attr_float(c, "beta", 1.0f));
+  const Shape& a = c.input(0).shape;
+  const Shape& b = c.input(1).shape;
+  if (a.size() != 2 || b.size() != 2) return c.error(StatusCode::kInvalidModel, "A " + ir::shape_string(a) + " and B " + ir::shape_string(b) + " must be 2-D");
+  const int64_t m = ta ? a[1] : a[0], k = ta ? a[0] : a[1];
+  const int64_t kb = tb ? b[1] : b[0], n = tb ? b[0] : b[1];
+  if (k != kb) return c.error(StatusCode::kInvalidModel, "inner dimensions differ: A " + ir::shape_string(a) + (ta ? "ᵀ" : "") + " × B " + ir::shape_string(b) + (tb ? "ᵀ" : ""));
+  Shape cd;
+  if (c.has_input(2)) {
+    cd = c.input(2).shape;
+    auto bc = ref::broadcast_dims(cd, Shape{m, n});
+    if (!bc || *bc != Shape{m, n} || cd.size() > 2) return c.error(StatusCode::kInvalidModel, "C " + ir::shape_string(cd) + " does not broadcast to [" + std::to_string(m) + ", " + std::to_string(n) + "]");
+  }
+  set_single_output(c, DType::kFloat32, {m, n});
+  const bool has_c = c.has_input(2);
+  c.kernel = [=](std::span<const void* const> in, std::span<void* const> out) {
+    ref::gemm(static_cast<const float*>(in[0]), static_cast<const float*>(in[1]),
+              has_c ? static_cast<const float*>(in[2]) : nullptr, cd, static_cast<float*>(out[0]), m, n, k, ta != 0,
+              tb != 0, alpha, beta);
+  };
+  return Status::ok();
+}
+
+Status analyze_matmul(NodeContext& c) {
+  WS_RETURN_IF_ERROR(require_all_float(c));
+  const Shape a = c.input(0).shape, b = c.input(1).shape;
+  auto y = ref::matmul_dims(a, b);
+  if (!y) return c.error(StatusCode::kInvalidModel, y.status().message());
+  set_single_output(c, DType::kFloat32, *y);
+  Shape ys = *y;
+  c.kernel = [a, b, ys](std::span<const void* const> in, std::span<void* const> out) {
+    ref::matmul(static_cast<const float*>(in[0]), a, static_cast<const float*>(in[1]), b, static_cast<float*>(out[0]), ys);
+  };
+  return Status::ok();
+}
+
+Status analyze_softmax(NodeContext& c) {
+  WS_RETURN_IF_ERROR(require_float(c, 0));
+  const Shape x = c.input(0).shape;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  const bool legacy = c.graph.opset < 13;  // opset 1–12: coerce to 2-D at axis
+  WS_ASSIGN_OR_RETURN(int64_t axis_attr, attr_int(c, "axis", legacy ? 1 : -1));
+  WS_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(c, "axis", axis_attr, rank, legacy));
+  int64_t outer = 1, len = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    const int64_t d = x[static_cast<size_t>(i)];
+    if (i < axis) outer *= d;
+    else if (i == axis || legacy) len *= d;
+    else inner *= d;
+  }
+  set_single_output(c, DType::kFloat32, x);
+  c.kernel = [outer, len, inner](std::span<const void* const> in, std::span<void* const> out) {
+    ref::softmax(static_cast<const float*>(in[0]), static_cast<float*>(out[0]), outer, len, inner);
+  };
+  return Status::ok();
+}
+
+Status analyze_shape(NodeContext& c) {
+  const Shape x = c.input(0).shape;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  WS_ASSIGN_OR_RETURN(int64_t start, attr_int(c, "start", 0));
+  WS_ASSIGN_OR_RETURN(int64_t end, attr_int(c, "end", rank));
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, 0, rank);
+  std::vector<int64_t> dims;
+  for (int64_t i = start; i < end; ++i) dims.push_back(x[static_cast<size_t>(i)]);
+  set_single_output(c, DType::kInt64, {static_cast<int64_t>(dims.size())});
+  c.kernel = [dims](std::span<const void* const>, std::span<void* const> out) {
+    if (!dims.empty()) std::memcpy(out[0], dims.data(), dims.size() * 8);
+  };
+  return Status::ok();
+}
+
+// Unsqueeze/Squeeze: axes as attribute before opset 13, as a constant input from 13.
+Result<std::vector<int64_t>> axes_operand(const NodeContext& c) {
+  if (c.graph.opset < 13) return attr_ints(c, "axes", {});
+  if (!c.has_input(1)) return std::vector<int64_t>{};
+  const auto& t = c.input(1);
+  if (t.dtype != DType::kInt64) return c.error(StatusCode::kInvalidModel, "axes must be int64");
+  return std::vector<int64_t>(t.data_as<int64_t>(), t.data_as<int64_t>() + t.elements());
+}
+
+Status analyze_unsqueeze(NodeContext& c) {
+  const auto& x = c.input(0);
+  WS_ASSIGN_OR_RETURN(auto axes, axes_operand(c));
+  const int64_t rank = static_cast<int64_t>(x.shape.size() + axes.size());
+  std::vector<bool> at(static_cast<size_t>(rank), false);
+  for (int64_t a : axes) {
+    WS_ASSIGN_OR_RETURN(int64_t n, normalize_axis(c, "axes", a, rank, false));
+    if (at[static_cast<size_t>(n)]) return c.bad_attribute("axes", "repeats axis " + std::to_string(a));
+    at[static_cast<size_t>(n)] = true;
+  }
+  Shape y;
+  size_t j = 0;
+  for (int64_t i = 0; i < rank; ++i) y.push_back(at[static_cast<size_t>(i)] ? 1 : x.shape[j++]);
+  bind_copy(c, x.dtype, y);
+  return Status::ok();
+}
+
+Status analyze_squeeze(NodeContext& c) {
+  const auto& x = c.input(0);
+  WS_ASSIGN_OR_RETURN(auto axes, axes_operand(c));
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  std::vector<bool> drop(static_cast<size_t>(rank), false);
+  if (axes.empty()) {
+    for (int64_t i = 0; i < rank; ++i) drop[static_cast<size_t>(i)] = x.shape[static_cast<size_t>(i)] == 1;
+  }
+  for (int64_t a : axes) {
+    WS_ASSIGN_OR_RETURN(int64_t n, normalize_axis(c, "axes", a, rank, false));
+    if (x.shape[static_cast<size_t>(n)] != 1) return c.bad_attribute("axes", "names axis " + std::to_string(a) + " of size " + std::to_string(x.shape[static_cast<size_t>(n)]) + ", not 1");
+    drop[static_cast<size_t>(n)] = true;
+  }
+  Shape y;
+  for (int64_t i = 0; i < rank; ++i) if (!drop[static_cast<size_t>(i)]) y.push_back(x.shape[static_cast<size_t>(i)]);
+  bind_copy(c, x.dtype, y);
+  return Status::ok();
+}
+
+const std::vector<OpDef>& op_defs() {
+  static const std::vector<std::string> kWindow = {"auto_pad", "dilations", "kernel_shape", "pads", "strides"};
+  auto with = [](std::vector<std::string> base, std::initializer_list<const char*> more) {
+    for (const char* m : more) base.push_back(m);
+    return base;
+  };
+  static const std::vector<OpDef> defs = {
+      {"Add", 2, 2, 1, 1, {}, {}, analyze_add},
+      {"AveragePool", 1, 1, 1, 1, {}, with(kWindow, {"ceil_mode", "count_include_pad"}), analyze_average_pool},
+      {"BatchNormalization", 5, 5, 1, 5, {}, {"epsilon", "momentum", "spatial", "training_mode", "is_test", "consumed_inputs"}, analyze_batch_norm},
+      {"Clip", 1, 3, 1, 1, {1, 2}, {"min", "max"}, analyze_clip},
+      {"Concat", 1, 1 << 20, 1, 1, {}, {"axis"}, analyze_concat},
+      {"Conv", 2, 3, 1, 1, {}, with(kWindow, {"group"}), analyze_conv},
+      {"Div", 2, 2, 1, 1, {}, {}, analyze_div},
+      {"Dropout", 1, 3, 1, 2, {1, 2}, {"ratio", "seed", "is_test"}, analyze_dropout},
+      {"Flatten", 1, 1, 1, 1, {}, {"axis"}, analyze_flatten},
+      {"Gemm", 2, 3, 1, 1, {}, {"alpha", "beta", "transA", "transB", "broadcast"}, analyze_gemm},
+      {"GlobalAveragePool", 1, 1, 1, 1, {}, {}, analyze_global_average_pool},
+      {"HardSigmoid", 1, 1, 1, 1, {}, {"alpha", "beta"}, analyze_hard_sigmoid},
+      {"HardSwish", 1, 1, 1, 1, {}, {}, analyze_hard_swish},
+      {"Identity", 1, 1, 1, 1, {}, {}, analyze_identity},
+      {"MatMul", 2, 2, 1, 1, {}, {}, analyze_matmul},
+      {"MaxPool", 1, 1, 1, 2, {}, with(kWindow, {"ceil_mode", "storage_order"}), analyze_max_pool},
+      {"Mul", 2, 2, 1, 1, {}, {}, analyze_mul},
+      {"Relu", 1, 1, 1, 1, {}, {}, analyze_relu},
+      {"Reshape", 1, 2, 1, 1, {1}, {"shape", "allowzero"}, analyze_reshape},
+      {"Shape", 1, 1, 1, 1, {}, {"start", "end"}, analyze_shape},
+      {"Sigmoid", 1, 1, 1, 1, {}, {}, analyze_sigmoid},
+      {"Softmax", 1, 1, 1, 1, {}, {"axis"}, analyze_softmax},
+      {"Squeeze", 1, 2, 1, 1, {1}, {"axes"}, analyze_squeeze},
+      {"Sub", 2, 2, 1, 1, {}, {}, analyze_sub},
+      {"Transpose", 1, 1, 1, 1, {}, {"perm"}, analyze_transpose},
+      {"Unsqueeze", 1, 2, 1, 1, {1}, {"axes"}, analyze_unsqueeze},
+  };
+  return defs;
+}
+
+}  // namespace
+
+Status NodeContext::error(StatusCode code, const std::string& message) const {
+  return Status(code, node.describe(graph.opset) + ": " + message);
+}
+Status NodeContext::bad_attribute(const std::string& attr, const std::string& message) const {
+  return Status(StatusCode::kUnsupported, node.describe(graph.opset) + ": attribute '" + attr + "' " + message);
+}
+
+const OpDef* find_op(const std::string& op_type) {
+  for (const auto& d : op_defs())
+    if (op_type == d.op_type) return &d;
+  return nullptr;
+}
+
+std::vector<std::string> supported_ops() {
+  std::vector<std::string> names;
+  for (const auto& d : op_defs()) names.emplace_back(d.op_type);
+  return names;
+}
+
+Status analyze_node(NodeContext& ctx) {
+  const ir::Node& node = ctx.node;
+  const OpDef* def = find_op(node.op_type);
+  if (!def) {
+    return ctx.error(StatusCode::kUnsupported, "op type '" + node.op_type + "' is not supported");
+  }
+  const int nin = static_cast<int>(node.inputs.size()), nout = static_cast<int>(node.outputs.size());
+  if (nin < def->min_inputs || nin > def->max_inputs) {
+    return ctx.error(StatusCode::kInvalidModel, "has " + std::to_string(nin) + " inputs; expected " +
+                                                    std::to_string(def->min_inputs) + ".." + std::to_string(def->max_inputs));
+  }
+  if (nout < def->min_outputs || nout > def->max_outputs) {
+    return ctx.error(StatusCode::kUnsupported, "has " + std::to_string(nout) + " outputs; supported " +
+                                                   std::to_string(def->min_outputs) + ".." + std::to_string(def->max_outputs));
+  }
+  for (int i = 0; i < def->min_inputs; ++i) {
+    if (node.inputs[static_cast<size_t>(i)] == ir::kNoTensor) {
+      return ctx.error(StatusCode::kInvalidModel, "required input " + std::to_string(i) + " is missing");
+    }
+  }
+  for (const auto& [name, attr] : node.attributes) {
+    if (std::find(def->attributes.begin(), def->attributes.end(), name) == def->attributes.end()) {
+      return ctx.bad_attribute(name, "is not supported");
+    }
+  }
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (node.inputs[i] == ir::kNoTensor) continue;
+    const ir::Tensor& t = ctx.input(i);
+    if (!t.shape_known) {
+      return ctx.error(StatusCode::kInternal, "input " + std::to_string(i) + " ('" + t.name + "') has no inferred shape");
+    }
+    const bool must_be_constant =
+        std::find(def->constant_inputs.begin(), def->constant_inputs.end(), static_cast<int>(i)) != def->constant_inputs.end();
+    if (must_be_constant && !t.is_constant()) {
+      return ctx.error(StatusCode::kUnsupported, "input " + std::to_string(i) + " ('" + t.name +
+                                                     "') must be known at build (an initializer or constant) in this fixed-shape engine");
+    }
+  }
+  return def->analyze(ctx);
+}
+
+}  // namespace ws::engine

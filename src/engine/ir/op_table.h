@@ -1,0 +1,59 @@
+#pragma once
+/// \file op_table.h
+/// The one table of supported ONNX ops. Each entry's `analyze` validates a node's attributes and
+/// inputs, infers its outputs' dtypes and static shapes, and returns the CPU kernel bound to the
+/// resolved parameters. Shape inference, constant folding and the CPU executor all call the same
+/// entry, so there is one place per op and no parallel switches.
+
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "warpstream/graph.h"
+
+namespace ws::engine {
+
+/// A CPU kernel bound at build: reads inputs, writes outputs (pointers to dense row-major data,
+/// nullptr for omitted optional inputs/outputs). Must not allocate.
+using CpuKernel = std::function<void(std::span<const void* const> inputs, std::span<void* const> outputs)>;
+
+/// What analyze() sees of a node and what it produces.
+struct NodeContext {
+  const ir::Graph& graph;
+  const ir::Node& node;
+  // outputs (filled by analyze)
+  std::vector<ir::DType> output_dtypes;
+  std::vector<ir::Shape> output_shapes;
+  CpuKernel kernel;
+  /// Inputs the kernel reads in place of ONNX aliasing (Reshape/Flatten/Identity copy-free views
+  /// are not used: every op writes its own output; this keeps the arena plan simple).
+
+  size_t input_count() const { return node.inputs.size(); }
+  bool has_input(size_t i) const { return i < node.inputs.size() && node.inputs[i] != ir::kNoTensor; }
+  const ir::Tensor& input(size_t i) const { return graph.tensor(node.inputs[i]); }
+  /// Error prefixed with the node description: "node 'x' (Conv, opset 13): <message>".
+  Status error(StatusCode code, const std::string& message) const;
+  Status bad_attribute(const std::string& attr, const std::string& message) const;
+};
+
+struct OpDef {
+  const char* op_type;
+  int min_inputs, max_inputs;
+  int min_outputs, max_outputs;
+  /// Input positions whose value must be known at build (Reshape's shape, Clip's bounds …).
+  std::vector<int> constant_inputs;
+  /// Attribute names this implementation understands; any other attribute is refused.
+  std::vector<std::string> attributes;
+  Status (*analyze)(NodeContext& ctx);
+};
+
+/// The entry for `op_type`, or nullptr when unsupported.
+const OpDef* find_op(const std::string& op_type);
+/// All supported op types, sorted (for messages and docs).
+std::vector<std::string> supported_ops();
+/// Runs validation + inference for one node (checks input/output counts, constant inputs,
+/// unknown attributes first). On success ctx holds dtypes, shapes and the kernel.
+Status analyze_node(NodeContext& ctx);
+
+}  // namespace ws::engine
