@@ -135,10 +135,14 @@ Status fold_constants(Graph& graph);
 /// Folds BatchNormalization into a preceding Conv whose output has no other consumer
 /// (W' = W·s/√(v+ε), b' = (b − m)·s/√(v+ε) + β).
 Status fold_batch_norm_into_conv(Graph& graph);
+/// Folds a zero-valued constant-mode Pad of spatial dims only into the explicit pads of the Conv
+/// that is its only consumer (TF-style "SAME" padding exported as Pad → Conv).
+Status fold_pad_into_conv(Graph& graph);
 /// Removes Identity / inference-mode Dropout (rewiring consumers) and nodes whose outputs
 /// reach no graph output; drops unused constants.
 Status eliminate_dead_nodes(Graph& graph);
-/// infer_shapes, fold_constants, fold_batch_norm_into_conv, eliminate_dead_nodes, infer_shapes.
+/// infer_shapes, fold_constants, fold_batch_norm_into_conv, fold_pad_into_conv,
+/// eliminate_dead_nodes, infer_shapes.
 Status optimize(Graph& graph);
 
 }  // namespace ws::ir

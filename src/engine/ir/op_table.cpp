@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 
+#include "reference/pad.h"
 #include "reference/reference.h"
 
 namespace ws::engine {
@@ -625,6 +626,45 @@ Status analyze_squeeze(NodeContext& c) {
   return Status::ok();
 }
 
+
+Status analyze_pad(NodeContext& c) {
+  WS_RETURN_IF_ERROR(require_float(c, 0));
+  const Shape x = c.input(0).shape;
+  const size_t r = x.size();
+  if (r > ref::kMaxPadRank) return c.error(StatusCode::kUnsupported, "rank " + std::to_string(r) + " is above " + std::to_string(ref::kMaxPadRank));
+  WS_ASSIGN_OR_RETURN(std::string mode_s, attr_string(c, "mode", "constant"));
+  ref::PadMode mode;
+  if (mode_s == "constant") mode = ref::PadMode::kConstant;
+  else if (mode_s == "reflect") mode = ref::PadMode::kReflect;
+  else if (mode_s == "edge") mode = ref::PadMode::kEdge;
+  else return c.bad_attribute("mode", "= '" + mode_s + "' is not one of constant, reflect, edge");
+  std::vector<int64_t> pads;
+  float value = 0.0f;
+  if (c.graph.opset < 11) {
+    WS_ASSIGN_OR_RETURN(pads, attr_ints(c, "pads", {}));
+    WS_ASSIGN_OR_RETURN(value, attr_float(c, "value", 0.0f));
+  } else {
+    const auto& p = c.input(1);
+    if (p.dtype != DType::kInt64 || p.shape.size() != 1) return c.error(StatusCode::kInvalidModel, "pads must be a 1-D int64 tensor");
+    pads.assign(p.data_as<int64_t>(), p.data_as<int64_t>() + p.elements());
+    WS_ASSIGN_OR_RETURN(value, scalar_input(c, 2, 0.0f));
+    if (c.has_input(3)) return c.error(StatusCode::kUnsupported, "the axes input (opset 18) is not supported");
+  }
+  if (pads.size() != 2 * r) return c.error(StatusCode::kInvalidModel, "pads has " + std::to_string(pads.size()) + " values for rank " + std::to_string(r));
+  Shape y(r);
+  for (size_t i = 0; i < r; ++i) {
+    if (pads[i] < 0 || pads[i + r] < 0) return c.error(StatusCode::kUnsupported, "negative pads (cropping) are not supported");
+    if (mode == ref::PadMode::kReflect && (pads[i] >= x[i] || pads[i + r] >= x[i]) && (pads[i] || pads[i + r]))
+      return c.error(StatusCode::kInvalidModel, "reflect padding of " + std::to_string(std::max(pads[i], pads[i + r])) + " needs axis " + std::to_string(i) + " longer than " + std::to_string(x[i]));
+    y[i] = x[i] + pads[i] + pads[i + r];
+  }
+  set_single_output(c, DType::kFloat32, y);
+  c.kernel = [x, pads, mode, value](std::span<const void* const> in, std::span<void* const> out) {
+    ref::pad(static_cast<const float*>(in[0]), x, pads, mode, value, static_cast<float*>(out[0]));
+  };
+  return Status::ok();
+}
+
 const std::vector<OpDef>& op_defs() {
   static const std::vector<std::string> kWindow = {"auto_pad", "dilations", "kernel_shape", "pads", "strides"};
   auto with = [](std::vector<std::string> base, std::initializer_list<const char*> more) {
@@ -649,6 +689,7 @@ const std::vector<OpDef>& op_defs() {
       {"MatMul", 2, 2, 1, 1, {}, {}, analyze_matmul},
       {"MaxPool", 1, 1, 1, 2, {}, with(kWindow, {"ceil_mode", "storage_order"}), analyze_max_pool},
       {"Mul", 2, 2, 1, 1, {}, {}, analyze_mul},
+      {"Pad", 1, 4, 1, 1, {1, 2, 3}, {"mode", "pads", "value"}, analyze_pad},
       {"Relu", 1, 1, 1, 1, {}, {}, analyze_relu},
       {"Reshape", 1, 2, 1, 1, {1}, {"shape", "allowzero"}, analyze_reshape},
       {"Shape", 1, 1, 1, 1, {}, {"start", "end"}, analyze_shape},

@@ -134,6 +134,69 @@ Status fold_batch_norm_into_conv(Graph& graph) {
   return Status::ok();
 }
 
+
+Status fold_pad_into_conv(Graph& graph) {
+  auto uses = consumer_counts(graph);
+  std::unordered_map<TensorId, size_t> producer;
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    for (TensorId o : graph.nodes[i].outputs)
+      if (o != kNoTensor) producer[o] = i;
+  std::vector<bool> drop(graph.nodes.size(), false);
+  for (Node& conv : graph.nodes) {
+    if (conv.op_type != "Conv") continue;
+    auto p = producer.find(conv.inputs[0]);
+    if (p == producer.end() || uses[conv.inputs[0]] != 1) continue;
+    const Node& pad = graph.nodes[p->second];
+    if (pad.op_type != "Pad") continue;
+    const Attribute* mode = pad.find("mode");
+    if (mode && mode->s != "constant") continue;
+    std::vector<int64_t> pads;
+    if (graph.opset < 11) {
+      const Attribute* a = pad.find("pads");
+      const Attribute* v = pad.find("value");
+      if (!a || (v && v->f != 0.0f)) continue;
+      pads = a->ints;
+    } else {
+      if (pad.inputs.size() < 2 || !graph.tensor(pad.inputs[1]).is_constant() ||
+          graph.tensor(pad.inputs[1]).dtype != DType::kInt64 || (pad.inputs.size() > 3 && pad.inputs[3] != kNoTensor)) continue;
+      const Tensor& pt = graph.tensor(pad.inputs[1]);
+      pads.assign(pt.data_as<int64_t>(), pt.data_as<int64_t>() + pt.elements());
+      if (pad.inputs.size() > 2 && pad.inputs[2] != kNoTensor) {
+        const Tensor& v = graph.tensor(pad.inputs[2]);
+        if (!v.is_constant() || v.dtype != DType::kFloat32 || v.elements() != 1 || *v.data_as<float>() != 0.0f) continue;
+      }
+    }
+    const size_t r = graph.tensor(pad.inputs[0]).shape.size();
+    if (pads.size() != 2 * r || r < 3) continue;
+    // Only spatial padding, non-negative.
+    bool ok = pads[0] == 0 && pads[1] == 0 && pads[r] == 0 && pads[r + 1] == 0;
+    for (int64_t v : pads) ok = ok && v >= 0;
+    const Attribute* ap = conv.find("auto_pad");
+    if (!ok || (ap && ap->s != "NOTSET")) continue;
+    const size_t sr = r - 2;
+    std::vector<int64_t> conv_pads(2 * sr, 0);
+    if (const Attribute* cp = conv.find("pads")) {
+      if (cp->ints.size() != 2 * sr) continue;
+      conv_pads = cp->ints;
+    }
+    for (size_t i = 0; i < sr; ++i) {
+      conv_pads[i] += pads[2 + i];
+      conv_pads[sr + i] += pads[r + 2 + i];
+    }
+    Attribute a;
+    a.kind = Attribute::Kind::kInts;
+    a.ints = conv_pads;
+    conv.attributes["pads"] = a;
+    conv.inputs[0] = pad.inputs[0];
+    drop[p->second] = true;
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(graph.nodes[i]));
+  graph.nodes = std::move(kept);
+  return Status::ok();
+}
+
 Status eliminate_dead_nodes(Graph& graph) {
   // Bypass Identity and single-output inference Dropout whose output is not a graph output.
   std::unordered_set<TensorId> graph_outputs(graph.outputs.begin(), graph.outputs.end());
@@ -178,6 +241,7 @@ Status optimize(Graph& graph) {
   WS_RETURN_IF_ERROR(infer_shapes(graph));
   WS_RETURN_IF_ERROR(fold_constants(graph));
   WS_RETURN_IF_ERROR(fold_batch_norm_into_conv(graph));
+  WS_RETURN_IF_ERROR(fold_pad_into_conv(graph));
   WS_RETURN_IF_ERROR(eliminate_dead_nodes(graph));
   return infer_shapes(graph);
 }
