@@ -56,9 +56,11 @@ struct PoolParams {
 /// MaxPool. Padding never wins (treated as -inf). A window that lies entirely in padding
 /// (possible with ceil_mode) yields -inf. `indices` (nullable): ONNX flat index of the max
 /// into X (row-major if storage_order == 0, column-major over the spatial dims if 1).
+/// Ties: the first maximum in row-major window order. An all-padding window's index is -1.
 void max_pool_nd(const float* x, float* y, int64_t* indices, int storage_order, const PoolParams& p);
 /// AveragePool: divisor = window elements inside the input, or, with count_include_pad, inside
 /// input+explicit pads (elements past pad_end added by ceil_mode are never counted).
+/// A window with nothing to count (entirely past the pads) yields NaN.
 void average_pool_nd(const float* x, float* y, const PoolParams& p);
 /// Y[n, c] = mean over `spatial` elements of X[n, c, :].
 void global_average_pool(const float* x, float* y, int64_t n, int64_t c, int64_t spatial);
@@ -129,7 +131,7 @@ struct Normalize {
 /// align_corners=False, antialias=False): sx = (dx + 0.5) * src_w / dst_w - 0.5, clamped to
 /// [0, src_w - 1] (likewise y); taps x0 = floor(sx), x1 = min(x0 + 1, src_w - 1). The blend is
 /// computed in float32 as top = p00 + (p01 - p00)*fx ... then ×(1/255) and normalised.
-/// Errors: any extent < 1.
+/// Errors: any extent < 1, src_row_bytes < 3*src_w, null pointers. Exact formula: preprocess.cpp.
 Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes,
                                float* out, int64_t dst_h, int64_t dst_w, const Normalize& norm = {});
 
