@@ -1,0 +1,98 @@
+// `warpstream classify --model M.onnx --labels L.txt IMAGE... [--topk K] [--device cpu|cuda|auto] [--json]`
+// Decodes each image, runs preprocess → network → Top-K, prints labels and scores per image and
+// which backend ran. Exit code 0 ok, 2 on any bad input (model, labels, image, K).
+#include <chrono>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "command.h"
+#include "warpstream/classifier.h"
+
+namespace ws::app {
+namespace {
+
+struct Options {
+  std::string model, labels, config, device = "auto";
+  std::vector<std::string> images;
+  int topk = 5;
+  bool json = false;
+};
+
+int fail(const Status& s) {
+  std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
+  return 2;
+}
+
+int run(const Options& opt) {
+  if (opt.topk < 1 || opt.topk > ref::kMaxTopK) {
+    return fail(invalid_argument("--topk " + std::to_string(opt.topk) + " is out of range 1.." + std::to_string(ref::kMaxTopK)));
+  }
+  std::string backend = "cpu";
+  std::string backend_note;
+  if (opt.device == "cuda") {
+    return fail(unsupported("--device cuda: this build has no CUDA executor yet; use --device cpu or auto"));
+  } else if (opt.device == "auto") {
+    backend_note = " (auto: CUDA executor not available in this build)";
+  }
+  auto labels = load_labels(opt.labels);
+  if (!labels) return fail(labels.status());
+  auto config = opt.config.empty() ? model_config_for(opt.model) : load_model_config(opt.config);
+  if (!config) return fail(config.status());
+  const auto t0 = std::chrono::steady_clock::now();
+  auto classifier = CpuClassifier::build(opt.model, *config);
+  if (!classifier) return fail(classifier.status());
+  const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  CpuClassifier& c = **classifier;
+  if (static_cast<int64_t>(labels->size()) != c.classes()) {
+    return fail(invalid_argument(opt.labels + ": " + std::to_string(labels->size()) + " labels for a model with " +
+                                 std::to_string(c.classes()) + " classes"));
+  }
+  if (opt.topk > c.classes()) return fail(invalid_argument("--topk " + std::to_string(opt.topk) + " exceeds the model's " + std::to_string(c.classes()) + " classes"));
+  nlohmann::json out = nlohmann::json::array();
+  if (!opt.json) {
+    std::printf("backend: %s%s | model %s [1, 3, %lld, %lld] → %lld classes | normalisation: %s | build %.0f ms\n",
+                backend.c_str(), backend_note.c_str(), opt.model.c_str(), static_cast<long long>(c.input_height()),
+                static_cast<long long>(c.input_width()), static_cast<long long>(c.classes()), c.config().source.c_str(), build_ms);
+  }
+  int status = 0;
+  for (const auto& path : opt.images) {
+    auto image = decode_image_file(path);
+    if (!image) { fail(image.status()); status = 2; continue; }
+    const auto t1 = std::chrono::steady_clock::now();
+    auto top = c.classify(*image, opt.topk);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+    if (!top) { fail(top.status()); status = 2; continue; }
+    if (opt.json) {
+      nlohmann::json r = {{"image", path}, {"width", image->width}, {"height", image->height}, {"backend", backend}, {"ms", ms}};
+      for (const auto& e : *top) r["top"].push_back({{"index", e.index}, {"label", (*labels)[static_cast<size_t>(e.index)]}, {"score", e.score}});
+      out.push_back(r);
+    } else {
+      std::printf("%s (%lldx%lld, %.1f ms):\n", path.c_str(), static_cast<long long>(image->width),
+                  static_cast<long long>(image->height), ms);
+      for (const auto& e : *top) {
+        std::printf("  %4d  %8.4f  %s\n", e.index, e.score, (*labels)[static_cast<size_t>(e.index)].c_str());
+      }
+    }
+  }
+  if (opt.json) std::printf("%s\n", out.dump(2).c_str());
+  return status;
+}
+
+std::function<int()> setup(CLI::App& sub) {
+  auto opt = std::make_shared<Options>();
+  sub.add_option("--model", opt->model, "ONNX model (float32 input [1,3,H,W], output [1,classes])")->required();
+  sub.add_option("--labels", opt->labels, "class names, one per line, in index order")->required();
+  sub.add_option("images", opt->images, "PNG or JPEG files")->required();
+  sub.add_option("--topk", opt->topk, "classes to print per image (1..32)")->capture_default_str();
+  sub.add_option("--device", opt->device, "cpu, cuda or auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}))->capture_default_str();
+  sub.add_option("--config", opt->config, "JSON with mean/std (default: <model>.json beside the model, else ImageNet)");
+  sub.add_flag("--json", opt->json, "print results as JSON");
+  return [opt] { return run(*opt); };
+}
+
+}  // namespace
+
+WS_REGISTER_COMMAND(classify, "classify", "classify images with an ONNX model and print the top-K classes", setup);
+
+}  // namespace ws::app

@@ -1,0 +1,59 @@
+#pragma once
+/// \file classifier.h
+/// Batch-1 image classification on the CPU executor: RGB8 image → fused resize+normalise written
+/// straight into the network's input tensor → network → Top-K. The same stages the GPU lane runs.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "reference/reference.h"
+#include "warpstream/engine.h"
+#include "warpstream/image.h"
+
+namespace ws {
+
+/// How a model expects its input; read from the JSON sidecar next to the model
+/// (`<model>.json`, written by tools/fetch_assets.py) or given explicitly.
+struct ModelConfig {
+  ref::Normalize normalize;   ///< per-channel mean and 1/std in 0..1 units (default ImageNet)
+  std::string source = "default ImageNet mean/std";  ///< where the values came from, for reports
+};
+
+/// Reads {"mean": [r,g,b], "std": [r,g,b]} from `json_path`. Errors: unreadable file, bad JSON,
+/// wrong lengths, std <= 0 (kInvalidArgument naming the file and field).
+Result<ModelConfig> load_model_config(const std::string& json_path);
+/// `model_path` with ".onnx" replaced by ".json" when that file exists, else the defaults.
+Result<ModelConfig> model_config_for(const std::string& model_path);
+
+/// Reads one class name per line. Errors: unreadable file, empty file.
+Result<std::vector<std::string>> load_labels(const std::string& path);
+
+class CpuClassifier {
+ public:
+  /// Imports and builds `model_path`. The model must take one float32 input [1, 3, H, W] and give one
+  /// float32 output with 1 × classes elements. Errors name the file and the offending shape.
+  static Result<std::unique_ptr<CpuClassifier>> build(const std::string& model_path, const ModelConfig& config);
+
+  /// Preprocesses `image` into the input tensor, runs the network and returns the top-k
+  /// (descending; ties → lower index). Errors: k outside 1..min(32, classes).
+  Result<std::vector<ref::TopKEntry>> classify(const ImageRgb8& image, int k);
+  /// Runs the network on an already-preprocessed NCHW float32 tensor (input_elements() floats).
+  Status run_tensor(const float* nchw);
+  /// Logits of the last run (classes() floats).
+  const float* logits() const { return static_cast<const float*>(engine_->output(0)); }
+
+  int64_t classes() const { return classes_; }
+  int64_t input_height() const { return height_; }
+  int64_t input_width() const { return width_; }
+  int64_t input_elements() const { return 3 * height_ * width_; }
+  const CpuEngine& engine() const { return *engine_; }
+  const ModelConfig& config() const { return config_; }
+
+ private:
+  std::unique_ptr<CpuEngine> engine_;
+  ModelConfig config_;
+  int64_t height_ = 0, width_ = 0, classes_ = 0;
+};
+
+}  // namespace ws

@@ -1,0 +1,101 @@
+// CPU classification pipeline: preprocess → CPU engine → Top-K; see warpstream/classifier.h.
+#include "warpstream/classifier.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace ws {
+
+Result<ModelConfig> load_model_config(const std::string& json_path) {
+  std::ifstream f(json_path);
+  if (!f) return not_found(json_path + ": cannot open the model config");
+  nlohmann::json j = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return invalid_argument(json_path + ": not a JSON object");
+  ModelConfig c;
+  for (const char* key : {"mean", "std"}) {
+    if (!j.contains(key)) continue;
+    const auto& v = j[key];
+    if (!v.is_array() || v.size() != 3 || !v[0].is_number() || !v[1].is_number() || !v[2].is_number()) {
+      return invalid_argument(json_path + ": field '" + key + "' must be an array of 3 numbers");
+    }
+    for (int i = 0; i < 3; ++i) {
+      const double x = v[static_cast<size_t>(i)].get<double>();
+      if (std::string(key) == "mean") c.normalize.mean[i] = static_cast<float>(x);
+      else if (!(x > 0)) return invalid_argument(json_path + ": field 'std' values must be > 0");
+      else c.normalize.inv_std[i] = static_cast<float>(1.0 / x);
+    }
+  }
+  c.source = json_path;
+  return c;
+}
+
+Result<ModelConfig> model_config_for(const std::string& model_path) {
+  std::filesystem::path p(model_path);
+  p.replace_extension(".json");
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(p, ec)) return load_model_config(p.string());
+  return ModelConfig{};
+}
+
+Result<std::vector<std::string>> load_labels(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return not_found(path + ": cannot open the labels file");
+  std::vector<std::string> labels;
+  std::string line;
+  while (std::getline(f, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    labels.push_back(line);
+  }
+  if (labels.empty()) return invalid_argument(path + ": labels file is empty");
+  return labels;
+}
+
+Result<std::unique_ptr<CpuClassifier>> CpuClassifier::build(const std::string& model_path, const ModelConfig& config) {
+  WS_ASSIGN_OR_RETURN(ir::Graph graph, ir::import_onnx(model_path));
+  WS_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> engine, CpuEngine::build(std::move(graph)));
+  if (engine->num_inputs() != 1 || engine->num_outputs() < 1) {
+    return unsupported(model_path + ": a classifier needs exactly one input, found " + std::to_string(engine->num_inputs()));
+  }
+  const TensorDesc& in = engine->input_desc(0);
+  if (in.dtype != ir::DType::kFloat32 || in.shape.size() != 4 || in.shape[0] != 1 || in.shape[1] != 3) {
+    return unsupported(model_path + ": input '" + in.name + "' is " + ir::dtype_name(in.dtype) + " " +
+                       ir::shape_string(in.shape) + "; a classifier needs float32 [1, 3, H, W]");
+  }
+  const TensorDesc& out = engine->output_desc(0);
+  const int64_t classes = ir::shape_elements(out.shape);
+  if (out.dtype != ir::DType::kFloat32 || out.shape.empty() || out.shape[0] != 1 || classes < 1) {
+    return unsupported(model_path + ": output '" + out.name + "' is " + ir::dtype_name(out.dtype) + " " +
+                       ir::shape_string(out.shape) + "; a classifier needs float32 [1, classes]");
+  }
+  auto c = std::make_unique<CpuClassifier>();
+  c->engine_ = std::move(engine);
+  c->config_ = config;
+  c->height_ = in.shape[2];
+  c->width_ = in.shape[3];
+  c->classes_ = classes;
+  return c;
+}
+
+Status CpuClassifier::run_tensor(const float* nchw) {
+  std::memcpy(engine_->input(0), nchw, static_cast<size_t>(input_elements()) * sizeof(float));
+  return engine_->run();
+}
+
+Result<std::vector<ref::TopKEntry>> CpuClassifier::classify(const ImageRgb8& image, int k) {
+  if (k < 1 || k > ref::kMaxTopK || k > classes_) {
+    return invalid_argument("top-k " + std::to_string(k) + " is out of range: 1.." +
+                            std::to_string(std::min<int64_t>(ref::kMaxTopK, classes_)));
+  }
+  WS_RETURN_IF_ERROR(ref::preprocess_rgb8_to_nchw(image.pixels.data(), image.height, image.width, image.width * 3,
+                                                  static_cast<float*>(engine_->input(0)), height_, width_,
+                                                  config_.normalize));
+  WS_RETURN_IF_ERROR(engine_->run());
+  std::vector<ref::TopKEntry> top(static_cast<size_t>(k));
+  WS_RETURN_IF_ERROR(ref::topk(logits(), classes_, k, top.data()));
+  return top;
+}
+
+}  // namespace ws
