@@ -249,9 +249,7 @@ TEST(ReferenceConv, EfficientNetLite0Timing) {
   for (int i = 0; i < 10; ++i) conv_nd(x.data(), w.data(), b.data(), y.data(), p);
   const double sec1 = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count() / 10;
   std::printf("1x1 conv 112x112x32->16: %.3f ms\n", sec1 * 1e3);
-#ifdef NDEBUG
-  EXPECT_LT(sec, 5.0);
-#endif
+  // A benchmark is not a test: timings are printed, never asserted.
 }
 
 }  // namespace
