@@ -75,7 +75,7 @@ row "gemm --check" "rc=$? $(grep -E '^check:' $L/check.txt) ($(elapsed) s)"
 grep -E '^naive .*TOPS' "$L/check.txt" | awk '{print "  " $2, $3, $NF, $(NF-1)}' | tee -a "$SUM"
 
 # ---- campaigns ---------------------------------------------------------------------------------
-timeout ${WS_GEMM_BENCH_TIMEOUT:-260} $WS gemm --bench ${WS_GEMM_BENCH_ARGS:-} --json "$L/bench.json" > "$L/bench.txt" 2>&1
+timeout ${WS_GEMM_BENCH_TIMEOUT:-300} $WS gemm --bench ${WS_GEMM_BENCH_ARGS:-} --json "$L/bench.json" > "$L/bench.txt" 2>&1
 row "gemm --bench" "rc=$? ($(elapsed) s)"
 python3 - "$L/bench.json" <<'PY' | tee -a "$SUM"
 import json, sys, statistics as st, collections
@@ -99,7 +99,7 @@ PY
 
 # ---- compute-sanitizer on --check (may be unsupported on this runtime) ---------------------------
 for tool in memcheck racecheck synccheck; do
-  if [ $(elapsed) -gt ${WS_GEMM_SANITIZER_DEADLINE:-470} ]; then row "sanitizer $tool" "skipped (time)"; continue; fi
+  if [ $(elapsed) -gt ${WS_GEMM_SANITIZER_DEADLINE:-480} ]; then row "sanitizer $tool" "skipped (time)"; continue; fi
   timeout 75 compute-sanitizer --tool $tool --error-exitcode 3 $WS gemm --check --iters 1 > "$L/sanitizer-$tool.txt" 2>&1
   rc=$?
   row "sanitizer $tool (--check)" "rc=$rc $(grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY|Device not supported' $L/sanitizer-$tool.txt | head -2 | tr '\n' ' ')"

@@ -114,6 +114,7 @@ Result<Timing> time_backend(const std::function<Status()>& fn, int warmup, int i
     WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(e0.get(), s));
     WS_RETURN_IF_ERROR(fn());
     WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(e1.get(), s));
+    WS_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(e1.get()));
     WS_ASSIGN_OR_RETURN(float ms, cuda::elapsed_ms(e0, e1));
     t.push_back(ms);
   }
