@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,7 @@ struct Options {
   std::vector<std::string> images;
   int topk = 5;
   int repeat = 1;
+  std::string input_shape;
   bool json = false;
 };
 
@@ -42,7 +44,25 @@ int run(const Options& opt) {
   auto config = opt.config.empty() ? model_config_for(opt.model) : load_model_config(opt.config);
   if (!config) return fail(config.status());
   const auto t0 = std::chrono::steady_clock::now();
-  auto classifier = CpuClassifier::build(opt.model, *config);
+  ir::Shape shape;
+  if (!opt.input_shape.empty()) {
+    // "1x3x224x224"
+    std::string s = opt.input_shape;
+    size_t pos = 0;
+    while (pos <= s.size()) {
+      size_t x = s.find('x', pos);
+      std::string tok = s.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
+      char* end = nullptr;
+      long long v = std::strtoll(tok.c_str(), &end, 10);
+      if (tok.empty() || *end || v < 1 || v > (1 << 20)) {
+        return fail(invalid_argument("--input-shape '" + opt.input_shape + "' must look like 1x3x224x224 (positive dims)"));
+      }
+      shape.push_back(v);
+      if (x == std::string::npos) break;
+      pos = x + 1;
+    }
+  }
+  auto classifier = CpuClassifier::build(opt.model, *config, shape);
   if (!classifier) return fail(classifier.status());
   const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   CpuClassifier& c = **classifier;
@@ -100,6 +120,7 @@ std::function<int()> setup(CLI::App& sub) {
   sub.add_option("--device", opt->device, "cpu, cuda or auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}))->capture_default_str();
   sub.add_option("--config", opt->config, "JSON with mean/std (default: <model>.json beside the model, else ImageNet)");
   sub.add_flag("--json", opt->json, "print results as JSON");
+  sub.add_option("--input-shape", opt->input_shape, "fix the input's shape at build, e.g. 1x3x224x224 (for symbolic dims)");
   sub.add_option("--repeat", opt->repeat, "classify each image N times and report the median time")
       ->check(CLI::Range(1, 100000))->capture_default_str();
   return [opt] { return run(*opt); };

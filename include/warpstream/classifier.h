@@ -33,7 +33,9 @@ class CpuClassifier {
  public:
   /// Imports and builds `model_path`. The model must take one float32 input [1, 3, H, W] and give one
   /// float32 output with 1 × classes elements. Errors name the file and the offending shape.
-  static Result<std::unique_ptr<CpuClassifier>> build(const std::string& model_path, const ModelConfig& config);
+  /// `input_shape` fixes symbolic input dims (e.g. a dynamic batch) at build; empty = as declared.
+  static Result<std::unique_ptr<CpuClassifier>> build(const std::string& model_path, const ModelConfig& config,
+                                                      const ir::Shape& input_shape = {});
 
   /// Preprocesses `image` into the input tensor, runs the network and returns the top-k
   /// (descending; ties → lower index). Errors: k outside 1..min(32, classes).

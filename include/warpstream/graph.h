@@ -101,6 +101,7 @@ struct Graph {
 struct ImportOptions {
   /// Fixed batch-1 shapes for inputs whose dims are symbolic or unknown ("input" → {1,3,224,224}).
   /// A graph input with an unresolved dim and no entry here is refused.
+  /// The key "*" means "the model's only runtime input" (refused when there are several).
   std::map<std::string, Shape> input_shapes;
   /// Graph inputs to freeze into constants at build (e.g. a Reshape shape or Clip bound fed as an
   /// input): the engine is fixed-shape, so such values are part of the build, not of a run.

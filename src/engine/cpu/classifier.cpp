@@ -53,8 +53,11 @@ Result<std::vector<std::string>> load_labels(const std::string& path) {
   return labels;
 }
 
-Result<std::unique_ptr<CpuClassifier>> CpuClassifier::build(const std::string& model_path, const ModelConfig& config) {
-  WS_ASSIGN_OR_RETURN(ir::Graph graph, ir::import_onnx(model_path));
+Result<std::unique_ptr<CpuClassifier>> CpuClassifier::build(const std::string& model_path, const ModelConfig& config,
+                                                             const ir::Shape& input_shape) {
+  ir::ImportOptions options;
+  if (!input_shape.empty()) options.input_shapes["*"] = input_shape;
+  WS_ASSIGN_OR_RETURN(ir::Graph graph, ir::import_onnx(model_path, options));
   WS_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> engine, CpuEngine::build(std::move(graph)));
   if (engine->num_inputs() != 1 || engine->num_outputs() < 1) {
     return unsupported(model_path + ": a classifier needs exactly one input, found " + std::to_string(engine->num_inputs()));

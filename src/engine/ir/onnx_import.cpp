@@ -121,6 +121,7 @@ Status convert_value_info(const onnx::ValueInfoProto& vi, Tensor& t, const Impor
   const auto& tt = vi.type().tensor_type();
   t.dtype = static_cast<DType>(tt.elem_type());
   auto fixed = opt.input_shapes.find(vi.name());
+  if (fixed == opt.input_shapes.end()) fixed = opt.input_shapes.find("*");
   if (fixed != opt.input_shapes.end()) {
     if (tt.has_shape() && tt.shape().dim_size() != static_cast<int>(fixed->second.size())) {
       return invalid_argument("input '" + vi.name() + "' has rank " + std::to_string(tt.shape().dim_size()) +
@@ -220,7 +221,12 @@ Result<Graph> import_onnx_bytes(std::span<const std::byte> bytes, const std::str
     if (!s.is_ok()) return Status(s.code(), source + ": " + s.message());
     g.inputs.push_back(id);
   }
+  if (options.input_shapes.count("*") && g.inputs.size() != 1) {
+    return invalid_argument(source + ": a shape for \"the only input\" was given but the model has " +
+                            std::to_string(g.inputs.size()) + " runtime inputs; name the input");
+  }
   for (const auto& n : options.input_shapes) {
+    if (n.first == "*") continue;
     bool found = false;
     for (TensorId id : g.inputs) found |= g.tensor(id).name == n.first;
     if (!found) return invalid_argument(source + ": no graph input named '" + n.first + "' to fix the shape of");
