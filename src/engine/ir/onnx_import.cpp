@@ -120,8 +120,8 @@ Status convert_value_info(const onnx::ValueInfoProto& vi, Tensor& t, const Impor
   }
   const auto& tt = vi.type().tensor_type();
   t.dtype = static_cast<DType>(tt.elem_type());
-  auto fixed = opt.input_shapes.find(vi.name());
-  if (fixed == opt.input_shapes.end()) fixed = opt.input_shapes.find("*");
+  auto fixed = is_input ? opt.input_shapes.find(vi.name()) : opt.input_shapes.end();
+  if (is_input && fixed == opt.input_shapes.end()) fixed = opt.input_shapes.find("*");
   if (fixed != opt.input_shapes.end()) {
     if (tt.has_shape() && tt.shape().dim_size() != static_cast<int>(fixed->second.size())) {
       return invalid_argument("input '" + vi.name() + "' has rank " + std::to_string(tt.shape().dim_size()) +
@@ -152,7 +152,8 @@ Status convert_value_info(const onnx::ValueInfoProto& vi, Tensor& t, const Impor
     if (!d.has_dim_value() || d.dim_value() < 0) {
       if (is_input) {
         return invalid_model("graph input '" + vi.name() + "' dim " + std::to_string(i) + " ('" + d.dim_param() +
-                             "') is not a fixed number; the engine is fixed-shape: give the input's full shape at build");
+                             "') is not a fixed number; the engine is fixed-shape: give the input's full shape at build "
+                             "(e.g. warpstream classify --input-shape 1x3x224x224)");
       }
       t.shape.clear();
       return Status::ok();  // output shapes come from inference
