@@ -11,6 +11,35 @@
 
 namespace ws::ir {
 
+namespace {
+// A node whose outputs can be computed at build: every input constant, or a Shape whose input's
+// shape is known.
+bool computable_at_build(const Graph& graph, const Node& node) {
+  if (node.op_type == "Shape") return graph.tensor(node.inputs[0]).shape_known;
+  bool all_const = !node.inputs.empty();
+  for (TensorId in : node.inputs) all_const &= in == kNoTensor || graph.tensor(in).is_constant();
+  return all_const;
+}
+// Runs an analysed, computable node's kernel and stores its outputs as constant data.
+void evaluate_at_build(Graph& graph, const Node& node, const engine::NodeContext& ctx) {
+  std::vector<const void*> ins;
+  for (TensorId in : node.inputs) {
+    ins.push_back(in == kNoTensor || !graph.tensor(in).is_constant() ? nullptr : graph.tensor(in).data->data());
+  }
+  std::vector<void*> outs;
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    if (node.outputs[i] == kNoTensor) { outs.push_back(nullptr); continue; }
+    Tensor& t = graph.tensor(node.outputs[i]);
+    t.dtype = ctx.output_dtypes[i];
+    t.shape = ctx.output_shapes[i];
+    t.shape_known = true;
+    t.data = std::vector<std::byte>(static_cast<size_t>(shape_elements(t.shape)) * dtype_size(t.dtype));
+    outs.push_back(t.data->data());
+  }
+  ctx.kernel(ins, outs);
+}
+}  // namespace
+
 Status infer_shapes(Graph& graph) {
   for (const Node& node : graph.nodes) {
     engine::NodeContext ctx{graph, node, {}, {}, {}};
@@ -29,6 +58,11 @@ Status infer_shapes(Graph& graph) {
         t.shape_known = true;
       }
     }
+    // Values computable at build are materialised now, so that a later node needing one at build
+    // (Reshape's shape from a Shape → Concat chain) sees a constant; fold_constants removes them.
+    bool outputs_constant = true;
+    for (TensorId o : node.outputs) outputs_constant &= o == kNoTensor || graph.tensor(o).is_constant();
+    if (!outputs_constant && computable_at_build(graph, node)) evaluate_at_build(graph, node, ctx);
   }
   return Status::ok();
 }
@@ -36,28 +70,11 @@ Status infer_shapes(Graph& graph) {
 Status fold_constants(Graph& graph) {
   std::vector<Node> kept;
   for (Node& node : graph.nodes) {
-    bool all_const = !node.inputs.empty();
-    for (TensorId in : node.inputs) all_const &= in == kNoTensor || graph.tensor(in).is_constant();
     // Shape only needs a known input shape, not its data.
-    if (node.op_type == "Shape") all_const = graph.tensor(node.inputs[0]).shape_known;
-    if (!all_const) { kept.push_back(std::move(node)); continue; }
+    if (!computable_at_build(graph, node)) { kept.push_back(std::move(node)); continue; }
     engine::NodeContext ctx{graph, node, {}, {}, {}};
     WS_RETURN_IF_ERROR(engine::analyze_node(ctx));
-    std::vector<const void*> ins;
-    for (TensorId in : node.inputs) {
-      ins.push_back(in == kNoTensor || !graph.tensor(in).is_constant() ? nullptr : graph.tensor(in).data->data());
-    }
-    std::vector<void*> outs;
-    for (size_t i = 0; i < node.outputs.size(); ++i) {
-      if (node.outputs[i] == kNoTensor) { outs.push_back(nullptr); continue; }
-      Tensor& t = graph.tensor(node.outputs[i]);
-      t.dtype = ctx.output_dtypes[i];
-      t.shape = ctx.output_shapes[i];
-      t.shape_known = true;
-      t.data = std::vector<std::byte>(static_cast<size_t>(shape_elements(t.shape)) * dtype_size(t.dtype));
-      outs.push_back(t.data->data());
-    }
-    ctx.kernel(ins, outs);
+    evaluate_at_build(graph, node, ctx);
   }
   graph.nodes = std::move(kept);
   return Status::ok();
