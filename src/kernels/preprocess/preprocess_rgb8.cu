@@ -1,0 +1,110 @@
+// Fused image preprocess: RGB8 interleaved [src_h, src_w, 3] (device memory or mapped pinned host
+// memory) → bilinear, pixel-centre aligned (half_pixel, no antialias) → ×1/255 → (x − mean[c])·inv_std[c]
+// → NCHW [1, 3, dst_h, dst_w] float32 or fp16, written straight into the network input tensor.
+// Thread mapping: one thread per destination pixel (dx, dy) computes all three channels; block 32×8,
+// grid ceil(dst_w/32) × ceil(dst_h/8); warps write 32 consecutive floats of one row of each plane.
+// Exactness: the expressions and their order are those of src/reference/preprocess.cpp; every float
+// operation is an explicit round-to-nearest intrinsic (__fmul_rn/__fadd_rn/__fsub_rn), which nvcc
+// never contracts into an FMA whatever -fmad says, and scale_x/scale_y/1/255 are computed on the host
+// exactly as the reference does. So float32 output is bit-identical to the reference.
+// Test: tests/gpu/preprocess_test.cpp (ws_gpu_tests --gtest_filter='PreprocessGpu*').
+// Time: ws_gpu_tests --gtest_also_run_disabled_tests --gtest_filter='LanesKernelsTiming*'.
+#include <cuda_fp16.h>
+
+#include <string>
+
+#include "cuda/cuda_util.h"
+#include "kernels/preprocess/preprocess_rgb8.h"
+
+namespace ws::kernels {
+namespace {
+
+constexpr int kBlockX = 32, kBlockY = 8;
+
+struct Params {
+  float scale_x, scale_y;  // (float)src / (float)dst, rounded on the host like the reference
+  float max_x, max_y;      // (float)(src - 1)
+  float inv255;            // 1.0f / 255.0f
+  float mean[3], inv_std[3];
+};
+
+__device__ __forceinline__ void store(float* out, int64_t i, float v) { out[i] = v; }
+__device__ __forceinline__ void store(__half* out, int64_t i, float v) { out[i] = __float2half_rn(v); }
+
+template <typename OutT>
+__global__ void __launch_bounds__(kBlockX* kBlockY)
+    preprocess_rgb8_to_nchw_kernel(const uint8_t* __restrict__ rgb, int src_h, int src_w, int64_t src_row_bytes,
+                                   OutT* __restrict__ out, int dst_h, int dst_w, Params p) {
+  const int dx = blockIdx.x * kBlockX + threadIdx.x;
+  const int dy = blockIdx.y * kBlockY + threadIdx.y;
+  if (dx >= dst_w || dy >= dst_h) return;
+
+  // sy = ((float)dy + 0.5f) * scale_y - 0.5f, clamped to [0, src_h - 1]; likewise x.
+  float sy = __fsub_rn(__fmul_rn(__fadd_rn(float(dy), 0.5f), p.scale_y), 0.5f);
+  sy = fminf(fmaxf(sy, 0.0f), p.max_y);
+  float sx = __fsub_rn(__fmul_rn(__fadd_rn(float(dx), 0.5f), p.scale_x), 0.5f);
+  sx = fminf(fmaxf(sx, 0.0f), p.max_x);
+  const int y0 = int(floorf(sy)), x0 = int(floorf(sx));
+  const int y1 = min(y0 + 1, src_h - 1), x1 = min(x0 + 1, src_w - 1);
+  const float fy = __fsub_rn(sy, float(y0)), fx = __fsub_rn(sx, float(x0));
+
+  const uint8_t* row0 = rgb + int64_t(y0) * src_row_bytes;
+  const uint8_t* row1 = rgb + int64_t(y1) * src_row_bytes;
+  const int64_t plane = int64_t(dst_h) * dst_w;
+  const int64_t o = int64_t(dy) * dst_w + dx;
+#pragma unroll
+  for (int c = 0; c < 3; ++c) {
+    const float p00 = float(row0[x0 * 3 + c]), p01 = float(row0[x1 * 3 + c]);
+    const float p10 = float(row1[x0 * 3 + c]), p11 = float(row1[x1 * 3 + c]);
+    const float top = __fadd_rn(p00, __fmul_rn(__fsub_rn(p01, p00), fx));
+    const float bottom = __fadd_rn(p10, __fmul_rn(__fsub_rn(p11, p10), fx));
+    const float v = __fadd_rn(top, __fmul_rn(__fsub_rn(bottom, top), fy));
+    store(out, c * plane + o, __fmul_rn(__fsub_rn(__fmul_rn(v, p.inv255), p.mean[c]), p.inv_std[c]));
+  }
+}
+
+}  // namespace
+
+const char* tensor_dtype_name(TensorDType t) { return t == TensorDType::kFloat16 ? "fp16" : "fp32"; }
+
+Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
+                               TensorDType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
+                               cudaStream_t stream) {
+  const std::string dims = "source " + std::to_string(src_w) + "x" + std::to_string(src_h) + ", destination " +
+                           std::to_string(dst_w) + "x" + std::to_string(dst_h);
+  if (src_h < 1 || src_w < 1 || dst_h < 1 || dst_w < 1)
+    return invalid_argument("preprocess (GPU): image extents must be >= 1, got " + dims);
+  if (src_h > kPreprocessMaxSrcExtent || src_w > kPreprocessMaxSrcExtent || dst_h > kPreprocessMaxDstExtent ||
+      dst_w > kPreprocessMaxDstExtent)
+    return invalid_argument("preprocess (GPU): extents too large (" + dims + "; limits: source side <= " +
+                            std::to_string(kPreprocessMaxSrcExtent) + ", destination side <= " +
+                            std::to_string(kPreprocessMaxDstExtent) + ")");
+  if (src_row_bytes < 3 * src_w)
+    return invalid_argument("preprocess (GPU): row pitch " + std::to_string(src_row_bytes) +
+                            " bytes is less than 3 * width = " + std::to_string(3 * src_w));
+  if (!rgb || !out) return invalid_argument("preprocess (GPU): null image or output pointer");
+
+  Params p;
+  p.scale_x = static_cast<float>(src_w) / static_cast<float>(dst_w);
+  p.scale_y = static_cast<float>(src_h) / static_cast<float>(dst_h);
+  p.max_x = static_cast<float>(src_w - 1);
+  p.max_y = static_cast<float>(src_h - 1);
+  p.inv255 = 1.0f / 255.0f;
+  for (int c = 0; c < 3; ++c) {
+    p.mean[c] = norm.mean[c];
+    p.inv_std[c] = norm.inv_std[c];
+  }
+  const dim3 block(kBlockX, kBlockY);
+  const dim3 grid(unsigned((dst_w + kBlockX - 1) / kBlockX), unsigned((dst_h + kBlockY - 1) / kBlockY));
+  if (out_dtype == TensorDType::kFloat16) {
+    preprocess_rgb8_to_nchw_kernel<__half><<<grid, block, 0, stream>>>(
+        rgb, int(src_h), int(src_w), src_row_bytes, static_cast<__half*>(out), int(dst_h), int(dst_w), p);
+  } else {
+    preprocess_rgb8_to_nchw_kernel<float><<<grid, block, 0, stream>>>(
+        rgb, int(src_h), int(src_w), src_row_bytes, static_cast<float*>(out), int(dst_h), int(dst_w), p);
+  }
+  WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return Status::ok();
+}
+
+}  // namespace ws::kernels

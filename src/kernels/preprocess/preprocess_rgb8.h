@@ -1,0 +1,45 @@
+#pragma once
+/// \file preprocess_rgb8.h
+/// Host-only launcher of the fused image preprocess: RGB8 interleaved → bilinear resize (half-pixel
+/// centres, no antialias) → ×1/255 → per-channel (x − mean)·inv_std → NCHW float32 or fp16, written
+/// straight into the network's input tensor. No intermediate image exists.
+/// Computes exactly ws::ref::preprocess_rgb8_to_nchw (src/reference/preprocess.cpp): in float32 the
+/// result is bit-identical to the reference; in fp16 it is the reference rounded to nearest-even.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "warpstream/status.h"
+
+namespace ws::kernels {
+
+/// Element type of the destination tensor.
+enum class TensorDType { kFloat32, kFloat16 };
+const char* tensor_dtype_name(TensorDType t);
+
+/// Per-channel normalisation after ×1/255: out = (x − mean[c]) · inv_std[c] (R, G, B).
+/// Defaults: ImageNet (torchvision), the same values as ws::ref::Normalize.
+struct PreprocessNormalize {
+  float mean[3] = {0.485f, 0.456f, 0.406f};
+  float inv_std[3] = {1.0f / 0.229f, 1.0f / 0.224f, 1.0f / 0.225f};
+};
+
+/// Largest accepted extents: a destination side up to kPreprocessMaxDstExtent (the grid's y limit with
+/// margin), a source side up to kPreprocessMaxSrcExtent (every coordinate exact in float32).
+inline constexpr int64_t kPreprocessMaxDstExtent = 65536;
+inline constexpr int64_t kPreprocessMaxSrcExtent = int64_t(1) << 24;
+
+/// Enqueue the fused preprocess on `stream`; no allocation, no synchronisation, capturable.
+///   rgb:           device-visible pointer to RGB8 interleaved [src_h, src_w, 3] with row pitch
+///                  `src_row_bytes` (>= 3·src_w) — device memory, or the device alias of mapped pinned
+///                  host memory (PinnedBuffer::device_ptr(); under UVA the host pointer itself).
+///   out:           device-visible pointer to [1, 3, dst_h, dst_w] of `out_dtype` (float / __half).
+///   Thread mapping: one thread per destination pixel (all three channels), 32×8 blocks.
+/// Errors (kInvalidArgument, nothing enqueued): any extent < 1 or above the limits above, row pitch
+/// < 3·src_w, null pointer. kCuda: the launch failed.
+Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
+                               TensorDType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
+                               cudaStream_t stream);
+
+}  // namespace ws::kernels

@@ -1,0 +1,88 @@
+// Microbenchmark of the lane kernels (prints only, asserts nothing about time; disabled by default):
+//   ws_gpu_tests --gtest_also_run_disabled_tests --gtest_filter='LanesKernelsTiming*'
+// Each launch is bracketed by its own pair of events and synchronised (closed loop, no pipelining),
+// after 50 warm-up launches; median, p99 and max of 1000 launches in µs. The source image is not
+// rotated (1920x1080 RGB = 6 MB stays in the 60 MB L2 for the device case): a floor, not a lane figure.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <vector>
+
+#include "cuda/cuda_util.h"
+#include "kernels/preprocess/preprocess_rgb8.h"
+#include "kernels/topk/topk.h"
+#include "lanes_gpu_support.h"
+
+namespace ws {
+namespace {
+
+void time_launches(const char* name, const std::function<Status(cudaStream_t)>& launch) {
+  auto stream = cuda::Stream::create();
+  auto e0 = cuda::Event::create();
+  auto e1 = cuda::Event::create();
+  ASSERT_TRUE(stream.is_ok() && e0.is_ok() && e1.is_ok());
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(launch(stream->get()).is_ok());
+  ASSERT_EQ(cudaStreamSynchronize(stream->get()), cudaSuccess);
+  std::vector<double> us;
+  us.reserve(1000);
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_EQ(cudaEventRecord(e0->get(), stream->get()), cudaSuccess);
+    ASSERT_TRUE(launch(stream->get()).is_ok());
+    ASSERT_EQ(cudaEventRecord(e1->get(), stream->get()), cudaSuccess);
+    ASSERT_EQ(cudaEventSynchronize(e1->get()), cudaSuccess);
+    auto ms = cuda::elapsed_ms(*e0, *e1);
+    ASSERT_TRUE(ms.is_ok());
+    us.push_back(double(*ms) * 1000.0);
+  }
+  std::sort(us.begin(), us.end());
+  std::printf("timing %-52s median %8.2f us  p99 %8.2f us  max %8.2f us  (n=1000, events)\n", name, us[500],
+              us[989], us.back());
+}
+
+TEST(LanesKernelsTiming, DISABLED_Preprocess1080pTo224) {
+  WS_REQUIRE_LANES_GPU();
+  const int64_t w = 1920, h = 1080, bytes = w * h * 3;
+  auto dev = cuda::DeviceBuffer::allocate(size_t(bytes));
+  auto mapped = cuda::PinnedBuffer::allocate(size_t(bytes), cudaHostAllocMapped);
+  auto out = cuda::DeviceBuffer::allocate(3 * 224 * 224 * 4);
+  ASSERT_TRUE(dev.is_ok() && mapped.is_ok() && out.is_ok());
+  ASSERT_EQ(cudaMemset(dev->get(), 0x7B, size_t(bytes)), cudaSuccess);
+  for (int64_t i = 0; i < bytes; ++i) mapped->as<uint8_t>()[i] = uint8_t(i * 31);
+  const kernels::PreprocessNormalize n;
+  for (auto dt : {kernels::TensorDType::kFloat32, kernels::TensorDType::kFloat16}) {
+    char name[128];
+    std::snprintf(name, sizeof name, "preprocess_rgb8 1920x1080->224x224 %s, device src",
+                  kernels::tensor_dtype_name(dt));
+    time_launches(name, [&](cudaStream_t s) {
+      return kernels::preprocess_rgb8_to_nchw(dev->as<const uint8_t>(), h, w, 3 * w, out->get(), dt, 224, 224, n, s);
+    });
+    std::snprintf(name, sizeof name, "preprocess_rgb8 1920x1080->224x224 %s, mapped src",
+                  kernels::tensor_dtype_name(dt));
+    time_launches(name, [&](cudaStream_t s) {
+      return kernels::preprocess_rgb8_to_nchw(static_cast<const uint8_t*>(mapped->device_ptr()), h, w, 3 * w,
+                                              out->get(), dt, 224, 224, n, s);
+    });
+  }
+}
+
+TEST(LanesKernelsTiming, DISABLED_TopK) {
+  WS_REQUIRE_LANES_GPU();
+  auto logits = cuda::DeviceBuffer::allocate(21843 * 4);
+  auto result = cuda::PinnedBuffer::allocate(32 * sizeof(kernels::TopKPair), cudaHostAllocMapped);
+  ASSERT_TRUE(logits.is_ok() && result.is_ok());
+  std::vector<float> v(21843);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = float((i * 7919) % 10007) * 0.001f;
+  ASSERT_EQ(cudaMemcpy(logits->get(), v.data(), v.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  auto* out = static_cast<kernels::TopKPair*>(result->device_ptr());
+  for (int64_t classes : {1000, 21843})
+    for (int k : {1, 5, 32}) {
+      char name[128];
+      std::snprintf(name, sizeof name, "topk %lld classes K=%d -> mapped", (long long)classes, k);
+      time_launches(name, [&](cudaStream_t s) { return kernels::topk(logits->as<const float>(), classes, k, out, s); });
+    }
+}
+
+}  // namespace
+}  // namespace ws
