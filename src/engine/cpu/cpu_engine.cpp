@@ -32,6 +32,9 @@ ArenaPlan plan_arena(const ir::Graph& g) {
     for (ir::TensorId id : g.nodes[static_cast<size_t>(s)].outputs) touch(id, s);
   }
   for (ir::TensorId id : g.outputs) touch(id, end);
+  // Inputs stay live to the end too: the caller's input data must survive run(), so that running
+  // again without rewriting it gives the same result.
+  for (ir::TensorId id : g.inputs) touch(id, end);
 
   ArenaPlan plan;
   plan.offsets.assign(n, ArenaPlan::kNotInArena);
