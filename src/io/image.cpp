@@ -40,6 +40,9 @@ Result<ImageRgb8> decode_png(const std::string& path, const std::vector<uint8_t>
   Status s = check_size(path, img.width, img.height);
   if (!s.is_ok()) { png_image_free(&img); return s; }
   img.format = PNG_FORMAT_RGB;  // libpng converts gray/palette/alpha/16-bit; alpha is composited on black
+  // A 16-bit file without gAMA/sRGB is sRGB-encoded like an 8-bit one (as PIL/OpenCV read it);
+  // libpng's simplified API would otherwise take it as linear light and brighten it.
+  img.flags |= PNG_IMAGE_FLAG_16BIT_sRGB;
   ImageRgb8 out;
   out.width = img.width;
   out.height = img.height;
