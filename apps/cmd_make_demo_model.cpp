@@ -58,7 +58,7 @@ std::function<int()> setup(CLI::App& sub) {
       "depthwise Conv 8 k3 s2 -> Clip(0,6) (opset-13 Constant min/max) -> Conv 1x1 8->16 -> HardSwish -> MaxPool 2x2 "
       "-> AveragePool 3x3 s1 pad1 -> GlobalAveragePool -> Flatten -> Gemm 16->10 (transB=1) -> output \"logits\" [1,10]. "
       "Extras (default on): Identity, Dropout and an unused dead branch, which the engine's passes remove. "
-      "Weights: std::mt19937(seed), see src/engine/ir/model_builder.h.");
+      "Weights: std::mt19937(seed), see src/engine/ir/model_builder.h.\n");
   sub.add_option("out", opt->out, "where to write the .onnx file")->required();
   sub.add_option("--seed", opt->seed, "weight generator seed (std::mt19937)")->capture_default_str();
   sub.add_flag("--no-extras", opt->no_extras, "leave out the Identity, Dropout and dead branch");

@@ -72,6 +72,16 @@ TEST(EngineOpsetForms, Clip13ScalarInitializerAndConstantNode) {
   EXPECT_EQ(run1(m, kClipX), (std::vector<float>{0.0f, 0.5f, 6.0f}));
 }
 
+TEST(EngineOpsetForms, Clip13MinFromConstantNodeMaxFromScalarInitializer) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {3});
+  m.constant("lo", {}, {0.25f});
+  m.initializer("hi", {}, {5.0f});
+  m.node("Clip", {"x", "lo", "hi"}, {"y"});
+  m.output("y");
+  EXPECT_EQ(run1(m, kClipX), (std::vector<float>{0.25f, 0.5f, 5.0f}));
+}
+
 TEST(EngineOpsetForms, Clip11AttributeFormRefusedNamingTheAttribute) {
   ModelBuilder m(11);
   m.input("x", DType::kFloat32, {3});

@@ -1,0 +1,199 @@
+// `warpstream classify` on bad input, run as a user runs it (the real binary, WS_CLI_PATH): every
+// case must exit with code 2 — not a signal — and print exactly one stderr line, starting with
+// "error: " and naming the problem. A valid run with the same demo model, labels and image exits 0
+// first, so each failure is due to the one thing that was made bad.
+#include <gtest/gtest.h>
+
+#include <png.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "engine/ir/model_builder.h"
+#include "support/demo_reference.h"
+#include "support/test_util.h"
+
+namespace ws {
+namespace {
+
+using ir::DType;
+using ir::ModelBuilder;
+
+struct CliResult {
+  bool signaled = false;
+  int signal = 0;
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+class CliBadInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    model_ = dir_.file("demo.onnx");
+    test::write_demo_model(model_, {.seed = 6});
+    labels_ = dir_.file("labels.txt");
+    std::string l;
+    for (int i = 0; i < 10; ++i) l += "class_" + std::to_string(i) + "\n";
+    test::write_file(labels_, l);
+    image_ = dir_.file("img.png");
+    std::vector<uint8_t> px(40 * 30 * 3);
+    for (size_t i = 0; i < px.size(); ++i) px[i] = static_cast<uint8_t>((i * 31) % 256);
+    png_image img;
+    std::memset(&img, 0, sizeof img);
+    img.version = PNG_IMAGE_VERSION;
+    img.width = 40;
+    img.height = 30;
+    img.format = PNG_FORMAT_RGB;
+    ASSERT_NE(png_image_write_to_file(&img, image_.c_str(), 0, px.data(), 0, nullptr), 0);
+  }
+
+  CliResult classify(const std::string& model, const std::string& labels, const std::string& image,
+                     const std::string& extra = "") {
+    const std::string out = dir_.file("stdout.txt"), err = dir_.file("stderr.txt");
+    const std::string cmd = quote(WS_CLI_PATH) + " classify --device cpu --model " + quote(model) + " --labels " +
+                            quote(labels) + " " + extra + " " + quote(image) + " > " + quote(out) + " 2> " + quote(err);
+    const int rc = std::system(cmd.c_str());
+    CliResult r;
+    // std::system runs /bin/sh -c; a signal in the child shows up as the shell's 128+N exit.
+    if (WIFSIGNALED(rc)) { r.signaled = true; r.signal = WTERMSIG(rc); }
+    if (WIFEXITED(rc)) {
+      r.exit_code = WEXITSTATUS(rc);
+      if (r.exit_code > 128) { r.signaled = true; r.signal = r.exit_code - 128; }
+    }
+    r.out = test::read_file(out);
+    r.err = test::read_file(err);
+    return r;
+  }
+
+  // Exit 2, no signal, exactly one stderr line "error: …" containing every keyword.
+  void expect_one_error(const CliResult& r, std::initializer_list<std::string> keywords) {
+    EXPECT_FALSE(r.signaled) << "killed by signal " << r.signal << "; stderr: " << r.err;
+    EXPECT_EQ(r.exit_code, 2) << "stderr: " << r.err;
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.back(), '\n');
+    const size_t lines = static_cast<size_t>(std::count(r.err.begin(), r.err.end(), '\n'));
+    EXPECT_EQ(lines, 1u) << "stderr:\n" << r.err;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << "stderr:\n" << r.err;
+    for (const auto& k : keywords) EXPECT_NE(r.err.find(k), std::string::npos) << "missing '" << k << "' in: " << r.err;
+  }
+
+  test::TempDir dir_;
+  std::string model_, labels_, image_;
+};
+
+TEST_F(CliBadInput, ValidRunSucceeds) {
+  CliResult r = classify(model_, labels_, image_, "--topk 3");
+  EXPECT_FALSE(r.signaled);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  EXPECT_NE(r.out.find("class_"), std::string::npos) << r.out;
+}
+
+TEST_F(CliBadInput, TruncatedModel) {
+  const std::string full = test::read_file(model_);
+  const std::string bad = dir_.file("truncated.onnx");
+  test::write_file(bad, full.substr(0, full.size() / 2));
+  expect_one_error(classify(bad, labels_, image_), {"invalid model", "truncated.onnx", "truncated"});
+}
+
+TEST_F(CliBadInput, RandomBytesModel) {
+  std::mt19937 gen(77);
+  std::string bytes(3000, '\0');
+  for (char& c : bytes) c = static_cast<char>(gen() & 0xFF);
+  const std::string bad = dir_.file("random.onnx");
+  test::write_file(bad, bytes);
+  expect_one_error(classify(bad, labels_, image_), {"invalid model", "random.onnx"});
+}
+
+TEST_F(CliBadInput, EmptyModel) {
+  const std::string bad = dir_.file("empty.onnx");
+  test::write_file(bad, "");
+  expect_one_error(classify(bad, labels_, image_), {"invalid model", "empty"});
+}
+
+TEST_F(CliBadInput, MissingModel) {
+  expect_one_error(classify(dir_.file("absent.onnx"), labels_, image_), {"not found", "absent.onnx"});
+}
+
+TEST_F(CliBadInput, GigabyteInitializerModel) {
+  ModelBuilder m(13);
+  m.input("input", DType::kFloat32, {1, 3, 32, 32});
+  m.raw_initializer("huge_weight", DType::kFloat32, {100000, 100000, 100});
+  m.node("GlobalAveragePool", {"input"}, {"g"});
+  m.node("Flatten", {"g"}, {"logits"});
+  m.output("logits");
+  const std::string bad = dir_.file("huge.onnx");
+  ASSERT_TRUE(m.save(bad).is_ok());
+  expect_one_error(classify(bad, labels_, image_), {"resource exhausted", "huge_weight"});
+}
+
+TEST_F(CliBadInput, ModelWithOneChannelInput) {
+  // [1,1,28,28] → Flatten → Gemm → 10 logits: a fine model, but not an RGB classifier.
+  ModelBuilder m(13);
+  m.input("digits", DType::kFloat32, {1, 1, 28, 28});
+  m.initializer("w", {784, 10}, test::random_floats(7840, 1));
+  m.node("Flatten", {"digits"}, {"f"});
+  m.node("Gemm", {"f", "w"}, {"logits"});
+  m.output("logits");
+  const std::string bad = dir_.file("mnist.onnx");
+  ASSERT_TRUE(m.save(bad).is_ok());
+  expect_one_error(classify(bad, labels_, image_), {"'digits'", "[1, 1, 28, 28]", "[1, 3, H, W]"});
+}
+
+TEST_F(CliBadInput, ModelWithInt64Input) {
+  ModelBuilder m(13);
+  m.input("ids", DType::kInt64, {1, 3, 4, 4});
+  m.node("Flatten", {"ids"}, {"logits"});
+  m.output("logits");
+  const std::string bad = dir_.file("int64.onnx");
+  ASSERT_TRUE(m.save(bad).is_ok());
+  expect_one_error(classify(bad, labels_, image_), {"'ids'", "int64", "float32"});
+}
+
+TEST_F(CliBadInput, ImageThatIsNotAnImage) {
+  const std::string bad = dir_.file("readme.png");
+  test::write_file(bad, "# Not a picture\nJust text.\n");
+  expect_one_error(classify(model_, labels_, bad), {"invalid image", "readme.png"});
+}
+
+TEST_F(CliBadInput, EmptyImage) {
+  const std::string bad = dir_.file("empty.jpg");
+  test::write_file(bad, "");
+  expect_one_error(classify(model_, labels_, bad), {"invalid image", "empty"});
+}
+
+TEST_F(CliBadInput, MissingImage) {
+  expect_one_error(classify(model_, labels_, dir_.file("gone.png")), {"not found", "gone.png"});
+}
+
+TEST_F(CliBadInput, TopKZero) {
+  expect_one_error(classify(model_, labels_, image_, "--topk 0"), {"--topk 0", "out of range"});
+}
+
+TEST_F(CliBadInput, TopK33) {
+  expect_one_error(classify(model_, labels_, image_, "--topk 33"), {"--topk 33", "out of range"});
+}
+
+TEST_F(CliBadInput, TopKAboveClassCount) {
+  expect_one_error(classify(model_, labels_, image_, "--topk 11"), {"--topk 11", "10 classes"});
+}
+
+TEST_F(CliBadInput, LabelsCountMismatch) {
+  const std::string bad = dir_.file("nine.txt");
+  std::string l;
+  for (int i = 0; i < 9; ++i) l += "c" + std::to_string(i) + "\n";
+  test::write_file(bad, l);
+  expect_one_error(classify(model_, bad, image_), {"nine.txt", "9 labels", "10 classes"});
+}
+
+}  // namespace
+}  // namespace ws
