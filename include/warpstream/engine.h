@@ -30,8 +30,8 @@ struct ArenaPlan {
   size_t naive_bytes = 0;           ///< sum of all runtime tensor sizes (no reuse), for reports
   std::vector<size_t> offsets;      ///< per TensorId; kNotInArena for constants / unused tensors
 };
-/// Plans the arena for `graph` (nodes in execution order). Graph inputs are live from the start,
-/// graph outputs to the end.
+/// Plans the arena for `graph` (nodes in execution order). Graph inputs and outputs are live for
+/// the whole run, so an input written once survives any number of run() calls.
 ArenaPlan plan_arena(const ir::Graph& graph);
 
 class CpuEngine {
