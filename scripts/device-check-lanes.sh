@@ -87,8 +87,8 @@ grep -E '^timing' "$L/timing.txt" | sed 's/^timing /  /' | tee -a "$SUM"
 
 # ---- compute-sanitizer (may be unsupported on this runtime: recorded, not fatal) -------------------
 for tool in memcheck racecheck synccheck; do
-  if [ $(elapsed) -gt ${WS_LANES_SANITIZER_DEADLINE:-330} ]; then row "sanitizer $tool" "skipped (time)"; continue; fi
-  timeout 100 compute-sanitizer --tool $tool --error-exitcode 3 $T --gtest_filter="$FILTER" \
+  if [ $(elapsed) -gt ${WS_LANES_SANITIZER_DEADLINE:-270} ]; then row "sanitizer $tool" "skipped (time)"; continue; fi
+  timeout 80 compute-sanitizer --tool $tool --error-exitcode 3 $T --gtest_filter="$FILTER" \
     > "$L/sanitizer-$tool.txt" 2>&1
   rc=$?
   row "sanitizer $tool" "rc=$rc $(grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY|Device not supported' $L/sanitizer-$tool.txt | sort | uniq -c | head -3 | tr -s ' ' | tr '\n' ';') $(grep -E '^\[  (PASSED|FAILED)' $L/sanitizer-$tool.txt | tr '\n' ' ') ($(elapsed) s)"
