@@ -1,5 +1,6 @@
 // GPU tests of the INT8 GEMM kernels against the INT64 / float64 CPU oracle (skip without a device).
 #include <gtest/gtest.h>
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cmath>
@@ -8,6 +9,7 @@
 
 #include "cuda/cuda_util.h"
 #include "kernels/gemm/gemm_s8.h"
+#include "kernels/gemm/gemm_s8_cutlass.h"
 #include "kernels/gemm/gemm_s8_suite.h"
 #include "reference/gemm_s8.h"
 
@@ -107,6 +109,89 @@ TEST(GemmS8Gpu, MmaScaledEpilogueF16) {
     const double g = double(__half2float(got[i]));
     ASSERT_NEAR(g, want[i], 1e-3 * std::fabs(want[i]) + 1e-5) << "at " << i;
   }
+}
+
+// CUTLASS sm_90a backend (skips when not built or not on cc 9.0): int32 exact, including M/N/K residues that
+// TMA zero-fills (K % 16 == 0 and N % 4 == 0 are the backend's shape rules; others must be refused, not wrong).
+TEST(GemmS8Gpu, CutlassExact) {
+  WS_REQUIRE_GPU();
+  if (!kernels::gemm_s8_cutlass_built()) GTEST_SKIP() << "CUTLASS backend not built";
+  const int shapes[][3] = {{1, 4, 16}, {130, 260, 144}, {257, 384, 512}, {64, 64, 16}, {300, 132, 1008}};
+  for (auto& sh : shapes) {
+    const int m = sh[0], n = sh[1], k = sh[2];
+    std::vector<int8_t> a(size_t(m) * k), b(size_t(k) * n);
+    ref::fill_s8(a.data(), int64_t(a.size()), ref::FillKind::kExtremes, 11);
+    ref::fill_s8(b.data(), int64_t(b.size()), ref::FillKind::kRandom, 12);
+    std::vector<int64_t> want(size_t(m) * n);
+    ref::gemm_s8s8s64(a.data(), b.data(), want.data(), m, n, k);
+    auto da = up(a), dbt = up(ref::transpose_s8(b.data(), k, n));
+    auto dc = cuda::DeviceBuffer::allocate(want.size() * 4);
+    ASSERT_TRUE(dc.is_ok());
+    for (auto sched : {kernels::CutlassSchedule::kPingpong128x128, kernels::CutlassSchedule::kCoop256x128}) {
+      cudaMemset(dc->get(), 0x5A, dc->bytes());
+      Status st = kernels::gemm_s8_cutlass(sched, kernels::GemmOut::kS32, da.as<int8_t>(), dbt.as<int8_t>(),
+                                           dc->get(), m, n, k, {}, 0);
+      if (st.code() == StatusCode::kUnsupported) GTEST_SKIP() << st.to_string();
+      ASSERT_TRUE(st) << st.to_string();
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      std::vector<int32_t> got(want.size());
+      cudaMemcpy(got.data(), dc->get(), got.size() * 4, cudaMemcpyDeviceToHost);
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_EQ(int64_t(got[i]), want[i]) << kernels::cutlass_schedule_name(sched) << " " << m << "x" << n << "x"
+                                            << k << " at " << i;
+    }
+  }
+  // Shape rules: K % 16 != 0 is refused.
+  auto d = cuda::DeviceBuffer::allocate(4096);
+  ASSERT_TRUE(d.is_ok());
+  EXPECT_EQ(kernels::gemm_s8_cutlass(kernels::CutlassSchedule::kPingpong128x128, kernels::GemmOut::kS32,
+                                     d->as<int8_t>(), d->as<int8_t>(), d->get(), 4, 4, 17, {}, 0)
+                .code(),
+            StatusCode::kUnsupported);
+}
+
+TEST(GemmS8Gpu, CutlassScaledEpilogue) {
+  WS_REQUIRE_GPU();
+  if (!kernels::gemm_s8_cutlass_built()) GTEST_SKIP() << "CUTLASS backend not built";
+  const int m = 130, n = 264, k = 320;
+  std::vector<int8_t> a(size_t(m) * k), b(size_t(k) * n);
+  ref::fill_s8(a.data(), int64_t(a.size()), ref::FillKind::kRandom, 3);
+  ref::fill_s8(b.data(), int64_t(b.size()), ref::FillKind::kRandom, 4);
+  std::vector<float> rs(m), cs(n), bias(n);
+  ref::fill_f32(rs.data(), m, 0.002f, 0.01f, 5);
+  ref::fill_f32(cs.data(), n, 0.002f, 0.01f, 6);
+  ref::fill_f32(bias.data(), n, -1.f, 1.f, 7);
+  std::vector<int64_t> acc(size_t(m) * n);
+  ref::gemm_s8s8s64(a.data(), b.data(), acc.data(), m, n, k);
+  std::vector<double> want(acc.size());
+  ref::gemm_epilogue_f64(acc.data(), rs.data(), cs.data(), bias.data(), want.data(), m, n);
+  auto da = up(a), dbt = up(ref::transpose_s8(b.data(), k, n)), drs = up(rs), dcs = up(cs), dbias = up(bias);
+  auto dout = cuda::DeviceBuffer::allocate(want.size() * 2);
+  ASSERT_TRUE(dout.is_ok());
+  for (auto out : {kernels::GemmOut::kF16, kernels::GemmOut::kBF16})
+    for (auto sched : {kernels::CutlassSchedule::kPingpong128x128, kernels::CutlassSchedule::kCoop256x128}) {
+      Status st = kernels::gemm_s8_cutlass(sched, out, da.as<int8_t>(), dbt.as<int8_t>(), dout->get(), m, n, k,
+                                           {drs.as<float>(), dcs.as<float>(), dbias.as<float>()}, 0);
+      if (st.code() == StatusCode::kUnsupported) GTEST_SKIP() << st.to_string();
+      ASSERT_TRUE(st) << st.to_string();
+      std::vector<uint16_t> got(want.size());
+      cudaMemcpy(got.data(), dout->get(), got.size() * 2, cudaMemcpyDeviceToHost);
+      const double rel = out == kernels::GemmOut::kF16 ? 1e-3 : 4e-3;
+      for (size_t i = 0; i < got.size(); ++i) {
+        double g;
+        if (out == kernels::GemmOut::kF16) {
+          __half_raw r;
+          r.x = got[i];
+          g = double(__half2float(__half(r)));
+        } else {
+          __nv_bfloat16_raw r;
+          r.x = got[i];
+          g = double(__bfloat162float(__nv_bfloat16(r)));
+        }
+        ASSERT_NEAR(g, want[i], rel * std::fabs(want[i]) + 1e-5)
+            << kernels::cutlass_schedule_name(sched) << " at " << i;
+      }
+    }
 }
 
 TEST(GemmS8Gpu, CheckSuitePasses) {

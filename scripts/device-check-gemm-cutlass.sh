@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# CUTLASS sm_90a INT8 GEMM backend: device check (issue 5), run ON the device from the repo root with the CUTLASS
+# headers and the Debian packages carried:
+#   here (once): bash scripts/fetch-cutlass-headers.sh   -> .cutlass/include (CUTLASS 4.2.0, ~27 MiB, ignored)
+#                bash scripts/device-deps.sh             -> .debs/
+#   device:      run(command="bash scripts/device-check-gemm-cutlass.sh", carry=[".debs", ".cutlass"])
+# Builds only `warpstream` (+ ws_gpu_tests when time allows), then:
+#   warpstream gemm --check --variant cutlass           (small suite, exhaustive vs the INT64 CPU oracle)
+#   warpstream gemm --bench --variant cutlass,mma_128x128 --campaigns N   (large suite: exhaustive vs cuBLAS +
+#       64 CPU positions, then N campaigns; cuBLASLt and cublasGemmEx always run as baselines)
+# Writes under $OUT (default /tmp/gemm-cutlass-out): summary.txt, check.txt, bench.txt, bench.json, build logs.
+set -u
+START=$(date +%s)
+OUT=${OUT:-/tmp/gemm-cutlass-out}
+mkdir -p "$OUT"
+SUM=$OUT/summary.txt
+: > "$SUM"
+row() { printf '%-30s %s\n' "$1" "$2" | tee -a "$SUM"; }
+elapsed() { echo $(( $(date +%s) - START )); }
+trap 'echo; echo "==== summary ($(elapsed) s) ===="; cat "$SUM"' EXIT
+
+source scripts/device-env.sh
+row "gpu" "$(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>&1 | head -1)"
+row "cutlass headers" "$(grep -h -E '#define CUTLASS_(MAJOR|MINOR|PATCH) ' .cutlass/include/cutlass/version.h | awk '{printf "%s ", $3}')"
+BUILD=build-dev
+cmake -S . -B $BUILD -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DWS_CUTLASS_DIR="$PWD/.cutlass/include" \
+  > "$OUT/configure.txt" 2>&1
+row "configure" "rc=$? $(grep -o 'CUTLASS sm_90a INT8 GEMM backend [A-Z]*' $OUT/configure.txt) ($(elapsed) s)"
+ninja -C $BUILD warpstream > "$OUT/build.txt" 2>&1
+row "build warpstream" "rc=$? ($(elapsed) s); C7510 (wgmma serialised) warnings: $(grep -c C7510 $OUT/build.txt)"
+WS=$BUILD/warpstream
+timeout ${WS_CHECK_TIMEOUT:-60} $WS gemm --check --variant cutlass --json "$OUT/check.json" > "$OUT/check.txt" 2>&1
+row "gemm --check --variant cutlass" "rc=$? $(grep -E '^check:' $OUT/check.txt) ($(elapsed) s)"
+grep -E 'MISMATCH|SENTINEL' "$OUT/check.txt" | head -5 | tee -a "$SUM"
+timeout ${WS_BENCH_TIMEOUT:-120} $WS gemm --bench --variant "${WS_BENCH_VARIANT:-cutlass,mma_128x128}" \
+  --campaigns ${WS_CAMPAIGNS:-3} --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
+row "gemm --bench" "rc=$? ($(elapsed) s)"
+grep -E '^validate' "$OUT/bench.txt" | grep -v ' ok$' | head -8 | tee -a "$SUM"
+python3 - "$OUT/bench.json" <<'PY' | tee -a "$SUM"
+import json, sys, statistics as st, collections
+try: j = json.load(open(sys.argv[1]))
+except Exception as e: print("  no bench.json:", e); sys.exit()
+rows = [r for r in j["rows"] if r["suite"] == "large"]
+by = collections.defaultdict(list)
+for r in rows: by[(r["shape"], r["backend"])].append(r)
+shapes = list(dict.fromkeys(r["shape"] for r in rows))
+backs = sorted(dict.fromkeys(r["backend"] for r in rows))
+print("  TOPS (median over campaigns) (%% of cuBLASLt); '!' = not ok")
+for b in backs:
+    cells = []
+    for s in shapes:
+        v = [r["tops"] for r in by[(s, b)]]; p = [r["pct_cublaslt"] for r in by[(s, b)]]
+        ok = all(r["verdict"].startswith("ok") for r in by[(s, b)])
+        cells.append("%7.1f(%3.0f%%)%s" % (st.median(v), st.median(p), "" if ok else "!"))
+    print("  %-52s %s" % (b[:52], " ".join(cells)))
+print("  shapes:", " ".join(shapes))
+PY
+if [ $(elapsed) -lt ${WS_TEST_DEADLINE:-200} ]; then
+  ninja -C $BUILD ws_gpu_tests > "$OUT/build-tests.txt" 2>&1 && \
+    timeout 40 $BUILD/tests/ws_gpu_tests --gtest_filter='GemmS8Gpu.Cutlass*' > "$OUT/gpu-tests.txt" 2>&1
+  row "ws_gpu_tests GemmS8Gpu.Cutlass*" "rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' $OUT/gpu-tests.txt 2>/dev/null | tr '\n' ' ') ($(elapsed) s)"
+else
+  row "ws_gpu_tests" "skipped (time)"
+fi

@@ -1,0 +1,11 @@
+// One CUTLASS instantiation (sm_90a): f16 output, coop_256x128x128, cluster 2x1x1. See gemm_s8_cutlass_kernel.cuh.
+#include "kernels/gemm/cutlass/gemm_s8_cutlass_kernel.cuh"
+
+namespace ws::kernels::cutlass_sm90 {
+
+RunResult f16_coop_256x128x128(const RunArgs& r) {
+  using Cfg = GemmS8Config<cutlass::half_t, true, CoopTile, Cluster2x1, Coop, CoopEpi>;
+  return run_config<Cfg, true>(r);
+}
+
+}  // namespace ws::kernels::cutlass_sm90

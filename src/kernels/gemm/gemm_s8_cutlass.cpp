@@ -1,0 +1,69 @@
+// Dispatcher of the CUTLASS sm_90a INT8 GEMM backend (see gemm_s8_cutlass.h). The kernels themselves live in
+// cutlass/*.cu (a separate static library compiled for sm_90a with the CUTLASS headers, only when found).
+#include "kernels/gemm/gemm_s8_cutlass.h"
+
+#include "cuda/cuda_util.h"
+#ifdef WS_HAVE_CUTLASS
+#include "kernels/gemm/cutlass/gemm_s8_cutlass_impl.h"
+#endif
+
+namespace ws::kernels {
+
+const char* cutlass_schedule_name(CutlassSchedule s) {
+  switch (s) {
+    case CutlassSchedule::kPingpong128x128: return "pingpong_128x128x128_c2x1";
+    case CutlassSchedule::kCoop256x128: return "coop_256x128x128_c2x1";
+  }
+  return "?";
+}
+
+bool gemm_s8_cutlass_built() {
+#ifdef WS_HAVE_CUTLASS
+  return true;
+#else
+  return false;
+#endif
+}
+
+Status gemm_s8_cutlass(CutlassSchedule schedule, GemmOut out_kind, const int8_t* a, const int8_t* bt, void* out,
+                       int m, int n, int k, const GemmEpilogue& ep, cudaStream_t stream) {
+#ifndef WS_HAVE_CUTLASS
+  (void)schedule, (void)out_kind, (void)a, (void)bt, (void)out, (void)m, (void)n, (void)k, (void)ep, (void)stream;
+  return unsupported("gemm_s8_cutlass: not built (configure with -DWS_CUTLASS_DIR=<cutlass include dir>)");
+#else
+  if (m < 1 || n < 1 || k < 1) return invalid_argument("gemm_s8_cutlass: M, N, K must be >= 1");
+  if (out_kind != GemmOut::kS32 && (!ep.row_scale || !ep.col_scale))
+    return invalid_argument("gemm_s8_cutlass: fp16/bf16 output needs row_scale and col_scale");
+  static int cc = -1;
+  if (cc < 0) {
+    int dev = 0, major = 0, minor = 0;
+    WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
+    WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    cc = major * 10 + minor;
+  }
+  if (cc != 90) return unsupported("gemm_s8_cutlass: sm_90a kernels need compute capability 9.0");
+  const int n_align = out_kind == GemmOut::kS32 ? 4 : 8;
+  auto misaligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) % 16) != 0; };
+  if (k % 16 != 0 || n % n_align != 0 || misaligned(a) || misaligned(bt) || misaligned(out))
+    return unsupported("gemm_s8_cutlass: TMA needs K % 16 == 0, N % " + std::to_string(n_align) +
+                       " == 0 and 16-byte aligned bases");
+  using namespace cutlass_sm90;
+  const RunArgs r{a, bt, out, m, n, k, ep.row_scale, ep.col_scale, ep.bias, stream};
+  const bool pp = schedule == CutlassSchedule::kPingpong128x128;
+  RunResult res = RunResult::kError;
+  switch (out_kind) {
+    case GemmOut::kS32: res = pp ? s32_pingpong_128x128x128(r) : s32_coop_256x128x128(r); break;
+    case GemmOut::kF16: res = pp ? f16_pingpong_128x128x128(r) : f16_coop_256x128x128(r); break;
+    case GemmOut::kBF16: res = pp ? bf16_pingpong_128x128x128(r) : bf16_coop_256x128x128(r); break;
+  }
+  if (res == RunResult::kUnsupported) return unsupported("gemm_s8_cutlass: CUTLASS can_implement() refused the shape");
+  if (res == RunResult::kError) {
+    WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return internal_error("gemm_s8_cutlass: CUTLASS initialize/run failed");
+  }
+  return Status::ok();
+#endif
+}
+
+}  // namespace ws::kernels
