@@ -29,12 +29,13 @@ row "configure" "rc=$? $(grep -o 'CUTLASS sm_90a INT8 GEMM backend [A-Z]*' $OUT/
 ninja -C $BUILD warpstream > "$OUT/build.txt" 2>&1
 row "build warpstream" "rc=$? ($(elapsed) s); C7510 (wgmma serialised) warnings: $(grep -c C7510 $OUT/build.txt)"
 WS=$BUILD/warpstream
-timeout ${WS_CHECK_TIMEOUT:-60} $WS gemm --check --variant cutlass --json "$OUT/check.json" > "$OUT/check.txt" 2>&1
+timeout ${WS_CHECK_TIMEOUT:-50} $WS gemm --check --variant cutlass --json "$OUT/check.json" > "$OUT/check.txt" 2>&1
 row "gemm --check --variant cutlass" "rc=$? $(grep -E '^check:' $OUT/check.txt) ($(elapsed) s)"
 grep -E 'MISMATCH|SENTINEL' "$OUT/check.txt" | head -5 | tee -a "$SUM"
-timeout ${WS_BENCH_TIMEOUT:-120} $WS gemm --bench --variant "${WS_BENCH_VARIANT:-cutlass,mma_128x128}" \
+BT=$(( ${WS_BUDGET_S:-285} - $(elapsed) - 25 )); [ $BT -lt 30 ] && BT=30
+timeout ${WS_BENCH_TIMEOUT:-$BT} $WS gemm --bench --variant "${WS_BENCH_VARIANT:-cutlass,mma_128x128}" \
   --campaigns ${WS_CAMPAIGNS:-3} --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
-row "gemm --bench" "rc=$? ($(elapsed) s)"
+row "gemm --bench" "rc=$? (limit $BT s; $(elapsed) s)"
 grep -E '^validate' "$OUT/bench.txt" | grep -v ' ok$' | head -8 | tee -a "$SUM"
 python3 - "$OUT/bench.json" <<'PY' | tee -a "$SUM"
 import json, sys, statistics as st, collections
@@ -55,9 +56,9 @@ for b in backs:
     print("  %-52s %s" % (b[:52], " ".join(cells)))
 print("  shapes:", " ".join(shapes))
 PY
-if [ $(elapsed) -lt ${WS_TEST_DEADLINE:-200} ]; then
+if [ $(elapsed) -lt ${WS_TEST_DEADLINE:-215} ]; then
   ninja -C $BUILD ws_gpu_tests > "$OUT/build-tests.txt" 2>&1 && \
-    timeout 40 $BUILD/tests/ws_gpu_tests --gtest_filter='GemmS8Gpu.Cutlass*' > "$OUT/gpu-tests.txt" 2>&1
+    timeout 25 $BUILD/tests/ws_gpu_tests --gtest_filter='GemmS8Gpu.Cutlass*' > "$OUT/gpu-tests.txt" 2>&1
   row "ws_gpu_tests GemmS8Gpu.Cutlass*" "rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' $OUT/gpu-tests.txt 2>/dev/null | tr '\n' ' ') ($(elapsed) s)"
 else
   row "ws_gpu_tests" "skipped (time)"
