@@ -10,14 +10,6 @@
 
 namespace ws::ref {
 
-int64_t element_count(std::span<const int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
-
-namespace {
-
 std::string dims_string(std::span<const int64_t> d) {
   std::string s = "[";
   for (size_t i = 0; i < d.size(); ++i) {
@@ -26,6 +18,16 @@ std::string dims_string(std::span<const int64_t> d) {
   }
   return s + "]";
 }
+
+
+int64_t element_count(std::span<const int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+namespace {
+
 
 // Comparisons are written so that NaN propagates (every comparison with NaN is false).
 inline float clamp01(float v) { return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v); }

@@ -10,14 +10,6 @@
 namespace ws::ref {
 namespace {
 
-std::string dims_string(std::span<const int64_t> d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(d[i]);
-  }
-  return s + "]";
-}
 
 // sum_p a[p*as] * b[p], eight partial sums.
 inline float dot(const float* __restrict a, int64_t as, const float* __restrict b, int64_t k) {

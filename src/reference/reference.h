@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "warpstream/status.h"
@@ -17,6 +18,8 @@ namespace ws::ref {
 
 using Dims = std::vector<int64_t>;
 
+/// "[2, 3]" — dims for error messages.
+std::string dims_string(std::span<const int64_t> dims);
 /// Number of elements of a shape (1 for a scalar shape {}).
 int64_t element_count(std::span<const int64_t> dims);
 

@@ -89,14 +89,24 @@ std::unordered_map<TensorId, int> consumer_counts(const Graph& g) {
   for (TensorId o : g.outputs) uses[o]++;
   return uses;
 }
+std::unordered_map<TensorId, size_t> producers(const Graph& g) {
+  std::unordered_map<TensorId, size_t> producer;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (TensorId o : g.nodes[i].outputs)
+      if (o != kNoTensor) producer[o] = i;
+  return producer;
+}
+void erase_nodes(Graph& g, const std::vector<bool>& drop) {
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+}
 }  // namespace
 
 Status fold_batch_norm_into_conv(Graph& graph) {
   auto uses = consumer_counts(graph);
-  std::unordered_map<TensorId, size_t> producer;
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    for (TensorId o : graph.nodes[i].outputs)
-      if (o != kNoTensor) producer[o] = i;
+  auto producer = producers(graph);
   std::vector<bool> drop(graph.nodes.size(), false);
   for (size_t bi = 0; bi < graph.nodes.size(); ++bi) {
     Node& bn = graph.nodes[bi];
@@ -144,20 +154,14 @@ Status fold_batch_norm_into_conv(Graph& graph) {
     graph.nodes[p->second].outputs[0] = bn_out;
     drop[bi] = true;
   }
-  std::vector<Node> kept;
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    if (!drop[i]) kept.push_back(std::move(graph.nodes[i]));
-  graph.nodes = std::move(kept);
+  erase_nodes(graph, drop);
   return Status::ok();
 }
 
 
 Status fold_pad_into_conv(Graph& graph) {
   auto uses = consumer_counts(graph);
-  std::unordered_map<TensorId, size_t> producer;
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    for (TensorId o : graph.nodes[i].outputs)
-      if (o != kNoTensor) producer[o] = i;
+  auto producer = producers(graph);
   std::vector<bool> drop(graph.nodes.size(), false);
   for (Node& conv : graph.nodes) {
     if (conv.op_type != "Conv") continue;
@@ -207,10 +211,7 @@ Status fold_pad_into_conv(Graph& graph) {
     conv.inputs[0] = pad.inputs[0];
     drop[p->second] = true;
   }
-  std::vector<Node> kept;
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    if (!drop[i]) kept.push_back(std::move(graph.nodes[i]));
-  graph.nodes = std::move(kept);
+  erase_nodes(graph, drop);
   return Status::ok();
 }
 
