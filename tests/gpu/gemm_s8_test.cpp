@@ -3,6 +3,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -140,6 +141,25 @@ TEST(GemmS8Gpu, CutlassExact) {
         ASSERT_EQ(int64_t(got[i]), want[i]) << kernels::cutlass_schedule_name(sched) << " " << m << "x" << n << "x"
                                             << k << " at " << i;
     }
+  }
+  // The dispatcher: CUTLASS where it applies, mma.sync elsewhere (K = 19 here), exact either way.
+  for (auto& sh : {std::array<int, 3>{130, 260, 144}, std::array<int, 3>{17, 23, 19}}) {
+    const int m = sh[0], n = sh[1], k = sh[2];
+    std::vector<int8_t> a(size_t(m) * k), b(size_t(k) * n);
+    ref::fill_s8(a.data(), int64_t(a.size()), ref::FillKind::kRandom, 21);
+    ref::fill_s8(b.data(), int64_t(b.size()), ref::FillKind::kRandom, 22);
+    std::vector<int64_t> want(size_t(m) * n);
+    ref::gemm_s8s8s64(a.data(), b.data(), want.data(), m, n, k);
+    auto da = up(a), dbt = up(ref::transpose_s8(b.data(), k, n));
+    auto dc = cuda::DeviceBuffer::allocate(want.size() * 4);
+    ASSERT_TRUE(dc.is_ok());
+    Status st = kernels::gemm_s8_tensor_core(kernels::GemmOut::kS32, da.as<int8_t>(), dbt.as<int8_t>(), dc->get(), m,
+                                             n, k, {}, 0);
+    ASSERT_TRUE(st) << st.to_string();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<int32_t> got(want.size());
+    cudaMemcpy(got.data(), dc->get(), got.size() * 4, cudaMemcpyDeviceToHost);
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(int64_t(got[i]), want[i]) << "tensor_core " << k << " at " << i;
   }
   // Shape rules: K % 16 != 0 is refused.
   auto d = cuda::DeviceBuffer::allocate(4096);

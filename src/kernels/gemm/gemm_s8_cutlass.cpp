@@ -66,4 +66,11 @@ Status gemm_s8_cutlass(CutlassSchedule schedule, GemmOut out_kind, const int8_t*
 #endif
 }
 
+Status gemm_s8_tensor_core(GemmOut out_kind, const int8_t* a, const int8_t* bt, void* out, int m, int n, int k,
+                           const GemmEpilogue& ep, cudaStream_t stream) {
+  Status st = gemm_s8_cutlass(CutlassSchedule::kPingpong128x128, out_kind, a, bt, out, m, n, k, ep, stream);
+  if (st.code() != StatusCode::kUnsupported) return st;
+  return gemm_s8_mma(MmaTile::k128x128, out_kind, a, bt, out, m, n, k, ep, stream);
+}
+
 }  // namespace ws::kernels
