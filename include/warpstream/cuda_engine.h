@@ -1,0 +1,92 @@
+#pragma once
+/// \file cuda_engine.h
+/// The CUDA executor for the engine's fixed-shape IR (host-only header; no device code).
+/// Build once: passes, per-node kernel choice (tactics timed on the device, persisted in a timing
+/// cache), weights uploaded, one arena size fixed. Then any number of ExecutionContexts (one per
+/// lane), each owning its own arena; ExecutionContext::enqueue allocates nothing, synchronises
+/// nothing and is capturable into a CUDA Graph.
+///
+/// Precision: fp32 or fp16 activations/weights, chosen at build. In fp16 mode the network input
+/// tensor is fp16 (the fused preprocess writes fp16 directly); the network output is always
+/// float32 (a cast is appended), so Top-K and callers read float32 logits in both modes.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "warpstream/engine.h"
+#include "warpstream/graph.h"
+
+typedef struct CUstream_st* cudaStream_t;
+
+namespace ws {
+
+enum class Precision { kFloat32, kFloat16 };
+const char* precision_name(Precision p);  ///< "fp32" / "fp16"
+
+struct CudaBuildOptions {
+  Precision precision = Precision::kFloat32;
+  int device = 0;
+  /// Timing cache file (JSON). Keyed by GPU name + UUID, driver, CUDA runtime, cuDNN and cuBLAS
+  /// versions and the model's graph hash; a mismatching cache is ignored (and rewritten). Empty:
+  /// no persistence (tactics timed each build).
+  std::string timing_cache_path;
+  /// Upper bound on per-conv cuDNN workspace considered during tactic selection, bytes.
+  size_t max_workspace_bytes = size_t{256} << 20;
+};
+
+/// One build-time choice, for reports ("node 'conv_3' Conv: cudnn algo 1 (IMPLICIT_PRECOMP_GEMM), NHWC, 12.3 µs").
+struct TacticRecord {
+  std::string node;
+  std::string op_type;
+  std::string choice;
+  float time_us = 0;  ///< measured at build; 0 when taken from the timing cache or not timed
+};
+
+class ExecutionContext;
+
+class CudaEngine {
+ public:
+  /// Optimises `graph`, chooses tactics, uploads weights (device memory owned by the engine).
+  /// Errors: a node no CUDA kernel supports (kUnsupported naming node, op type and the reason),
+  /// CUDA/cuDNN/cuBLAS failures (kCuda).
+  static Result<std::unique_ptr<CudaEngine>> build(ir::Graph graph, const CudaBuildOptions& options);
+  virtual ~CudaEngine() = default;
+
+  virtual size_t num_inputs() const = 0;
+  virtual size_t num_outputs() const = 0;
+  /// Device-side descriptors: dtype is float16 for the input in fp16 mode; outputs are float32.
+  virtual const TensorDesc& input_desc(size_t i) const = 0;
+  virtual const TensorDesc& output_desc(size_t i) const = 0;
+  /// Bytes of activation + workspace memory each ExecutionContext allocates (one arena).
+  virtual size_t arena_bytes() const = 0;
+  /// Bytes of weights held on the device.
+  virtual size_t weight_bytes() const = 0;
+  virtual Precision precision() const = 0;
+  virtual const std::vector<TacticRecord>& tactics() const = 0;
+  /// Number of kernels one enqueue launches (for the launch-cost floor in benchmarks).
+  virtual size_t kernel_count() const = 0;
+  virtual const ir::Graph& graph() const = 0;
+
+  /// Allocates one arena (and per-context library handles/workspaces) and binds every address.
+  /// All allocation happens here, never in enqueue.
+  virtual Result<std::unique_ptr<ExecutionContext>> create_context() = 0;
+};
+
+class ExecutionContext {
+ public:
+  virtual ~ExecutionContext() = default;
+  /// Device pointer where input i lives (write it before enqueue, e.g. with the preprocess kernel).
+  virtual void* input(size_t i) = 0;
+  /// Device pointer of output i (valid after the enqueued work completes).
+  virtual const void* output(size_t i) const = 0;
+  /// Enqueues the whole network on `stream`. No allocation, no synchronisation; capturable.
+  /// `after_node` (debug, nullptr in production): called after each node is enqueued.
+  virtual Status enqueue(cudaStream_t stream) = 0;
+  /// Debug: device pointer of any runtime tensor by id (consistency tests compare node by node).
+  virtual const void* tensor(ir::TensorId id) const = 0;
+};
+
+}  // namespace ws
