@@ -35,6 +35,9 @@ struct CudaBuildOptions {
   std::string timing_cache_path;
   /// Upper bound on per-conv cuDNN workspace considered during tactic selection, bytes.
   size_t max_workspace_bytes = size_t{256} << 20;
+  /// Debug: give every runtime tensor its own arena range (no reuse) so tensor(id) stays valid after
+  /// enqueue for node-by-node comparisons with the CPU executor.
+  bool debug_keep_all_tensors = false;
 };
 
 /// One build-time choice, for reports ("node 'conv_3' Conv: cudnn algo 1 (IMPLICIT_PRECOMP_GEMM), NHWC, 12.3 µs").
@@ -83,9 +86,9 @@ class ExecutionContext {
   /// Device pointer of output i (valid after the enqueued work completes).
   virtual const void* output(size_t i) const = 0;
   /// Enqueues the whole network on `stream`. No allocation, no synchronisation; capturable.
-  /// `after_node` (debug, nullptr in production): called after each node is enqueued.
   virtual Status enqueue(cudaStream_t stream) = 0;
-  /// Debug: device pointer of any runtime tensor by id (consistency tests compare node by node).
+  /// Debug: device pointer of a runtime tensor by id (valid after enqueue only when built with
+  /// debug_keep_all_tensors); its dtype is the engine precision's activation type.
   virtual const void* tensor(ir::TensorId id) const = 0;
 };
 
