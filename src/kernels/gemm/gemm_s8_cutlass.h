@@ -31,7 +31,7 @@ bool gemm_s8_cutlass_built();
 Status gemm_s8_cutlass(CutlassSchedule schedule, GemmOut out_kind, const int8_t* a, const int8_t* bt, void* out,
                        int m, int n, int k, const GemmEpilogue& epilogue, cudaStream_t stream);
 
-/// The tensor-core path to use (winner of the H200 campaigns, docs/results/H200-gemm.md): CUTLASS pingpong
+/// The tensor-core path to use (winner of the H200 campaigns, docs/results/H200.md): CUTLASS pingpong
 /// 128x128x128 when built, on cc 9.0 and the shape meets its TMA rules; otherwise gemm_s8_mma 128x128x64 (any
 /// shape, sm_80+). Same contract as gemm_s8_mma.
 Status gemm_s8_tensor_core(GemmOut out_kind, const int8_t* a, const int8_t* bt, void* out, int m, int n, int k,
