@@ -18,6 +18,7 @@
 #include <fstream>
 
 #include "command.h"
+#include "core/file_io.h"
 #include "engine/ir/model_builder.h"
 
 namespace ws::app {
@@ -39,11 +40,8 @@ int run(const Options& opt) {
     std::fprintf(stderr, "error: %s\n", internal_error("demo model serialisation failed").to_string().c_str());
     return 2;
   }
-  std::ofstream f(opt.out, std::ios::binary | std::ios::trunc);
-  if (f) f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (f) f.close();
-  if (!f) {
-    std::fprintf(stderr, "error: %s\n", not_found(opt.out + ": cannot write the model file").to_string().c_str());
+  if (Status s = write_file(opt.out, bytes.data(), bytes.size(), "model file"); !s.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
     return 2;
   }
   std::printf("wrote %s (%zu bytes): demo CNN, input \"input\" [1, 3, 32, 32] → \"logits\" [1, 10], opset 13, seed %u%s\n",

@@ -113,7 +113,8 @@ Outcome run_case(const fs::path& dir, const Options& opt, std::string& why) {
     std::vector<ir::Tensor> runtime_inputs;
     for (size_t k = 0; k < inputs.size(); ++k) {
       auto t = ir::read_tensor_proto(inputs[k].string());
-      if (!t) { why = t.status().message(); return Outcome::kSkipped; }
+      // A sequence/optional value is out of scope (skip); a corrupt file is a failure.
+      if (!t) { why = t.status().message(); return t.status().code() == StatusCode::kUnsupported ? Outcome::kSkipped : Outcome::kFailed; }
       if (freeze[k]) io.frozen_inputs[input_names[k]] = std::move(*t);
       else runtime_inputs.push_back(std::move(*t));
     }
@@ -140,7 +141,7 @@ Outcome run_case(const fs::path& dir, const Options& opt, std::string& why) {
     }
     for (size_t k = 0; k < outputs.size(); ++k) {
       auto want = ir::read_tensor_proto(outputs[k].string());
-      if (!want) { why = want.status().message(); return Outcome::kSkipped; }
+      if (!want) { why = want.status().message(); return want.status().code() == StatusCode::kUnsupported ? Outcome::kSkipped : Outcome::kFailed; }
       const auto& d = e.output_desc(k);
       if (want->shape != d.shape || want->dtype != d.dtype) {
         why = "output '" + d.name + "': got " + ir::dtype_name(d.dtype) + " " + ir::shape_string(d.shape) +
@@ -205,7 +206,11 @@ int run(const Options& opt) {
       std::printf("FAIL %s: %s\n", name.c_str(), why.c_str());
     }
   }
-  std::printf("skipped, by reason:\n");
+  if (passed + failed + skipped == 0) {
+    std::fprintf(stderr, "error: --filter '%s' matches none of the %zu cases\n", opt.filter.c_str(), cases.size());
+    return 2;
+  }
+  if (!skips.empty()) std::printf("skipped, by reason:\n");
   std::vector<std::pair<std::string, std::vector<std::string>>> groups(skips.begin(), skips.end());
   std::stable_sort(groups.begin(), groups.end(), [](auto& a, auto& b) { return a.second.size() > b.second.size(); });
   for (const auto& [reason, names] : groups) {
@@ -219,8 +224,8 @@ std::function<int()> setup(CLI::App& sub) {
   auto opt = std::make_shared<Options>();
   sub.add_option("dirs", opt->dirs, "case folders (model.onnx + test_data_set_*) or folders of them")->required();
   sub.add_option("--filter", opt->filter, "only cases whose folder name contains this");
-  sub.add_option("--rtol", opt->rtol, "relative tolerance")->capture_default_str();
-  sub.add_option("--atol", opt->atol, "absolute tolerance")->capture_default_str();
+  sub.add_option("--rtol", opt->rtol, "relative tolerance")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub.add_option("--atol", opt->atol, "absolute tolerance")->check(CLI::NonNegativeNumber)->capture_default_str();
   sub.add_flag("-v,--verbose", opt->verbose, "print every case and skip reason");
   return [opt] { return run(*opt); };
 }

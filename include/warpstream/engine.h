@@ -36,10 +36,14 @@ ArenaPlan plan_arena(const ir::Graph& graph);
 
 class CpuEngine {
  public:
+  /// Default bound on the activation arena: a shape that would need more is refused at build
+  /// instead of exhausting the machine.
+  static constexpr size_t kDefaultMaxArenaBytes = size_t{4} << 30;
   /// Optimises `graph` (ir::optimize), binds one CPU kernel per node and plans the arena.
   /// Errors: any pass error (names the node/op/attribute/opset); a graph input or output whose
-  /// type is not float32 (kUnsupported).
-  static Result<std::unique_ptr<CpuEngine>> build(ir::Graph graph);
+  /// type is not float32 (kUnsupported); an arena over max_arena_bytes (kResourceExhausted,
+  /// stating both sizes).
+  static Result<std::unique_ptr<CpuEngine>> build(ir::Graph graph, size_t max_arena_bytes = kDefaultMaxArenaBytes);
 
   size_t num_inputs() const { return inputs_.size(); }
   size_t num_outputs() const { return outputs_.size(); }

@@ -7,18 +7,15 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+
+#include "core/file_io.h"
 
 namespace ws {
 namespace {
 
 Result<std::vector<uint8_t>> read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return not_found(path + ": cannot open the image file (missing or unreadable)");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (f.bad()) return not_found(path + ": read failed");
-  return bytes;
+  WS_ASSIGN_OR_RETURN(std::vector<char> raw, read_regular_file(path, "image file", size_t{1} << 30));
+  return std::vector<uint8_t>(raw.begin(), raw.end());
 }
 
 Status check_size(const std::string& path, int64_t w, int64_t h) {

@@ -5,14 +5,15 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
+
+#include "core/file_io.h"
 
 namespace ws {
 
 Result<ModelConfig> load_model_config(const std::string& json_path) {
-  std::ifstream f(json_path);
-  if (!f) return not_found(json_path + ": cannot open the model config");
-  nlohmann::json j = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
+  WS_ASSIGN_OR_RETURN(std::vector<char> text, read_regular_file(json_path, "model config (JSON)", size_t{1} << 24));
+  nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return invalid_argument(json_path + ": not a JSON object");
   ModelConfig c;
   for (const char* key : {"mean", "std"}) {
@@ -41,8 +42,8 @@ Result<ModelConfig> model_config_for(const std::string& model_path) {
 }
 
 Result<std::vector<std::string>> load_labels(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) return not_found(path + ": cannot open the labels file");
+  WS_ASSIGN_OR_RETURN(std::vector<char> text, read_regular_file(path, "labels file", size_t{1} << 26));
+  std::istringstream f(std::string(text.begin(), text.end()));
   std::vector<std::string> labels;
   std::string line;
   while (std::getline(f, line)) {

@@ -66,7 +66,7 @@ ArenaPlan plan_arena(const ir::Graph& g) {
   return plan;
 }
 
-Result<std::unique_ptr<CpuEngine>> CpuEngine::build(ir::Graph graph) {
+Result<std::unique_ptr<CpuEngine>> CpuEngine::build(ir::Graph graph, size_t max_arena_bytes) {
   WS_RETURN_IF_ERROR(ir::optimize(graph));
   std::unique_ptr<CpuEngine> e(new CpuEngine());
   e->graph_ = std::move(graph);
@@ -78,6 +78,11 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::build(ir::Graph graph) {
     }
   }
   e->plan_ = plan_arena(g);
+  if (e->plan_.bytes > max_arena_bytes) {
+    return resource_exhausted(g.source + ": activations need a " + std::to_string(e->plan_.bytes >> 20) +
+                              " MiB arena, over the " + std::to_string(max_arena_bytes >> 20) +
+                              " MiB limit; use a smaller input shape");
+  }
   e->arena_.reset(new std::byte[std::max<size_t>(e->plan_.bytes, 1)]);
   std::memset(e->arena_.get(), 0, std::max<size_t>(e->plan_.bytes, 1));
   auto ptr_of = [&e, &g](ir::TensorId id) -> void* {

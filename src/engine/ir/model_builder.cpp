@@ -1,6 +1,8 @@
 // ONNX model writing for tests and the demo model; see engine/ir/model_builder.h.
 #include "engine/ir/model_builder.h"
 
+#include "core/file_io.h"
+
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -179,13 +181,8 @@ std::vector<std::byte> ModelBuilder::bytes() const {
 }
 
 Status ModelBuilder::save(const std::string& path) const {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return not_found(path + ": cannot open for writing");
   const std::string s = serialize();
-  f.write(s.data(), static_cast<std::streamsize>(s.size()));
-  f.close();
-  if (!f) return internal_error(path + ": write failed");
-  return Status::ok();
+  return write_file(path, s.data(), s.size(), "model file");
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -7,6 +7,8 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <cstring>
+
+#include "core/file_io.h"
 #include <fstream>
 #include <unordered_map>
 
@@ -312,28 +314,21 @@ Result<Graph> import_onnx_bytes(std::span<const std::byte> bytes, const std::str
 }
 
 Result<Graph> import_onnx(const std::string& path, const ImportOptions& options) {
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f) return not_found(path + ": cannot open the model file (missing or unreadable)");
-  std::streamoff size = f.tellg();
-  if (size < 0) return not_found(path + ": cannot read the model file (is it a directory?)");
-  if (static_cast<uint64_t>(size) > (uint64_t{2} << 30) - 1) {
-    return unsupported(path + ": file is " + std::to_string(size) + " bytes; models over 2 GiB need external data, "
-                       "which is not supported");
+  // Protobuf messages are limited to 2 GiB; larger models need external data (not supported).
+  auto raw = read_regular_file(path, "model file", (size_t{2} << 30) - 1);
+  if (!raw) {
+    if (raw.status().code() == StatusCode::kResourceExhausted) {
+      return unsupported(raw.status().message() + "; models over 2 GiB need external data, which is not supported");
+    }
+    return raw.status();
   }
-  std::vector<std::byte> bytes(static_cast<size_t>(size));
-  f.seekg(0);
-  if (size > 0 && !f.read(reinterpret_cast<char*>(bytes.data()), size)) {
-    return not_found(path + ": read failed after " + std::to_string(f.gcount()) + " bytes");
-  }
-  return import_onnx_bytes(bytes, path, options);
+  return import_onnx_bytes(std::as_bytes(std::span<const char>(*raw)), path, options);
 }
 
 Result<Tensor> read_tensor_proto(const std::string& path, size_t max_tensor_bytes) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return not_found(path + ": cannot open the tensor file");
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  WS_ASSIGN_OR_RETURN(std::vector<char> bytes, read_regular_file(path, "tensor file", max_tensor_bytes + (1 << 20)));
   onnx::TensorProto tp;
-  if (bytes.empty() || !tp.ParseFromString(bytes)) {
+  if (bytes.empty() || !tp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return invalid_model(path + ": not an ONNX TensorProto (" + std::to_string(bytes.size()) + " bytes)");
   }
   if (tp.data_type() == 0) return unsupported(path + ": not a plain tensor (sequence/optional/map value?)");

@@ -1,0 +1,57 @@
+// Whole-file I/O with actionable errors; see file_io.h.
+#include "core/file_io.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace ws {
+
+Result<std::vector<char>> read_regular_file(const std::string& path, const std::string& what, size_t max_bytes) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return not_found(path + ": cannot open the " + what + " (" + std::strerror(errno) + ")");
+  }
+  if (S_ISDIR(st.st_mode)) return invalid_argument(path + ": is a directory, expected a " + what);
+  if (!S_ISREG(st.st_mode)) return invalid_argument(path + ": is not a regular file, expected a " + what);
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return resource_exhausted(path + ": the " + what + " is " + std::to_string(st.st_size) + " bytes, over the " +
+                              std::to_string(max_bytes) + "-byte limit");
+  }
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return not_found(path + ": cannot open the " + what + " (" + std::strerror(errno) + ")");
+  std::vector<char> bytes(static_cast<size_t>(st.st_size));
+  const size_t got = bytes.empty() ? 0 : std::fread(bytes.data(), 1, bytes.size(), f);
+  const bool err = std::ferror(f);
+  std::fclose(f);
+  if (err || got != bytes.size()) {
+    return not_found(path + ": read of the " + what + " failed after " + std::to_string(got) + " of " +
+                     std::to_string(bytes.size()) + " bytes");
+  }
+  return bytes;
+}
+
+Status write_file(const std::string& path, const void* bytes, size_t size, const std::string& what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return invalid_argument(path + ": is a directory; give a file path for the " + what);
+  }
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) {
+    const int e = errno;
+    return Status(e == ENOENT ? StatusCode::kNotFound : StatusCode::kFailedPrecondition,
+                  path + ": cannot write the " + what + " (" + std::strerror(e) + ")");
+  }
+  const size_t put = size ? std::fwrite(bytes, 1, size, f) : 0;
+  int e = put != size ? errno : 0;
+  if (std::fclose(f) != 0 && e == 0) e = errno;
+  if (put != size || e != 0) {
+    return Status(StatusCode::kFailedPrecondition,
+                  path + ": writing the " + what + " failed (" + std::strerror(e ? e : EIO) + ")");
+  }
+  return Status::ok();
+}
+
+}  // namespace ws

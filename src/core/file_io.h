@@ -1,0 +1,24 @@
+#pragma once
+/// \file file_io.h
+/// Whole-file reads and writes with errors a user can act on: a missing file, a directory, a file
+/// over a size limit, and write failures carry the path and the OS reason (strerror).
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "warpstream/status.h"
+
+namespace ws {
+
+/// Reads a regular file. Errors: kNotFound (missing, unreadable: names the OS reason), kInvalidArgument
+/// (a directory or other non-regular file), kResourceExhausted (larger than max_bytes).
+/// `what` names the file's role in messages ("model file", "image file").
+Result<std::vector<char>> read_regular_file(const std::string& path, const std::string& what,
+                                            size_t max_bytes = size_t{1} << 31);
+
+/// Writes `bytes` to `path` (truncating). Errors name the path and the OS reason (kNotFound for a
+/// missing directory, kInvalidArgument for a directory target, kFailedPrecondition otherwise).
+Status write_file(const std::string& path, const void* bytes, size_t size, const std::string& what);
+
+}  // namespace ws
