@@ -14,8 +14,8 @@ Result<std::vector<char>> read_regular_file(const std::string& path, const std::
   if (::stat(path.c_str(), &st) != 0) {
     return not_found(path + ": cannot open the " + what + " (" + std::strerror(errno) + ")");
   }
-  if (S_ISDIR(st.st_mode)) return invalid_argument(path + ": is a directory, expected a " + what);
-  if (!S_ISREG(st.st_mode)) return invalid_argument(path + ": is not a regular file, expected a " + what);
+  if (S_ISDIR(st.st_mode)) return invalid_argument(path + ": is a directory, not a file (expected the " + what + ")");
+  if (!S_ISREG(st.st_mode)) return invalid_argument(path + ": is not a regular file (expected the " + what + ")");
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     return resource_exhausted(path + ": the " + what + " is " + std::to_string(st.st_size) + " bytes, over the " +
                               std::to_string(max_bytes) + "-byte limit");
