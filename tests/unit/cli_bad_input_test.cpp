@@ -195,5 +195,33 @@ TEST_F(CliBadInput, LabelsCountMismatch) {
   expect_one_error(classify(model_, bad, image_), {"nine.txt", "9 labels", "10 classes"});
 }
 
+// Found by the newcomer trial (these aborted with an uncaught exception or gave a wrong reason).
+TEST_F(CliBadInput, DirectoryAsImageModelLabelsOrConfig) {
+  const std::string d = dir_.path().string();
+  expect_one_error(classify(model_, labels_, d), {"is a directory", "image file"});
+  expect_one_error(classify(d, labels_, image_), {"is a directory", "model file"});
+  expect_one_error(classify(model_, d, image_), {"is a directory", "labels file"});
+  expect_one_error(classify(model_, labels_, image_, "--config " + quote(d)), {"is a directory", "config"});
+}
+
+TEST_F(CliBadInput, UsageErrorsAreOneErrorLine) {
+  expect_one_error(classify(model_, labels_, image_, "--topk abc"), {"usage", "--topk"});
+  expect_one_error(classify(model_, labels_, image_, "--device bogus"), {"usage", "--device"});
+  const std::string err = dir_.file("err.txt");
+  const int rc = std::system((quote(WS_CLI_PATH) + " bogus 2> " + quote(err)).c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+  EXPECT_EQ(test::read_file(err).rfind("error: unknown command 'bogus'", 0), 0u) << test::read_file(err);
+}
+
+TEST_F(CliBadInput, MakeDemoModelWriteFailureNamesTheReason) {
+  const std::string err = dir_.file("err.txt");
+  const int rc = std::system((quote(WS_CLI_PATH) + " make-demo-model " + quote(dir_.file("no/such/dir/m.onnx")) +
+                              " 2> " + quote(err)).c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+  EXPECT_NE(test::read_file(err).find("No such file or directory"), std::string::npos) << test::read_file(err);
+}
+
 }  // namespace
 }  // namespace ws

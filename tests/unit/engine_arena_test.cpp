@@ -177,3 +177,20 @@ TEST(EngineArena, InputSurvivesRunSoRepeatedRunsAgree) {
 
 }  // namespace
 }  // namespace ws
+
+namespace ws {
+namespace {
+// A shape whose activations exceed the arena bound is refused at build, stating both sizes,
+// before any arena memory is taken.
+TEST(EngineArena, ArenaOverTheLimitIsRefusedAtBuild) {
+  std::string bytes;
+  ir::make_demo_model({.seed = 11}).SerializeToString(&bytes);
+  auto g = ir::import_onnx_bytes(std::as_bytes(std::span(bytes.data(), bytes.size())), "demo");
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  auto e = CpuEngine::build(std::move(*g), /*max_arena_bytes=*/16 * 1024);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(e.status().message().find("arena"), std::string::npos) << e.status().message();
+}
+}  // namespace
+}  // namespace ws
