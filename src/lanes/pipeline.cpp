@@ -1,0 +1,407 @@
+// Lanes: N preallocated (slot, context, stream, events, graph) sets over one CudaEngine; see
+// include/warpstream/lanes.h. Build does every allocation, the warm enqueue and the capture; the
+// per-frame calls (try_acquire, submit, wait, release) allocate nothing and never block except wait.
+// Tests: tests/gpu/lanes_*_test.cpp (ws_gpu_tests --gtest_filter='Lane*:Pipeline*').
+#include "warpstream/lanes.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "cuda/cuda_util.h"
+#include "kernels/preprocess/preprocess_rgb8.h"
+#include "kernels/topk/topk.h"
+
+namespace ws {
+
+static_assert(sizeof(ref::TopKEntry) == sizeof(kernels::TopKPair), "TopKEntry and TopKPair must share a layout");
+static_assert(offsetof(ref::TopKEntry, score) == offsetof(kernels::TopKPair, score));
+static_assert(offsetof(ref::TopKEntry, index) == offsetof(kernels::TopKPair, index));
+
+const char* lane_input_name(LaneInput mode) {
+  switch (mode) {
+    case LaneInput::kMapped: return "mapped";
+    case LaneInput::kCopy: return "copy";
+    case LaneInput::kDevice: return "device";
+  }
+  return "?";
+}
+
+Result<LaneInput> parse_lane_input(std::string_view name) {
+  if (name == "mapped") return LaneInput::kMapped;
+  if (name == "copy") return LaneInput::kCopy;
+  if (name == "device") return LaneInput::kDevice;
+  return invalid_argument("input mode '" + std::string(name) + "' is not one of mapped, copy, device");
+}
+
+const char* lane_state_name(LaneState s) {
+  switch (s) {
+    case LaneState::kFree: return "free";
+    case LaneState::kAcquired: return "acquired";
+    case LaneState::kSubmitted: return "submitted";
+    case LaneState::kCompleted: return "completed";
+  }
+  return "?";
+}
+
+namespace {
+
+/// Owns an instantiated graph.
+class GraphExec {
+ public:
+  GraphExec() = default;
+  ~GraphExec() { reset(); }
+  GraphExec(const GraphExec&) = delete;
+  GraphExec& operator=(const GraphExec&) = delete;
+  cudaGraphExec_t get() const { return exec_; }
+  cudaGraphExec_t* out() { reset(); return &exec_; }
+  void reset() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    exec_ = nullptr;
+  }
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+kernels::PreprocessNormalize to_kernel(const ref::Normalize& n) {
+  kernels::PreprocessNormalize k;
+  for (int c = 0; c < 3; ++c) {
+    k.mean[c] = n.mean[c];
+    k.inv_std[c] = n.inv_std[c];
+  }
+  return k;
+}
+
+}  // namespace
+
+struct Pipeline::LaneSlot {
+  uint32_t index = 0;
+  std::atomic<uint32_t> state{static_cast<uint32_t>(LaneState::kFree)};
+  std::atomic<uint32_t> generation{0};
+  std::unique_ptr<ExecutionContext> context;
+  cuda::Stream stream;
+  cuda::Event start, end;
+  cuda::PinnedBuffer input_host;   // mapped (kMapped) or plain pinned (kCopy); empty for kDevice
+  cuda::DeviceBuffer input_staging;  // kCopy: the memcpy destination the preprocess reads
+  const uint8_t* source = nullptr;   // device-visible address the preprocess reads
+  cuda::PinnedBuffer result;       // mapped, K pairs
+  kernels::TopKPair* result_device = nullptr;
+  kernels::PreprocessNormalize normalize;
+  GraphExec graph;
+  int64_t submitted_w = 0, submitted_h = 0;
+
+  LaneState load_state() const { return static_cast<LaneState>(state.load(std::memory_order_acquire)); }
+  void store_state(LaneState s) { state.store(static_cast<uint32_t>(s), std::memory_order_release); }
+};
+
+Pipeline::~Pipeline() {
+  // Nothing may be in flight when the buffers go away: a Submitted lane's stream is drained first.
+  for (auto& l : lanes_) {
+    if (l && l->stream.get()) cudaStreamSynchronize(l->stream.get());
+  }
+  lanes_.clear();  // graphs, contexts, buffers, events, streams (members in reverse order)
+}
+
+size_t Pipeline::lane_count() const { return lanes_.size(); }
+
+size_t Pipeline::input_slot_bytes() const {
+  return static_cast<size_t>(options_.src_width) * static_cast<size_t>(options_.src_height) * 3;
+}
+
+LaneState Pipeline::state(size_t index) const {
+  return index < lanes_.size() ? lanes_[index]->load_state() : LaneState::kFree;
+}
+
+Status Pipeline::enqueue_frame(LaneSlot& l, int64_t w, int64_t h) {
+  cudaStream_t s = l.stream.get();
+  if (options_.input == LaneInput::kCopy) {
+    WS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(l.input_staging.get(), l.input_host.get(), static_cast<size_t>(w * h * 3),
+                                            cudaMemcpyHostToDevice, s));
+  }
+  WS_RETURN_IF_ERROR(kernels::preprocess_rgb8_to_nchw(
+      l.source, h, w, 3 * w, l.context->input(0),
+      input_fp16_ ? kernels::TensorDType::kFloat16 : kernels::TensorDType::kFloat32, in_h_, in_w_, l.normalize, s));
+  WS_RETURN_IF_ERROR(l.context->enqueue(s));
+  WS_RETURN_IF_ERROR(kernels::topk(static_cast<const float*>(l.context->output(0)), classes_, options_.k,
+                                   l.result_device, s));
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Pipeline>> Pipeline::build(std::shared_ptr<CudaEngine> engine, const PipelineOptions& options) {
+  if (!engine) return invalid_argument("Pipeline::build: no engine");
+  if (options.lanes < 1 || options.lanes > 64) {
+    return invalid_argument("lanes = " + std::to_string(options.lanes) + " is out of range 1..64");
+  }
+  if (options.src_width < 1 || options.src_height < 1 || options.src_width > kernels::kPreprocessMaxSrcExtent ||
+      options.src_height > kernels::kPreprocessMaxSrcExtent ||
+      options.src_width * options.src_height > kMaxImagePixels) {
+    return invalid_argument("source size " + std::to_string(options.src_width) + "x" + std::to_string(options.src_height) +
+                            " is out of range (each side 1.." + std::to_string(kernels::kPreprocessMaxSrcExtent) +
+                            ", at most " + std::to_string(kMaxImagePixels) + " pixels)");
+  }
+  if (engine->num_inputs() != 1 || engine->num_outputs() < 1) {
+    return unsupported("a lane needs an engine with one input and at least one output; this one has " +
+                       std::to_string(engine->num_inputs()) + " inputs, " + std::to_string(engine->num_outputs()) +
+                       " outputs");
+  }
+  const TensorDesc& in = engine->input_desc(0);
+  const TensorDesc& out = engine->output_desc(0);
+  if ((in.dtype != ir::DType::kFloat32 && in.dtype != ir::DType::kFloat16) || in.shape.size() != 4 || in.shape[0] != 1 ||
+      in.shape[1] != 3) {
+    return unsupported("engine input '" + in.name + "' is " + ir::dtype_name(in.dtype) + " " + ir::shape_string(in.shape) +
+                       "; a lane needs float32/float16 [1, 3, H, W]");
+  }
+  const int64_t classes = ir::shape_elements(out.shape);
+  if (out.dtype != ir::DType::kFloat32 || out.shape.empty() || out.shape[0] != 1 || classes < 1) {
+    return unsupported("engine output '" + out.name + "' is " + ir::dtype_name(out.dtype) + " " +
+                       ir::shape_string(out.shape) + "; a lane needs float32 [1, classes]");
+  }
+  if (options.k < 1 || options.k > kernels::kTopKMax || options.k > classes) {
+    return invalid_argument("top-k " + std::to_string(options.k) + " is out of range 1.." +
+                            std::to_string(std::min<int64_t>(kernels::kTopKMax, classes)) + " for a model with " +
+                            std::to_string(classes) + " classes");
+  }
+  if (options.input == LaneInput::kDevice) {
+    if (options.device_inputs.size() != static_cast<size_t>(options.lanes)) {
+      return invalid_argument("input mode device needs one registered device pointer per lane: " +
+                              std::to_string(options.device_inputs.size()) + " for " + std::to_string(options.lanes) +
+                              " lanes");
+    }
+    for (size_t i = 0; i < options.device_inputs.size(); ++i) {
+      if (!options.device_inputs[i]) return invalid_argument("device input of lane " + std::to_string(i) + " is null");
+    }
+  } else if (!options.device_inputs.empty()) {
+    return invalid_argument(std::string("device_inputs are only used with input mode device, not ") +
+                            lane_input_name(options.input));
+  }
+
+  std::unique_ptr<Pipeline> p(new Pipeline());
+  p->engine_ = std::move(engine);
+  p->options_ = options;
+  p->classes_ = classes;
+  p->in_h_ = in.shape[2];
+  p->in_w_ = in.shape[3];
+  p->input_fp16_ = in.dtype == ir::DType::kFloat16;
+  const size_t slot_bytes = p->input_slot_bytes();
+  const std::string where = " (building lane ";
+
+  for (int i = 0; i < options.lanes; ++i) {
+    auto l = std::make_unique<LaneSlot>();
+    l->index = static_cast<uint32_t>(i);
+    l->normalize = to_kernel(options.normalize);
+    const std::string lane_name = where + std::to_string(i) + ")";
+    auto ctx = p->engine_->create_context();
+    if (!ctx) return Status(ctx.status().code(), ctx.status().message() + lane_name);
+    l->context = std::move(ctx).value();
+    WS_ASSIGN_OR_RETURN(l->stream, cuda::Stream::create(cudaStreamNonBlocking));
+    WS_ASSIGN_OR_RETURN(l->start, cuda::Event::create(cudaEventDefault));
+    WS_ASSIGN_OR_RETURN(l->end, cuda::Event::create(cudaEventDefault));
+    switch (options.input) {
+      case LaneInput::kMapped: {
+        WS_ASSIGN_OR_RETURN(l->input_host, cuda::PinnedBuffer::allocate(slot_bytes, cudaHostAllocMapped));
+        l->source = static_cast<const uint8_t*>(l->input_host.device_ptr());
+        break;
+      }
+      case LaneInput::kCopy: {
+        WS_ASSIGN_OR_RETURN(l->input_host, cuda::PinnedBuffer::allocate(slot_bytes, cudaHostAllocDefault));
+        WS_ASSIGN_OR_RETURN(l->input_staging, cuda::DeviceBuffer::allocate(slot_bytes));
+        l->source = l->input_staging.as<const uint8_t>();
+        break;
+      }
+      case LaneInput::kDevice:
+        l->source = static_cast<const uint8_t*>(options.device_inputs[static_cast<size_t>(i)]);
+        break;
+    }
+    if (l->input_host.get()) std::memset(l->input_host.get(), 0, slot_bytes);  // defined bytes for the warm run
+    WS_ASSIGN_OR_RETURN(l->result, cuda::PinnedBuffer::allocate(sizeof(kernels::TopKPair) * kernels::kTopKMax,
+                                                               cudaHostAllocMapped));
+    std::memset(l->result.get(), 0, l->result.bytes());
+    l->result_device = static_cast<kernels::TopKPair*>(l->result.device_ptr());
+    if (!l->source || !l->result_device) {
+      return internal_error("lane " + std::to_string(i) + ": no device alias for a mapped buffer (init_device first)");
+    }
+
+    // Warm direct enqueue (C1, C6): every kernel of the frame runs once, un-captured, so lazy module
+    // loading and any first-use work inside the engine happen here and not under capture.
+    Status warm = p->enqueue_frame(*l, options.src_width, options.src_height);
+    if (!warm.is_ok()) return Status(warm.code(), "warm enqueue: " + warm.message() + lane_name);
+    WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(l->stream.get()));
+
+    if (options.use_cuda_graph) {
+      cudaStream_t s = l->stream.get();
+      // ThreadLocal: other threads' legal CUDA calls cannot invalidate this capture (C3), and an
+      // unsafe call from this thread still fails loudly.
+      WS_CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+      Status st = p->enqueue_frame(*l, options.src_width, options.src_height);
+      cudaGraph_t graph = nullptr;
+      const cudaError_t end_err = cudaStreamEndCapture(s, &graph);  // always end the capture
+      if (!st.is_ok()) {
+        if (graph) cudaGraphDestroy(graph);
+        (void)cudaGetLastError();
+        return Status(st.code(), "enqueue under stream capture: " + st.message() + lane_name);
+      }
+      if (end_err != cudaSuccess) {
+        if (graph) cudaGraphDestroy(graph);
+        (void)cudaGetLastError();
+        return Status(StatusCode::kCuda, std::string("cudaStreamEndCapture failed: ") + cudaGetErrorName(end_err) + ": " +
+                                             cudaGetErrorString(end_err) +
+                                             " — some stage did work that is illegal under capture" + lane_name);
+      }
+      const cudaError_t inst = cudaGraphInstantiate(l->graph.out(), graph, 0);
+      cudaGraphDestroy(graph);
+      if (inst != cudaSuccess) return cuda::cuda_status(inst, "cudaGraphInstantiate", __FILE__, __LINE__);
+      // Upload + one replay now, so the first submitted frame pays no first-launch cost.
+      WS_CUDA_RETURN_IF_ERROR(cudaGraphUpload(l->graph.get(), s));
+      WS_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(l->graph.get(), s));
+      WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s));
+    }
+    p->lanes_.push_back(std::move(l));
+  }
+  return p;
+}
+
+Status Pipeline::check(Lane lane, LaneState expected, const char* call) const {
+  if (lane.index >= lanes_.size()) {
+    return failed_precondition(std::string(call) + ": lane " + std::to_string(lane.index) + " does not exist (" +
+                               std::to_string(lanes_.size()) + " lanes)");
+  }
+  const LaneSlot& l = *lanes_[lane.index];
+  const LaneState s = l.load_state();
+  if (l.generation.load(std::memory_order_acquire) != lane.generation || s == LaneState::kFree) {
+    return failed_precondition(std::string(call) + ": lane " + std::to_string(lane.index) +
+                               " handle is not current (the lane was released" +
+                               (s == LaneState::kFree ? "" : " and acquired again") + ")");
+  }
+  if (s != expected) {
+    return failed_precondition(std::string(call) + ": lane " + std::to_string(lane.index) + " is " + lane_state_name(s) +
+                               ", needs " + lane_state_name(expected));
+  }
+  return Status::ok();
+}
+
+std::optional<Lane> Pipeline::try_acquire() {
+  for (auto& l : lanes_) {
+    uint32_t expected = static_cast<uint32_t>(LaneState::kFree);
+    if (l->state.compare_exchange_strong(expected, static_cast<uint32_t>(LaneState::kAcquired),
+                                         std::memory_order_acq_rel)) {
+      const uint32_t gen = l->generation.fetch_add(1, std::memory_order_acq_rel) + 1;
+      return Lane{l->index, gen};
+    }
+  }
+  return std::nullopt;
+}
+
+Result<Lane> Pipeline::acquire(size_t index) {
+  if (index >= lanes_.size()) {
+    return invalid_argument("acquire: lane " + std::to_string(index) + " does not exist (" + std::to_string(lanes_.size()) +
+                            " lanes)");
+  }
+  LaneSlot& l = *lanes_[index];
+  uint32_t expected = static_cast<uint32_t>(LaneState::kFree);
+  if (!l.state.compare_exchange_strong(expected, static_cast<uint32_t>(LaneState::kAcquired), std::memory_order_acq_rel)) {
+    return failed_precondition("acquire: lane " + std::to_string(index) + " is busy (" +
+                               lane_state_name(static_cast<LaneState>(expected)) + ")");
+  }
+  const uint32_t gen = l.generation.fetch_add(1, std::memory_order_acq_rel) + 1;
+  return Lane{l.index, gen};
+}
+
+std::span<uint8_t> Pipeline::input(Lane lane) {
+  if (!check(lane, LaneState::kAcquired, "input").is_ok() || options_.input == LaneInput::kDevice) return {};
+  LaneSlot& l = *lanes_[lane.index];
+  return {static_cast<uint8_t*>(l.input_host.get()), input_slot_bytes()};
+}
+
+const void* Pipeline::device_input(Lane lane) const {
+  if (lane.index >= lanes_.size()) return nullptr;
+  const LaneSlot& l = *lanes_[lane.index];
+  if (l.generation.load(std::memory_order_acquire) != lane.generation) return nullptr;
+  return l.source;
+}
+
+Status Pipeline::submit(Lane lane, int64_t w, int64_t h) {
+  WS_RETURN_IF_ERROR(check(lane, LaneState::kAcquired, "submit"));
+  if (w < 1 || h < 1) {
+    return invalid_argument("submit: frame " + std::to_string(w) + "x" + std::to_string(h) + " has an empty side");
+  }
+  if (w * h * 3 > static_cast<int64_t>(input_slot_bytes())) {
+    return resource_exhausted("submit: frame " + std::to_string(w) + "x" + std::to_string(h) + " (" +
+                              std::to_string(w * h * 3) + " bytes) is larger than the lane's slot (" +
+                              std::to_string(options_.src_width) + "x" + std::to_string(options_.src_height) + ", " +
+                              std::to_string(input_slot_bytes()) + " bytes)");
+  }
+  if (options_.use_cuda_graph && (w != options_.src_width || h != options_.src_height)) {
+    return invalid_argument("submit: frame " + std::to_string(w) + "x" + std::to_string(h) +
+                            " differs from the size the lane's CUDA Graph was captured for (" +
+                            std::to_string(options_.src_width) + "x" + std::to_string(options_.src_height) +
+                            "); build a Pipeline for that size, or use direct enqueue");
+  }
+  LaneSlot& l = *lanes_[lane.index];
+  cudaStream_t s = l.stream.get();
+  // The producer's stores into the input slot (mapped: read by the kernel over the bus; copy: read by the
+  // DMA engine) must be globally visible before the launch's doorbell write: a full fence.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(l.start.get(), s));
+  if (options_.use_cuda_graph) {
+    WS_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(l.graph.get(), s));
+  } else {
+    WS_RETURN_IF_ERROR(enqueue_frame(l, w, h));
+  }
+  WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(l.end.get(), s));
+  l.submitted_w = w;
+  l.submitted_h = h;
+  l.store_state(LaneState::kSubmitted);
+  return Status::ok();
+}
+
+Result<std::span<const ref::TopKEntry>> Pipeline::wait(Lane lane) {
+  if (lane.index < lanes_.size() && lanes_[lane.index]->load_state() == LaneState::kCompleted) {
+    WS_RETURN_IF_ERROR(check(lane, LaneState::kCompleted, "wait"));
+  } else {
+    WS_RETURN_IF_ERROR(check(lane, LaneState::kSubmitted, "wait"));
+    LaneSlot& l = *lanes_[lane.index];
+    WS_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(l.end.get()));
+    l.store_state(LaneState::kCompleted);
+  }
+  // The end event completed after the Top-K kernel's stores to the mapped slot (same stream, recorded
+  // after it); acquire ordering keeps the reads below from being hoisted above the synchronisation.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  const LaneSlot& l = *lanes_[lane.index];
+  return std::span<const ref::TopKEntry>(static_cast<const ref::TopKEntry*>(l.result.get()),
+                                         static_cast<size_t>(options_.k));
+}
+
+Result<float> Pipeline::gpu_time_ms(Lane lane) const {
+  WS_RETURN_IF_ERROR(check(lane, LaneState::kCompleted, "gpu_time_ms"));
+  const LaneSlot& l = *lanes_[lane.index];
+  return cuda::elapsed_ms(l.start, l.end);
+}
+
+Status Pipeline::copy_logits(Lane lane, std::span<float> out) const {
+  WS_RETURN_IF_ERROR(check(lane, LaneState::kCompleted, "copy_logits"));
+  if (out.size() != static_cast<size_t>(classes_)) {
+    return invalid_argument("copy_logits: " + std::to_string(out.size()) + " floats for " + std::to_string(classes_) +
+                            " classes");
+  }
+  const LaneSlot& l = *lanes_[lane.index];
+  WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(out.data(), l.context->output(0), out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  return Status::ok();
+}
+
+Status Pipeline::release(Lane lane) {
+  if (lane.index < lanes_.size() && lanes_[lane.index]->load_state() == LaneState::kAcquired) {
+    WS_RETURN_IF_ERROR(check(lane, LaneState::kAcquired, "release"));
+  } else {
+    WS_RETURN_IF_ERROR(check(lane, LaneState::kCompleted, "release"));
+  }
+  lanes_[lane.index]->store_state(LaneState::kFree);
+  return Status::ok();
+}
+
+}  // namespace ws

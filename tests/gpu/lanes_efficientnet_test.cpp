@@ -1,0 +1,116 @@
+// The whole lane pipeline on EfficientNet-Lite0 (real ImageNet weights) vs the CPU backend
+// (CpuClassifier) on the four sample photos: the same top-5 classes, logits within 1e-3 (fp32) and
+// 2e-2 (fp16) relative — |gpu − cpu| <= rel · max(|cpu|, 1), the model_efficientnet_test convention
+// (logits below 1 in magnitude are held to rel absolute). Normalisation from the model's .json sidecar
+// (model_config_for). Both graph replay and direct enqueue, mapped input.
+// Assets: $WS_ASSETS_DIR/{models/efficientnet_lite0.onnx, images/*.png}; else $WS_CACHE_DIR or
+// ~/.cache/warpstream (scripts/fetch-assets.sh); skipped with a message when absent.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "lanes_pipeline_support.h"
+#include "warpstream/classifier.h"
+#include "warpstream/image.h"
+
+namespace ws {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path assets_dir() {
+  if (const char* d = std::getenv("WS_ASSETS_DIR"); d && *d) return d;
+  if (const char* d = std::getenv("WS_CACHE_DIR"); d && *d) return d;
+  if (fs::exists(".assets/models/efficientnet_lite0.onnx")) return ".assets";
+  const char* home = std::getenv("HOME");
+  return fs::path(home ? home : "/root") / ".cache" / "warpstream";
+}
+
+std::vector<fs::path> photos(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir / "images", ec)) {
+    if (e.path().extension() == ".png") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class LaneEfficientNet : public testing::TestWithParam<Precision> {};
+
+TEST_P(LaneEfficientNet, Top5AndLogitsMatchCpu) {
+  const Precision precision = GetParam();
+  const fs::path dir = assets_dir();
+  const fs::path model = dir / "models" / "efficientnet_lite0.onnx";
+  const auto images = photos(dir);
+  if (!fs::exists(model) || images.empty()) {
+    GTEST_SKIP() << "EfficientNet-Lite0 assets not found under " << dir << " (set WS_ASSETS_DIR; scripts/fetch-assets.sh)";
+  }
+  WS_REQUIRE_LANES_GPU();
+  auto config = model_config_for(model.string());
+  ASSERT_TRUE(config.is_ok()) << config.status().to_string();
+  auto cpu = CpuClassifier::build(model.string(), *config);
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+  auto graph = ir::import_onnx(model.string());
+  ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
+  CudaBuildOptions bo;
+  bo.precision = precision;
+  auto built = CudaEngine::build(std::move(graph).value(), bo);
+  ASSERT_TRUE(built.is_ok()) << built.status().to_string();
+  std::shared_ptr<CudaEngine> engine = std::move(built).value();
+  const double rel = precision == Precision::kFloat32 ? 1e-3 : 2e-2;
+  constexpr int kK = 5;
+  for (const auto& path : images) {
+    auto image = decode_image_file(path.string());
+    ASSERT_TRUE(image.is_ok()) << image.status().to_string();
+    auto cpu_top = (*cpu)->classify(*image, kK);
+    ASSERT_TRUE(cpu_top.is_ok()) << cpu_top.status().to_string();
+    test::CpuFrame ref;
+    ref.top = *cpu_top;
+    ref.logits.assign((*cpu)->logits(), (*cpu)->logits() + (*cpu)->classes());
+    for (bool use_graph : {true, false}) {
+      const std::string what = path.filename().string() + " " + precision_name(precision) + (use_graph ? " graph" : " direct");
+      PipelineOptions o;
+      o.lanes = 1;
+      o.src_width = image->width;
+      o.src_height = image->height;
+      o.k = kK;
+      o.use_cuda_graph = use_graph;
+      o.normalize = config->normalize;
+      auto p = Pipeline::build(engine, o);
+      ASSERT_TRUE(p.is_ok()) << what << ": " << p.status().to_string();
+      auto lane = (*p)->try_acquire();
+      ASSERT_TRUE(lane);
+      std::memcpy((*p)->input(*lane).data(), image->pixels.data(), image->pixels.size());
+      ASSERT_TRUE((*p)->submit(*lane, image->width, image->height).is_ok());
+      auto top = (*p)->wait(*lane);
+      ASSERT_TRUE(top.is_ok()) << what << ": " << top.status().to_string();
+      // Same top-5 classes (as a set; rank swaps only between near-ties, checked by expect_topk_matches).
+      std::vector<int32_t> g, c;
+      for (const auto& e : *top) g.push_back(e.index);
+      for (const auto& e : ref.top) c.push_back(e.index);
+      std::vector<int32_t> gs = g, cs = c;
+      std::sort(gs.begin(), gs.end());
+      std::sort(cs.begin(), cs.end());
+      EXPECT_EQ(gs, cs) << what << ": top-5 classes differ";
+      const int swaps = test::expect_topk_matches(*top, ref, rel, what);
+      std::vector<float> logits(size_t((*p)->classes()));
+      ASSERT_TRUE((*p)->copy_logits(*lane, logits).is_ok());
+      const double worst = test::expect_logits_close(logits, ref.logits, rel, what);
+      auto ms = (*p)->gpu_time_ms(*lane);
+      std::printf("efficientnet %s: top-1 %d (cpu %d), worst logit rel err %.3g, rank swaps %d, gpu %.3f ms\n",
+                  what.c_str(), g[0], c[0], worst, swaps, ms.is_ok() ? *ms : -1.0f);
+      ASSERT_TRUE((*p)->release(*lane).is_ok());
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Precisions, LaneEfficientNet, testing::Values(Precision::kFloat32, Precision::kFloat16),
+                         [](const testing::TestParamInfo<Precision>& info) {
+                           return std::string(precision_name(info.param));
+                         });
+
+}  // namespace
+}  // namespace ws

@@ -1,0 +1,160 @@
+#pragma once
+// Shared helpers of the lane pipeline GPU tests (lanes_*_test.cpp): the demo model (make_demo_model)
+// built by the CUDA executor and by the CPU executor (the oracle), random RGB8 frames, the CPU
+// reference frame (ref::preprocess → CpuEngine → ref::topk), and the Top-K / logits comparison.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/ir/model_builder.h"
+#include "lanes_gpu_support.h"
+#include "reference/reference.h"
+#include "warpstream/cuda_engine.h"
+#include "warpstream/engine.h"
+#include "warpstream/lanes.h"
+
+namespace ws::test {
+
+/// The demo model's ONNX bytes (make_demo_model with default options: 10 classes, input [1,3,32,32]).
+inline const std::vector<std::byte>& demo_model_bytes() {
+  static const std::vector<std::byte> bytes = [] {
+    const std::string s = ir::make_demo_model().SerializeAsString();
+    std::vector<std::byte> b(s.size());
+    std::memcpy(b.data(), s.data(), s.size());
+    return b;
+  }();
+  return bytes;
+}
+
+/// The demo model built by the CUDA executor, once per precision per process (shared by the tests).
+/// Null (with the reason in *why) when the build fails.
+inline std::shared_ptr<CudaEngine> demo_cuda_engine(Precision p, std::string* why) {
+  static std::map<Precision, std::shared_ptr<CudaEngine>> engines;
+  static std::map<Precision, std::string> errors;
+  if (auto it = engines.find(p); it != engines.end()) return it->second;
+  if (auto it = errors.find(p); it != errors.end()) {
+    *why = it->second;
+    return nullptr;
+  }
+  auto g = ir::import_onnx_bytes(demo_model_bytes(), "demo.onnx");
+  if (!g) {
+    *why = errors[p] = g.status().to_string();
+    return nullptr;
+  }
+  CudaBuildOptions o;
+  o.precision = p;
+  auto e = CudaEngine::build(std::move(g).value(), o);
+  if (!e) {
+    *why = errors[p] = e.status().to_string();
+    return nullptr;
+  }
+  std::shared_ptr<CudaEngine> shared = std::move(e).value();
+  engines[p] = shared;
+  return shared;
+}
+
+/// The demo model on the CPU executor (the oracle).
+inline CpuEngine* demo_cpu_engine() {
+  static std::unique_ptr<CpuEngine> engine = [] {
+    auto g = ir::import_onnx_bytes(demo_model_bytes(), "demo.onnx");
+    EXPECT_TRUE(g.is_ok()) << g.status().to_string();
+    if (!g) return std::unique_ptr<CpuEngine>();
+    auto e = CpuEngine::build(std::move(g).value());
+    EXPECT_TRUE(e.is_ok()) << e.status().to_string();
+    return e ? std::move(e).value() : std::unique_ptr<CpuEngine>();
+  }();
+  return engine.get();
+}
+
+/// Skip without a device; set up the device; build the demo engine or fail.
+#define WS_DEMO_ENGINE_OR_FAIL(var, precision)                                   \
+  WS_REQUIRE_LANES_GPU();                                                        \
+  std::string var##_why;                                                         \
+  std::shared_ptr<CudaEngine> var = ::ws::test::demo_cuda_engine(precision, &var##_why); \
+  ASSERT_TRUE(var) << "CudaEngine::build(demo model, " << precision_name(precision) << "): " << var##_why
+
+/// Random RGB8 frame, tightly packed [h, w, 3].
+inline std::vector<uint8_t> random_frame(int64_t w, int64_t h, uint64_t seed) {
+  std::vector<uint8_t> f(static_cast<size_t>(w * h * 3));
+  std::mt19937_64 rng(seed);
+  for (auto& b : f) b = static_cast<uint8_t>(rng() >> 56);
+  return f;
+}
+
+struct CpuFrame {
+  std::vector<float> logits;
+  std::vector<ref::TopKEntry> top;
+};
+
+/// The CPU reference of one frame through `cpu` (any model with one [1,3,H,W] float input).
+inline CpuFrame cpu_reference(CpuEngine& cpu, const std::vector<uint8_t>& frame, int64_t w, int64_t h, int k,
+                              const ref::Normalize& norm = {}) {
+  CpuFrame r;
+  const TensorDesc& in = cpu.input_desc(0);
+  Status s = ref::preprocess_rgb8_to_nchw(frame.data(), h, w, 3 * w, static_cast<float*>(cpu.input(0)), in.shape[2],
+                                          in.shape[3], norm);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  s = cpu.run();
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  const float* y = static_cast<const float*>(cpu.output(0));
+  r.logits.assign(y, y + cpu.output_desc(0).bytes / sizeof(float));
+  r.top.resize(static_cast<size_t>(k));
+  s = ref::topk(r.logits.data(), static_cast<int64_t>(r.logits.size()), k, r.top.data());
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  return r;
+}
+
+/// Tolerance of one logit: `rel` · max(|cpu|, 1) (logits below 1 in magnitude are held to `rel`
+/// absolute: summation order alone moves a near-zero value by more than `rel` of itself).
+inline double logit_tol(double rel, float cpu) { return rel * std::max(1.0, std::fabs(double(cpu))); }
+
+/// GPU Top-K vs the CPU one: same index at each rank unless the two candidates are tied within the
+/// tolerance in the CPU logits (then either order is right); scores within tolerance. Returns the
+/// number of rank mismatches excused as near-ties (printed by callers).
+inline int expect_topk_matches(std::span<const ref::TopKEntry> gpu, const CpuFrame& cpu, double rel,
+                               const std::string& what) {
+  int excused = 0;
+  EXPECT_EQ(gpu.size(), cpu.top.size()) << what;
+  for (size_t i = 0; i < std::min(gpu.size(), cpu.top.size()); ++i) {
+    const int32_t gi = gpu[i].index, ci = cpu.top[i].index;
+    EXPECT_TRUE(gi >= 0 && gi < static_cast<int32_t>(cpu.logits.size())) << what << " rank " << i << " index " << gi;
+    if (gi < 0 || gi >= static_cast<int32_t>(cpu.logits.size())) continue;
+    if (gi != ci) {
+      const double gap = std::fabs(double(cpu.logits[size_t(gi)]) - double(cpu.logits[size_t(ci)]));
+      EXPECT_LE(gap, 2 * logit_tol(rel, cpu.logits[size_t(ci)]))
+          << what << " rank " << i << ": gpu class " << gi << " vs cpu class " << ci << " (cpu logits "
+          << cpu.logits[size_t(gi)] << " vs " << cpu.logits[size_t(ci)] << ")";
+      ++excused;
+    }
+    EXPECT_LE(std::fabs(double(gpu[i].score) - double(cpu.top[i].score)), 2 * logit_tol(rel, cpu.top[i].score))
+        << what << " rank " << i << ": gpu score " << gpu[i].score << " cpu " << cpu.top[i].score;
+  }
+  return excused;
+}
+
+/// Max over i of |gpu − cpu| / max(|cpu|, 1); EXPECTs it <= rel.
+inline double expect_logits_close(std::span<const float> gpu, std::span<const float> cpu, double rel,
+                                  const std::string& what) {
+  EXPECT_EQ(gpu.size(), cpu.size()) << what;
+  double worst = 0;
+  size_t worst_i = 0;
+  for (size_t i = 0; i < std::min(gpu.size(), cpu.size()); ++i) {
+    const double e = std::fabs(double(gpu[i]) - double(cpu[i])) / std::max(1.0, std::fabs(double(cpu[i])));
+    if (!(e <= worst)) {
+      worst = e;
+      worst_i = i;
+    }
+  }
+  EXPECT_LE(worst, rel) << what << ": logit " << worst_i << " gpu " << gpu[worst_i] << " cpu " << cpu[worst_i];
+  return worst;
+}
+
+}  // namespace ws::test

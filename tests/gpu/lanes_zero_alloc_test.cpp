@@ -1,0 +1,109 @@
+// Zero allocation in the steady state (issue 3, deliverable 7): over 10,000 acquire → fill → submit →
+// wait → release cycles per mode, the host heap (global operator new, counted on this thread by
+// tests/support/alloc_counter.cpp) and CUDA allocations (ws::cuda::cuda_allocation_count(): every
+// DeviceBuffer / PinnedBuffer in the project) both grow by zero. Demo model (tiny: fast cycles).
+// WS_LANES_ZERO_ALLOC_CYCLES=<n> shortens the run (the sanitizer runs use it); the default is 10,000.
+// No gtest macro runs inside the counted loop (a passing EXPECT allocates nothing, but keep it plain).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "cuda/cuda_util.h"
+#include "lanes_pipeline_support.h"
+#include "support/alloc_counter.h"
+
+namespace ws {
+namespace {
+
+int cycles() {
+  if (const char* e = std::getenv("WS_LANES_ZERO_ALLOC_CYCLES"); e && *e) return std::max(1, std::atoi(e));
+  return 10000;
+}
+
+using ZeroAllocParam = std::tuple<bool /*graph*/, LaneInput>;
+
+class LaneZeroAlloc : public testing::TestWithParam<ZeroAllocParam> {};
+
+TEST_P(LaneZeroAlloc, SteadyStateCycles) {
+  const auto [graph, input] = GetParam();
+  WS_DEMO_ENGINE_OR_FAIL(engine, Precision::kFloat32);
+  constexpr int kLanes = 2;
+  constexpr int64_t kW = 40, kH = 30;
+  std::vector<cuda::DeviceBuffer> device_frames;
+  PipelineOptions o;
+  o.lanes = kLanes;
+  o.src_width = kW;
+  o.src_height = kH;
+  o.k = 5;
+  o.use_cuda_graph = graph;
+  o.input = input;
+  if (input == LaneInput::kDevice) {
+    for (int i = 0; i < kLanes; ++i) {
+      auto b = cuda::DeviceBuffer::allocate(size_t(kW * kH * 3));
+      ASSERT_TRUE(b.is_ok());
+      ASSERT_EQ(cudaMemset(b->get(), 1, b->bytes()), cudaSuccess);
+      o.device_inputs.push_back(b->get());
+      device_frames.push_back(std::move(b).value());
+    }
+  }
+  auto built = Pipeline::build(engine, o);
+  ASSERT_TRUE(built.is_ok()) << built.status().to_string();
+  Pipeline& p = **built;
+
+  // Two lanes in flight at a time: acquire both, submit both, wait + release both.
+  auto run = [&](int n, uint64_t* failures, int32_t* checksum) {
+    for (int c = 0; c < n; c += kLanes) {
+      Lane lanes[kLanes];
+      int got = 0;
+      for (int i = 0; i < kLanes; ++i) {
+        auto l = p.try_acquire();
+        if (!l) { ++*failures; continue; }
+        lanes[got++] = *l;
+      }
+      for (int i = 0; i < got; ++i) {
+        auto in = p.input(lanes[i]);
+        if (!in.empty()) in[size_t(c) % in.size()] = uint8_t(c);  // the producer touches its slot
+        if (!p.submit(lanes[i], kW, kH).is_ok()) ++*failures;
+      }
+      for (int i = 0; i < got; ++i) {
+        auto top = p.wait(lanes[i]);
+        if (!top.is_ok()) { ++*failures; continue; }
+        *checksum += (*top)[0].index;
+        if (!p.release(lanes[i]).is_ok()) ++*failures;
+      }
+    }
+  };
+  uint64_t failures = 0;
+  int32_t checksum = 0;
+  run(20, &failures, &checksum);  // warm
+  ASSERT_EQ(failures, 0u);
+
+  const int n = cycles();
+  const uint64_t cuda_before = cuda::cuda_allocation_count();
+  uint64_t heap_count = 0, heap_bytes = 0;
+  {
+    test::AllocationScope scope;
+    run(n, &failures, &checksum);
+    heap_count = scope.count();
+    heap_bytes = scope.bytes();
+  }
+  const uint64_t cuda_after = cuda::cuda_allocation_count();
+  EXPECT_EQ(failures, 0u);
+  EXPECT_EQ(heap_count, 0u) << heap_bytes << " bytes in " << heap_count << " operator new calls over " << n << " cycles";
+  EXPECT_EQ(cuda_after - cuda_before, 0u) << "CUDA allocations over " << n << " cycles";
+  std::printf("zero-alloc %s/%s: %d cycles, %llu heap allocations, %llu CUDA allocations (checksum %d)\n",
+              graph ? "graph" : "direct", lane_input_name(input), n, (unsigned long long)heap_count,
+              (unsigned long long)(cuda_after - cuda_before), checksum);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, LaneZeroAlloc,
+                         testing::Combine(testing::Bool(),
+                                          testing::Values(LaneInput::kMapped, LaneInput::kCopy, LaneInput::kDevice)),
+                         [](const testing::TestParamInfo<ZeroAllocParam>& info) {
+                           return std::string(std::get<0>(info.param) ? "graph" : "direct") + "_" +
+                                  lane_input_name(std::get<1>(info.param));
+                         });
+
+}  // namespace
+}  // namespace ws
