@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <set>
 #include <thread>
 
@@ -228,7 +229,9 @@ TEST(LaneBackpressure, AllLanesBusy) {
 // Producers on several threads: try_acquire is lock-free and never hands one lane to two owners.
 TEST(LaneBackpressure, ConcurrentProducers) {
   WS_DEMO_ENGINE_OR_FAIL(engine, Precision::kFloat32);
-  constexpr int kLanes = 2, kThreads = 4, kFrames = 200;
+  constexpr int kLanes = 2, kThreads = 4;
+  int kFrames = 200;  // WS_LANES_PRODUCER_FRAMES=<n> shortens it (sanitizer runs)
+  if (const char* e = std::getenv("WS_LANES_PRODUCER_FRAMES"); e && *e) kFrames = std::max(1, std::atoi(e));
   auto p = make_pipeline(engine, kLanes);
   ASSERT_TRUE(p);
   std::atomic<int> owners[kLanes] = {};
