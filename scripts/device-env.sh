@@ -21,3 +21,12 @@ export CPATH="$WS_DEPS/usr/include:$WS_DEPS/usr/include/x86_64-linux-gnu${CPATH:
 export LIBRARY_PATH="$WS_LIBDIR${LIBRARY_PATH:+:$LIBRARY_PATH}"
 export LD_LIBRARY_PATH="$WS_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # The ONNX node suite is not carried; CMake then only warns.
+# cuDNN for the CUDA executor lives in the device image's Python venv (PyPI nvidia-cudnn-cu*): CMake finds
+# it through CUDNN_ROOT, and the loader (cuDNN 9 dlopens its sub-libraries) through LD_LIBRARY_PATH.
+if [ -z "${CUDNN_ROOT:-}" ]; then
+  CUDNN_ROOT=$(python3 -c "import nvidia.cudnn as m, os; print(os.path.dirname(m.__file__) if getattr(m, '__file__', None) else list(m.__path__)[0])" 2>/dev/null || true)
+fi
+if [ -n "${CUDNN_ROOT:-}" ] && [ -d "$CUDNN_ROOT/lib" ]; then
+  export CUDNN_ROOT
+  export LD_LIBRARY_PATH="$CUDNN_ROOT/lib:$LD_LIBRARY_PATH"
+fi

@@ -1,0 +1,215 @@
+// CUDA executor on whole models: the demo CNN (make_demo_model) vs the CPU executor in fp32/fp16;
+// graph capture of enqueue replayed == direct enqueue, bitwise (C1: one warm enqueue first, capture in
+// thread-local mode on a non-default stream); zero allocations (cuda_allocation_count and cudaMemGetInfo)
+// over 1000 enqueues; the timing cache round trip (second build takes every tactic from the cache: same
+// choices, time 0); EfficientNet-Lite0 ($WS_ASSETS_DIR/models/efficientnet_lite0.onnx) logits vs the CPU
+// executor: max|diff| / max|logit| <= 1e-3 (fp32), 2e-2 (fp16).
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "cuda_engine_test_support.h"
+
+namespace ws {
+namespace {
+
+ir::Graph demo_graph() {
+  auto proto = ir::make_demo_model();
+  std::string s = proto.SerializeAsString();
+  auto g = ir::import_onnx_bytes(std::span(reinterpret_cast<const std::byte*>(s.data()), s.size()), "demo");
+  EXPECT_TRUE(g.is_ok()) << g.status().to_string();
+  return std::move(g).value();
+}
+
+TEST(CudaEngineModel, DemoModelMatchesCpu) {
+  WS_REQUIRE_LANES_GPU();
+  for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
+    SCOPED_TRACE(precision_name(p));
+    const double tol = p == Precision::kFloat32 ? 1e-4 : 2e-2;  // abs + rel each
+    std::string err;
+    auto cmp = test::run_both(demo_graph(), p, tol, tol, test::seed_for("demo"), &err);
+    ASSERT_TRUE(err.empty()) << err;
+    std::printf("[ demo     ] %s max|diff| %.3g max rel %.3g (max|ref| %.3g)\n", precision_name(p), cmp.max_abs, cmp.max_rel, cmp.max_ref);
+    EXPECT_EQ(cmp.bad, 0u) << cmp.first_bad;
+  }
+}
+
+TEST(CudaEngineModel, DebugKeepAllTensorsMatchesCpuNodeByNode) {
+  WS_REQUIRE_LANES_GPU();
+  CudaBuildOptions opt;
+  opt.debug_keep_all_tensors = true;
+  std::string err;
+  auto cmp = test::run_both(demo_graph(), Precision::kFloat32, 1e-4, 1e-4, test::seed_for("demo-debug"), &err, opt);
+  ASSERT_TRUE(err.empty()) << err;
+  EXPECT_EQ(cmp.bad, 0u) << cmp.first_bad;
+}
+
+struct Built {
+  std::unique_ptr<CudaEngine> engine;
+  std::unique_ptr<ExecutionContext> ctx;
+  cuda::Stream stream;
+};
+
+Built build_demo(Precision p) {
+  Built b;
+  CudaBuildOptions opt;
+  opt.precision = p;
+  auto e = CudaEngine::build(demo_graph(), opt);
+  EXPECT_TRUE(e.is_ok()) << e.status().to_string();
+  if (!e) return b;
+  b.engine = std::move(e).value();
+  auto c = b.engine->create_context();
+  EXPECT_TRUE(c.is_ok()) << c.status().to_string();
+  if (!c) return b;
+  b.ctx = std::move(c).value();
+  b.stream = std::move(cuda::Stream::create()).value();
+  auto v = test::random_values(b.engine->input_desc(0).shape[1] * 32 * 32, test::seed_for("capture"));
+  EXPECT_TRUE(test::write_input(*b.engine, *b.ctx, 0, v).is_ok());
+  return b;
+}
+
+TEST(CudaEngineModel, GraphReplayEqualsDirectBitwise) {
+  WS_REQUIRE_LANES_GPU();
+  for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
+    SCOPED_TRACE(precision_name(p));
+    Built b = build_demo(p);
+    ASSERT_TRUE(b.ctx);
+    const size_t bytes = b.engine->output_desc(0).bytes;
+    // Direct.
+    ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());
+    ASSERT_EQ(cudaStreamSynchronize(b.stream.get()), cudaSuccess);
+    std::vector<unsigned char> direct(bytes), replay(bytes);
+    cudaMemcpy(direct.data(), b.ctx->output(0), bytes, cudaMemcpyDeviceToHost);
+    // Capture (after the warm enqueue above), poison, replay.
+    cudaGraph_t graph = nullptr;
+    ASSERT_EQ(cudaStreamBeginCapture(b.stream.get(), cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    Status s = b.ctx->enqueue(b.stream.get());
+    ASSERT_EQ(cudaStreamEndCapture(b.stream.get(), &graph), cudaSuccess);
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    cudaMemset(const_cast<void*>(b.ctx->output(0)), 0xFF, bytes);
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(cudaGraphLaunch(exec, b.stream.get()), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(b.stream.get()), cudaSuccess);
+    cudaMemcpy(replay.data(), b.ctx->output(0), bytes, cudaMemcpyDeviceToHost);
+    EXPECT_EQ(direct, replay);
+    size_t nodes = 0;
+    cudaGraphGetNodes(graph, nullptr, &nodes);
+    std::printf("[ capture  ] %s graph nodes %zu, engine kernel_count %zu\n", precision_name(p), nodes, b.engine->kernel_count());
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  }
+}
+
+TEST(CudaEngineModel, ThousandEnqueuesAllocateNothing) {
+  WS_REQUIRE_LANES_GPU();
+  Built b = build_demo(Precision::kFloat32);
+  ASSERT_TRUE(b.ctx);
+  ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());  // warm
+  ASSERT_EQ(cudaStreamSynchronize(b.stream.get()), cudaSuccess);
+  size_t free0 = 0, free1 = 0, total = 0;
+  cudaMemGetInfo(&free0, &total);
+  const uint64_t allocs0 = cuda::cuda_allocation_count();
+  cuda::Event start = std::move(cuda::Event::create()).value(), stop = std::move(cuda::Event::create()).value();
+  cudaEventRecord(start.get(), b.stream.get());
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());
+  cudaEventRecord(stop.get(), b.stream.get());
+  ASSERT_EQ(cudaStreamSynchronize(b.stream.get()), cudaSuccess);
+  cudaMemGetInfo(&free1, &total);
+  EXPECT_EQ(cuda::cuda_allocation_count(), allocs0);
+  EXPECT_EQ(free0, free1) << "device free memory changed during 1000 enqueues";
+  std::printf("[ enqueue  ] demo fp32: %.2f us per enqueue (1000 back to back, direct), arena %zu B, weights %zu B\n",
+              *cuda::elapsed_ms(start, stop) * 1000.0f / 1000.0f, b.engine->arena_bytes(), b.engine->weight_bytes());
+}
+
+TEST(CudaEngineModel, TimingCacheRoundTrip) {
+  WS_REQUIRE_LANES_GPU();
+  const std::string path = (std::filesystem::temp_directory_path() / ("ws_timing_cache_" + std::to_string(::getpid()) + ".json")).string();
+  std::filesystem::remove(path);
+  CudaBuildOptions opt;
+  opt.timing_cache_path = path;
+  auto first = CudaEngine::build(demo_graph(), opt);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  ASSERT_TRUE(std::filesystem::exists(path));
+  auto second = CudaEngine::build(demo_graph(), opt);
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  const auto& t1 = (*first)->tactics();
+  const auto& t2 = (*second)->tactics();
+  ASSERT_EQ(t1.size(), t2.size());
+  ASSERT_FALSE(t1.empty());
+  for (size_t i = 0; i < t1.size(); ++i) {
+    EXPECT_EQ(t1[i].node, t2[i].node);
+    EXPECT_EQ(t1[i].choice, t2[i].choice);
+    EXPECT_GT(t1[i].time_us, 0.0f) << t1[i].node;
+    EXPECT_EQ(t2[i].time_us, 0.0f) << t2[i].node << " was timed again instead of read from the cache";
+    std::printf("[ tactic   ] %s %s: %s, %.1f us\n", t1[i].node.c_str(), t1[i].op_type.c_str(), t1[i].choice.c_str(), t1[i].time_us);
+  }
+  // A cache for another graph (different weights) is ignored and rewritten.
+  ir::DemoModelOptions o2;
+  o2.seed = 7;
+  auto proto = ir::make_demo_model(o2);
+  std::string s = proto.SerializeAsString();
+  auto g2 = ir::import_onnx_bytes(std::span(reinterpret_cast<const std::byte*>(s.data()), s.size()), "demo7");
+  ASSERT_TRUE(g2.is_ok());
+  auto third = CudaEngine::build(std::move(g2).value(), opt);
+  ASSERT_TRUE(third.is_ok()) << third.status().to_string();
+  for (const auto& t : (*third)->tactics()) EXPECT_GT(t.time_us, 0.0f) << t.node;
+  std::filesystem::remove(path);
+}
+
+TEST(CudaEngineModel, EfficientNetLite0MatchesCpu) {
+  WS_REQUIRE_LANES_GPU();
+  const char* assets = std::getenv("WS_ASSETS_DIR");
+  const std::string path = std::string(assets ? assets : ".assets") + "/models/efficientnet_lite0.onnx";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found (set WS_ASSETS_DIR)";
+  auto g = ir::import_onnx(path);
+  if (!g) {
+    ir::ImportOptions io;
+    io.input_shapes["*"] = {1, 3, 224, 224};
+    g = ir::import_onnx(path, io);
+  }
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  auto cpu = CpuEngine::build(*g);
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+  auto x = test::random_values((*cpu)->input_desc(0).bytes / 4, test::seed_for("effnet"), -2.0f, 2.0f);
+  for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
+    SCOPED_TRACE(precision_name(p));
+    auto in = p == Precision::kFloat16 ? test::round_to_half(x) : x;
+    std::copy(in.begin(), in.end(), static_cast<float*>((*cpu)->input(0)));
+    ASSERT_TRUE((*cpu)->run().is_ok());
+    const size_t n = (*cpu)->output_desc(0).bytes / 4;
+    std::vector<float> ref(static_cast<const float*>((*cpu)->output(0)), static_cast<const float*>((*cpu)->output(0)) + n);
+    CudaBuildOptions opt;
+    opt.precision = p;
+    auto gpu = CudaEngine::build(*g, opt);
+    ASSERT_TRUE(gpu.is_ok()) << gpu.status().to_string();
+    auto ctx = (*gpu)->create_context();
+    ASSERT_TRUE(ctx.is_ok()) << ctx.status().to_string();
+    ASSERT_TRUE(test::write_input(**gpu, **ctx, 0, in).is_ok());
+    cuda::Stream st = std::move(cuda::Stream::create()).value();
+    cudaMemset(const_cast<void*>((*ctx)->output(0)), 0xFF, n * 4);
+    ASSERT_TRUE((*ctx)->enqueue(st.get()).is_ok());
+    ASSERT_EQ(cudaStreamSynchronize(st.get()), cudaSuccess);
+    std::vector<float> got(n);
+    cudaMemcpy(got.data(), (*ctx)->output(0), n * 4, cudaMemcpyDeviceToHost);
+    // Time 200 direct enqueues (rough first figure; the benchmark is its own issue).
+    cuda::Event a = std::move(cuda::Event::create()).value(), b = std::move(cuda::Event::create()).value();
+    cudaEventRecord(a.get(), st.get());
+    for (int i = 0; i < 200; ++i) ASSERT_TRUE((*ctx)->enqueue(st.get()).is_ok());
+    cudaEventRecord(b.get(), st.get());
+    cudaStreamSynchronize(st.get());
+    auto cmp = test::compare(got, ref, 1e30, 0);
+    const double rel = cmp.max_abs / cmp.max_ref;
+    size_t argmax_g = std::max_element(got.begin(), got.end()) - got.begin(), argmax_c = std::max_element(ref.begin(), ref.end()) - ref.begin();
+    std::printf("[ effnet   ] %s max|diff| %.4g max|logit| %.4g -> relative %.3g; argmax gpu %zu cpu %zu; %zu kernels, arena %zu B, "
+                "weights %zu B; %.1f us per enqueue (200 back to back)\n",
+                precision_name(p), cmp.max_abs, cmp.max_ref, rel, argmax_g, argmax_c, (*gpu)->kernel_count(), (*gpu)->arena_bytes(),
+                (*gpu)->weight_bytes(), *cuda::elapsed_ms(a, b) * 1000.0f / 200.0f);
+    EXPECT_LE(rel, p == Precision::kFloat32 ? 1e-3 : 2e-2);
+    EXPECT_FALSE(std::isnan(cmp.max_abs));
+    EXPECT_EQ(cmp.bad, 0u) << "NaN in logits";
+  }
+}
+
+}  // namespace
+}  // namespace ws

@@ -1,0 +1,115 @@
+#pragma once
+// Helpers of the CUDA executor GPU tests (tests/gpu/cuda_engine_*_test.cpp): build a graph both ways
+// (CPU executor = oracle, CUDA executor), feed the same random inputs, poison the CUDA outputs, run,
+// and compare with abs + rel tolerances (|gpu − cpu| <= abs + rel·|cpu|, stated at each call site).
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda/cuda_util.h"
+#include "engine/ir/model_builder.h"
+#include "lanes_gpu_support.h"
+#include "warpstream/cuda_engine.h"
+#include "warpstream/engine.h"
+
+namespace ws::test {
+
+inline ir::Graph import_builder(const ir::ModelBuilder& b) {
+  auto bytes = b.bytes();
+  auto g = ir::import_onnx_bytes(bytes, "test-model");
+  EXPECT_TRUE(g.is_ok()) << g.status().to_string();
+  return g.is_ok() ? std::move(g).value() : ir::Graph{};
+}
+
+inline std::vector<float> random_values(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+/// Uploads float inputs into a context (converted to fp16 when the engine's input is fp16).
+inline Status write_input(const CudaEngine& e, ExecutionContext& ctx, size_t i, const std::vector<float>& v) {
+  if (e.input_desc(i).dtype == ir::DType::kFloat16) {
+    std::vector<__half> h(v.size());
+    for (size_t k = 0; k < v.size(); ++k) h[k] = __float2half_rn(v[k]);
+    WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(ctx.input(i), h.data(), h.size() * 2, cudaMemcpyHostToDevice));
+  } else {
+    WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(ctx.input(i), v.data(), v.size() * 4, cudaMemcpyHostToDevice));
+  }
+  return Status::ok();
+}
+
+/// fp16 rounding of the CPU inputs, so both executors see the same input values in fp16 mode.
+inline std::vector<float> round_to_half(const std::vector<float>& v) {
+  std::vector<float> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) r[i] = __half2float(__float2half_rn(v[i]));
+  return r;
+}
+
+struct Comparison {
+  double max_abs = 0, max_rel = 0, max_ref = 0;
+  size_t bad = 0, count = 0;
+  std::string first_bad;
+};
+
+inline Comparison compare(const std::vector<float>& got, const std::vector<float>& ref, double abs_tol, double rel_tol) {
+  Comparison c;
+  c.count = ref.size();
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double d = std::fabs(double(got[i]) - double(ref[i]));
+    c.max_ref = std::max(c.max_ref, std::fabs(double(ref[i])));
+    const bool ok = d <= abs_tol + rel_tol * std::fabs(double(ref[i])) && !std::isnan(got[i]) == !std::isnan(ref[i]);
+    if (!std::isnan(d)) {
+      c.max_abs = std::max(c.max_abs, d);
+      if (std::fabs(ref[i]) > 1e-6) c.max_rel = std::max(c.max_rel, d / std::fabs(double(ref[i])));
+    }
+    if (!ok && c.bad++ == 0) c.first_bad = "index " + std::to_string(i) + ": gpu " + std::to_string(got[i]) + " cpu " + std::to_string(ref[i]);
+  }
+  return c;
+}
+
+/// Runs `graph` on the CPU executor and the CUDA executor (precision p) on the same random inputs;
+/// returns the comparison of output 0. Outputs are poisoned (0xFF = NaN) before the enqueue.
+inline Comparison run_both(const ir::Graph& graph, Precision p, double abs_tol, double rel_tol, uint64_t seed,
+                           std::string* error = nullptr, CudaBuildOptions opt = {}) {
+  Comparison none;
+  auto cpu = CpuEngine::build(graph);
+  if (!cpu) { if (error) *error = "cpu build: " + cpu.status().to_string(); return none; }
+  opt.precision = p;
+  auto gpu = CudaEngine::build(graph, opt);
+  if (!gpu) { if (error) *error = "cuda build: " + gpu.status().to_string(); return none; }
+  auto ctx = (*gpu)->create_context();
+  if (!ctx) { if (error) *error = "context: " + ctx.status().to_string(); return none; }
+  for (size_t i = 0; i < (*cpu)->num_inputs(); ++i) {
+    const size_t n = (*cpu)->input_desc(i).bytes / 4;
+    auto v = random_values(n, seed + i);
+    if (p == Precision::kFloat16) v = round_to_half(v);
+    std::copy(v.begin(), v.end(), static_cast<float*>((*cpu)->input(i)));
+    Status s = write_input(**gpu, **ctx, i, v);
+    if (!s.is_ok()) { if (error) *error = s.to_string(); return none; }
+  }
+  Status rs = (*cpu)->run();
+  const size_t n = (*cpu)->output_desc(0).bytes / 4;
+  std::vector<float> ref(static_cast<const float*>((*cpu)->output(0)), static_cast<const float*>((*cpu)->output(0)) + n);
+  cuda::Stream stream = std::move(cuda::Stream::create()).value();
+  cudaMemset(const_cast<void*>((*ctx)->output(0)), 0xFF, n * 4);
+  Status es = (*ctx)->enqueue(stream.get());
+  if (!es.is_ok()) { if (error) *error = "enqueue: " + es.to_string(); return none; }
+  cudaError_t ce = cudaStreamSynchronize(stream.get());
+  if (ce != cudaSuccess) { if (error) *error = std::string("sync: ") + cudaGetErrorString(ce); return none; }
+  std::vector<float> got(n);
+  cudaMemcpy(got.data(), (*ctx)->output(0), n * 4, cudaMemcpyDeviceToHost);
+  return compare(got, ref, abs_tol, rel_tol);
+}
+
+}  // namespace ws::test
