@@ -1,0 +1,406 @@
+// `warpstream bench`: the latency benchmark of the lanes rail (issue 4). Per frame: host latency (submit
+// called → Top-K visible in mapped memory, returned by wait), GPU time (the lane's start event before the
+// graph launch → end event after Top-K) and enqueue (host wall time inside submit). N producer threads
+// keep N lanes busy. Statistics, report JSON and per-sample CSV: bench/ (docs/benchmarking.md).
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+#include "bench/env_record.h"
+#include "bench/nvtx.h"
+#include "bench/report.h"
+#include "bench/stats.h"
+#include "command.h"
+#include "core/file_io.h"
+#include "warpstream/image.h"
+#ifdef WS_HAVE_CUDA
+#include "bench/env_cuda.h"
+#include "cuda/cuda_util.h"
+#include "cuda/device.h"
+#include "warpstream/classifier.h"
+#include "warpstream/graph.h"
+#include "warpstream/lanes.h"
+#endif
+
+namespace {
+
+struct BenchArgs {
+  std::string model;
+  int lanes = 1;
+  int warmup = 200;
+  int iterations = 2000;
+  double duration_s = 0;
+  bool no_cuda_graph = false;
+  std::string input = "mapped";
+  std::string precision = "fp32";
+  std::string source = "1920x1080";
+  int topk = 5;
+  std::string json, samples, label, image, frame, timing_cache;
+  int device = 0;
+  bool no_progress = false;
+};
+
+bool parse_wxh(const std::string& s, int64_t& w, int64_t& h) {
+  long long a = 0, b = 0;
+  char x = 0, extra = 0;
+  if (std::sscanf(s.c_str(), "%lld%c%lld%c", &a, &x, &b, &extra) != 3 || (x != 'x' && x != 'X') || a < 1 || b < 1)
+    return false;
+  w = a;
+  h = b;
+  return true;
+}
+
+#ifdef WS_HAVE_CUDA
+using Clock = std::chrono::steady_clock;
+double us_since(Clock::time_point t0, Clock::time_point t1) {
+  return std::chrono::duration<double, std::micro>(t1 - t0).count();
+}
+
+// The frame every lane serves: a photo (--image, its own size), raw RGB8 (--frame, --source size), or a
+// seeded pseudo-random frame of --source size (never zeros: METHOD.md).
+ws::Result<std::vector<uint8_t>> make_frame(const BenchArgs& a, int64_t& w, int64_t& h, std::string& what) {
+  if (!a.image.empty()) {
+    auto img = ws::decode_image_file(a.image);
+    if (!img) return img.status();
+    w = img->width;
+    h = img->height;
+    what = "image " + std::filesystem::path(a.image).filename().string();
+    return std::move(img->pixels);
+  }
+  if (!a.frame.empty()) {
+    auto bytes = ws::read_regular_file(a.frame, "frame file", size_t{1} << 31);
+    if (!bytes) return bytes.status();
+    if (bytes->size() != static_cast<size_t>(w * h * 3))
+      return ws::invalid_argument("frame file " + a.frame + " has " + std::to_string(bytes->size()) +
+                                  " bytes; --source " + std::to_string(w) + "x" + std::to_string(h) + " needs " +
+                                  std::to_string(w * h * 3) + " (raw RGB8, rows packed)");
+    what = "raw frame " + std::filesystem::path(a.frame).filename().string();
+    return std::vector<uint8_t>(bytes->begin(), bytes->end());
+  }
+  std::vector<uint8_t> px(static_cast<size_t>(w * h * 3));
+  uint32_t s = 0x9e3779b9u;
+  for (auto& p : px) {
+    s ^= s << 13;
+    s ^= s >> 17;
+    s ^= s << 5;
+    p = static_cast<uint8_t>(s >> 24);
+  }
+  what = "pseudo-random frame (xorshift32, seed 0x9e3779b9)";
+  return px;
+}
+
+struct LaneRecorders {
+  ws::bench::SampleRecorder host, gpu, enqueue;
+  size_t mismatches = 0;  // frames whose top-1 differs from the warm-up's
+  std::string error;
+};
+
+int run_bench(const BenchArgs& a) {
+  auto fail = [](const ws::Status& st, int code = 1) {
+    std::fprintf(stderr, "error: %s\n", st.to_string().c_str());
+    return code;
+  };
+  if (a.model.empty()) return fail(ws::invalid_argument("--model is required"), 2);
+  if (a.lanes < 1 || a.lanes > 64) return fail(ws::invalid_argument("--lanes must be 1..64"), 2);
+  if (a.warmup < 0 || a.iterations < 1) return fail(ws::invalid_argument("--warmup >= 0 and --iterations >= 1"), 2);
+  int64_t src_w = 0, src_h = 0;
+  if (!parse_wxh(a.source, src_w, src_h)) return fail(ws::invalid_argument("--source must be WxH, e.g. 1920x1080"), 2);
+  auto input_mode = ws::parse_lane_input(a.input);
+  if (!input_mode) return fail(input_mode.status(), 2);
+  ws::Precision precision;
+  if (a.precision == "fp32") precision = ws::Precision::kFloat32;
+  else if (a.precision == "fp16") precision = ws::Precision::kFloat16;
+  else return fail(ws::invalid_argument("--precision must be fp32 or fp16"), 2);
+
+  // Device first: the map-host flag must precede every other CUDA use (cuda/device.h).
+  if (auto st = ws::cuda::init_device(a.device, ws::cuda::HostWait::kSpin); !st) return fail(st);
+  ws::bench::Report rep;
+  rep.tool = "warpstream bench";
+  rep.date_utc = ws::bench::utc_now_iso8601();
+  std::string bus;
+  if (auto dr = ws::cuda::device_report(a.device); dr.is_ok()) {
+    bus = dr->pci_bus_id;
+    rep.env.set("device", dr->to_string());
+    rep.env.set("sm_count", dr->sm_count);
+    rep.env.set("host_wait", "spin (cudaDeviceScheduleSpin)");
+  }
+  ws::bench::record_env_start(rep.env, bus);
+  ws::bench::record_cuda_versions(rep.env);
+
+  auto& c = rep.config;
+  c.runtime = "warpstream";
+  c.scope = "end_to_end";
+  c.model = std::filesystem::path(a.model).filename().string();
+  c.model_sha256 = ws::bench::sha256_file_hex(a.model);
+  c.precision = a.precision;
+  c.graph_mode = a.no_cuda_graph ? "direct" : "graph";
+  c.lanes = a.lanes;
+  c.input_mode = a.input;
+  c.transfers_included = *input_mode != ws::LaneInput::kDevice;
+  c.topk = a.topk;
+
+  std::string frame_what;
+  auto frame = make_frame(a, src_w, src_h, frame_what);
+  if (!frame) return fail(frame.status(), 2);
+  c.source_shape = {src_h, src_w, 3};
+  c.notes.push_back("source: " + frame_what);
+
+  ws::ModelConfig mc;
+  if (auto m = ws::model_config_for(a.model); m.is_ok()) {
+    mc = *m;
+    c.notes.push_back("normalisation from the model's JSON sidecar");
+  } else {
+    c.notes.push_back("no model sidecar: ImageNet mean/std (timing is unaffected)");
+  }
+
+  std::fprintf(stderr, "bench: building %s (%s) ...\n", c.model.c_str(), a.precision.c_str());
+  const auto tb0 = Clock::now();
+  auto graph = ws::ir::import_onnx(a.model);
+  if (!graph) return fail(graph.status(), 2);
+  ws::CudaBuildOptions bo;
+  bo.precision = precision;
+  bo.device = a.device;
+  bo.timing_cache_path = a.timing_cache;
+  auto built = ws::CudaEngine::build(std::move(graph).value(), bo);
+  if (!built) return fail(built.status());
+  std::shared_ptr<ws::CudaEngine> engine = std::move(built).value();
+  const auto& ind = engine->input_desc(0).shape;
+  c.network_input_shape.assign(ind.begin(), ind.end());
+  rep.env.set("engine_build_s", std::chrono::duration<double>(Clock::now() - tb0).count());
+  rep.env.set("engine_kernels_per_enqueue", engine->kernel_count());
+  rep.env.set("engine_weight_bytes", engine->weight_bytes());
+  rep.env.set("engine_arena_bytes", engine->arena_bytes());
+
+  ws::PipelineOptions po;
+  po.lanes = a.lanes;
+  po.src_width = src_w;
+  po.src_height = src_h;
+  po.k = a.topk;
+  po.input = *input_mode;
+  po.use_cuda_graph = !a.no_cuda_graph;
+  po.normalize = mc.normalize;
+  std::vector<ws::cuda::DeviceBuffer> device_frames;
+  if (*input_mode == ws::LaneInput::kDevice) {
+    for (int i = 0; i < a.lanes; ++i) {
+      auto buf = ws::cuda::DeviceBuffer::allocate(frame->size());
+      if (!buf) return fail(buf.status());
+      if (cudaMemcpy(buf->get(), frame->data(), frame->size(), cudaMemcpyHostToDevice) != cudaSuccess)
+        return fail(ws::Status(ws::StatusCode::kCuda, "uploading the device frame failed"));
+      po.device_inputs.push_back(buf->get());
+      device_frames.push_back(std::move(buf).value());
+    }
+  }
+  auto built_pipe = ws::Pipeline::build(engine, po);
+  if (!built_pipe) return fail(built_pipe.status());
+  ws::Pipeline& pipe = **built_pipe;
+  // The producer's write of the frame into the slot is outside every interval: each lane's slot is filled
+  // once here and keeps the frame (slots are per lane and never reused by another lane).
+  if (*input_mode != ws::LaneInput::kDevice) {
+    for (int i = 0; i < a.lanes; ++i) {
+      auto lane = pipe.acquire(static_cast<size_t>(i));
+      if (!lane) return fail(lane.status());
+      auto slot = pipe.input(*lane);
+      std::memcpy(slot.data(), frame->data(), frame->size());
+      if (auto st = pipe.release(*lane); !st) return fail(st);
+    }
+  }
+
+  // ---- measured loop: lane i is driven by producer thread i ---------------------------------------------
+  const int per_lane_iters = (a.iterations + a.lanes - 1) / a.lanes;
+  const size_t capacity = a.duration_s > 0 ? static_cast<size_t>(a.duration_s * 20000) + 16
+                                           : static_cast<size_t>(per_lane_iters);
+  std::vector<LaneRecorders> rec(static_cast<size_t>(a.lanes));
+  for (auto& r : rec) {
+    r.host.reserve(capacity);
+    r.gpu.reserve(capacity);
+    r.enqueue.reserve(capacity);
+  }
+  std::atomic<size_t> done{0};
+  std::atomic<bool> stop{false};
+  Clock::time_point t_start, t_end;
+  std::barrier sync(a.lanes, [&]() noexcept { t_start = Clock::now(); });
+  const int expected_top1_unset = -1;
+  std::vector<int32_t> top1(static_cast<size_t>(a.lanes), expected_top1_unset);
+
+  auto producer = [&](int li) {
+    LaneRecorders& r = rec[static_cast<size_t>(li)];
+    auto one = [&](bool timed) -> bool {
+      auto lane = pipe.acquire(static_cast<size_t>(li));
+      if (!lane) { r.error = lane.status().to_string(); return false; }
+      const auto t0 = Clock::now();
+      ws::Status st;
+      {
+        ws::bench::NvtxRange nr("submit");
+        st = pipe.submit(*lane, src_w, src_h);
+      }
+      const auto t1 = Clock::now();
+      if (!st) { r.error = st.to_string(); return false; }
+      ws::Result<std::span<const ws::ref::TopKEntry>> top = ws::internal_error("unset");
+      {
+        ws::bench::NvtxRange nr("wait");
+        top = pipe.wait(*lane);
+      }
+      const auto t2 = Clock::now();
+      if (!top) { r.error = top.status().to_string(); return false; }
+      const int32_t idx = (*top)[0].index;
+      if (top1[static_cast<size_t>(li)] == expected_top1_unset) top1[static_cast<size_t>(li)] = idx;
+      else if (idx != top1[static_cast<size_t>(li)]) ++r.mismatches;
+      if (timed) {
+        r.enqueue.record(us_since(t0, t1));
+        r.host.record(us_since(t0, t2));
+        if (auto ms = pipe.gpu_time_ms(*lane); ms.is_ok()) r.gpu.record(*ms * 1000.0);
+        done.fetch_add(1, std::memory_order_relaxed);
+      }
+      if (auto rs = pipe.release(*lane); !rs) { r.error = rs.to_string(); return false; }
+      return true;
+    };
+    bool ok = true;
+    for (int i = 0; i < a.warmup && ok; ++i) ok = one(false);
+    sync.arrive_and_wait();  // timed phase starts together (t_start set by the completion step)
+    if (!ok) return;
+    if (a.duration_s > 0) {
+      const auto deadline = t_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.duration_s));
+      while (ok && Clock::now() < deadline) ok = one(true);
+    } else {
+      for (int i = 0; i < per_lane_iters && ok; ++i) ok = one(true);
+    }
+  };
+
+  std::fprintf(stderr, "bench: %d lane(s), %s, input %s, %d warm-up + %s per lane\n", a.lanes, c.graph_mode.c_str(),
+               a.input.c_str(), a.warmup,
+               a.duration_s > 0 ? (std::to_string(a.duration_s) + " s").c_str() : std::to_string(per_lane_iters).c_str());
+  std::vector<std::thread> threads;
+  for (int i = 0; i < a.lanes; ++i) threads.emplace_back(producer, i);
+  // Progress bar (stderr, only on a terminal, from the third second on).
+  std::thread progress;
+  if (!a.no_progress && isatty(STDERR_FILENO)) {
+    progress = std::thread([&] {
+      const auto p0 = Clock::now();
+      const double total = a.duration_s > 0 ? a.duration_s : double(per_lane_iters) * a.lanes;
+      bool shown = false;
+      while (!stop.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        const double el = std::chrono::duration<double>(Clock::now() - p0).count();
+        if (el < 3 && !shown) continue;
+        shown = true;
+        const double frac = a.duration_s > 0 ? std::min(1.0, el / total) : std::min(1.0, double(done.load()) / total);
+        const int bars = static_cast<int>(frac * 40);
+        std::fprintf(stderr, "\r[%-40s] %3.0f%% %zu frames", std::string(static_cast<size_t>(bars), '#').c_str(),
+                     frac * 100, done.load());
+      }
+      if (shown) std::fprintf(stderr, "\n");
+    });
+  }
+  for (auto& t : threads) t.join();
+  t_end = Clock::now();
+  stop.store(true);
+  if (progress.joinable()) progress.join();
+  ws::bench::record_env_point(rep.env, bus, "end");
+  for (const auto& r : rec)
+    if (!r.error.empty()) return fail(ws::Status(ws::StatusCode::kCuda, "bench: " + r.error));
+
+  // ---- statistics ---------------------------------------------------------------------------------------
+  std::vector<double> host, gpu, enq;
+  size_t mismatches = 0;
+  for (const auto& r : rec) {
+    host.insert(host.end(), r.host.samples().begin(), r.host.samples().end());
+    gpu.insert(gpu.end(), r.gpu.samples().begin(), r.gpu.samples().end());
+    enq.insert(enq.end(), r.enqueue.samples().begin(), r.enqueue.samples().end());
+    rep.dropped_samples += r.host.dropped();
+    mismatches += r.mismatches;
+  }
+  const size_t warm = static_cast<size_t>(a.warmup) * static_cast<size_t>(a.lanes);
+  rep.wall_s = std::chrono::duration<double>(t_end - t_start).count();
+  rep.throughput_fps = rep.wall_s > 0 ? double(done.load()) / rep.wall_s : 0;
+  rep.metrics.push_back({"host_latency_us",
+                         "host wall clock: submit() called -> wait() returned with Top-K read from mapped memory",
+                         ws::bench::compute_stats(host, warm), host});
+  rep.metrics.push_back({"gpu_time_us",
+                         "CUDA events: lane start event (before the graph launch) -> end event (after Top-K)",
+                         ws::bench::compute_stats(gpu, warm), gpu});
+  rep.metrics.push_back({"enqueue_us", "host wall clock inside submit() (event records + graph launch / enqueue)",
+                         ws::bench::compute_stats(enq, warm), enq});
+  rep.primary = "host_latency_us";
+  const auto& hs = rep.metrics[0].stats;
+  const auto& es = rep.metrics[2].stats;
+  if (hs.p50 > 0 && es.p50 > 0.5 * hs.p50)
+    rep.warnings.push_back("enqueue p50 is " + std::to_string(int(100 * es.p50 / hs.p50)) +
+                           "% of host latency p50: the host launch dominates (trtexec's enqueue-bound warning)");
+  if (rep.dropped_samples) rep.warnings.push_back(std::to_string(rep.dropped_samples) + " samples past the recorder capacity were not kept");
+  rep.env.set("result_check", mismatches == 0 ? "ok: every frame's top-1 equals the lane's first frame's"
+                                              : "MISMATCH: " + std::to_string(mismatches) + " frames with another top-1");
+  rep.env.set("top1_index", top1[0]);
+  rep.label = a.label.empty() ? (std::filesystem::path(a.model).stem().string() + " " + a.precision + " " +
+                                 c.graph_mode + " " + a.input + " " + std::to_string(a.lanes) + "L")
+                              : a.label;
+
+  // ---- print (trtexec's shape: one line per interval) ---------------------------------------------------
+  std::printf("%s  (%s, %zu timed frames after %zu warm-up, %.0f frames/s over %d lane(s))\n", rep.label.c_str(),
+              rep.env.fields.value("gpu_name", std::string("?")).c_str(), hs.count, warm, rep.throughput_fps, a.lanes);
+  std::printf("%-16s %9s %9s %9s %9s %9s %9s %9s %9s %7s\n", "interval (us)", "min", "mean", "p50", "p90", "p95", "p99",
+              "p99.9", "max", "CoV");
+  for (const auto& m : rep.metrics) {
+    const auto& s = m.stats;
+    std::printf("%-16s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %7.3f\n", m.name.c_str(), s.min, s.mean, s.p50,
+                s.p90, s.p95, s.p99, s.p99_9, s.max, s.cov);
+  }
+  std::printf("check: %s\n", rep.env.fields["result_check"].get<std::string>().c_str());
+  for (const auto& w : rep.warnings) std::printf("WARNING: %s\n", w.c_str());
+
+  if (!a.samples.empty()) {
+    if (auto st = ws::bench::write_samples_csv(rep.metrics, a.samples); !st) return fail(st);
+    rep.samples_csv = a.samples;
+  }
+  if (!a.json.empty())
+    if (auto st = ws::bench::write_report_json(rep, a.json); !st) return fail(st);
+  return mismatches == 0 ? 0 : 1;
+}
+#endif
+
+int run_bench_entry(const BenchArgs& a) {
+#ifndef WS_HAVE_CUDA
+  (void)a;
+  std::fprintf(stderr, "error: bench: this warpstream was built without CUDA (the lanes rail needs a GPU)\n");
+  return 2;
+#else
+  return run_bench(a);
+#endif
+}
+
+}  // namespace
+
+WS_REGISTER_COMMAND(bench, "bench",
+                    "Latency benchmark of the lanes rail: host/GPU/enqueue percentiles, environment record, JSON + CSV",
+                    [](CLI::App& sub) -> std::function<int()> {
+                      auto a = std::make_shared<BenchArgs>();
+                      sub.add_option("--model", a->model, "ONNX model (fixed shape, batch 1)")->required();
+                      sub.add_option("--lanes", a->lanes, "lanes, each driven by its own producer thread (default 1)");
+                      sub.add_option("--warmup", a->warmup, "warm-up frames per lane, not timed (default 200)");
+                      auto* it = sub.add_option("--iterations", a->iterations, "timed frames over all lanes (default 2000)");
+                      auto* du = sub.add_option("--duration", a->duration_s, "timed seconds instead of --iterations");
+                      it->excludes(du);
+                      sub.add_flag("--no-cuda-graph", a->no_cuda_graph, "enqueue the stages directly instead of a graph launch");
+                      sub.add_option("--input", a->input, "mapped | copy | device (default mapped)");
+                      sub.add_option("--precision", a->precision, "fp32 | fp16 (default fp32)");
+                      auto* src = sub.add_option("--source", a->source, "source frame WxH (default 1920x1080)");
+                      auto* img = sub.add_option("--image", a->image, "photo as the frame (PNG/JPEG; its own size)");
+                      sub.add_option("--frame", a->frame, "raw RGB8 frame file of --source size (tools/make_frame.py)");
+                      img->excludes(src);
+                      sub.add_option("--topk", a->topk, "K (default 5)");
+                      sub.add_option("--json", a->json, "write the report (schema warpstream-bench/1)");
+                      sub.add_option("--samples", a->samples, "write every timed sample (CSV)");
+                      sub.add_option("--label", a->label, "row name in compare tables and plots");
+                      sub.add_option("--timing-cache", a->timing_cache, "engine timing cache file");
+                      sub.add_option("--device", a->device, "CUDA device index (default 0)");
+                      sub.add_flag("--no-progress", a->no_progress, "no progress bar");
+                      return [a] { return run_bench_entry(*a); };
+                    });
