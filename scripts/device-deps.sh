@@ -15,6 +15,7 @@ PKGS=(
   libjpeg62-turbo-dev libjpeg62-turbo libjpeg-dev
   nlohmann-json3-dev libcli11-dev
   libgtest-dev googletest                   # static libgtest.a + GTestConfig.cmake
+  libssl-dev                                # OpenSSL headers (bench: model SHA-256); runtime = the image's libcrypto.so.3
 )
 cd .debs
 for p in "${PKGS[@]}"; do

@@ -15,6 +15,14 @@ WS_LIBDIR="$WS_DEPS/usr/lib/x86_64-linux-gnu"
 WS_SYSZ=$(ldconfig -p 2>/dev/null | awk '/libz\.so\.1 .*x86-64/{print $NF; exit}')
 [ -e "${WS_SYSZ:-/nonexistent}" ] || WS_SYSZ="$WS_DEPS/lib/x86_64-linux-gnu/libz.so.1"
 ln -sfn "$WS_SYSZ" "$WS_LIBDIR/libz.so"
+# libssl-dev's libcrypto.so links to bookworm's libcrypto.so.3, which is not carried: point it at the image's
+# own libcrypto.so.3 (Python's); without one, CMake finds no OpenSSL and reports say the hash is unavailable.
+WS_SYSCRYPTO=$(ldconfig -p 2>/dev/null | awk '/libcrypto\.so\.3 .*x86-64/{print $NF; exit}')
+if [ -e "${WS_SYSCRYPTO:-/nonexistent}" ] && [ -d "$WS_DEPS/usr/include/openssl" ]; then
+  ln -sfn "$WS_SYSCRYPTO" "$WS_LIBDIR/libcrypto.so"
+else
+  rm -f "$WS_LIBDIR/libcrypto.so" "$WS_LIBDIR/libssl.so"
+fi
 # Headers of libjpeg62-turbo-dev live partly under include/x86_64-linux-gnu (jconfig.h).
 export CMAKE_PREFIX_PATH="$WS_DEPS/usr:$WS_LIBDIR/cmake:$WS_DEPS/usr/share/cmake${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
 export CPATH="$WS_DEPS/usr/include:$WS_DEPS/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}"

@@ -32,6 +32,7 @@ APT_PACKAGES=(
   build-essential cmake
   libonnx-dev libprotobuf-dev libpng-dev libjpeg-dev
   nlohmann-json3-dev libcli11-dev
+  libssl-dev                # OpenSSL libcrypto: model SHA-256 in benchmark reports (bench/env_record)
   libgtest-dev libgmock-dev
   libonnx-testdata          # ONNX backend node tests (tests/CMakeLists.txt)
   # python tooling (tools/fetch_assets.py)

