@@ -100,6 +100,7 @@ std::vector<OpCase> cases() {
   c.push_back(binary("Sub", {1, 4, 5, 6}, {6}, true));
   c.push_back(binary("Mul", {1, 4, 5, 6}, {1, 4, 1, 1}, false));
   c.push_back(binary("Mul", {3, 1}, {1, 5}, false));
+  c.back().name = "Mul_outer_broadcast";
   c.push_back(binary("Div", {2, 3, 4}, {3, 1}, true));
 
   auto pool = [](std::string name, std::string op, std::function<void(ir::NodeRef&)> attrs) {

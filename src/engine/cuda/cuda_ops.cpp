@@ -408,9 +408,19 @@ Status bind_conv(BindContext& c, Step& s) {
     WS_ASSIGN_OR_RETURN(void* sws, c.dev.get(2, c.options.max_workspace_bytes));
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int returned = 0;
-    WS_CUDNN_RETURN_IF_ERROR(cudnnFindConvolutionForwardAlgorithmEx(c.dev.cudnn, p.x, sx, p.w, p.weight, p.conv, p.y, sy,
-                                                                    CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, sws,
-                                                                    c.options.max_workspace_bytes));
+    // cudnnFind…Ex times every algorithm; should it refuse this configuration, the heuristic list of
+    // cudnnGet…_v7 is timed by us instead (each candidate below is re-timed either way).
+    if (cudnnFindConvolutionForwardAlgorithmEx(c.dev.cudnn, p.x, sx, p.w, p.weight, p.conv, p.y, sy, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                               &returned, perf, sws, c.options.max_workspace_bytes) != CUDNN_STATUS_SUCCESS) {
+      (void)cudaGetLastError();
+      WS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(c.dev.cudnn, p.x, p.w, p.conv, p.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                                      &returned, perf));
+      for (int i = 0; i < returned; ++i) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+        size_t ws = 0;
+        if (cudnnGetConvolutionForwardWorkspaceSize(c.dev.cudnn, p.x, p.w, p.conv, p.y, perf[i].algo, &ws) == CUDNN_STATUS_SUCCESS) perf[i].memory = ws;
+      }
+    }
     bool found = false;
     int tried = 0;
     cudnnConvolutionFwdAlgo_t best_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
@@ -418,11 +428,12 @@ Status bind_conv(BindContext& c, Step& s) {
     size_t best_ws = 0;
     const bool padded = p.padded;
     p.padded = false;  // time the convolution itself on the (already padded-size) scratch input
-    // Pass 0 keeps fp32 on FMA math (no TF32); pass 1 (only when pass 0 found nothing) takes any math.
+    // Pass 0: deterministic algorithms, fp32 on FMA math (no TF32); pass 1 (only when pass 0 found nothing): any.
     for (int pass = 0; pass < 2 && !found; ++pass)
     for (int i = 0; i < returned && tried < 4; ++i) {
       if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > c.options.max_workspace_bytes) continue;
       if (pass == 0 && c.precision == Precision::kFloat32 && perf[i].mathType != CUDNN_FMA_MATH) continue;
+      if (pass == 0 && perf[i].determinism != CUDNN_DETERMINISTIC) continue;  // replay must equal direct bitwise
       ++tried;
       for (int variant = 0; variant < 2; ++variant) {
         const bool fused = variant == 1;
