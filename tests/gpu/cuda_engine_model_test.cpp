@@ -4,6 +4,10 @@
 // over 1000 enqueues; the timing cache round trip (second build takes every tactic from the cache: same
 // choices, time 0); EfficientNet-Lite0 ($WS_ASSETS_DIR/models/efficientnet_lite0.onnx) logits vs the CPU
 // executor: max|diff| / max|logit| <= 1e-3 (fp32), 2e-2 (fp16).
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>

@@ -8,6 +8,7 @@
 #include "engine/cuda/cuda_ops.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 

@@ -12,6 +12,8 @@
 #include <cuda_runtime.h>
 
 #include <functional>
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
