@@ -107,7 +107,7 @@ else
 fi
 
 # ---- compute-sanitizer on the lane tests -----------------------------------------------------------
-SAN_FILTER='Lane*:Pipeline*-LaneEfficientNet*'
+SAN_FILTER='Lane*:Pipeline*-*LaneEfficientNet*'
 if want sanitize && [ -x "$T" ]; then
   for tool in memcheck racecheck synccheck; do
     late 30 && { row "compute-sanitizer $tool" "skipped (time)"; continue; }

@@ -106,7 +106,7 @@ TEST_P(LaneCorrectness, MatchesCpuOnRandomFrames) {
               worst_logit, excused);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, LaneCorrectness,
+INSTANTIATE_TEST_SUITE_P(LaneModes, LaneCorrectness,
                          testing::Combine(testing::Values(Precision::kFloat32, Precision::kFloat16),
                                           testing::Bool(),
                                           testing::Values(LaneInput::kMapped, LaneInput::kCopy, LaneInput::kDevice)),

@@ -107,7 +107,7 @@ TEST_P(LaneEfficientNet, Top5AndLogitsMatchCpu) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Precisions, LaneEfficientNet, testing::Values(Precision::kFloat32, Precision::kFloat16),
+INSTANTIATE_TEST_SUITE_P(LanePrecisions, LaneEfficientNet, testing::Values(Precision::kFloat32, Precision::kFloat16),
                          [](const testing::TestParamInfo<Precision>& info) {
                            return std::string(precision_name(info.param));
                          });

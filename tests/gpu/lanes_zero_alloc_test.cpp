@@ -97,7 +97,7 @@ TEST_P(LaneZeroAlloc, SteadyStateCycles) {
               (unsigned long long)(cuda_after - cuda_before), checksum);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, LaneZeroAlloc,
+INSTANTIATE_TEST_SUITE_P(LaneModes, LaneZeroAlloc,
                          testing::Combine(testing::Bool(),
                                           testing::Values(LaneInput::kMapped, LaneInput::kCopy, LaneInput::kDevice)),
                          [](const testing::TestParamInfo<ZeroAllocParam>& info) {
