@@ -1,15 +1,23 @@
-// `warpstream classify --model M.onnx --labels L.txt IMAGE... [--topk K] [--device cpu|cuda|auto] [--json]`
+// `warpstream classify --model M.onnx --labels L.txt IMAGE... [--topk K] [--device cpu|cuda|auto] [--json]
+//   [--precision fp32|fp16] [--no-cuda-graph] [--input mapped|copy|device]`
 // Decodes each image, runs preprocess → network → Top-K, prints labels and scores per image and
-// which backend ran. Exit code 0 ok, 2 on any bad input (model, labels, image, K).
+// which backend ran. On cuda the frame goes through one lane (warpstream/lanes.h: LaneClassifier);
+// auto picks cuda when a GPU is present and the engine builds, else cpu with the reason printed.
+// Exit code 0 ok, 2 on any bad input (model, labels, image, K).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
 #include "command.h"
 #include "warpstream/classifier.h"
+#ifdef WS_HAVE_CUDA
+#include "warpstream/lanes.h"
+#endif
 
 namespace ws::app {
 namespace {
@@ -21,6 +29,8 @@ struct Options {
   int repeat = 1;
   std::string input_shape;
   bool json = false;
+  std::string precision = "fp32", input = "mapped", timing_cache;
+  bool no_cuda_graph = false;
 };
 
 int fail(const Status& s) {
@@ -34,10 +44,21 @@ int run(const Options& opt) {
   }
   std::string backend = "cpu";
   std::string backend_note;
-  if (opt.device == "cuda") {
-    return fail(unsupported("--device cuda: this build has no CUDA executor yet; use --device cpu or auto"));
-  } else if (opt.device == "auto") {
-    backend_note = " (auto: CUDA executor not available in this build)";
+  if (opt.device == "cuda" || opt.device == "auto") {
+#ifndef WS_HAVE_CUDA
+    if (opt.device == "cuda") return fail(unsupported("--device cuda: this build has no CUDA support; use --device cpu or auto"));
+    backend_note = " (auto: this build has no CUDA support)";
+#else
+    Status avail = cuda_device_available();
+    if (avail.is_ok()) {
+      backend = "cuda";
+      if (opt.device == "auto") backend_note = " (auto: a CUDA device is present)";
+    } else if (opt.device == "cuda") {
+      return fail(avail);
+    } else {
+      backend_note = " (auto: " + avail.to_string() + ")";
+    }
+#endif
   }
   auto labels = load_labels(opt.labels);
   if (!labels) return fail(labels.status());
@@ -62,45 +83,99 @@ int run(const Options& opt) {
       pos = x + 1;
     }
   }
-  auto classifier = CpuClassifier::build(opt.model, *config, shape);
-  if (!classifier) return fail(classifier.status());
-  const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  CpuClassifier& c = **classifier;
-  if (static_cast<int64_t>(labels->size()) != c.classes()) {
-    return fail(invalid_argument(opt.labels + ": " + std::to_string(labels->size()) + " labels for a model with " +
-                                 std::to_string(c.classes()) + " classes"));
+  // One classify function per backend; the loop below is shared.
+  std::function<Result<std::vector<ref::TopKEntry>>(const ImageRgb8&, double* gpu_ms)> classify;
+  std::unique_ptr<CpuClassifier> cpu;
+  int64_t in_h = 0, in_w = 0, classes = 0;
+  std::string source = config->source, details;
+#ifdef WS_HAVE_CUDA
+  std::unique_ptr<LaneClassifier> lane;
+  if (backend == "cuda") {
+    auto input_mode = parse_lane_input(opt.input);
+    if (!input_mode) return fail(input_mode.status());
+    LaneClassifierOptions lo;
+    lo.build.precision = opt.precision == "fp16" ? Precision::kFloat16 : Precision::kFloat32;
+    lo.build.timing_cache_path = opt.timing_cache;
+    lo.input = *input_mode;
+    lo.use_cuda_graph = !opt.no_cuda_graph;
+    lo.k = opt.topk;
+    lo.normalize = config->normalize;
+    lo.input_shape = shape;
+    auto built = LaneClassifier::build(opt.model, lo);
+    if (built.is_ok()) {
+      lane = std::move(built).value();
+      in_h = lane->input_height();
+      in_w = lane->input_width();
+      classes = lane->classes();
+      details = " | " + opt.precision + ", input " + opt.input + ", " + (opt.no_cuda_graph ? "direct enqueue" : "CUDA graph") +
+                " | " + lane->device_description();
+      classify = [&](const ImageRgb8& im, double* gpu_ms) -> Result<std::vector<ref::TopKEntry>> {
+        WS_ASSIGN_OR_RETURN(LaneClassification r, lane->classify(im));
+        *gpu_ms = r.gpu_ms;
+        return std::move(r.top);
+      };
+    } else if (opt.device == "cuda" || built.status().code() == StatusCode::kInvalidArgument) {
+      return fail(built.status());
+    } else {
+      backend = "cpu";
+      backend_note = " (auto: CUDA build failed: " + built.status().to_string() + ")";
+    }
   }
-  if (opt.topk > c.classes()) return fail(invalid_argument("--topk " + std::to_string(opt.topk) + " exceeds the model's " + std::to_string(c.classes()) + " classes"));
+#endif
+  if (backend == "cpu") {
+    auto built = CpuClassifier::build(opt.model, *config, shape);
+    if (!built) return fail(built.status());
+    cpu = std::move(built).value();
+    in_h = cpu->input_height();
+    in_w = cpu->input_width();
+    classes = cpu->classes();
+    classify = [&](const ImageRgb8& im, double*) { return cpu->classify(im, opt.topk); };
+  }
+  const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (static_cast<int64_t>(labels->size()) != classes) {
+    return fail(invalid_argument(opt.labels + ": " + std::to_string(labels->size()) + " labels for a model with " +
+                                 std::to_string(classes) + " classes"));
+  }
+  if (opt.topk > classes) return fail(invalid_argument("--topk " + std::to_string(opt.topk) + " exceeds the model's " + std::to_string(classes) + " classes"));
   nlohmann::json out = nlohmann::json::array();
   if (!opt.json) {
-    std::printf("backend: %s%s | model %s [1, 3, %lld, %lld] → %lld classes | normalisation: %s | build %.0f ms\n",
-                backend.c_str(), backend_note.c_str(), opt.model.c_str(), static_cast<long long>(c.input_height()),
-                static_cast<long long>(c.input_width()), static_cast<long long>(c.classes()), c.config().source.c_str(), build_ms);
+    std::printf("backend: %s%s | model %s [1, 3, %lld, %lld] → %lld classes | normalisation: %s | build %.0f ms%s\n",
+                backend.c_str(), backend_note.c_str(), opt.model.c_str(), static_cast<long long>(in_h),
+                static_cast<long long>(in_w), static_cast<long long>(classes), source.c_str(), build_ms, details.c_str());
   }
   int status = 0;
   for (const auto& path : opt.images) {
     auto image = decode_image_file(path);
     if (!image) { fail(image.status()); status = 2; continue; }
     // Wall time of preprocess + network + Top-K, median over --repeat runs.
-    std::vector<double> times;
+    std::vector<double> times, gpu_times;
     Result<std::vector<ref::TopKEntry>> top = invalid_argument("not run");
     for (int r = 0; r < opt.repeat; ++r) {
       const auto t1 = std::chrono::steady_clock::now();
-      top = c.classify(*image, opt.topk);
+      double gpu_ms = -1;
+      top = classify(*image, &gpu_ms);
+      if (gpu_ms >= 0) gpu_times.push_back(gpu_ms);
       times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count());
       if (!top) break;
     }
     if (!top) { fail(top.status()); status = 2; continue; }
     std::sort(times.begin(), times.end());
+    std::sort(gpu_times.begin(), gpu_times.end());
     const double ms = times[times.size() / 2];
+    const double gpu_ms = gpu_times.empty() ? -1 : gpu_times[gpu_times.size() / 2];
     if (opt.json) {
       nlohmann::json r = {{"image", path}, {"width", image->width}, {"height", image->height}, {"backend", backend}, {"ms", ms}};
+      if (gpu_ms >= 0) r["gpu_ms"] = gpu_ms;
       for (const auto& e : *top) r["top"].push_back({{"index", e.index}, {"label", (*labels)[static_cast<size_t>(e.index)]}, {"score", e.score}});
       out.push_back(r);
     } else {
       std::printf("%s (%lldx%lld, %.1f ms", path.c_str(), static_cast<long long>(image->width),
                   static_cast<long long>(image->height), ms);
-      if (opt.repeat > 1) std::printf(" median of %d, min %.1f, max %.1f", opt.repeat, times.front(), times.back());
+      if (opt.repeat > 1) {
+        std::printf(" median of %d, min %.1f, max %.1f; median %.3f ms, p99 %.3f ms", opt.repeat, times.front(),
+                    times.back(), ms, times[std::min(times.size() - 1, times.size() * 99 / 100)]);
+      }
+      if (gpu_ms >= 0) std::printf("; gpu %.3f ms", gpu_ms);
       std::printf("):\n");
       for (const auto& e : *top) {
         std::printf("  %4d  %8.4f  %s\n", e.index, e.score, (*labels)[static_cast<size_t>(e.index)].c_str());
@@ -123,6 +198,12 @@ std::function<int()> setup(CLI::App& sub) {
   sub.add_option("--input-shape", opt->input_shape, "fix the input's shape at build, e.g. 1x3x224x224 (for symbolic dims)");
   sub.add_option("--repeat", opt->repeat, "classify each image N times and report the median time")
       ->check(CLI::Range(1, 100000))->capture_default_str();
+  sub.add_option("--precision", opt->precision, "cuda: fp32 or fp16 (chosen at engine build)")
+      ->check(CLI::IsMember({"fp32", "fp16"}))->capture_default_str();
+  sub.add_flag("--no-cuda-graph", opt->no_cuda_graph, "cuda: enqueue each stage directly instead of replaying the lane's graph");
+  sub.add_option("--input", opt->input, "cuda: where the lane reads the frame: mapped (zero-copy), copy (pinned + memcpy), device")
+      ->check(CLI::IsMember({"mapped", "copy", "device"}))->capture_default_str();
+  sub.add_option("--timing-cache", opt->timing_cache, "cuda: tactic timing cache file (JSON); empty = none");
   return [opt] { return run(*opt); };
 }
 
