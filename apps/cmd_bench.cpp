@@ -49,6 +49,7 @@ struct BenchArgs {
   bool no_progress = false;
 };
 
+#ifdef WS_HAVE_CUDA
 bool parse_wxh(const std::string& s, int64_t& w, int64_t& h) {
   long long a = 0, b = 0;
   char x = 0, extra = 0;
@@ -59,7 +60,6 @@ bool parse_wxh(const std::string& s, int64_t& w, int64_t& h) {
   return true;
 }
 
-#ifdef WS_HAVE_CUDA
 using Clock = std::chrono::steady_clock;
 double us_since(Clock::time_point t0, Clock::time_point t1) {
   return std::chrono::duration<double, std::micro>(t1 - t0).count();

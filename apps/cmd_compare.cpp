@@ -41,11 +41,11 @@ int run_compare(const std::vector<std::string>& files, double tolerance_pct) {
 
 WS_REGISTER_COMMAND(compare, "compare",
                     "Compare benchmark reports: ratios first/each (p50, p99, p99.9), warnings on differing environments",
-                    [](CLI::App& sub) -> std::function<int()> {
+                    ([](CLI::App& sub) -> std::function<int()> {
                       auto files = std::make_shared<std::vector<std::string>>();
                       auto tol = std::make_shared<double>(5.0);
                       sub.add_option("reports", *files, "report JSON files (warpstream-bench/1); the first is the reference")
                           ->required();
                       sub.add_option("--clock-tolerance", *tol, "clock difference that warns, percent (default 5)");
                       return [files, tol] { return run_compare(*files, *tol); };
-                    });
+                    }));

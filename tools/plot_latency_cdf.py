@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -65,6 +66,8 @@ def main():
             key = {50: "p50", 99: "p99", 99.9: "p99_9"}[q]
             ax.plot([st[key]], [nines(q / 100)], marker=m, color=line.get_color(), ms=7, mec="black", mew=0.6)
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:.0f}"))
     ticks = [0.5, 0.9, 0.99, 0.999, 0.9999]
     ax.set_yticks([nines(t) for t in ticks])
     ax.set_yticklabels(["p50", "p90", "p99", "p99.9", "p99.99"])
@@ -75,7 +78,7 @@ def main():
     ax.set_ylabel("fraction of frames at or below (nines scale)")
     ax.set_title(a.title + "  (markers: ○ p50, □ p99, △ p99.9)")
     ax.grid(True, which="both", axis="x", lw=0.3, alpha=0.5)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     fig.savefig(a.output, dpi=130)
     print(f"wrote {a.output}")

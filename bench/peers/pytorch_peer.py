@@ -24,6 +24,7 @@ Schema: warpstream-bench/1 (docs/benchmarking.md); one JSON per (model, precisio
 from __future__ import annotations
 
 import argparse
+import copy
 import datetime
 import hashlib
 import json
@@ -31,7 +32,6 @@ import os
 import platform
 import signal
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -337,7 +337,7 @@ def main():
     written = []
     for prec in args.precisions.split(","):
         dtype = {"fp32": torch.float32, "fp16": torch.float16}[prec]
-        model = model_cpu.to(device="cuda", dtype=dtype)
+        model = copy.deepcopy(model_cpu).to(device="cuda", dtype=dtype)  # fp32 weights kept for every precision
         if args.channels_last:
             model = model.to(memory_format=torch.channels_last)
         for scope in args.scopes.split(","):
