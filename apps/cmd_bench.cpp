@@ -2,13 +2,16 @@
 // called → Top-K visible in mapped memory, returned by wait), GPU time (the lane's start event before the
 // graph launch → end event after Top-K) and enqueue (host wall time inside submit). N producer threads
 // keep N lanes busy. Statistics, report JSON and per-sample CSV: bench/ (docs/benchmarking.md).
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>

@@ -6,6 +6,7 @@
 ///
 /// A field that could not be read is the string "unavailable: <reason>" — never a made-up number.
 
+#include <cstdint>
 #include <map>
 #include <span>
 #include <string>
