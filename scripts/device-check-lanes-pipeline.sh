@@ -55,7 +55,7 @@ W=$BUILD/warpstream
 [ -x "$T" ] || { row "ws_gpu_tests" "no binary (see build.txt)"; tail -40 "$OUT/build.txt"; }
 
 # ---- GPU tests -------------------------------------------------------------------------------------
-FILTER='Lane*:Pipeline*:CudaEngine*'
+FILTER=${WS_LANES_FILTER:-'Lane*:Pipeline*:CudaEngine*'}
 if want tests && [ -x "$T" ]; then
   timeout $(( DEADLINE - $(elapsed) > 30 ? DEADLINE - $(elapsed) : 30 )) $T --gtest_filter="$FILTER" > "$OUT/gpu-tests.txt" 2>&1
   row "ws_gpu_tests $FILTER" "rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/gpu-tests.txt" | tr '\n' ' ') ($(elapsed) s)"
@@ -107,11 +107,11 @@ else
 fi
 
 # ---- compute-sanitizer on the lane tests -----------------------------------------------------------
-SAN_FILTER='Lane*:Pipeline*-*LaneEfficientNet*'
+SAN_FILTER=${WS_LANES_SAN_FILTER:-'Lane*:Pipeline*-*LaneEfficientNet*'}
 if want sanitize && [ -x "$T" ]; then
   for tool in memcheck racecheck synccheck; do
     late 30 && { row "compute-sanitizer $tool" "skipped (time)"; continue; }
-    WS_LANES_ZERO_ALLOC_CYCLES=40 WS_LANES_C10_FRAMES=40 WS_LANES_PRODUCER_FRAMES=10 timeout 90 compute-sanitizer --tool $tool --error-exitcode 3 \
+    WS_LANES_ZERO_ALLOC_CYCLES=40 WS_LANES_C10_FRAMES=40 WS_LANES_PRODUCER_FRAMES=10 timeout ${WS_LANES_SAN_TIMEOUT:-90} compute-sanitizer --tool $tool --error-exitcode 3 \
       $T --gtest_filter="$SAN_FILTER" > "$OUT/sanitizer-$tool.txt" 2>&1
     rc=$?
     row "compute-sanitizer $tool" "rc=$rc $(grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer-$tool.txt" | tail -1) $(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/sanitizer-$tool.txt" | tr '\n' ' ') ($(elapsed) s)"
