@@ -125,7 +125,7 @@ int run_bench(const BenchArgs& a) {
   else return fail(ws::invalid_argument("--precision must be fp32 or fp16"), 2);
 
   // Device first: the map-host flag must precede every other CUDA use (cuda/device.h).
-  if (auto st = ws::cuda::init_device(a.device, ws::cuda::HostWait::kSpin); !st) return fail(st);
+  if (auto st = ws::cuda::init_device(a.device, ws::cuda::HostWait::kSpin); !st) return fail(st, 2);
   ws::bench::Report rep;
   rep.tool = "warpstream bench";
   rep.date_utc = ws::bench::utc_now_iso8601();

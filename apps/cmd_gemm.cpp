@@ -9,6 +9,7 @@
 #include "command.h"
 #include "kernels/gemm/gemm_s8_variants.h"
 #ifdef WS_HAVE_CUDA
+#include "cuda/device.h"
 #include "kernels/gemm/gemm_s8_suite.h"
 #endif
 
@@ -24,22 +25,28 @@ struct GemmArgs {
 
 int run_gemm(const GemmArgs& a) {
   if (!a.check && !a.bench) {
-    std::fprintf(stderr, "gemm: give --check and/or --bench\n");
+    std::fprintf(stderr, "error: gemm: give --check and/or --bench\n");
     return 2;
   }
   if (!ws::kernels::gemm_variant_known(a.variant)) {
-    std::fprintf(stderr, "gemm: --variant '%s' matches no backend; known:\n", a.variant.c_str());
-    for (auto& b : ws::kernels::gemm_backends()) std::fprintf(stderr, "  %s\n", b.name.c_str());
+    std::string known;
+    for (auto& b : ws::kernels::gemm_backends()) known += (known.empty() ? "" : ", ") + b.name;
+    std::fprintf(stderr, "error: gemm: --variant '%s' matches no backend; known: %s\n", a.variant.c_str(), known.c_str());
     return 2;
   }
   if (a.scale <= 0 || a.scale > 1 || a.campaigns < 1 || a.iters < 1) {
-    std::fprintf(stderr, "gemm: --scale must be in (0, 1], --campaigns and --iters >= 1\n");
+    std::fprintf(stderr, "error: gemm: --scale must be in (0, 1], --campaigns and --iters >= 1\n");
     return 2;
   }
 #ifndef WS_HAVE_CUDA
-  std::fprintf(stderr, "gemm: this warpstream was built without CUDA\n");
+  std::fprintf(stderr, "error: gemm: this warpstream was built without CUDA\n");
   return 2;
 #else
+  // Fail early, in one line, on a machine without a usable GPU.
+  if (ws::Status st = ws::cuda::init_device(0); !st.is_ok()) {
+    std::fprintf(stderr, "error: gemm: %s\n", st.to_string().c_str());
+    return 2;
+  }
   ws::kernels::GemmRunOptions opt;
   opt.variant = a.variant;
   opt.large_scale = a.scale;
@@ -64,7 +71,7 @@ int run_gemm(const GemmArgs& a) {
     std::ofstream(a.json) << j.dump(1) << "\n";
   }
   if (!st.is_ok()) {
-    std::fprintf(stderr, "gemm: %s\n", st.to_string().c_str());
+    std::fprintf(stderr, "error: gemm: %s\n", st.to_string().c_str());
     return 1;
   }
   std::printf("gemm: %d failure(s)\n", rep.failures);

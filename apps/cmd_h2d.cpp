@@ -8,6 +8,7 @@
 
 #include "command.h"
 #ifdef WS_HAVE_CUDA
+#include "cuda/device.h"
 #include "flow/h2d_bench.h"
 #endif
 
@@ -23,17 +24,22 @@ struct H2dArgs {
 
 int run_h2d(const H2dArgs& a) {
   if (a.iters < 10 && !a.quick) {
-    std::fprintf(stderr, "h2d: --iters must be >= 10 (median of at least 10 timings); --quick allows fewer\n");
+    std::fprintf(stderr, "error: h2d: --iters must be >= 10 (median of at least 10 timings); --quick allows fewer\n");
     return 2;
   }
   if (a.max_mib < 64 || (a.max_mib & (a.max_mib - 1))) {
-    std::fprintf(stderr, "h2d: --max-mib must be a power of two >= 64\n");
+    std::fprintf(stderr, "error: h2d: --max-mib must be a power of two >= 64\n");
     return 2;
   }
 #ifndef WS_HAVE_CUDA
-  std::fprintf(stderr, "h2d: this warpstream was built without CUDA\n");
+  std::fprintf(stderr, "error: h2d: this warpstream was built without CUDA\n");
   return 2;
 #else
+  // Fail early, in one line, on a machine without a usable GPU.
+  if (ws::Status st = ws::cuda::init_device(0); !st.is_ok()) {
+    std::fprintf(stderr, "error: %s: %s\n", "h2d", st.to_string().c_str());
+    return 2;
+  }
   ws::flow::H2dOptions o;
   for (uint64_t s = 64; s <= uint64_t(a.max_mib); s *= 2) o.sizes.push_back(s << 20);
   o.iters = a.iters;
@@ -71,7 +77,7 @@ int run_h2d(const H2dArgs& a) {
     std::ofstream(a.json) << j.dump(1) << "\n";
   }
   if (!st.is_ok()) {
-    std::fprintf(stderr, "h2d: %s\n", st.to_string().c_str());
+    std::fprintf(stderr, "error: h2d: %s\n", st.to_string().c_str());
     return 1;
   }
   return 0;

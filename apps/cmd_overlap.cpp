@@ -10,6 +10,7 @@
 
 #include "command.h"
 #ifdef WS_HAVE_CUDA
+#include "cuda/device.h"
 #include "flow/overlap_bench.h"
 #endif
 
@@ -23,13 +24,18 @@ struct OverlapArgs {
 
 int run_overlap_cmd(const OverlapArgs& a) {
   if (a.layers < 1 || a.dim < 16 || a.dim % 16 || a.tokens < 0 || a.iters < 1 || a.factor < 1) {
-    std::fprintf(stderr, "overlap: need --layers >= 1, --dim a multiple of 16, --tokens >= 0, --iters >= 1, --factor >= 1\n");
+    std::fprintf(stderr, "error: overlap: need --layers >= 1, --dim a multiple of 16, --tokens >= 0, --iters >= 1, --factor >= 1\n");
     return 2;
   }
 #ifndef WS_HAVE_CUDA
-  std::fprintf(stderr, "overlap: this warpstream was built without CUDA\n");
+  std::fprintf(stderr, "error: overlap: this warpstream was built without CUDA\n");
   return 2;
 #else
+  // Fail early, in one line, on a machine without a usable GPU.
+  if (ws::Status st = ws::cuda::init_device(0); !st.is_ok()) {
+    std::fprintf(stderr, "error: %s: %s\n", "overlap", st.to_string().c_str());
+    return 2;
+  }
   ws::flow::OverlapOptions o;
   o.layers = a.layers;
   o.dim = a.dim;
@@ -70,7 +76,7 @@ int run_overlap_cmd(const OverlapArgs& a) {
     std::ofstream(a.json) << j.dump(1) << "\n";
   }
   if (!st.is_ok()) {
-    std::fprintf(stderr, "overlap: %s\n", st.to_string().c_str());
+    std::fprintf(stderr, "error: overlap: %s\n", st.to_string().c_str());
     return 1;
   }
   std::printf("overlap: %d mismatch(es) vs resident\n", rep.failures);
