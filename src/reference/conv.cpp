@@ -14,6 +14,7 @@
 #include <algorithm>
 
 #include "reference/reference.h"
+#include "reference/window_geometry.h"
 
 namespace ws::ref {
 namespace {
@@ -83,9 +84,7 @@ void pointwise_gemm(const float* __restrict x, const float* __restrict w, const 
   }
 }
 
-struct Geometry {  // spatial geometry padded to rank 3 (leading extents 1)
-  int64_t in[3], k[3], s[3], d[3], pb[3], out[3];
-};
+using Geometry = detail::WindowGeometry;
 
 template <int kStrideW>
 void conv_direct(const float* x, const float* w, const float* bias, float* y, const ConvParams& p, const Geometry& g) {
@@ -145,18 +144,7 @@ void conv_direct(const float* x, const float* w, const float* bias, float* y, co
 }  // namespace
 
 void conv_nd(const float* x, const float* w, const float* bias, float* y, const ConvParams& p) {
-  Geometry g;
-  const int lead = 3 - p.rank;
-  for (int i = 0; i < 3; ++i) {
-    const int j = i - lead;
-    const bool real = j >= 0;
-    g.in[i] = real ? p.in[j] : 1;
-    g.k[i] = real ? p.kernel[j] : 1;
-    g.s[i] = real ? p.stride[j] : 1;
-    g.d[i] = real ? p.dilation[j] : 1;
-    g.pb[i] = real ? p.pad_begin[j] : 0;
-    g.out[i] = real ? p.out[j] : 1;
-  }
+  const Geometry g = detail::make_window_geometry(p);
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
   if (p.n == 0 || p.c_out == 0 || out_plane == 0) return;
 

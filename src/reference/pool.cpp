@@ -8,30 +8,13 @@
 #include <limits>
 
 #include "reference/reference.h"
+#include "reference/window_geometry.h"
 
 namespace ws::ref {
 namespace {
 
-struct Geometry {  // spatial geometry padded to rank 3 (leading extents 1)
-  int64_t in[3], k[3], s[3], d[3], pb[3], pe[3], out[3];
-};
-
-Geometry make_geometry(const PoolParams& p) {
-  Geometry g;
-  const int lead = 3 - p.rank;
-  for (int i = 0; i < 3; ++i) {
-    const int j = i - lead;
-    const bool real = j >= 0;
-    g.in[i] = real ? p.in[j] : 1;
-    g.k[i] = real ? p.kernel[j] : 1;
-    g.s[i] = real ? p.stride[j] : 1;
-    g.d[i] = real ? p.dilation[j] : 1;
-    g.pb[i] = real ? p.pad_begin[j] : 0;
-    g.pe[i] = real ? p.pad_end[j] : 0;
-    g.out[i] = real ? p.out[j] : 1;
-  }
-  return g;
-}
+using Geometry = detail::WindowGeometry;
+using detail::make_window_geometry;
 
 // Kernel taps k in [lo, hi) ⊆ [0, kernel) with lo_bound <= start + k*dil < hi_bound.
 inline void tap_range(int64_t start, int64_t dil, int64_t kernel, int64_t lo_bound, int64_t hi_bound, int64_t& lo,
@@ -47,7 +30,7 @@ inline void tap_range(int64_t start, int64_t dil, int64_t kernel, int64_t lo_bou
 }  // namespace
 
 void max_pool_nd(const float* x, float* y, int64_t* indices, int storage_order, const PoolParams& p) {
-  const Geometry g = make_geometry(p);
+  const Geometry g = make_window_geometry(p);
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
   const float neg_inf = -std::numeric_limits<float>::infinity();
@@ -104,7 +87,7 @@ void max_pool_nd(const float* x, float* y, int64_t* indices, int storage_order, 
 }
 
 void average_pool_nd(const float* x, float* y, const PoolParams& p) {
-  const Geometry g = make_geometry(p);
+  const Geometry g = make_window_geometry(p);
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
   for (int64_t nc = 0; nc < p.n * p.c; ++nc) {
