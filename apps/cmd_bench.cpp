@@ -182,6 +182,11 @@ int run_bench(const BenchArgs& a) {
   rep.env.set("engine_kernels_per_enqueue", engine->kernel_count());
   rep.env.set("engine_weight_bytes", engine->weight_bytes());
   rep.env.set("engine_arena_bytes", engine->arena_bytes());
+  {
+    nlohmann::json t = nlohmann::json::array();  // per node: the tactic chosen at build and its timed µs
+    for (const auto& r : engine->tactics()) t.push_back({{"node", r.node}, {"op", r.op_type}, {"choice", r.choice}, {"us", r.time_us}});
+    rep.env.set("engine_tactics", std::move(t));
+  }
 
   ws::PipelineOptions po;
   po.lanes = a.lanes;

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "cuda/cuda_util.h"
+#include "cuda/nvtx.h"
 #include "kernels/preprocess/preprocess_rgb8.h"
 #include "kernels/topk/topk.h"
 
@@ -124,10 +125,18 @@ Status Pipeline::enqueue_frame(LaneSlot& l, int64_t w, int64_t h) {
     WS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(l.input_staging.get(), l.input_host.get(), static_cast<size_t>(w * h * 3),
                                             cudaMemcpyHostToDevice, s));
   }
-  WS_RETURN_IF_ERROR(kernels::preprocess_rgb8_to_nchw(
-      l.source, h, w, 3 * w, l.context->input(0),
-      input_fp16_ ? kernels::TensorDType::kFloat16 : kernels::TensorDType::kFloat32, in_h_, in_w_, l.normalize, s));
-  WS_RETURN_IF_ERROR(l.context->enqueue(s));
+  // NVTX ranges (host enqueue time of each stage; in graph mode this runs only under capture).
+  {
+    cuda::NvtxRange r("preprocess");
+    WS_RETURN_IF_ERROR(kernels::preprocess_rgb8_to_nchw(
+        l.source, h, w, 3 * w, l.context->input(0),
+        input_fp16_ ? kernels::TensorDType::kFloat16 : kernels::TensorDType::kFloat32, in_h_, in_w_, l.normalize, s));
+  }
+  {
+    cuda::NvtxRange r("network");
+    WS_RETURN_IF_ERROR(l.context->enqueue(s));
+  }
+  cuda::NvtxRange r("topk");
   WS_RETURN_IF_ERROR(kernels::topk(static_cast<const float*>(l.context->output(0)), classes_, options_.k,
                                    l.result_device, s));
   return Status::ok();

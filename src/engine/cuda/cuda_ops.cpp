@@ -400,6 +400,7 @@ Status bind_conv(BindContext& c, Step& s) {
   if (const nlohmann::json* e = c.cache.find(key)) {
     p.algo = static_cast<cudnnConvolutionFwdAlgo_t>(e->at("algo").get<int>());
     p.fused = e->at("fused").get<bool>();
+    best_us = e->value("time_us", 0.0f);
     WS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardWorkspaceSize(c.dev.cudnn, p.x, p.w, p.conv, p.y, p.algo, &p.cudnn_ws));
   } else {
     const size_t xb = static_cast<size_t>(x[0] * x[1] * xin[0] * xin[1]) * c.elem_bytes;
