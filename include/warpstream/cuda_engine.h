@@ -14,10 +14,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "warpstream/engine.h"
 #include "warpstream/graph.h"
+#include "warpstream/status.h"
 
 typedef struct CUstream_st* cudaStream_t;
 
@@ -25,6 +27,46 @@ namespace ws {
 
 enum class Precision { kFloat32, kFloat16 };
 const char* precision_name(Precision p);  ///< "fp32" / "fp16"
+
+/// Tactic sources (as TensorRT's IBuilderConfig::setTacticSources): the kernel families a build may time
+/// and choose from; CudaBuildOptions::tactic_sources is a bitmask of these.
+///  - kTacticCudnn: cuDNN convolutions (legacy API; + our bias/activation epilogue kernel where needed).
+///  - kTacticCublasLt: cuBLASLt GEMM/MatMul. Gemm/MatMul have no other implementation, so they always use
+///    cuBLASLt; the bit is reserved for when they do.
+///  - kTacticWarpStream: our own fused convolution kernels (src/kernels/conv: depthwise, pointwise GEMM,
+///    direct), each one kernel with padding, bias and activation fused.
+/// A Conv for which no enabled source has a kernel fails the build (kUnsupported naming the node).
+enum TacticSource : uint32_t { kTacticCudnn = 1, kTacticCublasLt = 2, kTacticWarpStream = 4 };
+inline constexpr uint32_t kAllTacticSources = kTacticCudnn | kTacticCublasLt | kTacticWarpStream;
+
+/// "cudnn,cublaslt,warpstream" order, enabled ones only ("none" for 0).
+inline std::string tactic_sources_string(uint32_t s) {
+  std::string r;
+  const std::pair<uint32_t, const char*> names[] = {{kTacticCudnn, "cudnn"}, {kTacticCublasLt, "cublaslt"}, {kTacticWarpStream, "warpstream"}};
+  for (const auto& [bit, name] : names)
+    if (s & bit) r += (r.empty() ? "" : ",") + std::string(name);
+  return r.empty() ? "none" : r;
+}
+
+/// Parses a comma-separated list of "cudnn", "cublaslt", "warpstream" or "all" (case-sensitive, no
+/// spaces, no empty items, at least one item). Errors: kInvalidArgument naming the bad item.
+inline Result<uint32_t> parse_tactic_sources(const std::string& text) {
+  if (text.empty()) return invalid_argument("--tactic-sources: empty list (use e.g. cudnn,warpstream)");
+  uint32_t r = 0;
+  size_t pos = 0;
+  while (true) {
+    const size_t comma = text.find(',', pos);
+    const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (item == "cudnn") r |= kTacticCudnn;
+    else if (item == "cublaslt") r |= kTacticCublasLt;
+    else if (item == "warpstream") r |= kTacticWarpStream;
+    else if (item == "all") r |= kAllTacticSources;
+    else return invalid_argument("--tactic-sources: unknown source '" + item + "' (expected cudnn, cublaslt, warpstream or all, comma-separated)");
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return r;
+}
 
 struct CudaBuildOptions {
   Precision precision = Precision::kFloat32;
@@ -38,6 +80,9 @@ struct CudaBuildOptions {
   /// Debug: give every runtime tensor its own arena range (no reuse) so tensor(id) stays valid after
   /// enqueue for node-by-node comparisons with the CPU executor.
   bool debug_keep_all_tensors = false;
+  /// Bitmask of TacticSource: which kernel families the build times and chooses from (default: all).
+  /// Part of the timing-cache identity, so caches built with other sources are not reused.
+  uint32_t tactic_sources = kAllTacticSources;
 };
 
 /// One build-time choice, for reports ("node 'conv_3' Conv: cudnn algo 1 (IMPLICIT_PRECOMP_GEMM), NHWC, 12.3 µs").

@@ -188,7 +188,8 @@ Result<nlohmann::json> cache_identity(int device, const std::string& hash, const
   WS_CUDA_RETURN_IF_ERROR(cudaRuntimeGetVersion(&runtime));
   return nlohmann::json{{"gpu", prop.name}, {"uuid", uuid}, {"driver", driver}, {"cuda_runtime", runtime},
                         {"cudnn", static_cast<uint64_t>(cudnnGetVersion())}, {"cublas", static_cast<uint64_t>(cublasLtGetVersion())},
-                        {"graph_hash", hash}, {"max_workspace_bytes", static_cast<uint64_t>(o.max_workspace_bytes)}};
+                        {"graph_hash", hash}, {"max_workspace_bytes", static_cast<uint64_t>(o.max_workspace_bytes)},
+                        {"tactic_sources", tactic_sources_string(o.tactic_sources)}};
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The CUDA executor's op table (see cuda_ops.h): one entry per op, each with supports() and bind().
 // Convolutions: cuDNN legacy API (cudnnConvolutionForward / cudnnConvolutionBiasActivationForward),
-// NCHW only, algorithm + fused/unfused epilogue timed at build; GEMM / MatMul: cuBLASLt with the
+// NCHW only, algorithm + fused/unfused epilogue timed at build, against our own fused kernels
+// (src/kernels/conv: depthwise, pointwise GEMM, direct), per CudaBuildOptions::tactic_sources; GEMM / MatMul: cuBLASLt with the
 // context's workspace set explicitly; the rest: our kernels in src/kernels/{elementwise,pool}.
 // The legacy cuDNN API is deprecated in cuDNN 9 (the graph API via cudnn-frontend is the follow-up);
 // its warnings are silenced in this file only.
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/conv/conv.h"
 #include "kernels/pool/pool.h"
 
 namespace ws::cudaexec {
@@ -330,11 +332,104 @@ struct ConvPlan {
   }
 };
 
+// ---- our own conv kernels (src/kernels/conv) as tactics ----
+enum class WsConv { kDepthwise, kPointwise64, kPointwise32, kDirect };
+const char* ws_conv_key(WsConv i) {  // timing-cache "impl" value
+  switch (i) {
+    case WsConv::kDepthwise: return "ws_depthwise";
+    case WsConv::kPointwise64: return "ws_pointwise_64x64";
+    case WsConv::kPointwise32: return "ws_pointwise_32x32";
+    case WsConv::kDirect: return "ws_direct";
+  }
+  return "?";
+}
+// Direct kernel as a timed candidate (beside cuDNN) up to this reduction length Cin/group·kh·kw; beyond it
+// (or for depthwise convs, which have their own kernel) only when nothing else could run the node.
+constexpr int64_t kDirectMaxReduction = 576;
+
+kernels::Conv2dGeometry conv_geometry(const BindContext& c, const ir::Shape& x, const ir::Shape& wt, const ir::Shape& y) {
+  const Window2d win = window_of(c.node, x, y, {wt[2], wt[3]});
+  kernels::Conv2dGeometry g;
+  g.n = x[0]; g.c_in = x[1]; g.in_h = x[2]; g.in_w = x[3];
+  g.c_out = y[1]; g.out_h = y[2]; g.out_w = y[3];
+  g.group = attr_i(c.node, "group", 1);
+  g.kernel_h = wt[2]; g.kernel_w = wt[3];
+  g.stride_h = win.s[0]; g.stride_w = win.s[1];
+  g.dilation_h = win.d[0]; g.dilation_w = win.d[1];
+  g.pad_top = win.pb[0]; g.pad_left = win.pb[1]; g.pad_bottom = win.pe[0]; g.pad_right = win.pe[1];
+  return g;
+}
+
+// Our kernels that may run this conv, in timing order (empty when warpstream is not an enabled source).
+std::vector<WsConv> ws_conv_candidates(const BindContext& c, const kernels::Conv2dGeometry& g, bool tensor_cores) {
+  std::vector<WsConv> r;
+  if (!(c.options.tactic_sources & kTacticWarpStream) || !kernels::validate_conv2d(g).is_ok()) return r;
+  const bool dw = kernels::conv2d_depthwise_applicable(g);
+  if (dw) r.push_back(WsConv::kDepthwise);
+  if (kernels::conv2d_pointwise_applicable(g) && g.n <= 65535 && (c.precision == Precision::kFloat32 || tensor_cores)) {
+    r.push_back(WsConv::kPointwise64);
+    r.push_back(WsConv::kPointwise32);
+  }
+  const int64_t reduction = g.c_in / g.group * g.kernel_h * g.kernel_w;
+  if (r.empty() || (!dw && reduction <= kDirectMaxReduction)) r.push_back(WsConv::kDirect);
+  return r;
+}
+
+struct WsConvPlan {
+  WsConv impl = WsConv::kDirect;
+  kernels::Conv2dGeometry g;
+  kernels::ConvEpilogue epi;
+  ElemType et = ElemType::kFloat32;
+  const void* weight = nullptr;
+  Status run(const void* x, void* y, cudaStream_t st) const {
+    switch (impl) {
+      case WsConv::kDepthwise: return kernels::conv2d_depthwise(et, g, x, weight, y, epi, st);
+      case WsConv::kPointwise64: return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k64x64, g, x, weight, y, epi, st);
+      case WsConv::kPointwise32: return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k32x32, g, x, weight, y, epi, st);
+      case WsConv::kDirect: return kernels::conv2d_direct(et, g, x, weight, y, epi, st);
+    }
+    return internal_error("unknown WarpStream conv kernel");
+  }
+  // e.g. "ws depthwise 3x3 s2, NCHW, fp16, fused pad+bias+clip"
+  std::string describe(Precision prec) const {
+    const std::string k = std::to_string(g.kernel_h) + "x" + std::to_string(g.kernel_w);
+    const std::string st = " s" + (g.stride_h == g.stride_w ? std::to_string(g.stride_h) : std::to_string(g.stride_h) + "x" + std::to_string(g.stride_w));
+    std::string r;
+    switch (impl) {
+      case WsConv::kDepthwise: r = "ws depthwise " + k + st; break;
+      case WsConv::kPointwise64:
+      case WsConv::kPointwise32:
+        r = std::string("ws pointwise ") + (impl == WsConv::kPointwise64 ? "64x64" : "32x32") +
+            (prec == Precision::kFloat16 ? " (wmma tensor cores)" : " (fp32 FMA)");
+        break;
+      case WsConv::kDirect:
+        r = "ws direct " + k + st + (g.group > 1 ? " g" + std::to_string(g.group) : "") +
+            (g.dilation_h > 1 || g.dilation_w > 1 ? " d" + std::to_string(g.dilation_h) : "");
+        break;
+    }
+    std::string fused;
+    auto add = [&fused](const std::string& part) { fused += (fused.empty() ? "" : "+") + part; };
+    if (g.pad_top || g.pad_left || g.pad_bottom || g.pad_right) add("pad");
+    if (epi.bias) add("bias");
+    if (epi.act != Activation::kNone) add(kernels::activation_name(epi.act));
+    return r + ", NCHW, " + precision_name(prec) + ", " + (fused.empty() ? std::string("no epilogue") : "fused " + fused);
+  }
+};
+
 Status supports_conv(const BindContext& c) {
   WS_RETURN_IF_ERROR(ok_float0(c));
   if (in_t(c, 0).shape.size() != 4) return refuse(c, "only 2-D convolution (NCHW input) is implemented");
   if (!in_t(c, 1).is_constant()) return refuse(c, "the weight must be a build-time constant");
   if (has_in(c, 2) && !in_t(c, 2).is_constant()) return refuse(c, "the bias must be a build-time constant");
+  const uint32_t src = c.options.tactic_sources;
+  const std::string enabled = " (enabled tactic sources: " + tactic_sources_string(src) + ")";
+  if (!(src & (kTacticCudnn | kTacticWarpStream))) return refuse(c, "Conv needs tactic source cudnn or warpstream" + enabled);
+  if (!(src & kTacticCudnn)) {
+    const ir::Shape& x = in_t(c, 0).shape;
+    const ir::Shape& wt = in_t(c, 1).shape;
+    const Status v = kernels::validate_conv2d(conv_geometry(c, x, wt, out_shape(c)));
+    if (!v.is_ok()) return refuse(c, "no WarpStream conv kernel runs it (" + v.message() + ") and cudnn is not enabled" + enabled);
+  }
   return Status::ok();
 }
 
@@ -347,11 +442,26 @@ Status bind_conv(BindContext& c, Step& s) {
   const int64_t group = attr_i(c.node, "group", 1);
   const Window2d win = window_of(c.node, x, y, {wt[2], wt[3]});
   const cudnnDataType_t dt = c.precision == Precision::kFloat16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+  const uint32_t sources = c.options.tactic_sources;
+  const bool use_cudnn = (sources & kTacticCudnn) != 0;
   p.et = c.elem;
   p.act = c.fused_act;
   p.act_params = c.fused_params;
   p.count = ir::shape_elements(y); p.channels = y[1]; p.inner = y[2] * y[3];
-  // Pads: symmetric ones go to cuDNN; asymmetric ones are applied by an explicit zero-pad kernel.
+
+  // Our own kernels: padding by bounds checks (no pad kernel, no workspace), bias + activation fused.
+  auto own = std::make_shared<WsConvPlan>();
+  own->g = conv_geometry(c, x, wt, y);
+  own->et = c.elem;
+  own->epi.act = c.fused_act;
+  own->epi.params = c.fused_params;
+  int cc_major = 0;
+  WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, c.options.device));
+  const std::vector<WsConv> own_candidates = ws_conv_candidates(c, own->g, cc_major >= 7);
+  if (!use_cudnn && own_candidates.empty())
+    return refuse(c, "no WarpStream conv kernel runs it and cudnn is not enabled (enabled tactic sources: " + tactic_sources_string(sources) + ")");
+
+  // cuDNN: pads — symmetric ones go to cuDNN; asymmetric ones are applied by an explicit zero-pad kernel.
   int64_t sym[2] = {win.pb[0], win.pb[1]};
   int64_t xin[2] = {x[2], x[3]};
   if (win.pb[0] != win.pe[0] || win.pb[1] != win.pe[1]) {
@@ -362,98 +472,143 @@ Status bind_conv(BindContext& c, Step& s) {
     sym[0] = sym[1] = 0;
     xin[0] = p.ph; xin[1] = p.pw;
   }
-  WS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&p.x));
-  WS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&p.y));
-  WS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&p.bias));
-  WS_CUDNN_RETURN_IF_ERROR(cudnnCreateFilterDescriptor(&p.w));
-  WS_CUDNN_RETURN_IF_ERROR(cudnnCreateConvolutionDescriptor(&p.conv));
-  WS_CUDNN_RETURN_IF_ERROR(cudnnCreateActivationDescriptor(&p.act_desc));
-  WS_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(p.x, CUDNN_TENSOR_NCHW, dt, int(x[0]), int(x[1]), int(xin[0]), int(xin[1])));
-  WS_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(p.y, CUDNN_TENSOR_NCHW, dt, int(y[0]), int(y[1]), int(y[2]), int(y[3])));
-  WS_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(p.bias, CUDNN_TENSOR_NCHW, dt, 1, int(y[1]), 1, 1));
-  WS_CUDNN_RETURN_IF_ERROR(cudnnSetFilter4dDescriptor(p.w, dt, CUDNN_TENSOR_NCHW, int(wt[0]), int(wt[1]), int(wt[2]), int(wt[3])));
-  WS_CUDNN_RETURN_IF_ERROR(cudnnSetConvolution2dDescriptor(p.conv, int(sym[0]), int(sym[1]), int(win.s[0]), int(win.s[1]), int(win.d[0]),
-                                                           int(win.d[1]), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  WS_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(p.conv, int(group)));
-  // fp32: plain FMA math (no TF32), so results track the CPU executor; fp16: tensor cores, fp32 accumulate.
-  const cudnnMathType_t math = c.precision == Precision::kFloat16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
-  WS_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(p.conv, math));
-  WS_CUDNN_RETURN_IF_ERROR(cudnnSetActivationDescriptor(p.act_desc, c.fused_act == Activation::kRelu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
-                                                        CUDNN_PROPAGATE_NAN, 0.0));
-  int on = 0, oc = 0, oh = 0, ow = 0;
-  WS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolution2dForwardOutputDim(p.conv, p.x, p.w, &on, &oc, &oh, &ow));
-  if (on != y[0] || oc != y[1] || oh != y[2] || ow != y[3]) return internal_error(c.node.describe(c.graph.opset) + ": cuDNN output shape disagrees with shape inference");
+  if (use_cudnn) {
+    WS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&p.x));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&p.y));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&p.bias));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnCreateFilterDescriptor(&p.w));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnCreateConvolutionDescriptor(&p.conv));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnCreateActivationDescriptor(&p.act_desc));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(p.x, CUDNN_TENSOR_NCHW, dt, int(x[0]), int(x[1]), int(xin[0]), int(xin[1])));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(p.y, CUDNN_TENSOR_NCHW, dt, int(y[0]), int(y[1]), int(y[2]), int(y[3])));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(p.bias, CUDNN_TENSOR_NCHW, dt, 1, int(y[1]), 1, 1));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetFilter4dDescriptor(p.w, dt, CUDNN_TENSOR_NCHW, int(wt[0]), int(wt[1]), int(wt[2]), int(wt[3])));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetConvolution2dDescriptor(p.conv, int(sym[0]), int(sym[1]), int(win.s[0]), int(win.s[1]), int(win.d[0]),
+                                                             int(win.d[1]), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(p.conv, int(group)));
+    // fp32: plain FMA math (no TF32), so results track the CPU executor; fp16: tensor cores, fp32 accumulate.
+    const cudnnMathType_t math = c.precision == Precision::kFloat16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(p.conv, math));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetActivationDescriptor(p.act_desc, c.fused_act == Activation::kRelu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+                                                          CUDNN_PROPAGATE_NAN, 0.0));
+    int on = 0, oc = 0, oh = 0, ow = 0;
+    WS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolution2dForwardOutputDim(p.conv, p.x, p.w, &on, &oc, &oh, &ow));
+    if (on != y[0] || oc != y[1] || oh != y[2] || ow != y[3]) return internal_error(c.node.describe(c.graph.opset) + ": cuDNN output shape disagrees with shape inference");
+  }
 
   WS_ASSIGN_OR_RETURN(p.weight, c.upload(c.node.inputs[1], false));
+  own->weight = p.weight;
   if (has_in(c, 2)) {
     WS_ASSIGN_OR_RETURN(const void* b32, c.upload(c.node.inputs[2], true));
     p.bias32 = static_cast<const float*>(b32);
-    WS_ASSIGN_OR_RETURN(p.bias_act, c.upload(c.node.inputs[2], false));
-  } else {
+    if (use_cudnn) {
+      WS_ASSIGN_OR_RETURN(p.bias_act, c.upload(c.node.inputs[2], false));
+    }
+  } else if (use_cudnn) {
     WS_ASSIGN_OR_RETURN(p.bias_act, c.upload_values(std::vector<float>(static_cast<size_t>(y[1]), 0.0f), false));
   }
+  own->epi.bias = p.bias32;
   // The fused cuDNN path expresses bias + ReLU / bias only (identity only with IMPLICIT_PRECOMP_GEMM).
   const bool fusable = c.fused_act == Activation::kRelu || c.fused_act == Activation::kNone;
 
+  // Timing-cache entry: {"impl": "cudnn" | ws_conv_key(...), "algo", "fused", "time_us"}; entries written
+  // before our kernels existed lack "impl" and mean cuDNN. An entry naming a tactic this build cannot use
+  // (e.g. another source set — normally excluded by the cache identity) is ignored and re-timed.
   const std::string key = c.cache_key();
   float best_us = 0;
+  std::string impl;  // chosen: "cudnn" or a ws_conv_key
   if (const nlohmann::json* e = c.cache.find(key)) {
-    p.algo = static_cast<cudnnConvolutionFwdAlgo_t>(e->at("algo").get<int>());
-    p.fused = e->at("fused").get<bool>();
-    best_us = e->value("time_us", 0.0f);
-    WS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardWorkspaceSize(c.dev.cudnn, p.x, p.w, p.conv, p.y, p.algo, &p.cudnn_ws));
-  } else {
-    const size_t xb = static_cast<size_t>(x[0] * x[1] * xin[0] * xin[1]) * c.elem_bytes;
+    const std::string ci = e->value("impl", std::string("cudnn"));
+    if (ci == "cudnn" && use_cudnn && e->contains("algo") && e->contains("fused")) {
+      p.algo = static_cast<cudnnConvolutionFwdAlgo_t>(e->at("algo").get<int>());
+      p.fused = e->at("fused").get<bool>();
+      WS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardWorkspaceSize(c.dev.cudnn, p.x, p.w, p.conv, p.y, p.algo, &p.cudnn_ws));
+      impl = ci;
+    }
+    for (WsConv o : own_candidates)
+      if (ci == ws_conv_key(o)) { own->impl = o; impl = ci; }
+    if (!impl.empty()) best_us = e->value("time_us", 0.0f);
+  }
+  if (impl.empty()) {
+    const size_t xb_own = static_cast<size_t>(ir::shape_elements(x)) * c.elem_bytes;
+    const size_t xb = std::max(xb_own, static_cast<size_t>(x[0] * x[1] * xin[0] * xin[1]) * c.elem_bytes);
     const size_t yb = static_cast<size_t>(p.count) * c.elem_bytes;
     WS_ASSIGN_OR_RETURN(void* sx, c.dev.get(0, xb));
     WS_ASSIGN_OR_RETURN(void* sy, c.dev.get(1, yb));
-    WS_ASSIGN_OR_RETURN(void* sws, c.dev.get(2, c.options.max_workspace_bytes));
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int returned = 0;
-    // cudnnFind…Ex times every algorithm; should it refuse this configuration, the heuristic list of
-    // cudnnGet…_v7 is timed by us instead (each candidate below is re-timed either way).
-    if (cudnnFindConvolutionForwardAlgorithmEx(c.dev.cudnn, p.x, sx, p.w, p.weight, p.conv, p.y, sy, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                               &returned, perf, sws, c.options.max_workspace_bytes) != CUDNN_STATUS_SUCCESS) {
-      (void)cudaGetLastError();
-      WS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(c.dev.cudnn, p.x, p.w, p.conv, p.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                                                      &returned, perf));
-      for (int i = 0; i < returned; ++i) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-        size_t ws = 0;
-        if (cudnnGetConvolutionForwardWorkspaceSize(c.dev.cudnn, p.x, p.w, p.conv, p.y, perf[i].algo, &ws) == CUDNN_STATUS_SUCCESS) perf[i].memory = ws;
-      }
-    }
     bool found = false;
-    int tried = 0;
-    cudnnConvolutionFwdAlgo_t best_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-    bool best_fused = false;
-    size_t best_ws = 0;
-    const bool padded = p.padded;
-    p.padded = false;  // time the convolution itself on the (already padded-size) scratch input
-    // Pass 0: deterministic algorithms, fp32 on FMA math (no TF32); pass 1 (only when pass 0 found nothing): any.
-    for (int pass = 0; pass < 2 && !found; ++pass)
-    for (int i = 0; i < returned && tried < 4; ++i) {
-      if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > c.options.max_workspace_bytes) continue;
-      if (pass == 0 && c.precision == Precision::kFloat32 && perf[i].mathType != CUDNN_FMA_MATH) continue;
-      if (pass == 0 && perf[i].determinism != CUDNN_DETERMINISTIC) continue;  // replay must equal direct bitwise
-      ++tried;
-      for (int variant = 0; variant < 2; ++variant) {
-        const bool fused = variant == 1;
-        if (fused && (!fusable || (c.fused_act == Activation::kNone && perf[i].algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM))) continue;
-        p.algo = perf[i].algo;
-        p.fused = fused;
-        p.cudnn_ws = perf[i].memory;
-        auto t = c.dev.time_us([&](cudaStream_t st) { return p.run(c.dev.cudnn, sx, sy, sws, st); });
-        if (!t) { (void)cudaGetLastError(); continue; }  // e.g. the fused call refuses this algo
-        if (!found || *t < best_us) { best_us = *t; found = true; best_algo = p.algo; best_fused = fused; best_ws = p.cudnn_ws; }
+    if (use_cudnn) {
+      WS_ASSIGN_OR_RETURN(void* sws, c.dev.get(2, c.options.max_workspace_bytes));
+      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      int returned = 0;
+      // cudnnFind…Ex times every algorithm; should it refuse this configuration, the heuristic list of
+      // cudnnGet…_v7 is timed by us instead (each candidate below is re-timed either way).
+      if (cudnnFindConvolutionForwardAlgorithmEx(c.dev.cudnn, p.x, sx, p.w, p.weight, p.conv, p.y, sy, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                 &returned, perf, sws, c.options.max_workspace_bytes) != CUDNN_STATUS_SUCCESS) {
+        (void)cudaGetLastError();
+        if (cudnnGetConvolutionForwardAlgorithm_v7(c.dev.cudnn, p.x, p.w, p.conv, p.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf) !=
+            CUDNN_STATUS_SUCCESS) {
+          returned = 0;
+          if (own_candidates.empty()) WS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(c.dev.cudnn, p.x, p.w, p.conv, p.y,
+                                                                                                      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
+        }
+        for (int i = 0; i < returned; ++i) {
+          if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+          size_t ws = 0;
+          if (cudnnGetConvolutionForwardWorkspaceSize(c.dev.cudnn, p.x, p.w, p.conv, p.y, perf[i].algo, &ws) == CUDNN_STATUS_SUCCESS) perf[i].memory = ws;
+        }
       }
+      int tried = 0;
+      cudnnConvolutionFwdAlgo_t best_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+      bool best_fused = false;
+      size_t best_ws = 0;
+      const bool padded = p.padded;
+      p.padded = false;  // time the convolution itself on the (already padded-size) scratch input
+      // Pass 0: deterministic algorithms, fp32 on FMA math (no TF32); pass 1 (only when pass 0 found nothing): any.
+      for (int pass = 0; pass < 2 && !found; ++pass)
+      for (int i = 0; i < returned && tried < 4; ++i) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > c.options.max_workspace_bytes) continue;
+        if (pass == 0 && c.precision == Precision::kFloat32 && perf[i].mathType != CUDNN_FMA_MATH) continue;
+        if (pass == 0 && perf[i].determinism != CUDNN_DETERMINISTIC) continue;  // replay must equal direct bitwise
+        ++tried;
+        for (int variant = 0; variant < 2; ++variant) {
+          const bool fused = variant == 1;
+          if (fused && (!fusable || (c.fused_act == Activation::kNone && perf[i].algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM))) continue;
+          p.algo = perf[i].algo;
+          p.fused = fused;
+          p.cudnn_ws = perf[i].memory;
+          auto t = c.dev.time_us([&](cudaStream_t st) { return p.run(c.dev.cudnn, sx, sy, sws, st); });
+          if (!t) { (void)cudaGetLastError(); continue; }  // e.g. the fused call refuses this algo
+          if (!found || *t < best_us) { best_us = *t; found = true; best_algo = p.algo; best_fused = fused; best_ws = p.cudnn_ws; }
+        }
+      }
+      p.padded = padded;
+      p.algo = best_algo;
+      p.fused = best_fused;
+      p.cudnn_ws = best_ws;
+      if (found) impl = "cudnn";
     }
-    p.padded = padded;
-    p.algo = best_algo;
-    p.fused = best_fused;
-    p.cudnn_ws = best_ws;
-    if (!found) return refuse(c, "no cuDNN forward algorithm runs within max_workspace_bytes = " + std::to_string(c.options.max_workspace_bytes));
-    c.cache.put(key, {{"algo", int(p.algo)}, {"fused", p.fused}, {"time_us", best_us}});
+    for (WsConv o : own_candidates) {
+      WsConvPlan trial = *own;
+      trial.impl = o;
+      auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, st); });
+      if (!t) { (void)cudaGetLastError(); continue; }
+      if (!found || *t < best_us) { best_us = *t; found = true; own->impl = o; impl = ws_conv_key(o); }
+    }
+    if (!found) {
+      if (!use_cudnn) return refuse(c, "no WarpStream conv kernel ran (enabled tactic sources: " + tactic_sources_string(sources) + ")");
+      return refuse(c, "no cuDNN forward algorithm runs within max_workspace_bytes = " + std::to_string(c.options.max_workspace_bytes) +
+                           (own_candidates.empty() ? std::string() : " and no WarpStream conv kernel ran"));
+    }
+    nlohmann::json entry{{"impl", impl}, {"time_us", best_us}};
+    if (impl == "cudnn") { entry["algo"] = int(p.algo); entry["fused"] = p.fused; }
+    c.cache.put(key, std::move(entry));
+  }
+  if (impl != "cudnn") {
+    s.workspace_bytes = 0;
+    s.kernels = 1;
+    c.tactics.push_back({c.node.name, "Conv", own->describe(c.precision), best_us});
+    s.run = [own](const StepIo& io, const ContextLibs&, cudaStream_t st) { return own->run(io.in[0], io.out[0], st); };
+    return Status::ok();
   }
   s.workspace_bytes = p.pad_bytes + align_up(p.cudnn_ws);
   s.kernels = 1 + (p.padded ? 1 : 0) + (p.epilogue() ? 1 : 0);

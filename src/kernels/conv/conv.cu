@@ -1,0 +1,398 @@
+// WarpStream's own 2-D convolution kernels (see conv.h): depthwise, pointwise (1×1 as a tiled GEMM; fp32
+// FMA or fp16 tensor cores through nvcuda::wmma) and a generic direct convolution. Each fuses zero padding
+// (bounds checks: no padded copy, asymmetric pads free), bias, an optional residual and the activation into
+// its one launch — the cuDNN path needs up to three kernels (pad, convolution, bias+activation epilogue).
+// NCHW, OIHW weights, float32 or float16 storage, float32 arithmetic. 32-bit indices (validate_conv2d
+// refuses tensors of 2^31 elements or more).
+// Test: tests/gpu/conv_kernels_test.cpp (ws_gpu_tests --gtest_filter='ConvKernels*:CudaEngineConvTactics*').
+#include <cuda_fp16.h>
+#include <mma.h>
+
+#include <string>
+
+#include "cuda/cuda_util.h"
+#include "kernels/conv/conv.h"
+
+namespace ws::kernels {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned grid_for(int64_t count) {
+  const int64_t blocks = (count + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 65535 * 8 ? 65535 * 8 : blocks));
+}
+
+__device__ __forceinline__ float load(const float* p, int i) { return p[i]; }
+__device__ __forceinline__ float load(const __half* p, int i) { return __half2float(p[i]); }
+__device__ __forceinline__ void store(float* p, int i, float v) { p[i] = v; }
+__device__ __forceinline__ void store(__half* p, int i, float v) { p[i] = __float2half_rn(v); }
+
+__device__ __forceinline__ float clamp01(float v) { return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v); }
+
+// Same formulas as elementwise.cu's bias_activation (and ws::ref::unary).
+__device__ __forceinline__ float activate(float v, Activation act, const ActivationParams& p) {
+  switch (act) {
+    case Activation::kNone: return v;
+    case Activation::kRelu: return v < 0.0f ? 0.0f : v;
+    case Activation::kClip: return v < p.min ? p.min : (v > p.max ? p.max : v);
+    case Activation::kSigmoid:
+      if (v >= 0.0f) return 1.0f / (1.0f + expf(-v));
+      else { const float e = expf(v); return e / (1.0f + e); }
+    case Activation::kHardSigmoid: return clamp01(p.alpha * v + p.beta);
+    case Activation::kHardSwish: return v * clamp01(v / 6.0f + 0.5f);
+  }
+  return v;
+}
+
+// Epilogue of one output element: + bias[co] + residual[idx], activation, store.
+template <typename T>
+__device__ __forceinline__ void finish(T* y, int idx, int co, float acc, const float* __restrict__ bias,
+                                       const T* __restrict__ res, Activation act, const ActivationParams& p) {
+  if (bias) acc += bias[co];
+  if (res) acc += load(res, idx);
+  store(y, idx, activate(acc, act, p));
+}
+
+struct SpatialArgs {
+  int c_in, in_h, in_w, c_out, out_h, out_w;
+  int cin_g, cout_g;  // channels per group
+  int kh, kw, sh, sw, dh, dw, pt, pl;
+  int total;          // n · c_out · out_h · out_w
+};
+
+SpatialArgs spatial_args(const Conv2dGeometry& g) {
+  SpatialArgs a{};
+  a.c_in = int(g.c_in); a.in_h = int(g.in_h); a.in_w = int(g.in_w);
+  a.c_out = int(g.c_out); a.out_h = int(g.out_h); a.out_w = int(g.out_w);
+  a.cin_g = int(g.c_in / g.group); a.cout_g = int(g.c_out / g.group);
+  a.kh = int(g.kernel_h); a.kw = int(g.kernel_w); a.sh = int(g.stride_h); a.sw = int(g.stride_w);
+  a.dh = int(g.dilation_h); a.dw = int(g.dilation_w); a.pt = int(g.pad_top); a.pl = int(g.pad_left);
+  a.total = int(g.n * g.c_out * g.out_h * g.out_w);
+  return a;
+}
+
+// ---- depthwise: one thread per output pixel; KH = KW = 0: runtime kernel size -------------------------
+template <typename T, int KH, int KW>
+__global__ void __launch_bounds__(kThreads) depthwise_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
+                                                             const float* __restrict__ bias, const T* __restrict__ res,
+                                                             SpatialArgs a, Activation act, ActivationParams p) {
+  const int kh = KH > 0 ? KH : a.kh, kw = KW > 0 ? KW : a.kw;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < a.total; i += gridDim.x * blockDim.x) {
+    const int ox = i % a.out_w;
+    const int t = i / a.out_w;
+    const int oy = t % a.out_h;
+    const int plane = t / a.out_h;  // n · C + c
+    const int c = plane % a.c_out;
+    const T* xp = x + plane * a.in_h * a.in_w;
+    const T* wp = w + c * kh * kw;
+    const int iy0 = oy * a.sh - a.pt, ix0 = ox * a.sw - a.pl;
+    float acc = 0.0f;
+    if constexpr (KH > 0) {
+      float wr[KH * KW];
+#pragma unroll
+      for (int k = 0; k < KH * KW; ++k) wr[k] = load(wp, k);
+#pragma unroll
+      for (int ky = 0; ky < KH; ++ky) {
+        const int iy = iy0 + ky * a.dh;
+        if (static_cast<unsigned>(iy) >= static_cast<unsigned>(a.in_h)) continue;
+#pragma unroll
+        for (int kx = 0; kx < KW; ++kx) {
+          const int ix = ix0 + kx * a.dw;
+          if (static_cast<unsigned>(ix) < static_cast<unsigned>(a.in_w)) acc = fmaf(load(xp, iy * a.in_w + ix), wr[ky * KW + kx], acc);
+        }
+      }
+    } else {
+      for (int ky = 0; ky < kh; ++ky) {
+        const int iy = iy0 + ky * a.dh;
+        if (static_cast<unsigned>(iy) >= static_cast<unsigned>(a.in_h)) continue;
+        for (int kx = 0; kx < kw; ++kx) {
+          const int ix = ix0 + kx * a.dw;
+          if (static_cast<unsigned>(ix) < static_cast<unsigned>(a.in_w)) acc = fmaf(load(xp, iy * a.in_w + ix), load(wp, ky * kw + kx), acc);
+        }
+      }
+    }
+    finish(y, i, c, acc, bias, res, act, p);
+  }
+}
+
+// ---- direct: one thread per output element ---------------------------------------------------------
+template <typename T>
+__global__ void __launch_bounds__(kThreads) direct_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
+                                                          const float* __restrict__ bias, const T* __restrict__ res,
+                                                          SpatialArgs a, Activation act, ActivationParams p) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < a.total; i += gridDim.x * blockDim.x) {
+    const int ox = i % a.out_w;
+    int t = i / a.out_w;
+    const int oy = t % a.out_h;
+    t /= a.out_h;
+    const int co = t % a.c_out;
+    const int n = t / a.c_out;
+    const int grp = co / a.cout_g;
+    const int plane_sz = a.in_h * a.in_w;
+    const T* xp = x + (n * a.c_in + grp * a.cin_g) * plane_sz;
+    const T* wp = w + co * a.cin_g * a.kh * a.kw;
+    const int iy0 = oy * a.sh - a.pt, ix0 = ox * a.sw - a.pl;
+    float acc = 0.0f;
+    for (int ci = 0; ci < a.cin_g; ++ci, xp += plane_sz) {
+      for (int ky = 0; ky < a.kh; ++ky) {
+        const int iy = iy0 + ky * a.dh;
+        if (static_cast<unsigned>(iy) >= static_cast<unsigned>(a.in_h)) { wp += a.kw; continue; }
+        for (int kx = 0; kx < a.kw; ++kx) {
+          const int ix = ix0 + kx * a.dw;
+          if (static_cast<unsigned>(ix) < static_cast<unsigned>(a.in_w)) acc = fmaf(load(xp, iy * a.in_w + ix), load(wp, kx), acc);
+        }
+        wp += a.kw;
+      }
+    }
+    finish(y, i, co, acc, bias, res, act, p);
+  }
+}
+
+// ---- pointwise fp32 (SIMT): Y[n] (M×N) = W (M×K) · X[n] (K×N); block tile BM×BN, k-step BK; each thread a
+// TM×TN register block at rows ty + i·(BM/TM), cols tx + j·(BN/TN) (conflict-free shared reads, coalesced
+// global stores).
+template <typename T, int BM, int BN, int BK, int TM, int TN>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN)) pointwise_simt_kernel(const T* __restrict__ x, const T* __restrict__ w,
+                                                                               T* __restrict__ y, const float* __restrict__ bias,
+                                                                               const T* __restrict__ res, int M, int N, int K,
+                                                                               Activation act, ActivationParams p) {
+  constexpr int TX = BN / TN, TY = BM / TM, NT = TX * TY;
+  __shared__ float As[BK][BM + 1];  // As[k][m] = W[m0 + m][k0 + k]
+  __shared__ float Bs[BK][BN];      // Bs[k][n] = X[k0 + k][n0 + n]
+  const int img = blockIdx.z;
+  x += img * K * N;
+  y += img * M * N;
+  if (res) res += img * M * N;
+  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    for (int e = tid; e < BM * BK; e += NT) {
+      const int m = e / BK, k = e % BK, gm = m0 + m, gk = k0 + k;
+      As[k][m] = (gm < M && gk < K) ? load(w, gm * K + gk) : 0.0f;
+    }
+    for (int e = tid; e < BK * BN; e += NT) {
+      const int k = e / BN, n = e % BN, gk = k0 + k, gn = n0 + n;
+      Bs[k][n] = (gk < K && gn < N) ? load(x, gk * N + gn) : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      float av[TM], bv[TN];
+#pragma unroll
+      for (int i = 0; i < TM; ++i) av[i] = As[k][ty + i * TY];
+#pragma unroll
+      for (int j = 0; j < TN; ++j) bv[j] = Bs[k][tx + j * TX];
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int gm = m0 + ty + i * TY;
+    if (gm >= M) continue;
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+      const int gn = n0 + tx + j * TX;
+      if (gn < N) finish(y, gm * N + gn, gm, acc[i][j], bias, res, act, p);
+    }
+  }
+}
+
+// ---- pointwise fp16 (tensor cores, wmma m16n16k16, fp32 accumulate): block tile BM×BN, k-step 32; warp
+// grid (BM/WM)×(BN/WN), each warp WM×WN (multiples of 16). Edges are zero-filled in shared memory, so any
+// M, N, K works; the accumulators go through shared memory for the bounds-checked fused epilogue.
+template <int BM, int BN, int WM, int WN>
+struct WmmaTile {
+  static constexpr int BK = 32;
+  static constexpr int LDA = BK + 8, LDB = BN + 8, LDC = BN + 4;  // halves, halves, floats (wmma ldm rules)
+  static constexpr int kWarps = (BM / WM) * (BN / WN), kThreads = kWarps * 32;
+  static constexpr int kAbBytes = (BM * LDA + BK * LDB) * 2, kCBytes = BM * LDC * 4;
+  static constexpr int kSmemBytes = kAbBytes > kCBytes ? kAbBytes : kCBytes;
+};
+
+template <int BM, int BN, int WM, int WN>
+__global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_wmma_kernel(
+    const __half* __restrict__ x, const __half* __restrict__ w, __half* __restrict__ y, const float* __restrict__ bias,
+    const __half* __restrict__ res, int M, int N, int K, Activation act, ActivationParams p) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
+  using namespace nvcuda;
+  using Tile = WmmaTile<BM, BN, WM, WN>;
+  constexpr int BK = Tile::BK, LDA = Tile::LDA, LDB = Tile::LDB, LDC = Tile::LDC, NT = Tile::kThreads;
+  constexpr int FM = WM / 16, FN = WN / 16;
+  __shared__ __align__(128) unsigned char smem[Tile::kSmemBytes];
+  __half* As = reinterpret_cast<__half*>(smem);  // [BM][LDA]: As[m][k] = W[m0 + m][k0 + k]
+  __half* Bs = As + BM * LDA;                    // [BK][LDB]: Bs[k][n] = X[k0 + k][n0 + n]
+  float* Cs = reinterpret_cast<float*>(smem);    // [BM][LDC], after the main loop
+  const int img = blockIdx.z;
+  x += img * K * N;
+  y += img * M * N;
+  if (res) res += img * M * N;
+  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  const int tid = threadIdx.x, warp = tid / 32;
+  const int wm = warp / (BN / WN), wn = warp % (BN / WN);
+  const __half hz = __float2half_rn(0.0f);
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[FM][FN];
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    for (int e = tid; e < BM * BK; e += NT) {
+      const int m = e / BK, k = e % BK, gm = m0 + m, gk = k0 + k;
+      As[m * LDA + k] = (gm < M && gk < K) ? w[gm * K + gk] : hz;
+    }
+    for (int e = tid; e < BK * BN; e += NT) {
+      const int k = e / BN, n = e % BN, gk = k0 + k, gn = n0 + n;
+      Bs[k * LDB + n] = (gk < K && gn < N) ? x[gk * N + gn] : hz;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 16) {
+      wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> af[FM];
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> bf[FN];
+#pragma unroll
+      for (int i = 0; i < FM; ++i) wmma::load_matrix_sync(af[i], As + (wm * WM + i * 16) * LDA + kk, LDA);
+#pragma unroll
+      for (int j = 0; j < FN; ++j) wmma::load_matrix_sync(bf[j], Bs + kk * LDB + wn * WN + j * 16, LDB);
+#pragma unroll
+      for (int i = 0; i < FM; ++i)
+#pragma unroll
+        for (int j = 0; j < FN; ++j) wmma::mma_sync(acc[i][j], af[i], bf[j], acc[i][j]);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < FN; ++j)
+      wmma::store_matrix_sync(Cs + (wm * WM + i * 16) * LDC + wn * WN + j * 16, acc[i][j], LDC, wmma::mem_row_major);
+  __syncthreads();
+  for (int e = tid; e < BM * BN; e += NT) {
+    const int m = e / BN, n = e % BN, gm = m0 + m, gn = n0 + n;
+    if (gm < M && gn < N) finish(y, gm * N + gn, gm, Cs[m * LDC + n], bias, res, act, p);
+  }
+#else
+  __trap();  // tensor-core path needs sm_70+; the CUDA executor never offers it below
+#endif
+}
+
+Status launched(const char* what) {
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) return cuda::cuda_status(err, what, __FILE__, __LINE__);
+  return Status::ok();
+}
+
+}  // namespace
+
+Status validate_conv2d(const Conv2dGeometry& g) {
+  auto bad = [](const std::string& why) { return invalid_argument("conv2d: " + why); };
+  if (g.n < 1 || g.c_in < 1 || g.in_h < 1 || g.in_w < 1 || g.c_out < 1 || g.out_h < 1 || g.out_w < 1)
+    return bad("extents must be positive");
+  if (g.group < 1 || g.c_in % g.group != 0 || g.c_out % g.group != 0)
+    return bad("group " + std::to_string(g.group) + " does not divide c_in " + std::to_string(g.c_in) + " and c_out " + std::to_string(g.c_out));
+  if (g.kernel_h < 1 || g.kernel_w < 1 || g.stride_h < 1 || g.stride_w < 1 || g.dilation_h < 1 || g.dilation_w < 1)
+    return bad("kernel, stride and dilation must be positive");
+  if (g.pad_top < 0 || g.pad_left < 0 || g.pad_bottom < 0 || g.pad_right < 0) return bad("pads must be >= 0");
+  const int64_t eh = (g.kernel_h - 1) * g.dilation_h + 1, ew = (g.kernel_w - 1) * g.dilation_w + 1;
+  const int64_t oh = (g.in_h + g.pad_top + g.pad_bottom - eh) / g.stride_h + 1;
+  const int64_t ow = (g.in_w + g.pad_left + g.pad_right - ew) / g.stride_w + 1;
+  if (g.in_h + g.pad_top + g.pad_bottom < eh || g.in_w + g.pad_left + g.pad_right < ew || oh != g.out_h || ow != g.out_w)
+    return bad("output " + std::to_string(g.out_h) + "x" + std::to_string(g.out_w) + " does not follow from the input, kernel, stride, dilation and pads (" +
+               std::to_string(oh) + "x" + std::to_string(ow) + ")");
+  constexpr int64_t kMax = (int64_t{1} << 31) - 1;
+  if (g.n * g.c_in * g.in_h * g.in_w > kMax || g.n * g.c_out * g.out_h * g.out_w > kMax ||
+      g.c_out * (g.c_in / g.group) * g.kernel_h * g.kernel_w > kMax)
+    return bad("a tensor has 2^31 elements or more (32-bit indexing)");
+  return Status::ok();
+}
+
+bool conv2d_depthwise_applicable(const Conv2dGeometry& g) { return g.group == g.c_in && g.c_out == g.c_in; }
+
+bool conv2d_pointwise_applicable(const Conv2dGeometry& g) {
+  return g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 && g.dilation_w == 1 &&
+         g.pad_top == 0 && g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0 && g.group == 1;
+}
+
+const char* pointwise_tile_name(PointwiseTile t) { return t == PointwiseTile::k64x64 ? "64x64" : "32x32"; }
+
+Status conv2d_depthwise(ElemType t, const Conv2dGeometry& g, const void* x, const void* w, void* y, const ConvEpilogue& e,
+                        cudaStream_t stream) {
+  WS_RETURN_IF_ERROR(validate_conv2d(g));
+  if (!conv2d_depthwise_applicable(g)) return invalid_argument("conv2d_depthwise: needs group == c_in == c_out");
+  const SpatialArgs a = spatial_args(g);
+  const unsigned grid = grid_for(a.total);
+  auto go = [&](auto tag) {
+    using T = decltype(tag);
+    const T* xs = static_cast<const T*>(x);
+    const T* ws = static_cast<const T*>(w);
+    T* ys = static_cast<T*>(y);
+    const T* rs = static_cast<const T*>(e.residual);
+    if (a.kh == 3 && a.kw == 3) depthwise_kernel<T, 3, 3><<<grid, kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, a, e.act, e.params);
+    else if (a.kh == 5 && a.kw == 5) depthwise_kernel<T, 5, 5><<<grid, kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, a, e.act, e.params);
+    else depthwise_kernel<T, 0, 0><<<grid, kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, a, e.act, e.params);
+  };
+  if (t == ElemType::kFloat32) go(float{}); else go(__half{});
+  return launched("conv2d_depthwise launch");
+}
+
+Status conv2d_direct(ElemType t, const Conv2dGeometry& g, const void* x, const void* w, void* y, const ConvEpilogue& e,
+                     cudaStream_t stream) {
+  WS_RETURN_IF_ERROR(validate_conv2d(g));
+  const SpatialArgs a = spatial_args(g);
+  const unsigned grid = grid_for(a.total);
+  if (t == ElemType::kFloat32)
+    direct_kernel<float><<<grid, kThreads, 0, stream>>>(static_cast<const float*>(x), static_cast<const float*>(w), static_cast<float*>(y),
+                                                        e.bias, static_cast<const float*>(e.residual), a, e.act, e.params);
+  else
+    direct_kernel<__half><<<grid, kThreads, 0, stream>>>(static_cast<const __half*>(x), static_cast<const __half*>(w), static_cast<__half*>(y),
+                                                         e.bias, static_cast<const __half*>(e.residual), a, e.act, e.params);
+  return launched("conv2d_direct launch");
+}
+
+Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g, const void* x, const void* w, void* y,
+                        const ConvEpilogue& e, cudaStream_t stream) {
+  WS_RETURN_IF_ERROR(validate_conv2d(g));
+  if (!conv2d_pointwise_applicable(g)) return invalid_argument("conv2d_pointwise: needs a 1x1 kernel, stride 1, dilation 1, no pads, group 1");
+  const int M = int(g.c_out), N = int(g.out_h * g.out_w), K = int(g.c_in);
+  if (g.n > 65535) return invalid_argument("conv2d_pointwise: batch above 65535");
+  const unsigned nb = static_cast<unsigned>(g.n);
+  if (t == ElemType::kFloat32) {
+    const float* xs = static_cast<const float*>(x);
+    const float* ws = static_cast<const float*>(w);
+    float* ys = static_cast<float*>(y);
+    const float* rs = static_cast<const float*>(e.residual);
+    if (tile == PointwiseTile::k64x64) {
+      const dim3 grid((N + 63) / 64, (M + 63) / 64, nb);
+      pointwise_simt_kernel<float, 64, 64, 16, 4, 4><<<grid, 256, 0, stream>>>(xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params);
+    } else {
+      const dim3 grid((N + 31) / 32, (M + 31) / 32, nb);
+      pointwise_simt_kernel<float, 32, 32, 16, 2, 2><<<grid, 256, 0, stream>>>(xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params);
+    }
+  } else {
+    const __half* xs = static_cast<const __half*>(x);
+    const __half* ws = static_cast<const __half*>(w);
+    __half* ys = static_cast<__half*>(y);
+    const __half* rs = static_cast<const __half*>(e.residual);
+    if (tile == PointwiseTile::k64x64) {
+      using Tile = WmmaTile<64, 64, 32, 32>;
+      const dim3 grid((N + 63) / 64, (M + 63) / 64, nb);
+      pointwise_wmma_kernel<64, 64, 32, 32><<<grid, Tile::kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params);
+    } else {
+      using Tile = WmmaTile<32, 32, 16, 16>;
+      const dim3 grid((N + 31) / 32, (M + 31) / 32, nb);
+      pointwise_wmma_kernel<32, 32, 16, 16><<<grid, Tile::kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params);
+    }
+  }
+  return launched("conv2d_pointwise launch");
+}
+
+}  // namespace ws::kernels

@@ -1,0 +1,80 @@
+#pragma once
+/// \file conv.h
+/// Host-only launchers of WarpStream's own 2-D convolution kernels (src/kernels/conv/conv.cu), the
+/// CUDA executor's alternatives to cuDNN (timed against it per node at build, src/engine/cuda/cuda_ops.cpp).
+/// Every kernel fuses, in one launch: zero padding (any pads, asymmetric included, by bounds checks — no
+/// padded copy), the per-output-channel bias, an optional residual and the activation:
+///   y[n][co][oy][ox] = act(sum_{ci in group, ky, kx} w[co][ci][ky][kx] · x[n][g·Cin/G + ci][iy][ix]
+///                          + bias[co] + residual[n][co][oy][ox]),
+///   iy = oy·stride_h − pad_top + ky·dil_h, ix = ox·stride_w − pad_left + kx·dil_w (outside x: 0).
+/// Layout: NCHW activations, OIHW weights ([Cout][Cin/group][kh][kw]), all dense. Element type float32 or
+/// float16 (`__half`) for x, w, residual and y (all the same type); bias is float32 (device) or nullptr;
+/// accumulation is float32 (fp32: plain FMA, no TF32; fp16 pointwise: tensor cores, fp32 accumulate).
+/// Activation semantics are bias_activation's (elementwise.h; NaN propagates through Relu/Clip).
+/// All launchers enqueue on `stream`, allocate nothing, synchronise nothing and are capturable.
+/// Errors (Status): kInvalidArgument for inconsistent geometry (output extents that do not follow from
+/// input, kernel, stride, dilation and pads; channels not divisible by group; non-positive values), a shape
+/// the chosen kernel does not cover (see each function), or more than 2^31 − 1 elements in a tensor
+/// (32-bit indexing); kCuda for a failed launch.
+/// Test: tests/gpu/conv_kernels_test.cpp (ws_gpu_tests --gtest_filter='ConvKernels*:CudaEngineConvTactics*').
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/elementwise/elementwise.h"
+#include "warpstream/status.h"
+
+namespace ws::kernels {
+
+/// Geometry of one NCHW 2-D convolution (extents in elements).
+struct Conv2dGeometry {
+  int64_t n = 1, c_in = 1, in_h = 1, in_w = 1;  ///< x: [n][c_in][in_h][in_w]
+  int64_t c_out = 1, out_h = 1, out_w = 1;      ///< y: [n][c_out][out_h][out_w]
+  int64_t group = 1;
+  int64_t kernel_h = 1, kernel_w = 1;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t dilation_h = 1, dilation_w = 1;
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;  ///< >= 0, may differ (TF "SAME")
+};
+
+/// The fused epilogue: bias (float32 [c_out], device, or nullptr), residual (y's shape and element type,
+/// device, or nullptr; added after the bias, before the activation), activation.
+struct ConvEpilogue {
+  const float* bias = nullptr;
+  const void* residual = nullptr;
+  Activation act = Activation::kNone;
+  ActivationParams params;
+};
+
+/// OK when `g` is a consistent convolution (see the file comment for the error cases).
+Status validate_conv2d(const Conv2dGeometry& g);
+
+/// Depthwise kernel applies: group == c_in == c_out (channel multiplier 1).
+bool conv2d_depthwise_applicable(const Conv2dGeometry& g);
+/// Depthwise convolution. One thread per output pixel (consecutive threads along out_w: coalesced), the
+/// channel's weights in registers; 3×3 and 5×5 specialised (fully unrolled), any other kernel size through
+/// a generic loop. Any stride, dilation and pads. Errors: kInvalidArgument when not applicable.
+Status conv2d_depthwise(ElemType t, const Conv2dGeometry& g, const void* x, const void* w, void* y,
+                        const ConvEpilogue& e, cudaStream_t stream);
+
+/// Tile configurations of the pointwise GEMM (block tile M × N over Cout × H·W), chosen by timing.
+enum class PointwiseTile { k64x64, k32x32 };
+const char* pointwise_tile_name(PointwiseTile t);  ///< "64x64" / "32x32"
+/// Pointwise kernel applies: 1×1 kernel, stride 1, dilation 1, no pads, group 1.
+bool conv2d_pointwise_applicable(const Conv2dGeometry& g);
+/// 1×1 convolution as a batched GEMM per image: Y[n] (Cout × HW) = W (Cout × Cin) · X[n] (Cin × HW).
+/// Shared-memory tiled; any M, N, K (edges zero-filled in shared memory). float32: FMA, each thread a
+/// 4×4 (64×64 tile) or 2×2 (32×32 tile) register block. float16: tensor cores (nvcuda::wmma m16n16k16,
+/// fp32 accumulate; needs compute capability >= 7.0 — the caller checks, the kernel traps below it).
+/// Errors: kInvalidArgument when not applicable.
+Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g, const void* x, const void* w,
+                        void* y, const ConvEpilogue& e, cudaStream_t stream);
+
+/// Generic direct convolution: any group, kernel, stride, dilation and pads; one thread per output
+/// element looping over Cin/group × kh × kw. Meant for small reductions (e.g. the stem conv, Cin = 3)
+/// and as the fallback when cuDNN is not an enabled tactic source.
+Status conv2d_direct(ElemType t, const Conv2dGeometry& g, const void* x, const void* w, void* y,
+                     const ConvEpilogue& e, cudaStream_t stream);
+
+}  // namespace ws::kernels
