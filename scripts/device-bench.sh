@@ -19,6 +19,11 @@ OUT=${OUT:-/tmp/device-bench-out}
 BUDGET=${WS_BENCH_BUDGET_S:-530}
 ITERS=${WS_BENCH_ITERS:-1000}
 WARM=${WS_BENCH_WARMUP:-100}
+# Subsets for a quick look (defaults = the full matrix of issue 4):
+PRECS=${WS_BENCH_PRECS:-"fp32 fp16"}; LANESET=${WS_BENCH_LANES:-"1 4"}
+MODES=${WS_BENCH_MODES:-"graph direct"}; INPUTS=${WS_BENCH_INPUTS:-"mapped copy"}
+MODELS=${WS_BENCH_MODELS:-"efficientnet_lite0 resnet50"}; COMPILE=${WS_BENCH_COMPILE:-1}
+PROFILE_REPS=${WS_BENCH_PROFILE_REPS:-200}
 mkdir -p "$OUT"
 W=/tmp/wsbench; J=$W/reports; M=$W/models
 rm -rf "$W"; mkdir -p "$J" "$M"
@@ -68,6 +73,8 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy
   local tag="ours_${name}_${prec}_${mode}_${input}_${lanes}L"
   if [ "$(left)" -lt 40 ]; then row "$tag" "SKIPPED (budget)"; return; fi
   local flag=""; [ "$mode" = direct ] && flag="--no-cuda-graph"
+  # per-step GPU profile of the network once per model and precision (reference configuration)
+  [ "$mode/$input/$lanes" = graph/mapped/1 ] && flag="$flag --profile-layers $PROFILE_REPS"
   timeout 90 $WS bench --model "$onnx" --precision $prec --lanes $lanes --input $input $flag \
     --frame $W/frame.rgb --source 1920x1080 --warmup $WARM --iterations $ITERS --no-progress \
     --timing-cache $W/tc_${name}_${prec}.json --label "$tag" --json $J/$tag.json --samples $J/$tag.csv \
@@ -85,30 +92,32 @@ peers() {  # model modes budget
     set -- --model resnet50 --onnx $R50 --sidecar $M/resnet50.json --weights $M/resnet50.pt
   fi
   PYTHONPATH=.assets/py${PYTHONPATH:+:$PYTHONPATH} timeout $(( $(left) - 25 )) python3 bench/peers/pytorch_peer.py "$@" \
-    --frame $W/frame.rgb --source 1920x1080 --modes $modes --out-dir $J --samples \
+    --frame $W/frame.rgb --source 1920x1080 --modes $modes --precisions "$(echo $PRECS | tr ' ' ,)" --out-dir $J --samples \
     --iterations $ITERS --warmup 50 $extra > $W/peer_${model}_${modes}.txt 2>&1
   local rc=$?; cat $W/peer_${model}_${modes}.txt >> "$LOG"
   row "peers $model $modes" "rc=$rc ($(elapsed) s)"
   grep '^\[peer\] torch' $W/peer_${model}_${modes}.txt | sed 's/^\[peer\] /    /' | tee -a "$SUM"
 }
 
-for prec in fp32 fp16; do
-  for lanes in 1 4; do for mode in graph direct; do for input in mapped copy; do
-    ours efficientnet_lite0 $EFF $prec $lanes $mode $input
-  done; done; done
-done
-peers efficientnet_lite0 eager,cuda_graph ""
-for prec in fp16 fp32; do
-  for lanes in 1 4; do for mode in graph direct; do for input in mapped copy; do
-    ours resnet50 $R50 $prec $lanes $mode $input
-  done; done; done
-done
-peers resnet50 eager,cuda_graph ""
+has_model() { case " $MODELS " in *" $1 "*) return 0;; esac; return 1; }
+matrix() {  # model onnx
+  for prec in $PRECS; do for lanes in $LANESET; do for mode in $MODES; do for input in $INPUTS; do
+    ours $1 $2 $prec $lanes $mode $input
+  done; done; done; done
+}
+has_model efficientnet_lite0 && { matrix efficientnet_lite0 $EFF; peers efficientnet_lite0 eager,cuda_graph ""; }
+has_model resnet50 && { matrix resnet50 $R50; peers resnet50 eager,cuda_graph ""; }
 # torch.compile last, with what is left (fp16 only; max-autotune capped, then reduce-overhead)
-CB=$(( ($(left) - 60) / 2 )); [ $CB -gt 150 ] && CB=150
-peers efficientnet_lite0 compile "--compile-budget $CB --compile-timeout $(( CB * 2 / 3 ))"
-CB=$(( $(left) - 60 )); [ $CB -gt 150 ] && CB=150
-peers resnet50 compile "--compile-budget $CB --compile-timeout $(( CB * 2 / 3 ))"
+if [ "$COMPILE" = 1 ]; then
+  if has_model efficientnet_lite0; then
+    CB=$(( ($(left) - 60) / 2 )); [ $CB -gt 150 ] && CB=150
+    peers efficientnet_lite0 compile "--compile-budget $CB --compile-timeout $(( CB * 2 / 3 ))"
+  fi
+  if has_model resnet50; then
+    CB=$(( $(left) - 60 )); [ $CB -gt 150 ] && CB=150
+    peers resnet50 compile "--compile-budget $CB --compile-timeout $(( CB * 2 / 3 ))"
+  fi
+fi
 
 # ---- compare, floor, plots ---------------------------------------------------------------------------
 {

@@ -135,6 +135,21 @@ class ExecutionContext {
   /// Debug: device pointer of a runtime tensor by id (valid after enqueue only when built with
   /// debug_keep_all_tensors); its dtype is the engine precision's activation type.
   virtual const void* tensor(ir::TensorId id) const = 0;
+
+  /// One step of the plan timed alone (like TensorRT's IProfiler / trtexec --dumpProfile).
+  struct LayerTiming {
+    std::string node;     ///< ONNX node name
+    std::string op_type;  ///< ONNX op type
+    std::string tactic;   ///< the build's choice for this node ("" for ops without tactics)
+    int kernels = 0;      ///< kernels this step launches
+    float median_us = 0;  ///< median over reps of the event pair around the step, µs
+    float p99_us = 0;     ///< p99 (nearest rank) over reps, µs
+  };
+  /// Diagnostics, not a steady-state call: enqueues the network `reps` times (1..100000) on `stream`
+  /// with an event pair around every step, synchronises, and returns per-step medians in plan order.
+  /// Each event pair adds ~1-2 µs of its own, so the sum exceeds one un-instrumented enqueue.
+  /// Allocates (events, result). Errors: kInvalidArgument for reps out of range; kCuda.
+  virtual Result<std::vector<LayerTiming>> profile_layers(cudaStream_t stream, int reps) = 0;
 };
 
 }  // namespace ws

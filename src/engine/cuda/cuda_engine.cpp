@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -144,12 +145,80 @@ class ContextImpl final : public ExecutionContext {
     return off == ArenaPlan::kNotInArena ? nullptr : base() + off;
   }
 
+  Result<std::vector<LayerTiming>> profile_layers(cudaStream_t stream, int reps) override;
+
   char* base() const { return arena_.as<char>(); }
   const EngineImpl* engine_ = nullptr;
   cuda::DeviceBuffer arena_;
   ContextLibs libs_;
   std::vector<StepIo> io_;
 };
+
+Result<std::vector<ExecutionContext::LayerTiming>> ContextImpl::profile_layers(cudaStream_t stream, int reps) {
+  if (reps < 1 || reps > 100000) return invalid_argument("profile_layers: reps = " + std::to_string(reps) + " is out of range 1..100000");
+  const auto& steps = engine_->steps_;
+  std::vector<cuda::Event> ev;
+  for (size_t i = 0; i <= steps.size(); ++i) {
+    WS_ASSIGN_OR_RETURN(cuda::Event e, cuda::Event::create());
+    ev.push_back(std::move(e));
+  }
+  std::vector<std::vector<float>> us(steps.size());
+  auto instrumented = [&](cudaStream_t st) -> Status {
+    for (size_t i = 0; i < steps.size(); ++i) {
+      WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(ev[i].get(), st));
+      Status s = steps[i].run(io_[i], libs_, st);
+      if (!s.is_ok()) return Status(s.code(), "step " + std::to_string(i) + " (node '" + steps[i].node + "'): " + s.message());
+    }
+    WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(ev[steps.size()].get(), st));
+    return Status::ok();
+  };
+  WS_RETURN_IF_ERROR(enqueue(stream));  // warm: lazy module loading, library first-call work
+  WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  // The instrumented sequence is captured into one graph and replayed, as the lanes do: steps then run
+  // back to back on the GPU and no host launch gap lands inside a reading. Should capture fail, the
+  // sequence is enqueued directly (gaps then count where the host is slower than the GPU).
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  bool captured = false;
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+    Status s = instrumented(stream);
+    const cudaError_t e = cudaStreamEndCapture(stream, &graph);
+    captured = s.is_ok() && e == cudaSuccess && graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
+  }
+  (void)cudaGetLastError();
+  for (int r = 0; r < reps; ++r) {
+    if (captured) {
+      WS_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(exec, stream));
+    } else {
+      WS_RETURN_IF_ERROR(instrumented(stream));
+    }
+    WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+    for (size_t i = 0; i < steps.size(); ++i) {
+      float ms = 0;
+      WS_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, ev[i].get(), ev[i + 1].get()));
+      us[i].push_back(ms * 1000.0f);
+    }
+  }
+  if (exec) cudaGraphExecDestroy(exec);
+  if (graph) cudaGraphDestroy(graph);
+  std::map<std::string, std::string> tactic;
+  for (const auto& t : engine_->tactics_) tactic[t.node] = t.choice;
+  std::vector<LayerTiming> out;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    auto& v = us[i];
+    std::sort(v.begin(), v.end());
+    LayerTiming lt;
+    lt.node = steps[i].node;
+    lt.op_type = steps[i].op_type;
+    auto it = tactic.find(lt.node);
+    if (it != tactic.end()) lt.tactic = it->second;
+    lt.kernels = steps[i].kernels;
+    lt.median_us = v[v.size() / 2];
+    lt.p99_us = v[std::min(v.size() - 1, static_cast<size_t>(std::ceil(0.99 * static_cast<double>(v.size()))) - 1)];
+    out.push_back(std::move(lt));
+  }
+  return out;
+}
 
 Result<std::unique_ptr<ExecutionContext>> EngineImpl::create_context() {
   WS_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
