@@ -24,6 +24,7 @@
 #include "bench/stats.h"
 #include "command.h"
 #include "core/file_io.h"
+#include "warpstream/cuda_engine.h"
 #include "warpstream/image.h"
 #ifdef WS_HAVE_CUDA
 #include "bench/env_cuda.h"
@@ -49,10 +50,10 @@ struct BenchArgs {
   int topk = 5;
   std::string json, samples, label, image, frame, timing_cache;
   int device = 0;
+  std::string tactic_sources = "all";  // --tactic-sources (ws::parse_tactic_sources)
   bool no_progress = false;
 };
 
-  int profile_layers = 0;
 #ifdef WS_HAVE_CUDA
 bool parse_wxh(const std::string& s, int64_t& w, int64_t& h) {
   long long a = 0, b = 0;
@@ -124,6 +125,8 @@ int run_bench(const BenchArgs& a) {
   if (a.precision == "fp32") precision = ws::Precision::kFloat32;
   else if (a.precision == "fp16") precision = ws::Precision::kFloat16;
   else return fail(ws::invalid_argument("--precision must be fp32 or fp16"), 2);
+  auto sources = ws::parse_tactic_sources(a.tactic_sources);
+  if (!sources) return fail(sources.status(), 2);
 
   // Device first: the map-host flag must precede every other CUDA use (cuda/device.h).
   if (auto st = ws::cuda::init_device(a.device, ws::cuda::HostWait::kSpin); !st) return fail(st, 2);
@@ -174,6 +177,7 @@ int run_bench(const BenchArgs& a) {
   bo.precision = precision;
   bo.device = a.device;
   bo.timing_cache_path = a.timing_cache;
+  bo.tactic_sources = *sources;
   auto built = ws::CudaEngine::build(std::move(graph).value(), bo);
   if (!built) return fail(built.status());
   std::shared_ptr<ws::CudaEngine> engine = std::move(built).value();
@@ -183,6 +187,7 @@ int run_bench(const BenchArgs& a) {
   rep.env.set("engine_kernels_per_enqueue", engine->kernel_count());
   rep.env.set("engine_weight_bytes", engine->weight_bytes());
   rep.env.set("engine_arena_bytes", engine->arena_bytes());
+  rep.env.set("engine_tactic_sources", ws::tactic_sources_string(*sources));
   {
     nlohmann::json t = nlohmann::json::array();  // per node: the tactic chosen at build and its timed µs
     for (const auto& r : engine->tactics()) t.push_back({{"node", r.node}, {"op", r.op_type}, {"choice", r.choice}, {"us", r.time_us}});
@@ -214,31 +219,6 @@ int run_bench(const BenchArgs& a) {
   // The producer's write of the frame into the slot is outside every interval: each lane's slot is filled
   // once here and keeps the frame (slots are per lane and never reused by another lane).
   if (*input_mode != ws::LaneInput::kDevice) {
-  if (a.profile_layers > 0) {
-    // Per-step GPU time of the network alone (its own context and stream, before the lanes exist).
-    auto ctx = engine->create_context();
-    if (!ctx) return fail(ctx.status());
-    auto stream = ws::cuda::Stream::create();
-    if (!stream) return fail(stream.status());
-    auto prof = (*ctx)->profile_layers(stream->get(), a.profile_layers);
-    if (!prof) return fail(prof.status());
-    nlohmann::json rows = nlohmann::json::array();
-    double total = 0;
-    for (const auto& l : *prof) {
-      rows.push_back({{"node", l.node}, {"op", l.op_type}, {"tactic", l.tactic}, {"kernels", l.kernels},
-                      {"median_us", l.median_us}, {"p99_us", l.p99_us}});
-      total += l.median_us;
-    }
-    rep.env.set("layer_profile", std::move(rows));
-    rep.env.set("layer_profile_reps", a.profile_layers);
-    std::vector<ws::ExecutionContext::LayerTiming> top(prof->begin(), prof->end());
-    std::sort(top.begin(), top.end(), [](const auto& x, const auto& y) { return x.median_us > y.median_us; });
-    std::fprintf(stderr, "bench: layer profile (%d reps, %zu steps, sum of medians %.1f us); slowest:\n", a.profile_layers,
-                 prof->size(), total);
-    for (size_t i = 0; i < top.size() && i < 12; ++i)
-      std::fprintf(stderr, "  %8.2f us  %-10s %-28s %s\n", top[i].median_us, top[i].op_type.c_str(), top[i].node.c_str(),
-                   top[i].tactic.c_str());
-  }
     for (int i = 0; i < a.lanes; ++i) {
       auto lane = pipe.acquire(static_cast<size_t>(i));
       if (!lane) return fail(lane.status());
@@ -425,6 +405,8 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_flag("--no-cuda-graph", a->no_cuda_graph, "enqueue the stages directly instead of a graph launch");
                       sub.add_option("--input", a->input, "mapped | copy | device (default mapped)");
                       sub.add_option("--precision", a->precision, "fp32 | fp16 (default fp32)");
+                      sub.add_option("--tactic-sources", a->tactic_sources,
+                                     "kernel families the engine build may choose from: comma-separated cudnn, cublaslt, warpstream or all (default all)");
                       auto* src = sub.add_option("--source", a->source, "source frame WxH (default 1920x1080)");
                       auto* img = sub.add_option("--image", a->image, "photo as the frame (PNG/JPEG; its own size)");
                       sub.add_option("--frame", a->frame, "raw RGB8 frame file of --source size (tools/make_frame.py)");
@@ -438,6 +420,3 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_flag("--no-progress", a->no_progress, "no progress bar");
                       return [a] { return run_bench_entry(*a); };
                     });
-                      sub.add_option("--profile-layers", a->profile_layers,
-                                     "also time each step of the network alone over N replays (report: layer_profile)")
-                          ->check(CLI::Range(0, 100000));

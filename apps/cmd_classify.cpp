@@ -1,5 +1,5 @@
 // `warpstream classify --model M.onnx --labels L.txt IMAGE... [--topk K] [--device cpu|cuda|auto] [--json]
-//   [--precision fp32|fp16] [--no-cuda-graph] [--input mapped|copy|device]`
+//   [--precision fp32|fp16] [--no-cuda-graph] [--input mapped|copy|device] [--tactic-sources cudnn,warpstream]`
 // Decodes each image, runs preprocess → network → Top-K, prints labels and scores per image and
 // which backend ran. On cuda the frame goes through one lane (warpstream/lanes.h: LaneClassifier);
 // auto picks cuda when a GPU is present and the engine builds, else cpu with the reason printed.
@@ -15,6 +15,7 @@
 
 #include "command.h"
 #include "warpstream/classifier.h"
+#include "warpstream/cuda_engine.h"
 #ifdef WS_HAVE_CUDA
 #include "warpstream/lanes.h"
 #endif
@@ -30,6 +31,7 @@ struct Options {
   std::string input_shape;
   bool json = false;
   std::string precision = "fp32", input = "mapped", timing_cache;
+  std::string tactic_sources = "all";
   bool no_cuda_graph = false;
 };
 
@@ -42,6 +44,8 @@ int run(const Options& opt) {
   if (opt.topk < 1 || opt.topk > ref::kMaxTopK) {
     return fail(invalid_argument("--topk " + std::to_string(opt.topk) + " is out of range 1.." + std::to_string(ref::kMaxTopK)));
   }
+  auto sources = parse_tactic_sources(opt.tactic_sources);  // checked whatever the backend, so typos never pass silently
+  if (!sources) return fail(sources.status());
   std::string backend = "cpu";
   std::string backend_note;
   if (opt.device == "cuda" || opt.device == "auto") {
@@ -96,6 +100,7 @@ int run(const Options& opt) {
     LaneClassifierOptions lo;
     lo.build.precision = opt.precision == "fp16" ? Precision::kFloat16 : Precision::kFloat32;
     lo.build.timing_cache_path = opt.timing_cache;
+    lo.build.tactic_sources = *sources;
     lo.input = *input_mode;
     lo.use_cuda_graph = !opt.no_cuda_graph;
     lo.k = opt.topk;
@@ -204,6 +209,9 @@ std::function<int()> setup(CLI::App& sub) {
   sub.add_option("--input", opt->input, "cuda: where the lane reads the frame: mapped (zero-copy), copy (pinned + memcpy), device")
       ->check(CLI::IsMember({"mapped", "copy", "device"}))->capture_default_str();
   sub.add_option("--timing-cache", opt->timing_cache, "cuda: tactic timing cache file (JSON); empty = none");
+  sub.add_option("--tactic-sources", opt->tactic_sources,
+                 "cuda: kernel families the engine build may choose from: comma-separated cudnn, cublaslt, warpstream or all")
+      ->capture_default_str();
   return [opt] { return run(*opt); };
 }
 

@@ -1,0 +1,366 @@
+// WarpStream's own conv kernels (src/kernels/conv) vs the CPU reference (ref::conv_nd + the activation on the
+// host), and the CUDA executor built with tactic_sources = warpstream only vs the CPU executor.
+// Inputs, weights and bias ~ U(-1, 1), fresh seed per run (printed; WS_TEST_SEED replays). Outputs are
+// poisoned with NaN (0xFF bytes) before each launch. Tolerances, relative to max|ref| of the case:
+// fp32 1e-5 (FMA, fp32 accumulate; only the summation order differs), fp16 2e-2 (inputs/weights rounded to
+// fp16 for both sides; fp16 output rounding + tensor-core accumulation order).
+// Filter: --gtest_filter='ConvKernels*:CudaEngineConvTactics*'
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "cuda_engine_test_support.h"
+#include "kernels/conv/conv.h"
+#include "reference/reference.h"
+
+namespace ws {
+namespace {
+
+using kernels::Activation;
+using kernels::Conv2dGeometry;
+using kernels::ElemType;
+
+enum class Kernel { kDepthwise, kPointwise64, kPointwise32, kDirect };
+const char* kernel_name(Kernel k) {
+  switch (k) {
+    case Kernel::kDepthwise: return "depthwise";
+    case Kernel::kPointwise64: return "pointwise64";
+    case Kernel::kPointwise32: return "pointwise32";
+    case Kernel::kDirect: return "direct";
+  }
+  return "?";
+}
+
+// Geometry with out_h/out_w computed from the rest.
+Conv2dGeometry geo(int64_t n, int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t group, int64_t k_h, int64_t k_w, int64_t stride,
+                   int64_t dil, std::array<int64_t, 4> pads /* top, left, bottom, right */) {
+  Conv2dGeometry g;
+  g.n = n; g.c_in = cin; g.in_h = h; g.in_w = w; g.c_out = cout; g.group = group;
+  g.kernel_h = k_h; g.kernel_w = k_w; g.stride_h = g.stride_w = stride; g.dilation_h = g.dilation_w = dil;
+  g.pad_top = pads[0]; g.pad_left = pads[1]; g.pad_bottom = pads[2]; g.pad_right = pads[3];
+  g.out_h = (h + pads[0] + pads[2] - ((k_h - 1) * dil + 1)) / stride + 1;
+  g.out_w = (w + pads[1] + pads[3] - ((k_w - 1) * dil + 1)) / stride + 1;
+  return g;
+}
+
+float host_act(float v, Activation a) {
+  switch (a) {
+    case Activation::kRelu: return v < 0.0f ? 0.0f : v;
+    case Activation::kClip: return v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v);
+    default: return v;
+  }
+}
+
+struct DeviceBuf {
+  void* p = nullptr;
+  explicit DeviceBuf(size_t bytes) { EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(bytes, 4)), cudaSuccess); }
+  ~DeviceBuf() { cudaFree(p); }
+};
+
+void upload(ElemType t, const std::vector<float>& v, void* dst) {
+  if (t == ElemType::kFloat32) {
+    ASSERT_EQ(cudaMemcpy(dst, v.data(), v.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  } else {
+    std::vector<__half> h(v.size());
+    for (size_t i = 0; i < v.size(); ++i) h[i] = __float2half_rn(v[i]);
+    ASSERT_EQ(cudaMemcpy(dst, h.data(), h.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  }
+}
+
+std::vector<float> download(ElemType t, const void* src, size_t n) {
+  std::vector<float> v(n);
+  if (t == ElemType::kFloat32) {
+    EXPECT_EQ(cudaMemcpy(v.data(), src, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  } else {
+    std::vector<__half> h(n);
+    EXPECT_EQ(cudaMemcpy(h.data(), src, n * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (size_t i = 0; i < n; ++i) v[i] = __half2float(h[i]);
+  }
+  return v;
+}
+
+Status launch(Kernel k, ElemType t, const Conv2dGeometry& g, const void* x, const void* w, void* y, const kernels::ConvEpilogue& e) {
+  switch (k) {
+    case Kernel::kDepthwise: return kernels::conv2d_depthwise(t, g, x, w, y, e, nullptr);
+    case Kernel::kPointwise64: return kernels::conv2d_pointwise(t, kernels::PointwiseTile::k64x64, g, x, w, y, e, nullptr);
+    case Kernel::kPointwise32: return kernels::conv2d_pointwise(t, kernels::PointwiseTile::k32x32, g, x, w, y, e, nullptr);
+    case Kernel::kDirect: return kernels::conv2d_direct(t, g, x, w, y, e, nullptr);
+  }
+  return internal_error("?");
+}
+
+// Runs kernel `k` on geometry `g` for both precisions × activation {none, relu, clip(0,6)} × bias {no, yes}
+// (+ once with a residual) and compares with the CPU reference.
+void check_kernel(const std::string& name, Kernel k, const Conv2dGeometry& g) {
+  SCOPED_TRACE(name + " / " + kernel_name(k));
+  const uint64_t seed = test::seed_for(name + kernel_name(k));
+  const int64_t cin_g = g.c_in / g.group;
+  const size_t xn = size_t(g.n * g.c_in * g.in_h * g.in_w), wn = size_t(g.c_out * cin_g * g.kernel_h * g.kernel_w);
+  const size_t yn = size_t(g.n * g.c_out * g.out_h * g.out_w), inner = size_t(g.out_h * g.out_w);
+  const auto x32 = test::random_values(xn, seed), w32 = test::random_values(wn, seed + 1);
+  const auto b = test::random_values(size_t(g.c_out), seed + 2), res32 = test::random_values(yn, seed + 3);
+  ref::ConvParams cp;
+  cp.rank = 2; cp.n = g.n; cp.c_in = g.c_in; cp.c_out = g.c_out; cp.groups = g.group;
+  cp.in[0] = g.in_h; cp.in[1] = g.in_w; cp.kernel[0] = g.kernel_h; cp.kernel[1] = g.kernel_w;
+  cp.stride[0] = g.stride_h; cp.stride[1] = g.stride_w; cp.dilation[0] = g.dilation_h; cp.dilation[1] = g.dilation_w;
+  cp.pad_begin[0] = g.pad_top; cp.pad_begin[1] = g.pad_left; cp.pad_end[0] = g.pad_bottom; cp.pad_end[1] = g.pad_right;
+  cp.out[0] = g.out_h; cp.out[1] = g.out_w;
+  DeviceBuf dx(xn * 4), dw(wn * 4), dy(yn * 4), dres(yn * 4), dbias(size_t(g.c_out) * 4);
+  ASSERT_EQ(cudaMemcpy(dbias.p, b.data(), b.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  for (ElemType t : {ElemType::kFloat32, ElemType::kFloat16}) {
+    const bool half = t == ElemType::kFloat16;
+    const auto x = half ? test::round_to_half(x32) : x32;
+    const auto w = half ? test::round_to_half(w32) : w32;
+    const auto res = half ? test::round_to_half(res32) : res32;
+    std::vector<float> raw(yn);
+    ref::conv_nd(x.data(), w.data(), nullptr, raw.data(), cp);
+    upload(t, x, dx.p);
+    upload(t, w, dw.p);
+    upload(t, res, dres.p);
+    const double rel_tol = half ? 2e-2 : 1e-5;
+    struct Variant { Activation act; bool bias, residual; };
+    std::vector<Variant> variants;
+    for (Activation a : {Activation::kNone, Activation::kRelu, Activation::kClip})
+      for (bool bias : {false, true}) variants.push_back({a, bias, false});
+    variants.push_back({Activation::kNone, true, true});
+    for (const Variant& v : variants) {
+      SCOPED_TRACE(std::string(half ? "fp16" : "fp32") + " act=" + kernels::activation_name(v.act) + (v.bias ? " bias" : "") +
+                   (v.residual ? " residual" : ""));
+      std::vector<float> ref(yn);
+      double max_ref = 0;
+      for (size_t i = 0; i < yn; ++i) {
+        float s = raw[i];
+        if (v.bias) s += b[(i / inner) % size_t(g.c_out)];
+        if (v.residual) s += res[i];
+        ref[i] = host_act(s, v.act);
+        max_ref = std::max(max_ref, std::fabs(double(ref[i])));
+      }
+      kernels::ConvEpilogue e;
+      e.bias = v.bias ? static_cast<const float*>(dbias.p) : nullptr;
+      e.residual = v.residual ? dres.p : nullptr;
+      e.act = v.act;
+      if (v.act == Activation::kClip) { e.params.min = 0.0f; e.params.max = 6.0f; }
+      ASSERT_EQ(cudaMemset(dy.p, 0xFF, yn * 4), cudaSuccess);  // NaN poison (both element types)
+      Status s = launch(k, t, g, dx.p, dw.p, dy.p, e);
+      ASSERT_TRUE(s.is_ok()) << s.to_string();
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const auto got = download(t, dy.p, yn);
+      const double tol = rel_tol * std::max(max_ref, 1e-3);
+      size_t bad = 0;
+      double max_diff = 0;
+      std::string first;
+      for (size_t i = 0; i < yn; ++i) {
+        const double d = std::fabs(double(got[i]) - double(ref[i]));
+        if (!std::isnan(d)) max_diff = std::max(max_diff, d);
+        if (std::isnan(got[i]) || !(d <= tol)) {
+          if (bad++ == 0) first = "index " + std::to_string(i) + ": gpu " + std::to_string(got[i]) + " ref " + std::to_string(ref[i]);
+        }
+      }
+      EXPECT_EQ(bad, 0u) << bad << " of " << yn << " beyond " << tol << " (" << rel_tol << "·max|ref| " << max_ref << "); first " << first;
+      if (v.act == Activation::kClip && v.bias && !v.residual)
+        std::printf("[ conv     ] %-34s %-11s %s max|diff| %.3g (max|ref| %.3g, %zu values)\n", name.c_str(), kernel_name(k),
+                    half ? "fp16" : "fp32", max_diff, max_ref, yn);
+    }
+  }
+}
+
+TEST(ConvKernels, DepthwiseMatchesReference) {
+  WS_REQUIRE_LANES_GPU();
+  check_kernel("dw3x3_s1_sym_112x112x32", Kernel::kDepthwise, geo(1, 32, 112, 112, 32, 32, 3, 3, 1, 1, {1, 1, 1, 1}));
+  check_kernel("dw3x3_s2_asym0011_112x112x32", Kernel::kDepthwise, geo(1, 32, 112, 112, 32, 32, 3, 3, 2, 1, {0, 0, 1, 1}));
+  check_kernel("dw5x5_s1_sym_7x7x1152", Kernel::kDepthwise, geo(1, 1152, 7, 7, 1152, 1152, 5, 5, 1, 1, {2, 2, 2, 2}));
+  check_kernel("dw5x5_s2_asym0011_13x9_n2", Kernel::kDepthwise, geo(2, 8, 13, 9, 8, 8, 5, 5, 2, 1, {0, 0, 1, 1}));
+  check_kernel("dw3x3_s2_asym1122_13x9", Kernel::kDepthwise, geo(1, 5, 13, 9, 5, 5, 3, 3, 2, 1, {1, 1, 2, 2}));
+  check_kernel("dw3x3_s1_nopad_7x7x1152_n3", Kernel::kDepthwise, geo(3, 1152, 7, 7, 1152, 1152, 3, 3, 1, 1, {0, 0, 0, 0}));
+  check_kernel("dw7x5_generic_d2_s2", Kernel::kDepthwise, geo(1, 6, 17, 13, 6, 6, 7, 5, 2, 2, {3, 2, 4, 5}));
+}
+
+TEST(ConvKernels, PointwiseMatchesReference) {
+  WS_REQUIRE_LANES_GPU();
+  for (Kernel k : {Kernel::kPointwise64, Kernel::kPointwise32}) {
+    check_kernel("pw_M17_N37_K19_n2", k, geo(2, 19, 37, 1, 17, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
+    check_kernel("pw_M1280_N49_K320", k, geo(1, 320, 7, 7, 1280, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
+    check_kernel("pw_M16_N12544_K32", k, geo(1, 32, 112, 112, 16, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
+    check_kernel("pw_M192_N3136_K32", k, geo(1, 32, 56, 56, 192, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
+    check_kernel("pw_M5_N3_K70_odd", k, geo(1, 70, 3, 1, 5, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
+  }
+}
+
+TEST(ConvKernels, DirectMatchesReference) {
+  WS_REQUIRE_LANES_GPU();
+  check_kernel("direct_stem_cin3_s2_asym0011_224", Kernel::kDirect, geo(1, 3, 224, 224, 32, 1, 3, 3, 2, 1, {0, 0, 1, 1}));
+  check_kernel("direct_group2_dil2_s2", Kernel::kDirect, geo(1, 8, 13, 11, 6, 2, 3, 3, 2, 2, {2, 1, 2, 1}));
+  check_kernel("direct_7x7_s2_pad3_n2", Kernel::kDirect, geo(2, 3, 32, 30, 8, 1, 7, 7, 2, 1, {3, 3, 3, 3}));
+  check_kernel("direct_depthwise_shape", Kernel::kDirect, geo(1, 16, 15, 15, 16, 16, 3, 3, 2, 1, {0, 0, 1, 1}));
+  check_kernel("direct_1x1", Kernel::kDirect, geo(1, 19, 9, 7, 17, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
+}
+
+TEST(ConvKernels, BadGeometryIsInvalidArgument) {
+  WS_REQUIRE_LANES_GPU();
+  Conv2dGeometry g = geo(1, 8, 9, 9, 8, 8, 3, 3, 1, 1, {1, 1, 1, 1});
+  g.out_h = 10;  // inconsistent
+  Status s = kernels::conv2d_direct(ElemType::kFloat32, g, nullptr, nullptr, nullptr, {}, nullptr);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+  const Conv2dGeometry dense = geo(1, 8, 9, 9, 8, 1, 3, 3, 1, 1, {1, 1, 1, 1});
+  s = kernels::conv2d_depthwise(ElemType::kFloat32, dense, nullptr, nullptr, nullptr, {}, nullptr);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+  s = kernels::conv2d_pointwise(ElemType::kFloat32, kernels::PointwiseTile::k64x64, dense, nullptr, nullptr, nullptr, {}, nullptr);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+}
+
+// ---- engine level ----------------------------------------------------------------------------------
+
+ir::Graph demo_graph() {
+  auto proto = ir::make_demo_model();
+  std::string s = proto.SerializeAsString();
+  auto g = ir::import_onnx_bytes(std::span(reinterpret_cast<const std::byte*>(s.data()), s.size()), "demo");
+  EXPECT_TRUE(g.is_ok()) << g.status().to_string();
+  return std::move(g).value();
+}
+
+// EfficientNet-like block: stem 3x3 s2 (asymmetric TF pads) + ReLU6, depthwise 3x3 s2 (pads 0,0,1,1) + Clip(0,6),
+// pointwise 1x1 (no activation), depthwise 5x5 s1 + Clip, pointwise + Relu.
+ir::Graph effnet_block_graph() {
+  ir::ModelBuilder b(13, "effnet_block");
+  auto vals = [](size_t n, uint64_t seed, float scale) {
+    auto v = test::random_values(n, seed);
+    for (auto& x : v) x *= scale;
+    return v;
+  };
+  b.input("x", ir::DType::kFloat32, {1, 3, 37, 29});
+  b.initializer("lo", {}, {0.0f});
+  b.initializer("hi", {}, {6.0f});
+  auto conv = [&](const std::string& name, const std::string& in, const std::string& out, std::vector<int64_t> w, int64_t group,
+                  std::vector<int64_t> strides, std::vector<int64_t> pads, const std::string& act) {
+    const size_t wn = size_t(w[0] * w[1] * w[2] * w[3]);
+    b.initializer(name + "_w", w, vals(wn, std::hash<std::string>{}(name), 1.5f / std::sqrt(float(w[1] * w[2] * w[3]))));
+    b.initializer(name + "_b", {w[0]}, vals(size_t(w[0]), std::hash<std::string>{}(name) + 1, 0.3f));
+    const std::string c = act.empty() ? out : name + "_c";
+    b.node("Conv", {in, name + "_w", name + "_b"}, {c}, name).i("group", group).ints("strides", strides).ints("pads", pads);
+    if (act == "Clip") b.node("Clip", {c, "lo", "hi"}, {out}, name + "_clip");
+    if (act == "Relu") b.node("Relu", {c}, {out}, name + "_relu");
+  };
+  conv("stem", "x", "t0", {16, 3, 3, 3}, 1, {2, 2}, {0, 0, 1, 1}, "Clip");
+  conv("dw1", "t0", "t1", {16, 1, 3, 3}, 16, {2, 2}, {0, 0, 1, 1}, "Clip");
+  conv("pw1", "t1", "t2", {24, 16, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}, "");
+  conv("dw2", "t2", "t3", {24, 1, 5, 5}, 24, {1, 1}, {2, 2, 2, 2}, "Clip");
+  conv("pw2", "t3", "y", {40, 24, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}, "Relu");
+  b.output("y");
+  return test::import_builder(b);
+}
+
+void check_ws_only(const std::string& label, const std::function<ir::Graph()>& make) {
+  for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
+    SCOPED_TRACE(label + " " + precision_name(p));
+    CudaBuildOptions opt;
+    opt.tactic_sources = kTacticWarpStream;
+    const double tol = p == Precision::kFloat32 ? 1e-4 : 2e-2;  // abs + rel each, as CudaEngineModel
+    std::string err;
+    auto cmp = test::run_both(make(), p, tol, tol, test::seed_for(label), &err, opt);
+    ASSERT_TRUE(err.empty()) << err;
+    std::printf("[ ws-only  ] %-14s %s max|diff| %.3g max rel %.3g (max|ref| %.3g)\n", label.c_str(), precision_name(p), cmp.max_abs,
+                cmp.max_rel, cmp.max_ref);
+    EXPECT_EQ(cmp.bad, 0u) << cmp.first_bad;
+    opt.precision = p;
+    auto e = CudaEngine::build(make(), opt);
+    ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+    int convs = 0;
+    for (const TacticRecord& t : (*e)->tactics()) {
+      if (t.op_type != "Conv") continue;
+      ++convs;
+      std::printf("[ tactic   ] %-10s %s\n", t.node.c_str(), t.choice.c_str());
+      EXPECT_EQ(t.choice.rfind("ws ", 0), 0u) << t.node << ": " << t.choice;
+    }
+    EXPECT_GT(convs, 0);
+  }
+}
+
+TEST(CudaEngineConvTactics, DemoModelWarpStreamOnlyMatchesCpu) {
+  WS_REQUIRE_LANES_GPU();
+  check_ws_only("demo", demo_graph);
+}
+
+TEST(CudaEngineConvTactics, DepthwiseClipAsymmetricPadsWarpStreamOnlyMatchesCpu) {
+  WS_REQUIRE_LANES_GPU();
+  check_ws_only("effnet_block", effnet_block_graph);
+  CudaBuildOptions opt;
+  opt.tactic_sources = kTacticWarpStream;
+  auto e = CudaEngine::build(effnet_block_graph(), opt);
+  ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+  bool saw_dw = false;
+  for (const TacticRecord& t : (*e)->tactics()) {
+    if (t.node != "dw1") continue;
+    saw_dw = true;
+    EXPECT_NE(t.choice.find("ws depthwise 3x3 s2"), std::string::npos) << t.choice;
+    EXPECT_NE(t.choice.find("fused pad+bias+clip"), std::string::npos) << t.choice;
+  }
+  EXPECT_TRUE(saw_dw);
+  // One kernel per Conv (Clip folded, pads by bounds checks): 5 convs, nothing else but the graph's ops.
+  EXPECT_EQ((*e)->kernel_count(), 5u);
+}
+
+TEST(CudaEngineConvTactics, AllSourcesMatchCpuAndCacheRecordsImpl) {
+  WS_REQUIRE_LANES_GPU();
+  const std::string cache =
+      (std::filesystem::temp_directory_path() / ("ws_conv_tactics_cache_" + std::to_string(::getpid()) + ".json")).string();
+  struct Cleanup { std::string path; ~Cleanup() { std::filesystem::remove(path); } } cleanup{cache};
+  CudaBuildOptions opt;
+  opt.timing_cache_path = cache;
+  std::string err;
+  auto cmp = test::run_both(effnet_block_graph(), Precision::kFloat32, 1e-4, 1e-4, test::seed_for("all-sources"), &err, opt);
+  ASSERT_TRUE(err.empty()) << err;
+  EXPECT_EQ(cmp.bad, 0u) << cmp.first_bad;
+  std::ifstream f(cache);
+  ASSERT_TRUE(f.good());
+  nlohmann::json j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["key"].value("tactic_sources", std::string()), "cudnn,cublaslt,warpstream");
+  int conv_entries = 0;
+  for (auto it = j["entries"].begin(); it != j["entries"].end(); ++it) {
+    if (it.key().find("|Conv|") == std::string::npos) continue;
+    ++conv_entries;
+    ASSERT_TRUE(it.value().contains("impl")) << it.key();
+    const std::string impl = it.value()["impl"];
+    EXPECT_TRUE(impl == "cudnn" || impl.rfind("ws_", 0) == 0) << impl;
+    if (impl == "cudnn") EXPECT_TRUE(it.value().contains("algo"));
+  }
+  EXPECT_EQ(conv_entries, 5);
+  // Second build from the cache: same choices.
+  auto e1 = CudaEngine::build(effnet_block_graph(), opt);
+  auto e2 = CudaEngine::build(effnet_block_graph(), opt);
+  ASSERT_TRUE(e1.is_ok() && e2.is_ok());
+  ASSERT_EQ((*e1)->tactics().size(), (*e2)->tactics().size());
+  for (size_t i = 0; i < (*e1)->tactics().size(); ++i) EXPECT_EQ((*e1)->tactics()[i].choice, (*e2)->tactics()[i].choice);
+  // An old-format entry (no "impl", cuDNN algo + fused) is still read as cuDNN.
+  nlohmann::json old = j;
+  for (auto it = old["entries"].begin(); it != old["entries"].end(); ++it)
+    if (it.key().find("|Conv|") != std::string::npos) it.value() = {{"algo", 0}, {"fused", false}};
+  { std::ofstream o(cache); o << old.dump(); }
+  auto e3 = CudaEngine::build(effnet_block_graph(), opt);
+  ASSERT_TRUE(e3.is_ok()) << e3.status().to_string();
+  for (const TacticRecord& t : (*e3)->tactics())
+    if (t.op_type == "Conv") EXPECT_EQ(t.choice.rfind("cudnn algo 0", 0), 0u) << t.node << ": " << t.choice;
+}
+
+TEST(CudaEngineConvTactics, NoConvSourceFailsNamingNodeAndSources) {
+  WS_REQUIRE_LANES_GPU();
+  CudaBuildOptions opt;
+  opt.tactic_sources = kTacticCublasLt;
+  auto e = CudaEngine::build(effnet_block_graph(), opt);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(e.status().message().find("stem"), std::string::npos) << e.status().to_string();
+  EXPECT_NE(e.status().message().find("enabled tactic sources: cublaslt"), std::string::npos) << e.status().to_string();
+}
+
+}  // namespace
+}  // namespace ws
