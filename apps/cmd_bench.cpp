@@ -54,6 +54,7 @@ struct BenchArgs {
   bool no_progress = false;
 };
 
+  int profile_layers = 0;
 #ifdef WS_HAVE_CUDA
 bool parse_wxh(const std::string& s, int64_t& w, int64_t& h) {
   long long a = 0, b = 0;
@@ -219,6 +220,31 @@ int run_bench(const BenchArgs& a) {
   // The producer's write of the frame into the slot is outside every interval: each lane's slot is filled
   // once here and keeps the frame (slots are per lane and never reused by another lane).
   if (*input_mode != ws::LaneInput::kDevice) {
+  if (a.profile_layers > 0) {
+    // Per-step GPU time of the network alone (its own context and stream, before the lanes exist).
+    auto ctx = engine->create_context();
+    if (!ctx) return fail(ctx.status());
+    auto stream = ws::cuda::Stream::create();
+    if (!stream) return fail(stream.status());
+    auto prof = (*ctx)->profile_layers(stream->get(), a.profile_layers);
+    if (!prof) return fail(prof.status());
+    nlohmann::json rows = nlohmann::json::array();
+    double total = 0;
+    for (const auto& l : *prof) {
+      rows.push_back({{"node", l.node}, {"op", l.op_type}, {"tactic", l.tactic}, {"kernels", l.kernels},
+                      {"median_us", l.median_us}, {"p99_us", l.p99_us}});
+      total += l.median_us;
+    }
+    rep.env.set("layer_profile", std::move(rows));
+    rep.env.set("layer_profile_reps", a.profile_layers);
+    std::vector<ws::ExecutionContext::LayerTiming> top(prof->begin(), prof->end());
+    std::sort(top.begin(), top.end(), [](const auto& x, const auto& y) { return x.median_us > y.median_us; });
+    std::fprintf(stderr, "bench: layer profile (%d reps, %zu steps, sum of medians %.1f us); slowest:\n", a.profile_layers,
+                 prof->size(), total);
+    for (size_t i = 0; i < top.size() && i < 12; ++i)
+      std::fprintf(stderr, "  %8.2f us  %-10s %-28s %s\n", top[i].median_us, top[i].op_type.c_str(), top[i].node.c_str(),
+                   top[i].tactic.c_str());
+  }
     for (int i = 0; i < a.lanes; ++i) {
       auto lane = pipe.acquire(static_cast<size_t>(i));
       if (!lane) return fail(lane.status());
@@ -420,3 +446,6 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_flag("--no-progress", a->no_progress, "no progress bar");
                       return [a] { return run_bench_entry(*a); };
                     });
+                      sub.add_option("--profile-layers", a->profile_layers,
+                                     "also time each step of the network alone over N replays (report: layer_profile)")
+                          ->check(CLI::Range(0, 100000));
