@@ -537,7 +537,8 @@ Status bind_conv(BindContext& c, Step& s) {
     WS_ASSIGN_OR_RETURN(void* sy, c.dev.get(1, yb));
     bool found = false;
     if (use_cudnn) {
-      WS_ASSIGN_OR_RETURN(void* sws, c.dev.get(2, c.options.max_workspace_bytes));
+      // Workspace scratch as at enqueue: [explicit-pad buffer][cuDNN workspace], so timed runs include the pad kernel.
+      WS_ASSIGN_OR_RETURN(void* sws, c.dev.get(2, c.options.max_workspace_bytes + p.pad_bytes));
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
       int returned = 0;
       // cudnnFind…Ex times every algorithm; should it refuse this configuration, the heuristic list of
@@ -561,8 +562,8 @@ Status bind_conv(BindContext& c, Step& s) {
       cudnnConvolutionFwdAlgo_t best_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
       bool best_fused = false;
       size_t best_ws = 0;
-      const bool padded = p.padded;
-      p.padded = false;  // time the convolution itself on the (already padded-size) scratch input
+      // Timed as enqueued: explicit pad kernel (asymmetric pads) + convolution + epilogue, so the comparison with
+      // our single fused kernels is fair.
       // Pass 0: deterministic algorithms, fp32 on FMA math (no TF32); pass 1 (only when pass 0 found nothing): any.
       for (int pass = 0; pass < 2 && !found; ++pass)
       for (int i = 0; i < returned && tried < 4; ++i) {
@@ -581,7 +582,6 @@ Status bind_conv(BindContext& c, Step& s) {
           if (!found || *t < best_us) { best_us = *t; found = true; best_algo = p.algo; best_fused = fused; best_ws = p.cudnn_ws; }
         }
       }
-      p.padded = padded;
       p.algo = best_algo;
       p.fused = best_fused;
       p.cudnn_ws = best_ws;
