@@ -173,6 +173,10 @@ class Workload:
         self.k = k
         self.mean = [float(v) for v in mean]
         self.std = [float(v) for v in std]
+        # Device tensors (F.normalize with Python lists copies them host->device on every call, which
+        # CUDA-graph capture refuses); same arithmetic: (x/255 - mean) / std per channel.
+        self.mean_t = torch.tensor(self.mean, dtype=torch.float32, device=dev).view(1, 3, 1, 1)
+        self.std_t = torch.tensor(self.std, dtype=torch.float32, device=dev).view(1, 3, 1, 1)
         self.frame_host = torch.from_numpy(frame_hwc_u8).pin_memory()          # pinned uint8 HWC
         self.frame_dev = torch.empty_like(self.frame_host, device=dev)
         self.vals_host = torch.empty(k, dtype=torch.float32).pin_memory()
@@ -186,7 +190,7 @@ class Workload:
         x = self.F.resize(x.float(), list(self.in_hw), interpolation=self.F.InterpolationMode.BILINEAR,
                           antialias=False)
         x = x * (1.0 / 255.0)
-        x = self.F.normalize(x, self.mean, self.std)
+        x = (x - self.mean_t) / self.std_t
         return x.to(self.dtype)
 
     def gpu_part(self, frame_dev):
@@ -317,6 +321,8 @@ def main():
     ap.add_argument("--iterations", type=int, default=1000)
     ap.add_argument("--eager-iterations", type=int, default=300)
     ap.add_argument("--topk", type=int, default=5)
+    ap.add_argument("--allow-tf32", action="store_true",
+                    help="let fp32 convs/matmuls use TF32 (PyTorch's cuDNN default); default off = same FMA math as ours")
     ap.add_argument("--channels-last", action="store_true", help="fp16 and fp32 modules in channels_last")
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--samples", action="store_true", help="also write per-sample CSVs")
@@ -324,6 +330,10 @@ def main():
 
     torch.manual_seed(0)
     torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32 = bool(args.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = bool(args.allow_tf32)
+    tf32_note = ("fp32 convs/matmuls may use TF32 (--allow-tf32)" if args.allow_tf32 else
+                 "fp32 on FMA math: torch.backends.cudnn.allow_tf32 = False (as ours; PyTorch's default is True)")
     os.makedirs(args.out_dir, exist_ok=True)
     model_cpu, weights = build_model(args.model, args.weights)
     mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
@@ -345,6 +355,10 @@ def main():
                 if mode == "compile" and prec not in args.compile_precisions.split(","):
                     continue
                 notes = [f"source: {frame_what}", norm_note, f"weights: {Path(weights).name}"]
+                if prec == "fp32":
+                    notes.append(tf32_note)
+                if args.channels_last:
+                    notes.append("channels_last memory format")
                 env = env_start()
                 with torch.no_grad():
                     w = Workload(model, scope, dtype, frame, (args.input_size, args.input_size), mean, std, args.topk)
