@@ -370,7 +370,12 @@ def main():
                         step, gmode = make_step(w, mode, notes, min(args.compile_timeout, compile_left))
                         compile_left -= time.time() - t0
                     else:
-                        step, gmode = make_step(w, mode, notes, 0)
+                        try:
+                            step, gmode = make_step(w, mode, notes, 0)
+                        except Exception as e:  # one broken mode must not cost the other reports
+                            torch.cuda.synchronize()
+                            notes.append(f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
+                            step, gmode = None, mode
                     if step is None:
                         print(f"[peer] {prec} {scope} {mode}: no step ({notes[-1]})", flush=True)
                         continue
