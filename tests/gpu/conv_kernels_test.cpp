@@ -30,10 +30,11 @@ using kernels::Activation;
 using kernels::Conv2dGeometry;
 using kernels::ElemType;
 
-enum class Kernel { kDepthwise, kPointwise64, kPointwise32, kDirect };
+enum class Kernel { kDepthwise, kDepthwise4, kPointwise64, kPointwise32, kDirect };
 const char* kernel_name(Kernel k) {
   switch (k) {
     case Kernel::kDepthwise: return "depthwise";
+    case Kernel::kDepthwise4: return "depthwise_x4";
     case Kernel::kPointwise64: return "pointwise64";
     case Kernel::kPointwise32: return "pointwise32";
     case Kernel::kDirect: return "direct";
@@ -91,7 +92,8 @@ std::vector<float> download(ElemType t, const void* src, size_t n) {
 
 Status launch(Kernel k, ElemType t, const Conv2dGeometry& g, const void* x, const void* w, void* y, const kernels::ConvEpilogue& e) {
   switch (k) {
-    case Kernel::kDepthwise: return kernels::conv2d_depthwise(t, g, x, w, y, e, nullptr);
+    case Kernel::kDepthwise: return kernels::conv2d_depthwise(t, g, x, w, y, e, nullptr, 1);
+    case Kernel::kDepthwise4: return kernels::conv2d_depthwise(t, g, x, w, y, e, nullptr, 4);
     case Kernel::kPointwise64: return kernels::conv2d_pointwise(t, kernels::PointwiseTile::k64x64, g, x, w, y, e, nullptr);
     case Kernel::kPointwise32: return kernels::conv2d_pointwise(t, kernels::PointwiseTile::k32x32, g, x, w, y, e, nullptr);
     case Kernel::kDirect: return kernels::conv2d_direct(t, g, x, w, y, e, nullptr);
@@ -176,13 +178,16 @@ void check_kernel(const std::string& name, Kernel k, const Conv2dGeometry& g) {
 
 TEST(ConvKernels, DepthwiseMatchesReference) {
   WS_REQUIRE_LANES_GPU();
-  check_kernel("dw3x3_s1_sym_112x112x32", Kernel::kDepthwise, geo(1, 32, 112, 112, 32, 32, 3, 3, 1, 1, {1, 1, 1, 1}));
-  check_kernel("dw3x3_s2_asym0011_112x112x32", Kernel::kDepthwise, geo(1, 32, 112, 112, 32, 32, 3, 3, 2, 1, {0, 0, 1, 1}));
-  check_kernel("dw5x5_s1_sym_7x7x1152", Kernel::kDepthwise, geo(1, 1152, 7, 7, 1152, 1152, 5, 5, 1, 1, {2, 2, 2, 2}));
-  check_kernel("dw5x5_s2_asym0011_13x9_n2", Kernel::kDepthwise, geo(2, 8, 13, 9, 8, 8, 5, 5, 2, 1, {0, 0, 1, 1}));
-  check_kernel("dw3x3_s2_asym1122_13x9", Kernel::kDepthwise, geo(1, 5, 13, 9, 5, 5, 3, 3, 2, 1, {1, 1, 2, 2}));
-  check_kernel("dw3x3_s1_nopad_7x7x1152_n3", Kernel::kDepthwise, geo(3, 1152, 7, 7, 1152, 1152, 3, 3, 1, 1, {0, 0, 0, 0}));
-  check_kernel("dw7x5_generic_d2_s2", Kernel::kDepthwise, geo(1, 6, 17, 13, 6, 6, 7, 5, 2, 2, {3, 2, 4, 5}));
+  for (Kernel k : {Kernel::kDepthwise, Kernel::kDepthwise4}) {
+    check_kernel("dw3x3_s1_sym_112x112x32", k, geo(1, 32, 112, 112, 32, 32, 3, 3, 1, 1, {1, 1, 1, 1}));
+    check_kernel("dw3x3_s2_asym0011_112x112x32", k, geo(1, 32, 112, 112, 32, 32, 3, 3, 2, 1, {0, 0, 1, 1}));
+    check_kernel("dw5x5_s1_sym_7x7x1152", k, geo(1, 1152, 7, 7, 1152, 1152, 5, 5, 1, 1, {2, 2, 2, 2}));
+    check_kernel("dw5x5_s2_asym0011_13x9_n2", k, geo(2, 8, 13, 9, 8, 8, 5, 5, 2, 1, {0, 0, 1, 1}));
+    check_kernel("dw3x3_s2_asym1122_13x9", k, geo(1, 5, 13, 9, 5, 5, 3, 3, 2, 1, {1, 1, 2, 2}));
+    check_kernel("dw3x3_s1_nopad_7x7x1152_n3", k, geo(3, 1152, 7, 7, 1152, 1152, 3, 3, 1, 1, {0, 0, 0, 0}));
+    check_kernel("dw7x5_generic_d2_s2", k, geo(1, 6, 17, 13, 6, 6, 7, 5, 2, 2, {3, 2, 4, 5}));
+    check_kernel("dw3x3_s1_w3_narrow", k, geo(1, 4, 5, 3, 4, 4, 3, 3, 1, 1, {1, 1, 1, 1}));
+  }
 }
 
 TEST(ConvKernels, PointwiseMatchesReference) {
@@ -213,6 +218,8 @@ TEST(ConvKernels, BadGeometryIsInvalidArgument) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
   const Conv2dGeometry dense = geo(1, 8, 9, 9, 8, 1, 3, 3, 1, 1, {1, 1, 1, 1});
   s = kernels::conv2d_depthwise(ElemType::kFloat32, dense, nullptr, nullptr, nullptr, {}, nullptr);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+  s = kernels::conv2d_depthwise(ElemType::kFloat32, geo(1, 8, 9, 9, 8, 8, 3, 3, 1, 1, {1, 1, 1, 1}), nullptr, nullptr, nullptr, {}, nullptr, 3);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
   s = kernels::conv2d_pointwise(ElemType::kFloat32, kernels::PointwiseTile::k64x64, dense, nullptr, nullptr, nullptr, {}, nullptr);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();

@@ -333,10 +333,11 @@ struct ConvPlan {
 };
 
 // ---- our own conv kernels (src/kernels/conv) as tactics ----
-enum class WsConv { kDepthwise, kPointwise64, kPointwise32, kDirect };
+enum class WsConv { kDepthwise, kDepthwise4, kPointwise64, kPointwise32, kDirect };
 const char* ws_conv_key(WsConv i) {  // timing-cache "impl" value
   switch (i) {
     case WsConv::kDepthwise: return "ws_depthwise";
+    case WsConv::kDepthwise4: return "ws_depthwise_x4";
     case WsConv::kPointwise64: return "ws_pointwise_64x64";
     case WsConv::kPointwise32: return "ws_pointwise_32x32";
     case WsConv::kDirect: return "ws_direct";
@@ -365,7 +366,10 @@ std::vector<WsConv> ws_conv_candidates(const BindContext& c, const kernels::Conv
   std::vector<WsConv> r;
   if (!(c.options.tactic_sources & kTacticWarpStream) || !kernels::validate_conv2d(g).is_ok()) return r;
   const bool dw = kernels::conv2d_depthwise_applicable(g);
-  if (dw) r.push_back(WsConv::kDepthwise);
+  if (dw) {
+    r.push_back(WsConv::kDepthwise);
+    if (g.out_w >= 4) r.push_back(WsConv::kDepthwise4);
+  }
   if (kernels::conv2d_pointwise_applicable(g) && g.n <= 65535 && (c.precision == Precision::kFloat32 || tensor_cores)) {
     r.push_back(WsConv::kPointwise64);
     r.push_back(WsConv::kPointwise32);
@@ -383,7 +387,8 @@ struct WsConvPlan {
   const void* weight = nullptr;
   Status run(const void* x, void* y, cudaStream_t st) const {
     switch (impl) {
-      case WsConv::kDepthwise: return kernels::conv2d_depthwise(et, g, x, weight, y, epi, st);
+      case WsConv::kDepthwise: return kernels::conv2d_depthwise(et, g, x, weight, y, epi, st, 1);
+      case WsConv::kDepthwise4: return kernels::conv2d_depthwise(et, g, x, weight, y, epi, st, 4);
       case WsConv::kPointwise64: return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k64x64, g, x, weight, y, epi, st);
       case WsConv::kPointwise32: return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k32x32, g, x, weight, y, epi, st);
       case WsConv::kDirect: return kernels::conv2d_direct(et, g, x, weight, y, epi, st);
@@ -397,6 +402,7 @@ struct WsConvPlan {
     std::string r;
     switch (impl) {
       case WsConv::kDepthwise: r = "ws depthwise " + k + st; break;
+      case WsConv::kDepthwise4: r = "ws depthwise " + k + st + " x4"; break;
       case WsConv::kPointwise64:
       case WsConv::kPointwise32:
         r = std::string("ws pointwise ") + (impl == WsConv::kPointwise64 ? "64x64" : "32x32") +

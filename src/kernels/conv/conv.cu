@@ -3,12 +3,13 @@
 // (bounds checks: no padded copy, asymmetric pads free), bias, an optional residual and the activation into
 // its one launch — the cuDNN path needs up to three kernels (pad, convolution, bias+activation epilogue).
 // NCHW, OIHW weights, float32 or float16 storage, float32 arithmetic. 32-bit indices (validate_conv2d
-// refuses tensors of 2^31 elements or more).
+// refuses tensors of more than 2^30 elements, so a grid-stride index never overflows).
 // Test: tests/gpu/conv_kernels_test.cpp (ws_gpu_tests --gtest_filter='ConvKernels*:CudaEngineConvTactics*').
 #include <cuda_fp16.h>
 #include <mma.h>
 
 #include <string>
+#include <type_traits>
 
 #include "cuda/cuda_util.h"
 #include "kernels/conv/conv.h"
@@ -72,22 +73,26 @@ SpatialArgs spatial_args(const Conv2dGeometry& g) {
   return a;
 }
 
-// ---- depthwise: one thread per output pixel; KH = KW = 0: runtime kernel size -------------------------
-template <typename T, int KH, int KW>
+// ---- depthwise: OPT consecutive output pixels along W per thread (1 or 4); KH = KW = 0: runtime kernel size.
+// The channel's weights live in registers (specialised sizes); thread i covers outputs ox0 .. ox0 + OPT − 1.
+template <typename T, int KH, int KW, int OPT>
 __global__ void __launch_bounds__(kThreads) depthwise_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
                                                              const float* __restrict__ bias, const T* __restrict__ res,
-                                                             SpatialArgs a, Activation act, ActivationParams p) {
+                                                             SpatialArgs a, int wgroups, int threads_total, Activation act,
+                                                             ActivationParams p) {
   const int kh = KH > 0 ? KH : a.kh, kw = KW > 0 ? KW : a.kw;
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < a.total; i += gridDim.x * blockDim.x) {
-    const int ox = i % a.out_w;
-    const int t = i / a.out_w;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < threads_total; i += gridDim.x * blockDim.x) {
+    const int ox0 = (i % wgroups) * OPT;
+    const int t = i / wgroups;
     const int oy = t % a.out_h;
     const int plane = t / a.out_h;  // n · C + c
     const int c = plane % a.c_out;
     const T* xp = x + plane * a.in_h * a.in_w;
     const T* wp = w + c * kh * kw;
-    const int iy0 = oy * a.sh - a.pt, ix0 = ox * a.sw - a.pl;
-    float acc = 0.0f;
+    const int iy0 = oy * a.sh - a.pt, ix0 = ox0 * a.sw - a.pl;
+    float acc[OPT];
+#pragma unroll
+    for (int o = 0; o < OPT; ++o) acc[o] = 0.0f;
     if constexpr (KH > 0) {
       float wr[KH * KW];
 #pragma unroll
@@ -96,23 +101,35 @@ __global__ void __launch_bounds__(kThreads) depthwise_kernel(const T* __restrict
       for (int ky = 0; ky < KH; ++ky) {
         const int iy = iy0 + ky * a.dh;
         if (static_cast<unsigned>(iy) >= static_cast<unsigned>(a.in_h)) continue;
+        const T* row = xp + iy * a.in_w;
 #pragma unroll
         for (int kx = 0; kx < KW; ++kx) {
-          const int ix = ix0 + kx * a.dw;
-          if (static_cast<unsigned>(ix) < static_cast<unsigned>(a.in_w)) acc = fmaf(load(xp, iy * a.in_w + ix), wr[ky * KW + kx], acc);
+#pragma unroll
+          for (int o = 0; o < OPT; ++o) {
+            const int ix = ix0 + o * a.sw + kx * a.dw;
+            if (static_cast<unsigned>(ix) < static_cast<unsigned>(a.in_w)) acc[o] = fmaf(load(row, ix), wr[ky * KW + kx], acc[o]);
+          }
         }
       }
     } else {
       for (int ky = 0; ky < kh; ++ky) {
         const int iy = iy0 + ky * a.dh;
         if (static_cast<unsigned>(iy) >= static_cast<unsigned>(a.in_h)) continue;
+        const T* row = xp + iy * a.in_w;
         for (int kx = 0; kx < kw; ++kx) {
-          const int ix = ix0 + kx * a.dw;
-          if (static_cast<unsigned>(ix) < static_cast<unsigned>(a.in_w)) acc = fmaf(load(xp, iy * a.in_w + ix), load(wp, ky * kw + kx), acc);
+          const float wv = load(wp, ky * kw + kx);
+#pragma unroll
+          for (int o = 0; o < OPT; ++o) {
+            const int ix = ix0 + o * a.sw + kx * a.dw;
+            if (static_cast<unsigned>(ix) < static_cast<unsigned>(a.in_w)) acc[o] = fmaf(load(row, ix), wv, acc[o]);
+          }
         }
       }
     }
-    finish(y, i, c, acc, bias, res, act, p);
+    const int ybase = (plane * a.out_h + oy) * a.out_w;
+#pragma unroll
+    for (int o = 0; o < OPT; ++o)
+      if (ox0 + o < a.out_w) finish(y, ybase + ox0 + o, c, acc[o], bias, res, act, p);
   }
 }
 
@@ -308,10 +325,10 @@ Status validate_conv2d(const Conv2dGeometry& g) {
   if (g.in_h + g.pad_top + g.pad_bottom < eh || g.in_w + g.pad_left + g.pad_right < ew || oh != g.out_h || ow != g.out_w)
     return bad("output " + std::to_string(g.out_h) + "x" + std::to_string(g.out_w) + " does not follow from the input, kernel, stride, dilation and pads (" +
                std::to_string(oh) + "x" + std::to_string(ow) + ")");
-  constexpr int64_t kMax = (int64_t{1} << 31) - 1;
+  constexpr int64_t kMax = int64_t{1} << 30;  // 32-bit indices, with room for the grid-stride step
   if (g.n * g.c_in * g.in_h * g.in_w > kMax || g.n * g.c_out * g.out_h * g.out_w > kMax ||
       g.c_out * (g.c_in / g.group) * g.kernel_h * g.kernel_w > kMax)
-    return bad("a tensor has 2^31 elements or more (32-bit indexing)");
+    return bad("a tensor has more than 2^30 elements (32-bit indexing)");
   return Status::ok();
 }
 
@@ -325,22 +342,36 @@ bool conv2d_pointwise_applicable(const Conv2dGeometry& g) {
 const char* pointwise_tile_name(PointwiseTile t) { return t == PointwiseTile::k64x64 ? "64x64" : "32x32"; }
 
 Status conv2d_depthwise(ElemType t, const Conv2dGeometry& g, const void* x, const void* w, void* y, const ConvEpilogue& e,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, int outputs_per_thread) {
   WS_RETURN_IF_ERROR(validate_conv2d(g));
   if (!conv2d_depthwise_applicable(g)) return invalid_argument("conv2d_depthwise: needs group == c_in == c_out");
+  if (outputs_per_thread != 1 && outputs_per_thread != 4)
+    return invalid_argument("conv2d_depthwise: outputs_per_thread must be 1 or 4, not " + std::to_string(outputs_per_thread));
   const SpatialArgs a = spatial_args(g);
-  const unsigned grid = grid_for(a.total);
-  auto go = [&](auto tag) {
+  const int wgroups = (a.out_w + outputs_per_thread - 1) / outputs_per_thread;
+  const int threads_total = int(g.n * g.c_out * g.out_h) * wgroups;
+  const unsigned grid = grid_for(threads_total);
+  auto go = [&](auto tag, auto opt) {
     using T = decltype(tag);
+    constexpr int OPT = decltype(opt)::value;
     const T* xs = static_cast<const T*>(x);
     const T* ws = static_cast<const T*>(w);
     T* ys = static_cast<T*>(y);
     const T* rs = static_cast<const T*>(e.residual);
-    if (a.kh == 3 && a.kw == 3) depthwise_kernel<T, 3, 3><<<grid, kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, a, e.act, e.params);
-    else if (a.kh == 5 && a.kw == 5) depthwise_kernel<T, 5, 5><<<grid, kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, a, e.act, e.params);
-    else depthwise_kernel<T, 0, 0><<<grid, kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, a, e.act, e.params);
+    if (a.kh == 3 && a.kw == 3)
+      depthwise_kernel<T, 3, 3, OPT><<<grid, kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, a, wgroups, threads_total, e.act, e.params);
+    else if (a.kh == 5 && a.kw == 5)
+      depthwise_kernel<T, 5, 5, OPT><<<grid, kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, a, wgroups, threads_total, e.act, e.params);
+    else
+      depthwise_kernel<T, 0, 0, OPT><<<grid, kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, a, wgroups, threads_total, e.act, e.params);
   };
-  if (t == ElemType::kFloat32) go(float{}); else go(__half{});
+  using One = std::integral_constant<int, 1>;
+  using Four = std::integral_constant<int, 4>;
+  if (t == ElemType::kFloat32) {
+    if (outputs_per_thread == 4) go(float{}, Four{}); else go(float{}, One{});
+  } else {
+    if (outputs_per_thread == 4) go(__half{}, Four{}); else go(__half{}, One{});
+  }
   return launched("conv2d_depthwise launch");
 }
 

@@ -14,7 +14,7 @@
 /// All launchers enqueue on `stream`, allocate nothing, synchronise nothing and are capturable.
 /// Errors (Status): kInvalidArgument for inconsistent geometry (output extents that do not follow from
 /// input, kernel, stride, dilation and pads; channels not divisible by group; non-positive values), a shape
-/// the chosen kernel does not cover (see each function), or more than 2^31 − 1 elements in a tensor
+/// the chosen kernel does not cover (see each function), or more than 2^30 elements in a tensor
 /// (32-bit indexing); kCuda for a failed launch.
 /// Test: tests/gpu/conv_kernels_test.cpp (ws_gpu_tests --gtest_filter='ConvKernels*:CudaEngineConvTactics*').
 
@@ -52,11 +52,13 @@ Status validate_conv2d(const Conv2dGeometry& g);
 
 /// Depthwise kernel applies: group == c_in == c_out (channel multiplier 1).
 bool conv2d_depthwise_applicable(const Conv2dGeometry& g);
-/// Depthwise convolution. One thread per output pixel (consecutive threads along out_w: coalesced), the
-/// channel's weights in registers; 3×3 and 5×5 specialised (fully unrolled), any other kernel size through
-/// a generic loop. Any stride, dilation and pads. Errors: kInvalidArgument when not applicable.
+/// Depthwise convolution. Each thread computes `outputs_per_thread` (1 or 4) consecutive output pixels along
+/// out_w (1: consecutive threads on consecutive pixels, fully coalesced; 4: weights and index math shared by
+/// four outputs, more work per thread), the channel's weights in registers; 3×3 and 5×5 specialised (fully
+/// unrolled), any other kernel size through a generic loop. Any stride, dilation and pads.
+/// Errors: kInvalidArgument when not applicable or outputs_per_thread is not 1 or 4.
 Status conv2d_depthwise(ElemType t, const Conv2dGeometry& g, const void* x, const void* w, void* y,
-                        const ConvEpilogue& e, cudaStream_t stream);
+                        const ConvEpilogue& e, cudaStream_t stream, int outputs_per_thread = 1);
 
 /// Tile configurations of the pointwise GEMM (block tile M × N over Cout × H·W), chosen by timing.
 enum class PointwiseTile { k64x64, k32x32 };
