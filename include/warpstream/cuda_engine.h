@@ -72,7 +72,8 @@ struct CudaBuildOptions {
   Precision precision = Precision::kFloat32;
   int device = 0;
   /// Timing cache file (JSON). Keyed by GPU name + UUID, driver, CUDA runtime, cuDNN and cuBLAS
-  /// versions and the model's graph hash; a mismatching cache is ignored (and rewritten). Empty:
+  /// versions, the model's graph hash, max_workspace_bytes and tactic_sources; a mismatching cache is
+  /// ignored (and rewritten). Empty:
   /// no persistence (tactics timed each build).
   std::string timing_cache_path;
   /// Upper bound on per-conv cuDNN workspace considered during tactic selection, bytes.
