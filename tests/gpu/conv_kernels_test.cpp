@@ -4,7 +4,8 @@
 // poisoned with NaN (0xFF bytes) before each launch. Tolerances, relative to max|ref| of the case:
 // fp32 1e-5 (FMA, fp32 accumulate; only the summation order differs), fp16 2e-2 (inputs/weights rounded to
 // fp16 for both sides; fp16 output rounding + tensor-core accumulation order).
-// Filter: --gtest_filter='ConvKernels*:CudaEngineConvTactics*'
+// Filter: --gtest_filter='ConvKernels*:CudaEngineConvTactics*' (EfficientNet-Lite0 case: needs the assets,
+// scripts/fetch-assets.sh; skipped otherwise).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -13,6 +14,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -356,6 +358,60 @@ TEST(CudaEngineConvTactics, AllSourcesMatchCpuAndCacheRecordsImpl) {
   ASSERT_TRUE(e3.is_ok()) << e3.status().to_string();
   for (const TacticRecord& t : (*e3)->tactics())
     if (t.op_type == "Conv") EXPECT_EQ(t.choice.rfind("cudnn algo 0", 0), 0u) << t.node << ": " << t.choice;
+}
+
+// EfficientNet-Lite0 (real weights, when the assets exist): WarpStream-only convolutions vs the CPU executor on
+// random input, max|gpu − cpu| <= rel · max|cpu| over the logits (rel 1e-3 fp32, 2e-2 fp16, as the lanes test);
+// then an all-sources build prints each Conv's winner and its timed µs (information for the device run).
+TEST(CudaEngineConvTactics, EfficientNetLite0WarpStreamOnlyMatchesCpu) {
+  WS_REQUIRE_LANES_GPU();
+  std::filesystem::path dir;
+  if (const char* d = std::getenv("WS_ASSETS_DIR"); d && *d) dir = d;
+  else if (const char* d2 = std::getenv("WS_CACHE_DIR"); d2 && *d2) dir = d2;
+  else if (std::filesystem::exists(".assets/models/efficientnet_lite0.onnx")) dir = ".assets";
+  else dir = std::filesystem::path(std::getenv("HOME") ? std::getenv("HOME") : "/root") / ".cache" / "warpstream";
+  const std::filesystem::path model = dir / "models" / "efficientnet_lite0.onnx";
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << model << " not found (scripts/fetch-assets.sh)";
+  auto load = [&] {
+    auto g = ir::import_onnx(model.string());
+    EXPECT_TRUE(g.is_ok()) << g.status().to_string();
+    return g.is_ok() ? std::move(g).value() : ir::Graph{};
+  };
+  for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
+    SCOPED_TRACE(precision_name(p));
+    CudaBuildOptions opt;
+    opt.tactic_sources = kTacticWarpStream | kTacticCublasLt;
+    const double rel = p == Precision::kFloat32 ? 1e-3 : 2e-2;
+    std::string err;
+    auto cmp = test::run_both(load(), p, 1e30, 0, test::seed_for("effnet-ws"), &err, opt);
+    ASSERT_TRUE(err.empty()) << err;
+    std::printf("[ effnet   ] ws-only %s max|diff| %.3g (max|ref| %.3g)\n", precision_name(p), cmp.max_abs, cmp.max_ref);
+    EXPECT_LE(cmp.max_abs, rel * cmp.max_ref);
+    EXPECT_EQ(cmp.bad, 0u) << "NaN where the CPU has a number: " << cmp.first_bad;
+    EXPECT_GT(cmp.max_ref, 0.0);
+    opt.precision = p;
+    auto e = CudaEngine::build(load(), opt);
+    ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+    size_t convs = 0;
+    for (const TacticRecord& t : (*e)->tactics())
+      if (t.op_type == "Conv") { ++convs; EXPECT_EQ(t.choice.rfind("ws ", 0), 0u) << t.node << ": " << t.choice; }
+    std::printf("[ effnet   ] ws-only %s: %zu convs, %zu kernels per enqueue\n", precision_name(p), convs, (*e)->kernel_count());
+    CudaBuildOptions all;
+    all.precision = p;
+    auto ea = CudaEngine::build(load(), all);
+    ASSERT_TRUE(ea.is_ok()) << ea.status().to_string();
+    size_t ws = 0, n = 0;
+    double us = 0;
+    for (const TacticRecord& t : (*ea)->tactics()) {
+      if (t.op_type != "Conv") continue;
+      ++n;
+      us += t.time_us;
+      if (t.choice.rfind("ws ", 0) == 0) ++ws;
+      std::printf("[ effnet   ]   %-28s %7.2f us  %s\n", t.node.c_str(), t.time_us, t.choice.c_str());
+    }
+    std::printf("[ effnet   ] all sources %s: %zu of %zu convs chose ws, sum of timed conv us %.1f, %zu kernels per enqueue\n",
+                precision_name(p), ws, n, us, (*ea)->kernel_count());
+  }
 }
 
 TEST(CudaEngineConvTactics, NoConvSourceFailsNamingNodeAndSources) {
