@@ -52,9 +52,9 @@ struct BenchArgs {
   int device = 0;
   std::string tactic_sources = "all";  // --tactic-sources (ws::parse_tactic_sources)
   bool no_progress = false;
+  int profile_layers = 0;
 };
 
-  int profile_layers = 0;
 #ifdef WS_HAVE_CUDA
 bool parse_wxh(const std::string& s, int64_t& w, int64_t& h) {
   long long a = 0, b = 0;
@@ -214,12 +214,6 @@ int run_bench(const BenchArgs& a) {
       device_frames.push_back(std::move(buf).value());
     }
   }
-  auto built_pipe = ws::Pipeline::build(engine, po);
-  if (!built_pipe) return fail(built_pipe.status());
-  ws::Pipeline& pipe = **built_pipe;
-  // The producer's write of the frame into the slot is outside every interval: each lane's slot is filled
-  // once here and keeps the frame (slots are per lane and never reused by another lane).
-  if (*input_mode != ws::LaneInput::kDevice) {
   if (a.profile_layers > 0) {
     // Per-step GPU time of the network alone (its own context and stream, before the lanes exist).
     auto ctx = engine->create_context();
@@ -245,6 +239,12 @@ int run_bench(const BenchArgs& a) {
       std::fprintf(stderr, "  %8.2f us  %-10s %-28s %s\n", top[i].median_us, top[i].op_type.c_str(), top[i].node.c_str(),
                    top[i].tactic.c_str());
   }
+  auto built_pipe = ws::Pipeline::build(engine, po);
+  if (!built_pipe) return fail(built_pipe.status());
+  ws::Pipeline& pipe = **built_pipe;
+  // The producer's write of the frame into the slot is outside every interval: each lane's slot is filled
+  // once here and keeps the frame (slots are per lane and never reused by another lane).
+  if (*input_mode != ws::LaneInput::kDevice) {
     for (int i = 0; i < a.lanes; ++i) {
       auto lane = pipe.acquire(static_cast<size_t>(i));
       if (!lane) return fail(lane.status());
@@ -444,8 +444,8 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_option("--timing-cache", a->timing_cache, "engine timing cache file");
                       sub.add_option("--device", a->device, "CUDA device index (default 0)");
                       sub.add_flag("--no-progress", a->no_progress, "no progress bar");
-                      return [a] { return run_bench_entry(*a); };
-                    });
                       sub.add_option("--profile-layers", a->profile_layers,
                                      "also time each step of the network alone over N replays (report: layer_profile)")
                           ->check(CLI::Range(0, 100000));
+                      return [a] { return run_bench_entry(*a); };
+                    });

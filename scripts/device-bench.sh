@@ -24,6 +24,7 @@ PRECS=${WS_BENCH_PRECS:-"fp32 fp16"}; LANESET=${WS_BENCH_LANES:-"1 4"}
 MODES=${WS_BENCH_MODES:-"graph direct"}; INPUTS=${WS_BENCH_INPUTS:-"mapped copy"}
 MODELS=${WS_BENCH_MODELS:-"efficientnet_lite0 resnet50"}; COMPILE=${WS_BENCH_COMPILE:-1}
 PROFILE_REPS=${WS_BENCH_PROFILE_REPS:-200}
+PEER_MODES=${WS_BENCH_PEER_MODES:-eager,cuda_graph}
 mkdir -p "$OUT"
 W=/tmp/wsbench; J=$W/reports; M=$W/models
 rm -rf "$W"; mkdir -p "$J" "$M"
@@ -48,10 +49,12 @@ row "gpu" "$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,
 row "commit" "$(git rev-parse --short HEAD 2>/dev/null) (+ working tree as carried)"
 
 # ---- build (no tests, no CUTLASS: only the CLI and the launch microbenchmark) --------------------------
-B=build-bench
-cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DBUILD_TESTING=OFF \
-  -DWS_ENABLE_CUTLASS=OFF >> "$LOG" 2>&1
-row "configure" "rc=$?"
+B=${WS_BENCH_BUILD_DIR:-build-bench}  # an existing configured build dir (e.g. device-check's) is reused as is
+if [ -z "${WS_BENCH_BUILD_DIR:-}" ]; then
+  cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DBUILD_TESTING=OFF \
+    -DWS_ENABLE_CUTLASS=OFF >> "$LOG" 2>&1
+  row "configure" "rc=$?"
+fi
 timeout 240 ninja -C $B warpstream exp_graph_launch_00_empty_kernel >> "$LOG" 2>&1
 rc=$?; row "build" "rc=$rc ($(elapsed) s)"
 [ $rc -eq 0 ] || exit 1
@@ -105,8 +108,8 @@ matrix() {  # model onnx
     ours $1 $2 $prec $lanes $mode $input
   done; done; done; done
 }
-has_model efficientnet_lite0 && { matrix efficientnet_lite0 $EFF; peers efficientnet_lite0 eager,cuda_graph ""; }
-has_model resnet50 && { matrix resnet50 $R50; peers resnet50 eager,cuda_graph ""; }
+has_model efficientnet_lite0 && { matrix efficientnet_lite0 $EFF; peers efficientnet_lite0 $PEER_MODES ""; }
+has_model resnet50 && { matrix resnet50 $R50; peers resnet50 $PEER_MODES ""; }
 # torch.compile last, with what is left (fp16 only; max-autotune capped, then reduce-overhead)
 if [ "$COMPILE" = 1 ]; then
   if has_model efficientnet_lite0; then

@@ -81,6 +81,9 @@ struct CudaBuildOptions {
   /// Debug: give every runtime tensor its own arena range (no reuse) so tensor(id) stays valid after
   /// enqueue for node-by-node comparisons with the CPU executor.
   bool debug_keep_all_tensors = false;
+  /// Fold a residual Add (and a following Relu/Clip) into the Conv producing one of its operands:
+  /// y = act(conv(x) + bias + residual) in one epilogue (ResNet/EfficientNet skip connections).
+  bool fuse_residual = true;
   /// Bitmask of TacticSource: which kernel families the build times and chooses from (default: all).
   /// Part of the timing-cache identity, so caches built with other sources are not reused.
   uint32_t tactic_sources = kAllTacticSources;

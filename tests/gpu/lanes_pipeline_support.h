@@ -36,28 +36,32 @@ inline const std::vector<std::byte>& demo_model_bytes() {
 
 /// The demo model built by the CUDA executor, once per precision per process (shared by the tests).
 /// Null (with the reason in *why) when the build fails.
-inline std::shared_ptr<CudaEngine> demo_cuda_engine(Precision p, std::string* why) {
-  static std::map<Precision, std::shared_ptr<CudaEngine>> engines;
-  static std::map<Precision, std::string> errors;
-  if (auto it = engines.find(p); it != engines.end()) return it->second;
-  if (auto it = errors.find(p); it != errors.end()) {
+inline std::shared_ptr<CudaEngine> demo_cuda_engine(Precision p, std::string* why,
+                                                     uint32_t sources = kAllTacticSources) {
+  using Key = std::pair<Precision, uint32_t>;
+  static std::map<Key, std::shared_ptr<CudaEngine>> engines;
+  static std::map<Key, std::string> errors;
+  const Key key{p, sources};
+  if (auto it = engines.find(key); it != engines.end()) return it->second;
+  if (auto it = errors.find(key); it != errors.end()) {
     *why = it->second;
     return nullptr;
   }
   auto g = ir::import_onnx_bytes(demo_model_bytes(), "demo.onnx");
   if (!g) {
-    *why = errors[p] = g.status().to_string();
+    *why = errors[key] = g.status().to_string();
     return nullptr;
   }
   CudaBuildOptions o;
   o.precision = p;
+  o.tactic_sources = sources;
   auto e = CudaEngine::build(std::move(g).value(), o);
   if (!e) {
-    *why = errors[p] = e.status().to_string();
+    *why = errors[key] = e.status().to_string();
     return nullptr;
   }
   std::shared_ptr<CudaEngine> shared = std::move(e).value();
-  engines[p] = shared;
+  engines[key] = shared;
   return shared;
 }
 

@@ -21,13 +21,20 @@ int cycles() {
   return 10000;
 }
 
-using ZeroAllocParam = std::tuple<bool /*graph*/, LaneInput>;
+// sources: kAllTacticSources (tactics timed, cuDNN may win some convs) or kTacticWarpStream only (our own
+// fused conv kernels; Gemm stays on cuBLASLt, which has no other implementation).
+using ZeroAllocParam = std::tuple<bool /*graph*/, LaneInput, uint32_t /*tactic sources*/>;
 
 class LaneZeroAlloc : public testing::TestWithParam<ZeroAllocParam> {};
 
 TEST_P(LaneZeroAlloc, SteadyStateCycles) {
-  const auto [graph, input] = GetParam();
-  WS_DEMO_ENGINE_OR_FAIL(engine, Precision::kFloat32);
+  const auto [graph, input, sources] = GetParam();
+  WS_REQUIRE_LANES_GPU();
+  std::string why;
+  std::shared_ptr<CudaEngine> engine = test::demo_cuda_engine(Precision::kFloat32, &why, sources);
+  ASSERT_TRUE(engine) << "CudaEngine::build(demo model, sources " << tactic_sources_string(sources) << "): " << why;
+  bool uses_cudnn = false;
+  for (const auto& t : engine->tactics()) uses_cudnn = uses_cudnn || t.choice.rfind("cudnn", 0) == 0;
   constexpr int kLanes = 2;
   constexpr int64_t kW = 40, kH = 30;
   std::vector<cuda::DeviceBuffer> device_frames;
@@ -90,29 +97,32 @@ TEST_P(LaneZeroAlloc, SteadyStateCycles) {
   }
   const uint64_t cuda_after = cuda::cuda_allocation_count();
   EXPECT_EQ(failures, 0u);
-  if (graph) {
-    // The production steady state (graph replay): nothing allocates, host or device.
+  if (graph || !uses_cudnn) {
+    // The production steady state (graph replay), and direct enqueue whenever no convolution runs on cuDNN
+    // (our own kernels + cuBLASLt): nothing allocates, host or device.
     EXPECT_EQ(heap_count, 0u) << heap_bytes << " bytes in " << heap_count << " operator new calls over " << n << " cycles";
   } else {
-    // Direct enqueue (a comparison mode): cuDNN 9's legacy convolution API builds backend descriptors on
-    // every call, so each frame makes a fixed number of host allocations inside cuDNN (137 per frame on
-    // the demo model, H200 run of 2026-11-29). Known gap, see docs/cuda-executor.md: moving convolutions
-    // to prebuilt cuDNN graph-API plans removes it. Asserted here: no growth (an exact multiple of n).
+    // Direct enqueue with cuDNN convolutions (a comparison mode): cuDNN 9's legacy convolution API builds
+    // backend descriptors on every call, so each frame makes a fixed number of host allocations inside
+    // cuDNN (137 per frame on the demo model, H200 run of 2026-11-29). Graph replay never calls cuDNN, and
+    // --tactic-sources warpstream keeps convolutions off cuDNN (the _ws cases). Asserted here: no growth.
     EXPECT_EQ(heap_count % uint64_t(n), 0u) << heap_count << " host allocations over " << n << " cycles";
   }
   EXPECT_EQ(cuda_after - cuda_before, 0u) << "CUDA allocations over " << n << " cycles";
-  std::printf("zero-alloc %s/%s: %d cycles, %llu heap allocations, %llu CUDA allocations (checksum %d)\n",
-              graph ? "graph" : "direct", lane_input_name(input), n, (unsigned long long)heap_count,
+  std::printf("zero-alloc %s/%s/%s%s: %d cycles, %llu heap allocations, %llu CUDA allocations (checksum %d)\n",
+              graph ? "graph" : "direct", lane_input_name(input), tactic_sources_string(sources).c_str(),
+              uses_cudnn ? " (cuDNN convs)" : "", n, (unsigned long long)heap_count,
               (unsigned long long)(cuda_after - cuda_before), checksum);
 }
 
 INSTANTIATE_TEST_SUITE_P(LaneModes, LaneZeroAlloc,
                          testing::Combine(testing::Bool(),
-                                          testing::Values(LaneInput::kMapped, LaneInput::kCopy, LaneInput::kDevice)),
+                                          testing::Values(LaneInput::kMapped, LaneInput::kCopy, LaneInput::kDevice),
+                                          testing::Values(kAllTacticSources, uint32_t{kTacticWarpStream})),
                          [](const testing::TestParamInfo<ZeroAllocParam>& info) {
                            return std::string(std::get<0>(info.param) ? "graph" : "direct") + "_" +
-                                  lane_input_name(std::get<1>(info.param));
+                                  lane_input_name(std::get<1>(info.param)) +
+                                  (std::get<2>(info.param) == kAllTacticSources ? "" : "_ws");
                          });
-
 }  // namespace
 }  // namespace ws

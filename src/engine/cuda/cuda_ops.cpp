@@ -310,8 +310,9 @@ struct ConvPlan {
     if (conv) cudnnDestroyConvolutionDescriptor(conv);
     if (act_desc) cudnnDestroyActivationDescriptor(act_desc);
   }
-  bool epilogue() const { return !fused && (bias32 || act != Activation::kNone); }
-  Status run(cudnnHandle_t h, const void* xin, void* yout, void* ws, cudaStream_t st) const {
+  bool residual = false;  // a fused residual Add: y = act(conv + bias + r), r = the step's input 3
+  bool epilogue() const { return !fused && (bias32 || act != Activation::kNone || residual); }
+  Status run(cudnnHandle_t h, const void* xin, void* yout, void* ws, cudaStream_t st, const void* r = nullptr) const {
     WS_CUDNN_RETURN_IF_ERROR(cudnnSetStream(h, st));
     const void* xs = xin;
     char* cws = static_cast<char*>(ws);
@@ -322,12 +323,16 @@ struct ConvPlan {
     }
     const float one = 1.0f, zero = 0.0f;
     if (fused) {
-      WS_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBiasActivationForward(h, &one, x, xs, w, weight, conv, algo, cws, cudnn_ws, &zero, y,
-                                                                     yout, bias, bias_act, act_desc, y, yout));
+      // y = act(conv(x) + alpha2 * z + bias): z is the residual (alpha2 = 1) or unused (alpha2 = 0, z = y).
+      WS_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBiasActivationForward(h, &one, x, xs, w, weight, conv, algo, cws, cudnn_ws,
+                                                                     residual ? &one : &zero, y, residual ? r : yout, bias,
+                                                                     bias_act, act_desc, y, yout));
       return Status::ok();
     }
     WS_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(h, &one, x, xs, w, weight, conv, algo, cws, cudnn_ws, &zero, y, yout));
-    if (epilogue()) return kernels::bias_activation(et, yout, yout, bias32, count, channels, inner, act, act_params, st);
+    if (epilogue())
+      return kernels::bias_residual_activation(et, yout, yout, bias32, residual ? r : nullptr, count, channels, inner, act,
+                                               act_params, st);
     return Status::ok();
   }
 };
@@ -385,13 +390,15 @@ struct WsConvPlan {
   kernels::ConvEpilogue epi;
   ElemType et = ElemType::kFloat32;
   const void* weight = nullptr;
-  Status run(const void* x, void* y, cudaStream_t st) const {
+  Status run(const void* x, void* y, cudaStream_t st, const void* residual = nullptr) const {
+    kernels::ConvEpilogue e = epi;
+    e.residual = residual;
     switch (impl) {
-      case WsConv::kDepthwise: return kernels::conv2d_depthwise(et, g, x, weight, y, epi, st, 1);
-      case WsConv::kDepthwise4: return kernels::conv2d_depthwise(et, g, x, weight, y, epi, st, 4);
-      case WsConv::kPointwise64: return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k64x64, g, x, weight, y, epi, st);
-      case WsConv::kPointwise32: return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k32x32, g, x, weight, y, epi, st);
-      case WsConv::kDirect: return kernels::conv2d_direct(et, g, x, weight, y, epi, st);
+      case WsConv::kDepthwise: return kernels::conv2d_depthwise(et, g, x, weight, y, e, st, 1);
+      case WsConv::kDepthwise4: return kernels::conv2d_depthwise(et, g, x, weight, y, e, st, 4);
+      case WsConv::kPointwise64: return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k64x64, g, x, weight, y, e, st);
+      case WsConv::kPointwise32: return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k32x32, g, x, weight, y, e, st);
+      case WsConv::kDirect: return kernels::conv2d_direct(et, g, x, weight, y, e, st);
     }
     return internal_error("unknown WarpStream conv kernel");
   }
@@ -454,6 +461,9 @@ Status bind_conv(BindContext& c, Step& s) {
   p.act = c.fused_act;
   p.act_params = c.fused_params;
   p.count = ir::shape_elements(y); p.channels = y[1]; p.inner = y[2] * y[3];
+  // A fused residual Add (engine pass fuse_conv_residual_adds) rides as input 3 (runtime tensor of y's shape).
+  p.residual = c.node.inputs.size() > 3 && c.node.inputs[3] != ir::kNoTensor;
+  const bool resid = p.residual;
 
   // Our own kernels: padding by bounds checks (no pad kernel, no workspace), bias + activation fused.
   auto own = std::make_shared<WsConvPlan>();
@@ -583,7 +593,8 @@ Status bind_conv(BindContext& c, Step& s) {
           p.algo = perf[i].algo;
           p.fused = fused;
           p.cudnn_ws = perf[i].memory;
-          auto t = c.dev.time_us([&](cudaStream_t st) { return p.run(c.dev.cudnn, sx, sy, sws, st); });
+          // a residual is timed in place (z = y: cuDNN and our epilogue read each element before writing it)
+          auto t = c.dev.time_us([&](cudaStream_t st) { return p.run(c.dev.cudnn, sx, sy, sws, st, resid ? sy : nullptr); });
           if (!t) { (void)cudaGetLastError(); continue; }  // e.g. the fused call refuses this algo
           if (!found || *t < best_us) { best_us = *t; found = true; best_algo = p.algo; best_fused = fused; best_ws = p.cudnn_ws; }
         }
@@ -596,7 +607,7 @@ Status bind_conv(BindContext& c, Step& s) {
     for (WsConv o : own_candidates) {
       WsConvPlan trial = *own;
       trial.impl = o;
-      auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, st); });
+      auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, st, resid ? sy : nullptr); });
       if (!t) { (void)cudaGetLastError(); continue; }
       if (!found || *t < best_us) { best_us = *t; found = true; own->impl = o; impl = ws_conv_key(o); }
     }
@@ -612,18 +623,22 @@ Status bind_conv(BindContext& c, Step& s) {
   if (impl != "cudnn") {
     s.workspace_bytes = 0;
     s.kernels = 1;
-    c.tactics.push_back({c.node.name, "Conv", own->describe(c.precision), best_us});
-    s.run = [own](const StepIo& io, const ContextLibs&, cudaStream_t st) { return own->run(io.in[0], io.out[0], st); };
+    c.tactics.push_back({c.node.name, "Conv", own->describe(c.precision) + (resid ? " + residual" : ""), best_us});
+    s.run = [own, resid](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+      return own->run(io.in[0], io.out[0], st, resid ? io.in[3] : nullptr);
+    };
     return Status::ok();
   }
   s.workspace_bytes = p.pad_bytes + align_up(p.cudnn_ws);
   s.kernels = 1 + (p.padded ? 1 : 0) + (p.epilogue() ? 1 : 0);
-  const std::string epi = p.fused ? (c.fused_act == Activation::kRelu ? "cuDNN fused bias+relu" : "cuDNN fused bias")
-                                  : (p.epilogue() ? std::string("epilogue bias+") + kernels::activation_name(p.act) : "no epilogue");
+  const std::string epi = p.fused ? std::string(resid ? "cuDNN fused bias+residual" : "cuDNN fused bias") + (c.fused_act == Activation::kRelu ? "+relu" : "")
+                                  : (p.epilogue() ? std::string("epilogue bias+") + (resid ? "residual+" : "") + kernels::activation_name(p.act) : "no epilogue");
   c.tactics.push_back({c.node.name, "Conv", "cudnn algo " + std::to_string(int(p.algo)) + " (" + algo_name(p.algo) + "), NCHW, " +
                                                 precision_name(c.precision) + (p.padded ? ", explicit pad" : "") + ", " + epi,
                        best_us});
-  s.run = [plan](const StepIo& io, const ContextLibs& libs, cudaStream_t st) { return plan->run(libs.cudnn, io.in[0], io.out[0], io.workspace, st); };
+  s.run = [plan](const StepIo& io, const ContextLibs& libs, cudaStream_t st) {
+    return plan->run(libs.cudnn, io.in[0], io.out[0], io.workspace, st, plan->residual ? io.in[3] : nullptr);
+  };
   return Status::ok();
 }
 

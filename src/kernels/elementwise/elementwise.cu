@@ -45,11 +45,12 @@ __device__ __forceinline__ float activate(float v, Activation act, const Activat
 }
 
 template <typename T>
-__global__ void bias_activation_kernel(const T* x, T* y, const float* __restrict__ bias, int64_t count,
+__global__ void bias_activation_kernel(const T* x, T* y, const float* __restrict__ bias, const T* residual, int64_t count,
                                        int64_t channels, int64_t inner, Activation act, ActivationParams p) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
     float v = load(x, i);
     if (bias) v += bias[(i / inner) % channels];
+    if (residual) v += load(residual, i);
     store(y, i, activate(v, act, p));
   }
 }
@@ -141,18 +142,26 @@ const char* activation_name(Activation a) {
   return "?";
 }
 
-Status bias_activation(ElemType t, const void* x, void* y, const float* bias, int64_t count, int64_t channels,
-                       int64_t inner, Activation act, const ActivationParams& p, cudaStream_t stream) {
+Status bias_residual_activation(ElemType t, const void* x, void* y, const float* bias, const void* residual,
+                                int64_t count, int64_t channels, int64_t inner, Activation act,
+                                const ActivationParams& p, cudaStream_t stream) {
   if (count < 0 || channels < 1 || inner < 1) return invalid_argument("bias_activation: bad dims");
   if (count == 0) return Status::ok();
   if (t == ElemType::kFloat32)
     bias_activation_kernel<float><<<grid_for(count), kThreads, 0, stream>>>(
-        static_cast<const float*>(x), static_cast<float*>(y), bias, count, channels, inner, act, p);
+        static_cast<const float*>(x), static_cast<float*>(y), bias, static_cast<const float*>(residual), count, channels,
+        inner, act, p);
   else
     bias_activation_kernel<__half><<<grid_for(count), kThreads, 0, stream>>>(
-        static_cast<const __half*>(x), static_cast<__half*>(y), bias, count, channels, inner, act, p);
+        static_cast<const __half*>(x), static_cast<__half*>(y), bias, static_cast<const __half*>(residual), count,
+        channels, inner, act, p);
   WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();
+}
+
+Status bias_activation(ElemType t, const void* x, void* y, const float* bias, int64_t count, int64_t channels,
+                       int64_t inner, Activation act, const ActivationParams& p, cudaStream_t stream) {
+  return bias_residual_activation(t, x, y, bias, nullptr, count, channels, inner, act, p, stream);
 }
 
 Status binary_broadcast(ElemType t, BinaryOp op, const void* a, const void* b, void* y, const BroadcastDims& d,

@@ -29,6 +29,14 @@ const char* activation_name(Activation a);
 Status bias_activation(ElemType t, const void* x, void* y, const float* bias, int64_t count, int64_t channels,
                        int64_t inner, Activation act, const ActivationParams& p, cudaStream_t stream);
 
+/// y[i] = act(x[i] + bias[c] + residual[i]): bias_activation with a residual tensor of the same shape and
+/// element type added before the activation (a Conv's fused residual Add, e.g. ResNet's skip connection;
+/// residual nullptr = none). x may equal y; residual may also equal y (each element is read
+/// before it is written). Errors as bias_activation.
+Status bias_residual_activation(ElemType t, const void* x, void* y, const float* bias, const void* residual,
+                                int64_t count, int64_t channels, int64_t inner, Activation act,
+                                const ActivationParams& p, cudaStream_t stream);
+
 enum class BinaryOp { kAdd, kSub, kMul, kDiv };
 inline constexpr int kMaxBroadcastRank = 6;
 /// numpy broadcasting: y has `rank` dims `y_dims`; a_strides / b_strides are element strides of a and b
