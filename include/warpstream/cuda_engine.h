@@ -94,7 +94,8 @@ struct TacticRecord {
   std::string node;
   std::string op_type;
   std::string choice;
-  float time_us = 0;  ///< measured at build; 0 when taken from the timing cache or not timed
+  float time_us = 0;       ///< measured at build (or as recorded in the timing cache); 0 when not timed
+  bool from_cache = false;  ///< the choice came from the timing cache (nothing was timed this build)
 };
 
 class ExecutionContext;
@@ -146,13 +147,14 @@ class ExecutionContext {
     std::string op_type;  ///< ONNX op type
     std::string tactic;   ///< the build's choice for this node ("" for ops without tactics)
     int kernels = 0;      ///< kernels this step launches
-    float median_us = 0;  ///< median over reps of the event pair around the step, µs
+    float median_us = 0;  ///< median over reps of one step's GPU time, µs
     float p99_us = 0;     ///< p99 (nearest rank) over reps, µs
   };
-  /// Diagnostics, not a steady-state call: enqueues the network `reps` times (1..100000) on `stream`
-  /// with an event pair around every step, synchronises, and returns per-step medians in plan order.
-  /// Each event pair adds ~1-2 µs of its own, so the sum exceeds one un-instrumented enqueue.
-  /// Allocates (events, result). Errors: kInvalidArgument for reps out of range; kCuda.
+  /// Diagnostics, not a steady-state call: times each step of the plan alone — 20 back-to-back copies of
+  /// the step captured into one CUDA graph, replayed `reps` times (1..100000) with an event pair around
+  /// each replay; a reading is replay time / 20 (so ~0.5 µs of per-node graph overhead is included, as in
+  /// the lanes' replay). Returns per-step median / p99 in plan order; synchronises `stream`.
+  /// Allocates (events, graphs, result). Errors: kInvalidArgument for reps out of range; kCuda.
   virtual Result<std::vector<LayerTiming>> profile_layers(cudaStream_t stream, int reps) = 0;
 };
 

@@ -32,7 +32,7 @@ using kernels::Activation;
 using kernels::Conv2dGeometry;
 using kernels::ElemType;
 
-enum class Kernel { kDepthwise, kDepthwise4, kPointwise64, kPointwise32, kDirect };
+enum class Kernel { kDepthwise, kDepthwise4, kPointwise64, kPointwise32, kDirect, kPointwise32Split5, kPointwise64Split3 };
 const char* kernel_name(Kernel k) {
   switch (k) {
     case Kernel::kDepthwise: return "depthwise";
@@ -40,6 +40,8 @@ const char* kernel_name(Kernel k) {
     case Kernel::kPointwise64: return "pointwise64";
     case Kernel::kPointwise32: return "pointwise32";
     case Kernel::kDirect: return "direct";
+    case Kernel::kPointwise32Split5: return "pw32_splitk5";
+    case Kernel::kPointwise64Split3: return "pw64_splitk3";
   }
   return "?";
 }
@@ -99,6 +101,18 @@ Status launch(Kernel k, ElemType t, const Conv2dGeometry& g, const void* x, cons
     case Kernel::kPointwise64: return kernels::conv2d_pointwise(t, kernels::PointwiseTile::k64x64, g, x, w, y, e, nullptr);
     case Kernel::kPointwise32: return kernels::conv2d_pointwise(t, kernels::PointwiseTile::k32x32, g, x, w, y, e, nullptr);
     case Kernel::kDirect: return kernels::conv2d_direct(t, g, x, w, y, e, nullptr);
+    case Kernel::kPointwise32Split5:
+    case Kernel::kPointwise64Split3: {
+      // split-K: partials in a workspace poisoned with NaN first (every partial must be written before the sum)
+      const int splits = k == Kernel::kPointwise32Split5 ? 5 : 3;
+      static DeviceBuf* ws = nullptr;
+      static size_t ws_bytes = 0;
+      const size_t need = kernels::conv2d_pointwise_workspace_bytes(g, splits);
+      if (need > ws_bytes) { delete ws; ws = new DeviceBuf(need); ws_bytes = need; }
+      EXPECT_EQ(cudaMemset(ws->p, 0xFF, need), cudaSuccess);
+      return kernels::conv2d_pointwise(t, k == Kernel::kPointwise32Split5 ? kernels::PointwiseTile::k32x32 : kernels::PointwiseTile::k64x64,
+                                       g, x, w, y, e, nullptr, splits, ws->p);
+    }
   }
   return internal_error("?");
 }
@@ -194,8 +208,10 @@ TEST(ConvKernels, DepthwiseMatchesReference) {
 
 TEST(ConvKernels, PointwiseMatchesReference) {
   WS_REQUIRE_LANES_GPU();
-  for (Kernel k : {Kernel::kPointwise64, Kernel::kPointwise32}) {
+  for (Kernel k : {Kernel::kPointwise64, Kernel::kPointwise32, Kernel::kPointwise32Split5, Kernel::kPointwise64Split3}) {
     check_kernel("pw_M17_N37_K19_n2", k, geo(2, 19, 37, 1, 17, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
+    check_kernel("pw_M320_N49_K1152_proj", k, geo(1, 1152, 7, 7, 320, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
+    check_kernel("pw_M96_N196_K481_odd_n2", k, geo(2, 481, 14, 14, 96, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
     check_kernel("pw_M1280_N49_K320", k, geo(1, 320, 7, 7, 1280, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
     check_kernel("pw_M16_N12544_K32", k, geo(1, 32, 112, 112, 16, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
     check_kernel("pw_M192_N3136_K32", k, geo(1, 32, 56, 56, 192, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
@@ -213,6 +229,15 @@ TEST(ConvKernels, DirectMatchesReference) {
 }
 
 TEST(ConvKernels, BadGeometryIsInvalidArgument) {
+  {
+    WS_REQUIRE_LANES_GPU();
+    const Conv2dGeometry pw = geo(1, 64, 7, 7, 32, 1, 1, 1, 1, 1, {0, 0, 0, 0});
+    Status sk = kernels::conv2d_pointwise(ElemType::kFloat32, kernels::PointwiseTile::k32x32, pw, nullptr, nullptr, nullptr, {}, nullptr, 4,
+                                          nullptr);
+    EXPECT_EQ(sk.code(), StatusCode::kInvalidArgument) << "split-K without a workspace: " << sk.to_string();
+    sk = kernels::conv2d_pointwise(ElemType::kFloat32, kernels::PointwiseTile::k32x32, pw, nullptr, nullptr, nullptr, {}, nullptr, 0, nullptr);
+    EXPECT_EQ(sk.code(), StatusCode::kInvalidArgument) << "split-K 0: " << sk.to_string();
+  }
   WS_REQUIRE_LANES_GPU();
   Conv2dGeometry g = geo(1, 8, 9, 9, 8, 8, 3, 3, 1, 1, {1, 1, 1, 1});
   g.out_h = 10;  // inconsistent

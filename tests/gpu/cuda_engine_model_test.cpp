@@ -145,7 +145,9 @@ TEST(CudaEngineModel, TimingCacheRoundTrip) {
     EXPECT_EQ(t1[i].node, t2[i].node);
     EXPECT_EQ(t1[i].choice, t2[i].choice);
     EXPECT_GT(t1[i].time_us, 0.0f) << t1[i].node;
-    EXPECT_EQ(t2[i].time_us, 0.0f) << t2[i].node << " was timed again instead of read from the cache";
+    EXPECT_FALSE(t1[i].from_cache) << t1[i].node;
+    EXPECT_TRUE(t2[i].from_cache) << t2[i].node << " was timed again instead of read from the cache";
+    EXPECT_EQ(t2[i].time_us, t1[i].time_us) << t2[i].node << ": the cache keeps the timed µs";
     std::printf("[ tactic   ] %s %s: %s, %.1f us\n", t1[i].node.c_str(), t1[i].op_type.c_str(), t1[i].choice.c_str(), t1[i].time_us);
   }
   // A cache for another graph (different weights) is ignored and rewritten.
@@ -157,7 +159,10 @@ TEST(CudaEngineModel, TimingCacheRoundTrip) {
   ASSERT_TRUE(g2.is_ok());
   auto third = CudaEngine::build(std::move(g2).value(), opt);
   ASSERT_TRUE(third.is_ok()) << third.status().to_string();
-  for (const auto& t : (*third)->tactics()) EXPECT_GT(t.time_us, 0.0f) << t.node;
+  for (const auto& t : (*third)->tactics()) {
+    EXPECT_GT(t.time_us, 0.0f) << t.node;
+    EXPECT_FALSE(t.from_cache) << t.node << ": a cache for another graph must not be used";
+  }
   std::filesystem::remove(path);
 }
 

@@ -215,49 +215,46 @@ Result<std::vector<ExecutionContext::LayerTiming>> ContextImpl::profile_layers(c
   if (reps < 1 || reps > 100000) return invalid_argument("profile_layers: reps = " + std::to_string(reps) + " is out of range 1..100000");
   const auto& steps = engine_->steps_;
   std::vector<cuda::Event> ev;
-  for (size_t i = 0; i <= steps.size(); ++i) {
+  for (size_t i = 0; i < 2; ++i) {
     WS_ASSIGN_OR_RETURN(cuda::Event e, cuda::Event::create());
     ev.push_back(std::move(e));
   }
   std::vector<std::vector<float>> us(steps.size());
-  auto instrumented = [&](cudaStream_t st) -> Status {
-    for (size_t i = 0; i < steps.size(); ++i) {
-      WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(ev[i].get(), st));
-      Status s = steps[i].run(io_[i], libs_, st);
-      if (!s.is_ok()) return Status(s.code(), "step " + std::to_string(i) + " (node '" + steps[i].node + "'): " + s.message());
-    }
-    WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(ev[steps.size()].get(), st));
-    return Status::ok();
-  };
   WS_RETURN_IF_ERROR(enqueue(stream));  // warm: lazy module loading, library first-call work
   WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
-  // The instrumented sequence is captured into one graph and replayed, as the lanes do: steps then run
-  // back to back on the GPU and no host launch gap lands inside a reading. Should capture fail, the
-  // sequence is enqueued directly (gaps then count where the host is slower than the GPU).
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  bool captured = false;
-  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
-    Status s = instrumented(stream);
-    const cudaError_t e = cudaStreamEndCapture(stream, &graph);
-    captured = s.is_ok() && e == cudaSuccess && graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
-  }
-  (void)cudaGetLastError();
-  for (int r = 0; r < reps; ++r) {
-    if (captured) {
-      WS_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(exec, stream));
-    } else {
-      WS_RETURN_IF_ERROR(instrumented(stream));
+  // Each step alone: kInner back-to-back copies captured into one CUDA graph (so the GPU sees them as the
+  // lanes' graph replay does, ~0.5 µs per node and no host launch gap), timed by one event pair per replay;
+  // a reading is the replay time / kInner. Steps are idempotent (inputs and outputs never alias).
+  constexpr int kInner = 20;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    WS_CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    Status s = Status::ok();
+    for (int k = 0; k < kInner && s.is_ok(); ++k) s = steps[i].run(io_[i], libs_, stream);
+    const cudaError_t ec = cudaStreamEndCapture(stream, &graph);
+    if (!s.is_ok()) {
+      if (graph) cudaGraphDestroy(graph);
+      return Status(s.code(), "step " + std::to_string(i) + " (node '" + steps[i].node + "'): " + s.message());
     }
-    WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
-    for (size_t i = 0; i < steps.size(); ++i) {
+    if (ec != cudaSuccess || cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) {
+      if (graph) cudaGraphDestroy(graph);
+      return Status(StatusCode::kCuda, "profile_layers: capturing step " + std::to_string(i) + " (node '" + steps[i].node + "') failed");
+    }
+    cudaError_t e = cudaGraphLaunch(exec, stream);  // upload + warm
+    for (int r = 0; r < reps && e == cudaSuccess; ++r) {
+      e = cudaEventRecord(ev[0].get(), stream);
+      if (e == cudaSuccess) e = cudaGraphLaunch(exec, stream);
+      if (e == cudaSuccess) e = cudaEventRecord(ev[1].get(), stream);
+      if (e == cudaSuccess) e = cudaEventSynchronize(ev[1].get());
       float ms = 0;
-      WS_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, ev[i].get(), ev[i + 1].get()));
-      us[i].push_back(ms * 1000.0f);
+      if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, ev[0].get(), ev[1].get());
+      us[i].push_back(ms * 1000.0f / kInner);
     }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    WS_CUDA_RETURN_IF_ERROR(e);
   }
-  if (exec) cudaGraphExecDestroy(exec);
-  if (graph) cudaGraphDestroy(graph);
   std::map<std::string, std::string> tactic;
   for (const auto& t : engine_->tactics_) tactic[t.node] = t.choice;
   std::vector<LayerTiming> out;

@@ -173,14 +173,19 @@ template <typename T, int BM, int BN, int BK, int TM, int TN>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN)) pointwise_simt_kernel(const T* __restrict__ x, const T* __restrict__ w,
                                                                                T* __restrict__ y, const float* __restrict__ bias,
                                                                                const T* __restrict__ res, int M, int N, int K,
-                                                                               Activation act, ActivationParams p) {
+                                                                               Activation act, ActivationParams p, int splits,
+                                                                               float* __restrict__ part) {
   constexpr int TX = BN / TN, TY = BM / TM, NT = TX * TY;
   __shared__ float As[BK][BM + 1];  // As[k][m] = W[m0 + m][k0 + k]
   __shared__ float Bs[BK][BN];      // Bs[k][n] = X[k0 + k][n0 + n]
-  const int img = blockIdx.z;
+  const int img = blockIdx.z / splits, split = blockIdx.z % splits;
+  // split-K: this block reduces k in [k_begin, k_end) and writes raw fp32 partials (part != nullptr)
+  const int k_chunk = ((K + splits - 1) / splits + BK - 1) / BK * BK;
+  const int k_begin = split * k_chunk, k_end = min(K, k_begin + k_chunk);
   x += img * K * N;
   y += img * M * N;
   if (res) res += img * M * N;
+  if (part) part += (img * splits + split) * M * N;
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
   const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
   float acc[TM][TN];
@@ -188,14 +193,14 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) pointwise_simt_kernel(c
   for (int i = 0; i < TM; ++i)
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
-  for (int k0 = 0; k0 < K; k0 += BK) {
+  for (int k0 = k_begin; k0 < k_end; k0 += BK) {
     for (int e = tid; e < BM * BK; e += NT) {
       const int m = e / BK, k = e % BK, gm = m0 + m, gk = k0 + k;
-      As[k][m] = (gm < M && gk < K) ? load(w, gm * K + gk) : 0.0f;
+      As[k][m] = (gm < M && gk < k_end) ? load(w, gm * K + gk) : 0.0f;
     }
     for (int e = tid; e < BK * BN; e += NT) {
       const int k = e / BN, n = e % BN, gk = k0 + k, gn = n0 + n;
-      Bs[k][n] = (gk < K && gn < N) ? load(x, gk * N + gn) : 0.0f;
+      Bs[k][n] = (gk < k_end && gn < N) ? load(x, gk * N + gn) : 0.0f;
     }
     __syncthreads();
 #pragma unroll
@@ -219,7 +224,9 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) pointwise_simt_kernel(c
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
       const int gn = n0 + tx + j * TX;
-      if (gn < N) finish(y, gm * N + gn, gm, acc[i][j], bias, res, act, p);
+      if (gn >= N) continue;
+      if (part) part[gm * N + gn] = acc[i][j];
+      else finish(y, gm * N + gn, gm, acc[i][j], bias, res, act, p);
     }
   }
 }
@@ -239,7 +246,8 @@ struct WmmaTile {
 template <int BM, int BN, int WM, int WN>
 __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_wmma_kernel(
     const __half* __restrict__ x, const __half* __restrict__ w, __half* __restrict__ y, const float* __restrict__ bias,
-    const __half* __restrict__ res, int M, int N, int K, Activation act, ActivationParams p) {
+    const __half* __restrict__ res, int M, int N, int K, Activation act, ActivationParams p, int splits,
+    float* __restrict__ part) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
   using namespace nvcuda;
   using Tile = WmmaTile<BM, BN, WM, WN>;
@@ -249,10 +257,13 @@ __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_
   __half* As = reinterpret_cast<__half*>(smem);  // [BM][LDA]: As[m][k] = W[m0 + m][k0 + k]
   __half* Bs = As + BM * LDA;                    // [BK][LDB]: Bs[k][n] = X[k0 + k][n0 + n]
   float* Cs = reinterpret_cast<float*>(smem);    // [BM][LDC], after the main loop
-  const int img = blockIdx.z;
+  const int img = blockIdx.z / splits, split = blockIdx.z % splits;
+  const int k_chunk = ((K + splits - 1) / splits + BK - 1) / BK * BK;
+  const int k_begin = split * k_chunk, k_end = min(K, k_begin + k_chunk);
   x += img * K * N;
   y += img * M * N;
   if (res) res += img * M * N;
+  if (part) part += (img * splits + split) * M * N;
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
   const int tid = threadIdx.x, warp = tid / 32;
   const int wm = warp / (BN / WN), wn = warp % (BN / WN);
@@ -262,14 +273,14 @@ __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_
   for (int i = 0; i < FM; ++i)
 #pragma unroll
     for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
-  for (int k0 = 0; k0 < K; k0 += BK) {
+  for (int k0 = k_begin; k0 < k_end; k0 += BK) {
     for (int e = tid; e < BM * BK; e += NT) {
       const int m = e / BK, k = e % BK, gm = m0 + m, gk = k0 + k;
-      As[m * LDA + k] = (gm < M && gk < K) ? w[gm * K + gk] : hz;
+      As[m * LDA + k] = (gm < M && gk < k_end) ? w[gm * K + gk] : hz;
     }
     for (int e = tid; e < BK * BN; e += NT) {
       const int k = e / BN, n = e % BN, gk = k0 + k, gn = n0 + n;
-      Bs[k * LDB + n] = (gk < K && gn < N) ? x[gk * N + gn] : hz;
+      Bs[k * LDB + n] = (gk < k_end && gn < N) ? x[gk * N + gn] : hz;
     }
     __syncthreads();
 #pragma unroll
@@ -295,12 +306,39 @@ __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_
   __syncthreads();
   for (int e = tid; e < BM * BN; e += NT) {
     const int m = e / BN, n = e % BN, gm = m0 + m, gn = n0 + n;
-    if (gm < M && gn < N) finish(y, gm * N + gn, gm, Cs[m * LDC + n], bias, res, act, p);
+    if (gm >= M || gn >= N) continue;
+    if (part) part[gm * N + gn] = Cs[m * LDC + n];
+    else finish(y, gm * N + gn, gm, Cs[m * LDC + n], bias, res, act, p);
   }
 #else
   __trap();  // tensor-core path needs sm_70+; the CUDA executor never offers it below
 #endif
 }
+
+// split-K second pass: y[img][m][n] = epilogue(sum over s of part[img][s][m][n]), one thread per output.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) splitk_reduce_kernel(const float* __restrict__ part, T* __restrict__ y,
+                                                                 const float* __restrict__ bias, const T* __restrict__ res,
+                                                                 int M, int N, int splits, int total, Activation act,
+                                                                 ActivationParams p) {
+  const int idx = blockIdx.x * kThreads + threadIdx.x;
+  if (idx >= total) return;
+  const int mn = M * N, img = idx / mn, r = idx % mn;
+  const float* src = part + img * splits * mn + r;
+  float acc = 0.0f;
+  for (int s = 0; s < splits; ++s) acc += src[s * mn];  // fixed order: deterministic
+  finish(y, idx, r / N, acc, bias, res, act, p);
+}
+
+}  // namespace
+
+size_t conv2d_pointwise_workspace_bytes(const Conv2dGeometry& g, int splits) {
+  if (splits <= 1) return 0;
+  return static_cast<size_t>(g.n) * static_cast<size_t>(splits) * static_cast<size_t>(g.c_out) *
+         static_cast<size_t>(g.out_h * g.out_w) * sizeof(float);
+}
+
+namespace {
 
 Status launched(const char* what) {
   const cudaError_t err = cudaGetLastError();
@@ -390,12 +428,16 @@ Status conv2d_direct(ElemType t, const Conv2dGeometry& g, const void* x, const v
 }
 
 Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g, const void* x, const void* w, void* y,
-                        const ConvEpilogue& e, cudaStream_t stream) {
+                        const ConvEpilogue& e, cudaStream_t stream, int splits, void* workspace) {
   WS_RETURN_IF_ERROR(validate_conv2d(g));
   if (!conv2d_pointwise_applicable(g)) return invalid_argument("conv2d_pointwise: needs a 1x1 kernel, stride 1, dilation 1, no pads, group 1");
   const int M = int(g.c_out), N = int(g.out_h * g.out_w), K = int(g.c_in);
-  if (g.n > 65535) return invalid_argument("conv2d_pointwise: batch above 65535");
-  const unsigned nb = static_cast<unsigned>(g.n);
+  if (splits < 1 || splits > kPointwiseMaxSplits)
+    return invalid_argument("conv2d_pointwise: split-K " + std::to_string(splits) + " outside 1.." + std::to_string(kPointwiseMaxSplits));
+  if (splits > 1 && !workspace) return invalid_argument("conv2d_pointwise: split-K needs a workspace (conv2d_pointwise_workspace_bytes)");
+  if (g.n * splits > 65535) return invalid_argument("conv2d_pointwise: batch x split-K above 65535");
+  const unsigned nb = static_cast<unsigned>(g.n * splits);
+  float* part = splits > 1 ? static_cast<float*>(workspace) : nullptr;
   if (t == ElemType::kFloat32) {
     const float* xs = static_cast<const float*>(x);
     const float* ws = static_cast<const float*>(w);
@@ -403,10 +445,15 @@ Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g,
     const float* rs = static_cast<const float*>(e.residual);
     if (tile == PointwiseTile::k64x64) {
       const dim3 grid((N + 63) / 64, (M + 63) / 64, nb);
-      pointwise_simt_kernel<float, 64, 64, 16, 4, 4><<<grid, 256, 0, stream>>>(xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params);
+      pointwise_simt_kernel<float, 64, 64, 16, 4, 4><<<grid, 256, 0, stream>>>(xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
     } else {
       const dim3 grid((N + 31) / 32, (M + 31) / 32, nb);
-      pointwise_simt_kernel<float, 32, 32, 16, 2, 2><<<grid, 256, 0, stream>>>(xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params);
+      pointwise_simt_kernel<float, 32, 32, 16, 2, 2><<<grid, 256, 0, stream>>>(xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
+    }
+    if (part) {
+      const int total = int(g.n) * M * N;
+      splitk_reduce_kernel<float><<<(total + kThreads - 1) / kThreads, kThreads, 0, stream>>>(part, ys, e.bias, rs, M, N, splits, total,
+                                                                                            e.act, e.params);
     }
   } else {
     const __half* xs = static_cast<const __half*>(x);
@@ -416,11 +463,16 @@ Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g,
     if (tile == PointwiseTile::k64x64) {
       using Tile = WmmaTile<64, 64, 32, 32>;
       const dim3 grid((N + 63) / 64, (M + 63) / 64, nb);
-      pointwise_wmma_kernel<64, 64, 32, 32><<<grid, Tile::kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params);
+      pointwise_wmma_kernel<64, 64, 32, 32><<<grid, Tile::kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
     } else {
       using Tile = WmmaTile<32, 32, 16, 16>;
       const dim3 grid((N + 31) / 32, (M + 31) / 32, nb);
-      pointwise_wmma_kernel<32, 32, 16, 16><<<grid, Tile::kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params);
+      pointwise_wmma_kernel<32, 32, 16, 16><<<grid, Tile::kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
+    }
+    if (part) {
+      const int total = int(g.n) * M * N;
+      splitk_reduce_kernel<__half><<<(total + kThreads - 1) / kThreads, kThreads, 0, stream>>>(part, ys, e.bias, rs, M, N, splits, total,
+                                                                                             e.act, e.params);
     }
   }
   return launched("conv2d_pointwise launch");

@@ -69,9 +69,17 @@ bool conv2d_pointwise_applicable(const Conv2dGeometry& g);
 /// Shared-memory tiled; any M, N, K (edges zero-filled in shared memory). float32: FMA, each thread a
 /// 4×4 (64×64 tile) or 2×2 (32×32 tile) register block. float16: tensor cores (nvcuda::wmma m16n16k16,
 /// fp32 accumulate; needs compute capability >= 7.0 — the caller checks, the kernel traps below it).
-/// Errors: kInvalidArgument when not applicable.
+/// Split-K (`splits` > 1, for deep reductions over few outputs, e.g. EfficientNet's 7×7 projections with
+/// K = 1152 and M·N = 320·49, where one tile per block leaves most SMs idle): blockIdx.z covers
+/// image × split, each block reduces one K range into float32 partials in `workspace`
+/// (conv2d_pointwise_workspace_bytes), then a second kernel sums the partials in a fixed order
+/// (deterministic) and applies the epilogue. splits = 1: one kernel, no workspace.
+/// Errors: kInvalidArgument when not applicable, splits outside 1..kPointwiseMaxSplits, or no workspace.
+inline constexpr int kPointwiseMaxSplits = 32;
 Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g, const void* x, const void* w,
-                        void* y, const ConvEpilogue& e, cudaStream_t stream);
+                        void* y, const ConvEpilogue& e, cudaStream_t stream, int splits = 1, void* workspace = nullptr);
+/// Bytes of float32 partials split-K needs: n · splits · Cout · H·W · 4 (0 for splits <= 1).
+size_t conv2d_pointwise_workspace_bytes(const Conv2dGeometry& g, int splits);
 
 /// Generic direct convolution: any group, kernel, stride, dilation and pads; one thread per output
 /// element looping over Cin/group × kh × kw. Meant for small reductions (e.g. the stem conv, Cin = 3)

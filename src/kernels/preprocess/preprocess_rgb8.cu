@@ -70,13 +70,16 @@ const char* tensor_dtype_name(TensorDType t) { return t == TensorDType::kFloat16
 Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
                                TensorDType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
                                cudaStream_t stream) {
-  const std::string dims = "source " + std::to_string(src_w) + "x" + std::to_string(src_h) + ", destination " +
-                           std::to_string(dst_w) + "x" + std::to_string(dst_h);
+  // Messages are built only on the error paths: this runs per frame in direct enqueue (no allocation there).
+  auto dims = [&] {
+    return "source " + std::to_string(src_w) + "x" + std::to_string(src_h) + ", destination " + std::to_string(dst_w) +
+           "x" + std::to_string(dst_h);
+  };
   if (src_h < 1 || src_w < 1 || dst_h < 1 || dst_w < 1)
-    return invalid_argument("preprocess (GPU): image extents must be >= 1, got " + dims);
+    return invalid_argument("preprocess (GPU): image extents must be >= 1, got " + dims());
   if (src_h > kPreprocessMaxSrcExtent || src_w > kPreprocessMaxSrcExtent || dst_h > kPreprocessMaxDstExtent ||
       dst_w > kPreprocessMaxDstExtent)
-    return invalid_argument("preprocess (GPU): extents too large (" + dims + "; limits: source side <= " +
+    return invalid_argument("preprocess (GPU): extents too large (" + dims() + "; limits: source side <= " +
                             std::to_string(kPreprocessMaxSrcExtent) + ", destination side <= " +
                             std::to_string(kPreprocessMaxDstExtent) + ")");
   if (src_row_bytes < 3 * src_w)
