@@ -649,7 +649,7 @@ Status bind_conv(BindContext& c, Step& s) {
         if (!got) continue;
         tws = *got;
       }
-      auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, st, resid ? sy : nullptr, tws); });
+      auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, st, resid ? sy : nullptr, tws); }, 10, true);
       if (!t) { (void)cudaGetLastError(); continue; }
       if (!found || *t < best_us) { best_us = *t; found = true; own->impl = o; impl = ws_conv_key(o); }
     }
@@ -886,14 +886,14 @@ Result<void*> BuildDevice::get(int slot, size_t bytes) {
   return b.get();
 }
 
-Result<float> BuildDevice::time_us(const std::function<Status(cudaStream_t)>& fn, int reps) {
+Result<float> BuildDevice::time_us(const std::function<Status(cudaStream_t)>& fn, int reps, bool capture) {
   for (int i = 0; i < 2; ++i) WS_RETURN_IF_ERROR(fn(stream.get()));
   // Timed as the lanes run it: `reps` back-to-back copies captured into one CUDA graph and replayed (per-node
   // launch cost ~0.5 µs on the GPU, no host launch gaps), so a two-kernel tactic is not charged host launch
   // latency that graph replay never pays. Falls back to stream launches if the call cannot be captured.
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
-  if (cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+  if (capture && cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
     Status st = Status::ok();
     for (int i = 0; i < reps && st.is_ok(); ++i) st = fn(stream.get());
     const cudaError_t e = cudaStreamEndCapture(stream.get(), &graph);
