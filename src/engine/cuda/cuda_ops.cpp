@@ -894,9 +894,6 @@ Result<float> BuildDevice::time_us(const std::function<Status(cudaStream_t)>& fn
   // latency that graph replay never pays. Falls back to stream launches if the call cannot be captured.
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
-  // Diagnostic: WS_TACTIC_CAPTURE_ALL=1 times every candidate (cuDNN too) under graph capture.
-  static const bool capture_all = [] { const char* e = std::getenv("WS_TACTIC_CAPTURE_ALL"); return e && *e == '1'; }();
-  capture = capture || capture_all;
   if (capture && cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
     Status st = Status::ok();
     for (int i = 0; i < reps && st.is_ok(); ++i) st = fn(stream.get());
