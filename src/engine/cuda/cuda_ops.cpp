@@ -623,6 +623,13 @@ Status bind_conv(BindContext& c, Step& s) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > c.options.max_workspace_bytes) continue;
         if (pass == 0 && c.precision == Precision::kFloat32 && perf[i].mathType != CUDNN_FMA_MATH) continue;
         if (pass == 0 && perf[i].determinism != CUDNN_DETERMINISTIC) continue;  // replay must equal direct bitwise
+        // Multi-kernel algorithms (transforms + GEMM) only when nothing else runs: timed on the stream they
+        // looked fastest, yet in the lanes' graph replay they cost ~55 µs per ResNet-50 3x3 conv against
+        // ~11-18 µs average for IMPLICIT_PRECOMP_GEMM (H200 per-layer profiles, docs/results/H200.md, 2026-11-29;
+        // chosen after that evidence run, not yet measured on the device).
+        if (pass == 0 && (perf[i].algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT || perf[i].algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+                          perf[i].algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED))
+          continue;
         ++tried;
         for (int variant = 0; variant < 2; ++variant) {
           const bool fused = variant == 1;
