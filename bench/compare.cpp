@@ -1,6 +1,7 @@
 // `warpstream compare`: ratio table + environment mismatch warnings (see compare.h).
 #include "bench/compare.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <algorithm>
@@ -65,14 +66,31 @@ CompareResult compare_reports(const std::vector<nlohmann::json>& reports, const 
   }
 
   // ---- environment checks --------------------------------------------------------------------------
+  // Version strings are compared as their leading major.minor.patch: "13.1.0 (same release as cuBLASLt)"
+  // (ours) and "13.1.0.3" (the PyPI wheel's build number) are the same release; anything else as written.
+  auto canonical = [](const std::string& v) {
+    size_t i = 0;
+    int parts = 0;
+    std::string out;
+    while (i < v.size() && parts < 3 && std::isdigit(static_cast<unsigned char>(v[i]))) {
+      size_t j = i;
+      while (j < v.size() && std::isdigit(static_cast<unsigned char>(v[j]))) ++j;
+      out += (parts ? "." : "") + v.substr(i, j - i);
+      ++parts;
+      if (j < v.size() && v[j] == '.' && j + 1 < v.size() && std::isdigit(static_cast<unsigned char>(v[j + 1]))) i = j + 1;
+      else break;
+    }
+    return parts >= 2 ? out : v;
+  };
   auto same_string = [&](const char* section, const char* key, const char* what) {
     std::set<std::string> seen;
     std::string detail;
     bool missing = false;
+    const bool version = std::string(key) != "gpu_name";
     for (size_t i = 0; i < reports.size(); ++i) {
       std::string v = str_field(reports[i], section, key);
       if (unavailable(v)) missing = true;
-      seen.insert(v);
+      seen.insert(version && !unavailable(v) ? canonical(v) : v);
       detail += (detail.empty() ? "" : "; ") + out.rows[i].label + ": " + v;
     }
     if (seen.size() > 1)

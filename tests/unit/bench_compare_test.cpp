@@ -63,6 +63,19 @@ TEST(BenchCompare, ClockWithinToleranceIsQuiet) {
   EXPECT_TRUE(has_warning(ws::bench::compare_reports({a, b}, {}), "sm_clock_mhz unavailable"));
 }
 
+TEST(BenchCompare, VersionsCompareAsMajorMinorPatch) {
+  // H200 run 2026-11-29: ours reports cuBLAS "13.1.0 (same release as cuBLASLt)", the PyTorch peer the wheel's
+  // "13.1.0.3": the same release, which must not warn; a different patch must.
+  auto a = load("ours.json"), b = load("peer_same_env.json");
+  a["env"]["cublas"] = "13.1.0 (same release as cuBLASLt)";
+  b["env"]["cublas"] = "13.1.0.3";
+  EXPECT_FALSE(has_warning(ws::bench::compare_reports({a, b}, {}), "cuBLAS versions"));
+  b["env"]["cublas"] = "13.1.1.3";
+  EXPECT_TRUE(has_warning(ws::bench::compare_reports({a, b}, {}), "cuBLAS versions differ"));
+  b["env"]["cublas"] = "unavailable: no nvidia-cublas wheel found";
+  EXPECT_TRUE(has_warning(ws::bench::compare_reports({a, b}, {}), "cuBLAS versions"));
+}
+
 TEST(BenchReport, RoundTripAndSchemaCheck) {
   ws::bench::Report rep;
   rep.label = "roundtrip";
