@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "engine/cuda/cuda_ops.h"
+#include "engine/ir/fusion.h"
 #include "warpstream/engine.h"
 
 namespace ws {
@@ -61,62 +62,6 @@ std::string graph_hash(const ir::Graph& g) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
-}
-
-/// Folds a residual Add into the Conv that produces one of its operands: Add(conv_out, r) with r a runtime
-/// tensor of the same shape, conv_out used only by the Add and not a graph output, and r produced before
-/// the Conv (or a graph input) so the Conv can read it. Of two Conv operands the later Conv takes the Add.
-/// The Conv then writes the Add's output, carries r as a 4th input (an internal form: ONNX Conv has 3;
-/// analyze_node sees the first 3) and its epilogue computes act(conv + bias + r). Returns the Conv names.
-std::set<std::string> fuse_conv_residual_adds(ir::Graph& g) {
-  std::set<std::string> fused;
-  std::map<ir::TensorId, int> uses;
-  std::map<ir::TensorId, size_t> producer;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    for (ir::TensorId in : g.nodes[i].inputs) if (in != ir::kNoTensor) uses[in]++;
-    for (ir::TensorId o : g.nodes[i].outputs) if (o != ir::kNoTensor) producer[o] = i;
-  }
-  for (ir::TensorId o : g.outputs) uses[o] += 100;
-  std::vector<bool> drop(g.nodes.size(), false);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    ir::Node& add = g.nodes[i];
-    if (add.op_type != "Add" || add.inputs.size() != 2 || add.outputs.size() != 1) continue;
-    const ir::TensorId a = add.inputs[0], b = add.inputs[1];
-    if (a == ir::kNoTensor || b == ir::kNoTensor || a == b) continue;
-    const ir::Tensor& ta = g.tensor(a);
-    const ir::Tensor& tb = g.tensor(b);
-    if (ta.is_constant() || tb.is_constant() || ta.shape.size() != 4 || ta.shape != tb.shape ||
-        ta.dtype != ir::DType::kFloat32 || tb.dtype != ir::DType::kFloat32 || g.tensor(add.outputs[0]).shape != ta.shape)
-      continue;
-    auto conv_at = [&](ir::TensorId t) -> long {
-      auto p = producer.find(t);
-      if (p == producer.end() || uses[t] != 1 || drop[p->second]) return -1;
-      const ir::Node& n = g.nodes[p->second];
-      if (n.op_type != "Conv" || n.inputs.size() > 3 || fused.count(n.name)) return -1;
-      return static_cast<long>(p->second);
-    };
-    const long ca = conv_at(a), cb = conv_at(b);
-    long conv = -1;
-    ir::TensorId residual = ir::kNoTensor;
-    auto before = [&](ir::TensorId r, long c) {
-      auto p = producer.find(r);
-      return p == producer.end() || static_cast<long>(p->second) < c;  // graph input, or produced earlier
-    };
-    if (ca >= 0 && (cb < 0 || ca > cb) && before(b, ca)) { conv = ca; residual = b; }
-    else if (cb >= 0 && before(a, cb)) { conv = cb; residual = a; }
-    if (conv < 0) continue;
-    ir::Node& c = g.nodes[static_cast<size_t>(conv)];
-    while (c.inputs.size() < 3) c.inputs.push_back(ir::kNoTensor);
-    c.inputs.push_back(residual);
-    c.outputs[0] = add.outputs[0];
-    producer[add.outputs[0]] = static_cast<size_t>(conv);
-    fused.insert(c.name);
-    drop[i] = true;
-  }
-  std::vector<ir::Node> kept;
-  for (size_t i = 0; i < g.nodes.size(); ++i) if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(kept);
-  return fused;
 }
 
 /// Folds Relu / Clip after a Conv (single consumer, not a graph output) into the Conv's epilogue:
@@ -332,7 +277,7 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
       return unsupported(graph.source + ": graph output '" + graph.tensor(id).name + "' must be a float32 runtime tensor");
   std::map<std::string, std::pair<kernels::Activation, kernels::ActivationParams>> fused;
   std::set<std::string> residual_convs;
-  if (!options.debug_keep_all_tensors && options.fuse_residual) residual_convs = fuse_conv_residual_adds(graph);
+  if (!options.debug_keep_all_tensors && options.fuse_residual) residual_convs = ir::fuse_conv_residual_adds(graph);
   if (!options.debug_keep_all_tensors) fused = fuse_conv_activations(graph);
   e->graph_ = std::move(graph);
   const ir::Graph& g = e->graph_;
