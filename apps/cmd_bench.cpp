@@ -6,6 +6,7 @@
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -53,6 +54,7 @@ struct BenchArgs {
   std::string tactic_sources = "all";  // --tactic-sources (ws::parse_tactic_sources)
   bool no_progress = false;
   int profile_layers = 0;
+  bool duration_given = false;
 };
 
 #ifdef WS_HAVE_CUDA
@@ -128,6 +130,29 @@ int run_bench(const BenchArgs& a) {
   else return fail(ws::invalid_argument("--precision must be fp32 or fp16"), 2);
   auto sources = ws::parse_tactic_sources(a.tactic_sources);
   if (!sources) return fail(sources.status(), 2);
+  // Every host-side check before the device starts: a typo must not cost a GPU start-up or a finished run.
+  // the recorders reserve 20,000 samples per second up front (no allocation while timing): bound it
+  if (a.duration_given && !(std::isfinite(a.duration_s) && a.duration_s > 0 && a.duration_s <= 600))
+    return fail(ws::invalid_argument("--duration must be seconds in (0, 600], got " + std::to_string(a.duration_s)), 2);
+  if (a.topk < 1 || a.topk > 32) return fail(ws::invalid_argument("--topk must be 1..32, got " + std::to_string(a.topk)), 2);
+  if (a.device < 0) return fail(ws::invalid_argument("--device must be >= 0"), 2);
+  if (src_w > 65536 || src_h > 65536 || src_w * src_h * 3 > (int64_t(1) << 30))
+    return fail(ws::invalid_argument("--source " + a.source + " is too large (each side <= 65536, at most 1 GiB of RGB8)"), 2);
+  {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(a.model, ec)) return fail(ws::not_found("--model: no such file: " + a.model), 2);
+    if (!a.frame.empty() && !std::filesystem::is_regular_file(a.frame, ec))
+      return fail(ws::not_found("--frame: no such file: " + a.frame), 2);
+    if (!a.image.empty() && !std::filesystem::is_regular_file(a.image, ec))
+      return fail(ws::not_found("--image: no such file: " + a.image), 2);
+    for (const std::string* out : {&a.json, &a.samples}) {
+      if (out->empty()) continue;
+      const auto dir = std::filesystem::absolute(*out, ec).parent_path();
+      if (!std::filesystem::is_directory(dir, ec) || ::access(dir.c_str(), W_OK) != 0)
+        return fail(ws::invalid_argument("cannot write " + *out + ": directory " + dir.string() + " does not exist or is not writable"), 2);
+      if (std::filesystem::is_directory(*out, ec)) return fail(ws::invalid_argument("cannot write " + *out + ": it is a directory"), 2);
+    }
+  }
 
   // Device first: the map-host flag must precede every other CUDA use (cuda/device.h).
   if (auto st = ws::cuda::init_device(a.device, ws::cuda::HostWait::kSpin); !st) return fail(st, 2);
@@ -447,5 +472,8 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_option("--profile-layers", a->profile_layers,
                                      "also time each step of the network alone over N replays (report: layer_profile)")
                           ->check(CLI::Range(0, 100000));
-                      return [a] { return run_bench_entry(*a); };
+                      return [=] {
+                        a->duration_given = du->count() > 0;
+                        return run_bench_entry(*a);
+                      };
                     });

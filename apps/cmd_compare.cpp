@@ -1,5 +1,6 @@
 // `warpstream compare A.json B.json …`: ratios first / each other report (p50, p99, p99.9 of each
 // report's primary metric) and loud warnings when the environments differ. Work lives in bench/compare.
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -15,11 +16,26 @@ int run_compare(const std::vector<std::string>& files, double tolerance_pct) {
     std::fprintf(stderr, "error: usage: compare needs at least two report files (the first is ours)\n");
     return 2;
   }
+  if (!std::isfinite(tolerance_pct) || tolerance_pct < 0 || tolerance_pct > 100) {
+    std::fprintf(stderr, "error: usage: --clock-tolerance must be a percentage in 0..100, got %g\n", tolerance_pct);
+    return 2;
+  }
   std::vector<nlohmann::json> reports;
   for (const auto& f : files) {
     auto r = ws::bench::read_report_json(f);
     if (!r) {
       std::fprintf(stderr, "error: %s\n", r.status().to_string().c_str());
+      return 2;
+    }
+    // A report without the percentiles it is compared on cannot give a ratio: refuse it, naming the file.
+    const std::string metric = r->value("primary", std::string("host_latency_us"));
+    const nlohmann::json* m = nullptr;
+    if (r->contains("metrics") && (*r)["metrics"].is_object() && (*r)["metrics"].contains(metric)) m = &(*r)["metrics"][metric];
+    auto number = [m](const char* k) { return m->contains(k) && (*m)[k].is_number(); };
+    const bool ok = m && m->is_object() && number("p50") && number("p99") && number("p99_9");
+    if (!ok) {
+      std::fprintf(stderr, "error: %s: no numeric p50/p99/p99_9 for its primary metric '%s' (metrics.%s)\n", f.c_str(),
+                   metric.c_str(), metric.c_str());
       return 2;
     }
     reports.push_back(std::move(r).value());

@@ -74,6 +74,21 @@ class CliBadInput : public ::testing::Test {
     return r;
   }
 
+  // Any subcommand: `warpstream <args>` (args already quoted where needed).
+  CliResult cli(const std::string& args) {
+    const std::string out = dir_.file("stdout.txt"), err = dir_.file("stderr.txt");
+    const int rc = std::system((quote(WS_CLI_PATH) + " " + args + " > " + quote(out) + " 2> " + quote(err)).c_str());
+    CliResult r;
+    if (WIFSIGNALED(rc)) { r.signaled = true; r.signal = WTERMSIG(rc); }
+    if (WIFEXITED(rc)) {
+      r.exit_code = WEXITSTATUS(rc);
+      if (r.exit_code > 128) { r.signaled = true; r.signal = r.exit_code - 128; }
+    }
+    r.out = test::read_file(out);
+    r.err = test::read_file(err);
+    return r;
+  }
+
   // Exit 2, no signal, exactly one stderr line "error: …" containing every keyword.
   void expect_one_error(const CliResult& r, std::initializer_list<std::string> keywords) {
     EXPECT_FALSE(r.signaled) << "killed by signal " << r.signal << "; stderr: " << r.err;
@@ -212,6 +227,37 @@ TEST_F(CliBadInput, UsageErrorsAreOneErrorLine) {
   ASSERT_TRUE(WIFEXITED(rc));
   EXPECT_EQ(WEXITSTATUS(rc), 2);
   EXPECT_EQ(test::read_file(err).rfind("error: unknown command 'bogus'", 0), 0u) << test::read_file(err);
+}
+
+// bench validates every host-side option before it touches the device (no GPU here: a check that came
+// after device start-up would report the CUDA driver instead of the option).
+TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
+  const std::string m = quote(model_);
+  if (cli("bench --model " + m).err.find("built without CUDA") != std::string::npos) GTEST_SKIP() << "CPU-only build";
+  expect_one_error(cli("bench --model " + quote(dir_.file("missing.onnx"))), {"--model", "no such file"});
+  expect_one_error(cli("bench --model " + m + " --duration -1"), {"--duration"});
+  expect_one_error(cli("bench --model " + m + " --duration nan"), {"--duration"});
+  expect_one_error(cli("bench --model " + m + " --duration 1e15"), {"--duration"});
+  expect_one_error(cli("bench --model " + m + " --topk 0"), {"--topk"});
+  expect_one_error(cli("bench --model " + m + " --topk 33"), {"--topk"});
+  expect_one_error(cli("bench --model " + m + " --device -1"), {"--device"});
+  expect_one_error(cli("bench --model " + m + " --source 99999999x99999999"), {"--source", "too large"});
+  expect_one_error(cli("bench --model " + m + " --frame " + quote(dir_.file("nope.rgb"))), {"--frame", "no such file"});
+  expect_one_error(cli("bench --model " + m + " --json " + quote(dir_.file("no/such/dir/r.json"))), {"cannot write", "directory"});
+  expect_one_error(cli("bench --model " + m + " --samples " + quote(dir_.path().string())), {"cannot write", "is a directory"});
+  expect_one_error(cli("bench --model " + m + " --tactic-sources nope"), {"--tactic-sources", "nope"});
+  expect_one_error(cli("bench --model " + m + " --profile-layers -1"), {"--profile-layers"});
+}
+
+TEST_F(CliBadInput, CompareRefusesReportsWithoutTheMetric) {
+  const std::string a = dir_.file("a.json");
+  test::write_file(a, "{\"schema\": \"warpstream-bench/1\"}");
+  expect_one_error(cli("compare " + quote(a) + " " + quote(a)), {"a.json", "p50", "host_latency_us"});
+  const std::string ours = quote(std::string(WS_TEST_DATA_DIR) + "/bench/ours.json");
+  expect_one_error(cli("compare --clock-tolerance -5 " + ours + " " + ours), {"--clock-tolerance"});
+  expect_one_error(cli("compare --clock-tolerance nan " + ours + " " + ours), {"--clock-tolerance"});
+  const CliResult ok = cli("compare " + ours + " " + ours);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }
 
 TEST_F(CliBadInput, MakeDemoModelWriteFailureNamesTheReason) {
