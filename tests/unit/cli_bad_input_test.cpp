@@ -56,12 +56,10 @@ class CliBadInput : public ::testing::Test {
     ASSERT_NE(png_image_write_to_file(&img, image_.c_str(), 0, px.data(), 0, nullptr), 0);
   }
 
-  CliResult classify(const std::string& model, const std::string& labels, const std::string& image,
-                     const std::string& extra = "") {
+  // Any subcommand: `warpstream <args>` (args already quoted where needed).
+  CliResult cli(const std::string& args) {
     const std::string out = dir_.file("stdout.txt"), err = dir_.file("stderr.txt");
-    const std::string cmd = quote(WS_CLI_PATH) + " classify --device cpu --model " + quote(model) + " --labels " +
-                            quote(labels) + " " + extra + " " + quote(image) + " > " + quote(out) + " 2> " + quote(err);
-    const int rc = std::system(cmd.c_str());
+    const int rc = std::system((quote(WS_CLI_PATH) + " " + args + " > " + quote(out) + " 2> " + quote(err)).c_str());
     CliResult r;
     // std::system runs /bin/sh -c; a signal in the child shows up as the shell's 128+N exit.
     if (WIFSIGNALED(rc)) { r.signaled = true; r.signal = WTERMSIG(rc); }
@@ -74,19 +72,9 @@ class CliBadInput : public ::testing::Test {
     return r;
   }
 
-  // Any subcommand: `warpstream <args>` (args already quoted where needed).
-  CliResult cli(const std::string& args) {
-    const std::string out = dir_.file("stdout.txt"), err = dir_.file("stderr.txt");
-    const int rc = std::system((quote(WS_CLI_PATH) + " " + args + " > " + quote(out) + " 2> " + quote(err)).c_str());
-    CliResult r;
-    if (WIFSIGNALED(rc)) { r.signaled = true; r.signal = WTERMSIG(rc); }
-    if (WIFEXITED(rc)) {
-      r.exit_code = WEXITSTATUS(rc);
-      if (r.exit_code > 128) { r.signaled = true; r.signal = r.exit_code - 128; }
-    }
-    r.out = test::read_file(out);
-    r.err = test::read_file(err);
-    return r;
+  CliResult classify(const std::string& model, const std::string& labels, const std::string& image,
+                     const std::string& extra = "") {
+    return cli("classify --device cpu --model " + quote(model) + " --labels " + quote(labels) + " " + extra + " " + quote(image));
   }
 
   // Exit 2, no signal, exactly one stderr line "error: …" containing every keyword.
