@@ -13,38 +13,18 @@
 
 #include "cuda/cuda_util.h"
 #include "kernels/conv/conv.h"
+#include "kernels/elementwise/device_math.cuh"
 
 namespace ws::kernels {
 namespace {
 
-constexpr int kThreads = 256;
+using device::grid_for;
+using device::kThreads;
 
-unsigned grid_for(int64_t count) {
-  const int64_t blocks = (count + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 65535 * 8 ? 65535 * 8 : blocks));
-}
-
-__device__ __forceinline__ float load(const float* p, int i) { return p[i]; }
-__device__ __forceinline__ float load(const __half* p, int i) { return __half2float(p[i]); }
-__device__ __forceinline__ void store(float* p, int i, float v) { p[i] = v; }
-__device__ __forceinline__ void store(__half* p, int i, float v) { p[i] = __float2half_rn(v); }
-
-__device__ __forceinline__ float clamp01(float v) { return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v); }
-
-// Same formulas as elementwise.cu's bias_activation (and ws::ref::unary).
-__device__ __forceinline__ float activate(float v, Activation act, const ActivationParams& p) {
-  switch (act) {
-    case Activation::kNone: return v;
-    case Activation::kRelu: return v < 0.0f ? 0.0f : v;
-    case Activation::kClip: return v < p.min ? p.min : (v > p.max ? p.max : v);
-    case Activation::kSigmoid:
-      if (v >= 0.0f) return 1.0f / (1.0f + expf(-v));
-      else { const float e = expf(v); return e / (1.0f + e); }
-    case Activation::kHardSigmoid: return clamp01(p.alpha * v + p.beta);
-    case Activation::kHardSwish: return v * clamp01(v / 6.0f + 0.5f);
-  }
-  return v;
-}
+using device::activate;
+using device::clamp01;
+using device::load;
+using device::store;
 
 // Epilogue of one output element: + bias[co] + residual[idx], activation, store.
 template <typename T>
@@ -169,6 +149,22 @@ __global__ void __launch_bounds__(kThreads) direct_kernel(const T* __restrict__ 
 // ---- pointwise fp32 (SIMT): Y[n] (M×N) = W (M×K) · X[n] (K×N); block tile BM×BN, k-step BK; each thread a
 // TM×TN register block at rows ty + i·(BM/TM), cols tx + j·(BN/TN) (conflict-free shared reads, coalesced
 // global stores).
+// Pointwise GEMM blocks: blockIdx.z = image × split. Split-K: the block reduces k in [begin, end) (chunks of
+// whole BK tiles) and, when `part` is given, writes raw fp32 partials instead of running the epilogue.
+struct SplitK {
+  int img, split, splits, begin, end;
+};
+template <int BK>
+__device__ __forceinline__ SplitK split_k(int K, int splits) {
+  SplitK s;
+  s.img = blockIdx.z / splits;
+  s.split = blockIdx.z % splits;
+  s.splits = splits;
+  const int chunk = ((K + splits - 1) / splits + BK - 1) / BK * BK;
+  s.begin = s.split * chunk;
+  s.end = min(K, s.begin + chunk);
+  return s;
+}
 template <typename T, int BM, int BN, int BK, int TM, int TN>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN)) pointwise_simt_kernel(const T* __restrict__ x, const T* __restrict__ w,
                                                                                T* __restrict__ y, const float* __restrict__ bias,
@@ -178,14 +174,12 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) pointwise_simt_kernel(c
   constexpr int TX = BN / TN, TY = BM / TM, NT = TX * TY;
   __shared__ float As[BK][BM + 1];  // As[k][m] = W[m0 + m][k0 + k]
   __shared__ float Bs[BK][BN];      // Bs[k][n] = X[k0 + k][n0 + n]
-  const int img = blockIdx.z / splits, split = blockIdx.z % splits;
-  // split-K: this block reduces k in [k_begin, k_end) and writes raw fp32 partials (part != nullptr)
-  const int k_chunk = ((K + splits - 1) / splits + BK - 1) / BK * BK;
-  const int k_begin = split * k_chunk, k_end = min(K, k_begin + k_chunk);
-  x += img * K * N;
-  y += img * M * N;
-  if (res) res += img * M * N;
-  if (part) part += (img * splits + split) * M * N;
+  const SplitK sk = split_k<BK>(K, splits);
+  const int k_begin = sk.begin, k_end = sk.end;
+  x += sk.img * K * N;
+  y += sk.img * M * N;
+  if (res) res += sk.img * M * N;
+  if (part) part += (sk.img * splits + sk.split) * M * N;
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
   const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
   float acc[TM][TN];
@@ -257,13 +251,12 @@ __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_
   __half* As = reinterpret_cast<__half*>(smem);  // [BM][LDA]: As[m][k] = W[m0 + m][k0 + k]
   __half* Bs = As + BM * LDA;                    // [BK][LDB]: Bs[k][n] = X[k0 + k][n0 + n]
   float* Cs = reinterpret_cast<float*>(smem);    // [BM][LDC], after the main loop
-  const int img = blockIdx.z / splits, split = blockIdx.z % splits;
-  const int k_chunk = ((K + splits - 1) / splits + BK - 1) / BK * BK;
-  const int k_begin = split * k_chunk, k_end = min(K, k_begin + k_chunk);
-  x += img * K * N;
-  y += img * M * N;
-  if (res) res += img * M * N;
-  if (part) part += (img * splits + split) * M * N;
+  const SplitK sk = split_k<BK>(K, splits);
+  const int k_begin = sk.begin, k_end = sk.end;
+  x += sk.img * K * N;
+  y += sk.img * M * N;
+  if (res) res += sk.img * M * N;
+  if (part) part += (sk.img * splits + sk.split) * M * N;
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
   const int tid = threadIdx.x, warp = tid / 32;
   const int wm = warp / (BN / WN), wn = warp % (BN / WN);

@@ -12,37 +12,18 @@
 
 #include "cuda/cuda_util.h"
 #include "kernels/elementwise/elementwise.h"
+#include "kernels/elementwise/device_math.cuh"
 
 namespace ws::kernels {
 namespace {
 
-constexpr int kThreads = 256;
+using device::grid_for;
+using device::kThreads;
 
-unsigned grid_for(int64_t count) {
-  const int64_t blocks = (count + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 65535 * 8 ? 65535 * 8 : blocks));
-}
-
-__device__ __forceinline__ float load(const float* p, int64_t i) { return p[i]; }
-__device__ __forceinline__ float load(const __half* p, int64_t i) { return __half2float(p[i]); }
-__device__ __forceinline__ void store(float* p, int64_t i, float v) { p[i] = v; }
-__device__ __forceinline__ void store(__half* p, int64_t i, float v) { p[i] = __float2half_rn(v); }
-
-__device__ __forceinline__ float clamp01(float v) { return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v); }
-
-__device__ __forceinline__ float activate(float v, Activation act, const ActivationParams& p) {
-  switch (act) {
-    case Activation::kNone: return v;
-    case Activation::kRelu: return v < 0.0f ? 0.0f : v;
-    case Activation::kClip: return v < p.min ? p.min : (v > p.max ? p.max : v);
-    case Activation::kSigmoid:
-      if (v >= 0.0f) return 1.0f / (1.0f + expf(-v));
-      else { const float e = expf(v); return e / (1.0f + e); }
-    case Activation::kHardSigmoid: return clamp01(p.alpha * v + p.beta);
-    case Activation::kHardSwish: return v * clamp01(v / 6.0f + 0.5f);
-  }
-  return v;
-}
+using device::activate;
+using device::clamp01;
+using device::load;
+using device::store;
 
 template <typename T>
 __global__ void bias_activation_kernel(const T* x, T* y, const float* __restrict__ bias, const T* residual, int64_t count,
