@@ -37,25 +37,7 @@ timeout ${WS_BENCH_TIMEOUT:-$BT} $WS gemm --bench --variant "${WS_BENCH_VARIANT:
   --campaigns ${WS_CAMPAIGNS:-3} --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
 row "gemm --bench" "rc=$? (limit $BT s; $(elapsed) s)"
 grep -E '^validate' "$OUT/bench.txt" | grep -v ' ok$' | head -8 | tee -a "$SUM"
-python3 - "$OUT/bench.json" <<'PY' | tee -a "$SUM"
-import json, sys, statistics as st, collections
-try: j = json.load(open(sys.argv[1]))
-except Exception as e: print("  no bench.json:", e); sys.exit()
-rows = [r for r in j["rows"] if r["suite"] == "large"]
-by = collections.defaultdict(list)
-for r in rows: by[(r["shape"], r["backend"])].append(r)
-shapes = list(dict.fromkeys(r["shape"] for r in rows))
-backs = sorted(dict.fromkeys(r["backend"] for r in rows))
-print("  TOPS (median over campaigns) (%% of cuBLASLt); '!' = not ok")
-for b in backs:
-    cells = []
-    for s in shapes:
-        v = [r["tops"] for r in by[(s, b)]]; p = [r["pct_cublaslt"] for r in by[(s, b)]]
-        ok = all(r["verdict"].startswith("ok") for r in by[(s, b)])
-        cells.append("%7.1f(%3.0f%%)%s" % (st.median(v), st.median(p), "" if ok else "!"))
-    print("  %-52s %s" % (b[:52], " ".join(cells)))
-print("  shapes:", " ".join(shapes))
-PY
+python3 tools/gemm_bench_summary.py "$OUT/bench.json" | tee -a "$SUM"
 if [ $(elapsed) -lt ${WS_TEST_DEADLINE:-215} ]; then
   ninja -C $BUILD ws_gpu_tests > "$OUT/build-tests.txt" 2>&1 && \
     timeout 25 $BUILD/tests/ws_gpu_tests --gtest_filter='GemmS8Gpu.Cutlass*' > "$OUT/gpu-tests.txt" 2>&1

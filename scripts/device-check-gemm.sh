@@ -77,25 +77,7 @@ grep -E '^naive .*TOPS' "$L/check.txt" | awk '{print "  " $2, $3, $NF, $(NF-1)}'
 # ---- campaigns ---------------------------------------------------------------------------------
 timeout ${WS_GEMM_BENCH_TIMEOUT:-300} $WS gemm --bench ${WS_GEMM_BENCH_ARGS:-} --json "$L/bench.json" > "$L/bench.txt" 2>&1
 row "gemm --bench" "rc=$? ($(elapsed) s)"
-python3 - "$L/bench.json" <<'PY' | tee -a "$SUM"
-import json, sys, statistics as st, collections
-try: j = json.load(open(sys.argv[1]))
-except Exception as e: print("  no bench.json:", e); sys.exit()
-rows = [r for r in j["rows"] if r["suite"] == "large"]
-by = collections.defaultdict(list)
-for r in rows: by[(r["shape"], r["backend"])].append(r)
-shapes = list(dict.fromkeys(r["shape"] for r in rows))
-backs = list(dict.fromkeys(r["backend"] for r in rows))
-print("  TOPS (median of per-campaign medians; min-max over campaigns) and %% of cuBLASLt")
-for b in backs:
-    cells = []
-    for s in shapes:
-        v = [r["tops"] for r in by[(s, b)]]; p = [r["pct_cublaslt"] for r in by[(s, b)]]
-        ok = all(r["verdict"].startswith("ok") for r in by[(s, b)])
-        cells.append("%7.1f(%3.0f%%)%s" % (st.median(v), st.median(p), "" if ok else "!"))
-    print("  %-46s %s" % (b[:46], " ".join(cells)))
-print("  shapes:", " ".join(shapes))
-PY
+python3 tools/gemm_bench_summary.py "$L/bench.json" | tee -a "$SUM"
 
 # ---- compute-sanitizer on --check (may be unsupported on this runtime) ---------------------------
 for tool in memcheck racecheck synccheck; do
