@@ -70,14 +70,6 @@ class GraphExec {
   cudaGraphExec_t exec_ = nullptr;
 };
 
-kernels::PreprocessNormalize to_kernel(const ref::Normalize& n) {
-  kernels::PreprocessNormalize k;
-  for (int c = 0; c < 3; ++c) {
-    k.mean[c] = n.mean[c];
-    k.inv_std[c] = n.inv_std[c];
-  }
-  return k;
-}
 
 }  // namespace
 
@@ -203,7 +195,7 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(std::shared_ptr<CudaEngine> en
   for (int i = 0; i < options.lanes; ++i) {
     auto l = std::make_unique<LaneSlot>();
     l->index = static_cast<uint32_t>(i);
-    l->normalize = to_kernel(options.normalize);
+    l->normalize = options.normalize;
     const std::string lane_name = where + std::to_string(i) + ")";
     auto ctx = p->engine_->create_context();
     if (!ctx) return Status(ctx.status().code(), ctx.status().message() + lane_name);

@@ -47,14 +47,6 @@ Image random_image(int64_t w, int64_t h, int64_t pad, uint64_t seed) {
   return im;
 }
 
-kernels::PreprocessNormalize to_kernel(const ref::Normalize& n) {
-  kernels::PreprocessNormalize k;
-  for (int c = 0; c < 3; ++c) {
-    k.mean[c] = n.mean[c];
-    k.inv_std[c] = n.inv_std[c];
-  }
-  return k;
-}
 
 /// Uploads an image into device or mapped memory and keeps it alive.
 struct SourceBuffer {
@@ -96,7 +88,7 @@ std::vector<Bits> run_gpu(const SourceBuffer& src, const Image& im, int64_t dst_
   auto stream = cuda::Stream::create();
   EXPECT_TRUE(stream.is_ok());
   const Status st = kernels::preprocess_rgb8_to_nchw(src.ptr, im.h, im.w, im.pitch, out->get(), dt, dst_h, dst_w,
-                                                     to_kernel(norm), stream->get());
+                                                     norm, stream->get());
   EXPECT_TRUE(st.is_ok()) << st.to_string();
   EXPECT_EQ(cudaStreamSynchronize(stream->get()), cudaSuccess);
   std::vector<Bits> all(n + kGuardElems);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "reference/reference.h"
 #include "warpstream/status.h"
 
 namespace ws::kernels {
@@ -19,11 +20,8 @@ enum class TensorDType { kFloat32, kFloat16 };
 const char* tensor_dtype_name(TensorDType t);
 
 /// Per-channel normalisation after ×1/255: out = (x − mean[c]) · inv_std[c] (R, G, B).
-/// Defaults: ImageNet (torchvision), the same values as ws::ref::Normalize.
-struct PreprocessNormalize {
-  float mean[3] = {0.485f, 0.456f, 0.406f};
-  float inv_std[3] = {1.0f / 0.229f, 1.0f / 0.224f, 1.0f / 0.225f};
-};
+/// The reference's type (defaults: ImageNet, torchvision), so kernel and reference share one definition.
+using PreprocessNormalize = ref::Normalize;
 
 /// Largest accepted extents: a destination side up to kPreprocessMaxDstExtent (the grid's y limit with
 /// margin), a source side up to kPreprocessMaxSrcExtent (every coordinate exact in float32).
