@@ -36,6 +36,19 @@ __device__ __forceinline__ bool before(float ka, int32_t ia, float kb, int32_t i
 
 __device__ __forceinline__ float rank_key(float x) { return isnan(x) ? -INFINITY : x; }
 
+// Warp shuffle reduction: lane 0 ends with the warp's first candidate in rank order (ties → lower index).
+__device__ __forceinline__ void warp_best(float& best_k, int32_t& best_i) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) {
+    const float ok = __shfl_down_sync(0xffffffffu, best_k, off);
+    const int32_t oi = __shfl_down_sync(0xffffffffu, best_i, off);
+    if (before(ok, oi, best_k, best_i)) {
+      best_k = ok;
+      best_i = oi;
+    }
+  }
+}
+
 __global__ void __launch_bounds__(kTopKBlockThreads)
     topk_kernel(const float* __restrict__ logits, int32_t classes, int k, TopKPair* out) {
   __shared__ float warp_key[kWarps];
@@ -64,15 +77,7 @@ __global__ void __launch_bounds__(kTopKBlockThreads)
         best_i = i;
       }
     }
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-      const float ok = __shfl_down_sync(0xffffffffu, best_k, off);
-      const int32_t oi = __shfl_down_sync(0xffffffffu, best_i, off);
-      if (before(ok, oi, best_k, best_i)) {
-        best_k = ok;
-        best_i = oi;
-      }
-    }
+    warp_best(best_k, best_i);
     if (lane == 0) {
       warp_key[warp] = best_k;
       warp_idx[warp] = best_i;
@@ -81,15 +86,7 @@ __global__ void __launch_bounds__(kTopKBlockThreads)
     if (warp == 0) {
       best_k = lane < kWarps ? warp_key[lane] : -INFINITY;
       best_i = lane < kWarps ? warp_idx[lane] : kNoIndex;
-#pragma unroll
-      for (int off = 16; off > 0; off >>= 1) {
-        const float ok = __shfl_down_sync(0xffffffffu, best_k, off);
-        const int32_t oi = __shfl_down_sync(0xffffffffu, best_i, off);
-        if (before(ok, oi, best_k, best_i)) {
-          best_k = ok;
-          best_i = oi;
-        }
-      }
+      warp_best(best_k, best_i);
       if (lane == 0) {
         selected[r] = best_i;  // k <= classes, so a real element always remains
         bound_key = best_k;
