@@ -254,13 +254,6 @@ TEST(ConvKernels, BadGeometryIsInvalidArgument) {
 
 // ---- engine level ----------------------------------------------------------------------------------
 
-ir::Graph demo_graph() {
-  auto proto = ir::make_demo_model();
-  std::string s = proto.SerializeAsString();
-  auto g = ir::import_onnx_bytes(std::span(reinterpret_cast<const std::byte*>(s.data()), s.size()), "demo");
-  EXPECT_TRUE(g.is_ok()) << g.status().to_string();
-  return std::move(g).value();
-}
 
 // EfficientNet-like block: stem 3x3 s2 (asymmetric TF pads) + ReLU6, depthwise 3x3 s2 (pads 0,0,1,1) + Clip(0,6),
 // pointwise 1x1 (no activation), depthwise 5x5 s1 + Clip, pointwise + Relu.
@@ -321,7 +314,7 @@ void check_ws_only(const std::string& label, const std::function<ir::Graph()>& m
 
 TEST(CudaEngineConvTactics, DemoModelWarpStreamOnlyMatchesCpu) {
   WS_REQUIRE_LANES_GPU();
-  check_ws_only("demo", demo_graph);
+  check_ws_only("demo", [] { return test::demo_graph(); });
 }
 
 TEST(CudaEngineConvTactics, DepthwiseClipAsymmetricPadsWarpStreamOnlyMatchesCpu) {

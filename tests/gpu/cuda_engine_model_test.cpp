@@ -17,13 +17,6 @@
 namespace ws {
 namespace {
 
-ir::Graph demo_graph() {
-  auto proto = ir::make_demo_model();
-  std::string s = proto.SerializeAsString();
-  auto g = ir::import_onnx_bytes(std::span(reinterpret_cast<const std::byte*>(s.data()), s.size()), "demo");
-  EXPECT_TRUE(g.is_ok()) << g.status().to_string();
-  return std::move(g).value();
-}
 
 TEST(CudaEngineModel, DemoModelMatchesCpu) {
   WS_REQUIRE_LANES_GPU();
@@ -31,7 +24,7 @@ TEST(CudaEngineModel, DemoModelMatchesCpu) {
     SCOPED_TRACE(precision_name(p));
     const double tol = p == Precision::kFloat32 ? 1e-4 : 2e-2;  // abs + rel each
     std::string err;
-    auto cmp = test::run_both(demo_graph(), p, tol, tol, test::seed_for("demo"), &err);
+    auto cmp = test::run_both(test::demo_graph(), p, tol, tol, test::seed_for("demo"), &err);
     ASSERT_TRUE(err.empty()) << err;
     std::printf("[ demo     ] %s max|diff| %.3g max rel %.3g (max|ref| %.3g)\n", precision_name(p), cmp.max_abs, cmp.max_rel, cmp.max_ref);
     EXPECT_EQ(cmp.bad, 0u) << cmp.first_bad;
@@ -43,7 +36,7 @@ TEST(CudaEngineModel, DebugKeepAllTensorsMatchesCpuNodeByNode) {
   CudaBuildOptions opt;
   opt.debug_keep_all_tensors = true;
   std::string err;
-  auto cmp = test::run_both(demo_graph(), Precision::kFloat32, 1e-4, 1e-4, test::seed_for("demo-debug"), &err, opt);
+  auto cmp = test::run_both(test::demo_graph(), Precision::kFloat32, 1e-4, 1e-4, test::seed_for("demo-debug"), &err, opt);
   ASSERT_TRUE(err.empty()) << err;
   EXPECT_EQ(cmp.bad, 0u) << cmp.first_bad;
 }
@@ -58,7 +51,7 @@ Built build_demo(Precision p) {
   Built b;
   CudaBuildOptions opt;
   opt.precision = p;
-  auto e = CudaEngine::build(demo_graph(), opt);
+  auto e = CudaEngine::build(test::demo_graph(), opt);
   EXPECT_TRUE(e.is_ok()) << e.status().to_string();
   if (!e) return b;
   b.engine = std::move(e).value();
@@ -132,10 +125,10 @@ TEST(CudaEngineModel, TimingCacheRoundTrip) {
   std::filesystem::remove(path);
   CudaBuildOptions opt;
   opt.timing_cache_path = path;
-  auto first = CudaEngine::build(demo_graph(), opt);
+  auto first = CudaEngine::build(test::demo_graph(), opt);
   ASSERT_TRUE(first.is_ok()) << first.status().to_string();
   ASSERT_TRUE(std::filesystem::exists(path));
-  auto second = CudaEngine::build(demo_graph(), opt);
+  auto second = CudaEngine::build(test::demo_graph(), opt);
   ASSERT_TRUE(second.is_ok()) << second.status().to_string();
   const auto& t1 = (*first)->tactics();
   const auto& t2 = (*second)->tactics();
@@ -153,11 +146,7 @@ TEST(CudaEngineModel, TimingCacheRoundTrip) {
   // A cache for another graph (different weights) is ignored and rewritten.
   ir::DemoModelOptions o2;
   o2.seed = 7;
-  auto proto = ir::make_demo_model(o2);
-  std::string s = proto.SerializeAsString();
-  auto g2 = ir::import_onnx_bytes(std::span(reinterpret_cast<const std::byte*>(s.data()), s.size()), "demo7");
-  ASSERT_TRUE(g2.is_ok());
-  auto third = CudaEngine::build(std::move(g2).value(), opt);
+  auto third = CudaEngine::build(test::demo_graph(o2), opt);
   ASSERT_TRUE(third.is_ok()) << third.status().to_string();
   for (const auto& t : (*third)->tactics()) {
     EXPECT_GT(t.time_us, 0.0f) << t.node;

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,14 @@ namespace ws::test {
 inline ir::Graph import_builder(const ir::ModelBuilder& b) {
   auto bytes = b.bytes();
   auto g = ir::import_onnx_bytes(bytes, "test-model");
+  EXPECT_TRUE(g.is_ok()) << g.status().to_string();
+  return g.is_ok() ? std::move(g).value() : ir::Graph{};
+}
+
+/// The demo CNN (ir::make_demo_model) imported as a graph.
+inline ir::Graph demo_graph(const ir::DemoModelOptions& o = {}) {
+  const std::string s = ir::make_demo_model(o).SerializeAsString();
+  auto g = ir::import_onnx_bytes(std::span(reinterpret_cast<const std::byte*>(s.data()), s.size()), "demo");
   EXPECT_TRUE(g.is_ok()) << g.status().to_string();
   return g.is_ok() ? std::move(g).value() : ir::Graph{};
 }

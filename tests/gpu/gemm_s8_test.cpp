@@ -81,26 +81,41 @@ TEST(GemmS8Gpu, AllKernelsExact) {
   }
 }
 
+// A scaled-epilogue case: random int8 A [m,k] and B [k,n] (B uploaded transposed), per-row / per-column
+// scales and a bias, and the float64 reference of scale_r · scale_c · (A·B) + bias.
+struct ScaledCase {
+  std::vector<double> want;
+  cuda::DeviceBuffer da, dbt, drs, dcs, dbias;
+  ScaledCase(int m, int n, int k) {
+    std::vector<int8_t> a(size_t(m) * k), b(size_t(k) * n);
+    ref::fill_s8(a.data(), int64_t(a.size()), ref::FillKind::kRandom, 3);
+    ref::fill_s8(b.data(), int64_t(b.size()), ref::FillKind::kRandom, 4);
+    std::vector<float> rs(m), cs(n), bias(n);
+    ref::fill_f32(rs.data(), m, 0.002f, 0.01f, 5);
+    ref::fill_f32(cs.data(), n, 0.002f, 0.01f, 6);
+    ref::fill_f32(bias.data(), n, -1.f, 1.f, 7);
+    std::vector<int64_t> acc(size_t(m) * n);
+    ref::gemm_s8s8s64(a.data(), b.data(), acc.data(), m, n, k);
+    want.resize(acc.size());
+    ref::gemm_epilogue_f64(acc.data(), rs.data(), cs.data(), bias.data(), want.data(), m, n);
+    da = up(a);
+    dbt = up(ref::transpose_s8(b.data(), k, n));
+    drs = up(rs);
+    dcs = up(cs);
+    dbias = up(bias);
+  }
+  kernels::GemmEpilogue scales() const { return {drs.as<float>(), dcs.as<float>(), dbias.as<float>()}; }
+};
+
 TEST(GemmS8Gpu, MmaScaledEpilogueF16) {
   WS_REQUIRE_GPU();
   const int m = 130, n = 258, k = 320;
-  std::vector<int8_t> a(size_t(m) * k), b(size_t(k) * n);
-  ref::fill_s8(a.data(), int64_t(a.size()), ref::FillKind::kRandom, 3);
-  ref::fill_s8(b.data(), int64_t(b.size()), ref::FillKind::kRandom, 4);
-  std::vector<float> rs(m), cs(n), bias(n);
-  ref::fill_f32(rs.data(), m, 0.002f, 0.01f, 5);
-  ref::fill_f32(cs.data(), n, 0.002f, 0.01f, 6);
-  ref::fill_f32(bias.data(), n, -1.f, 1.f, 7);
-  std::vector<int64_t> acc(size_t(m) * n);
-  ref::gemm_s8s8s64(a.data(), b.data(), acc.data(), m, n, k);
-  std::vector<double> want(acc.size());
-  ref::gemm_epilogue_f64(acc.data(), rs.data(), cs.data(), bias.data(), want.data(), m, n);
-  auto da = up(a), dbt = up(ref::transpose_s8(b.data(), k, n)), drs = up(rs), dcs = up(cs), dbias = up(bias);
+  const ScaledCase c(m, n, k);
+  const auto& want = c.want;
   auto dout = cuda::DeviceBuffer::allocate(want.size() * 2);
   ASSERT_TRUE(dout.is_ok());
-  Status st = kernels::gemm_s8_mma(kernels::MmaTile::k128x128, kernels::GemmOut::kF16, da.as<int8_t>(),
-                                   dbt.as<int8_t>(), dout->get(), m, n, k,
-                                   {drs.as<float>(), dcs.as<float>(), dbias.as<float>()}, 0);
+  Status st = kernels::gemm_s8_mma(kernels::MmaTile::k128x128, kernels::GemmOut::kF16, c.da.as<int8_t>(),
+                                   c.dbt.as<int8_t>(), dout->get(), m, n, k, c.scales(), 0);
   if (st.code() == StatusCode::kUnsupported) GTEST_SKIP() << st.to_string();
   ASSERT_TRUE(st) << st.to_string();
   std::vector<__half> got(want.size());
@@ -174,24 +189,14 @@ TEST(GemmS8Gpu, CutlassScaledEpilogue) {
   WS_REQUIRE_GPU();
   if (!kernels::gemm_s8_cutlass_built()) GTEST_SKIP() << "CUTLASS backend not built";
   const int m = 130, n = 264, k = 320;
-  std::vector<int8_t> a(size_t(m) * k), b(size_t(k) * n);
-  ref::fill_s8(a.data(), int64_t(a.size()), ref::FillKind::kRandom, 3);
-  ref::fill_s8(b.data(), int64_t(b.size()), ref::FillKind::kRandom, 4);
-  std::vector<float> rs(m), cs(n), bias(n);
-  ref::fill_f32(rs.data(), m, 0.002f, 0.01f, 5);
-  ref::fill_f32(cs.data(), n, 0.002f, 0.01f, 6);
-  ref::fill_f32(bias.data(), n, -1.f, 1.f, 7);
-  std::vector<int64_t> acc(size_t(m) * n);
-  ref::gemm_s8s8s64(a.data(), b.data(), acc.data(), m, n, k);
-  std::vector<double> want(acc.size());
-  ref::gemm_epilogue_f64(acc.data(), rs.data(), cs.data(), bias.data(), want.data(), m, n);
-  auto da = up(a), dbt = up(ref::transpose_s8(b.data(), k, n)), drs = up(rs), dcs = up(cs), dbias = up(bias);
+  const ScaledCase c(m, n, k);
+  const auto& want = c.want;
   auto dout = cuda::DeviceBuffer::allocate(want.size() * 2);
   ASSERT_TRUE(dout.is_ok());
   for (auto out : {kernels::GemmOut::kF16, kernels::GemmOut::kBF16})
     for (auto sched : {kernels::CutlassSchedule::kPingpong128x128, kernels::CutlassSchedule::kCoop256x128}) {
-      Status st = kernels::gemm_s8_cutlass(sched, out, da.as<int8_t>(), dbt.as<int8_t>(), dout->get(), m, n, k,
-                                           {drs.as<float>(), dcs.as<float>(), dbias.as<float>()}, 0);
+      Status st = kernels::gemm_s8_cutlass(sched, out, c.da.as<int8_t>(), c.dbt.as<int8_t>(), dout->get(), m, n, k,
+                                           c.scales(), 0);
       if (st.code() == StatusCode::kUnsupported) GTEST_SKIP() << st.to_string();
       ASSERT_TRUE(st) << st.to_string();
       std::vector<uint16_t> got(want.size());
