@@ -154,6 +154,18 @@ int run_bench(const BenchArgs& a) {
     }
   }
 
+  // The model is host work too: a truncated, corrupt or wrongly shaped file is reported before the device.
+  auto graph = ws::ir::import_onnx(a.model);
+  if (!graph) return fail(graph.status(), 2);
+  if (graph->inputs.size() != 1)
+    return fail(ws::unsupported(a.model + ": a lane needs exactly one graph input, found " + std::to_string(graph->inputs.size())), 2);
+  {
+    const ws::ir::Tensor& in = graph->tensor(graph->inputs[0]);
+    if (in.dtype != ws::ir::DType::kFloat32 || in.shape.size() != 4 || in.shape[0] != 1 || in.shape[1] != 3)
+      return fail(ws::unsupported(a.model + ": input '" + in.name + "' is " + ws::ir::dtype_name(in.dtype) + " " +
+                                  ws::ir::shape_string(in.shape) + "; a lane needs float32 [1, 3, H, W]"), 2);
+  }
+
   // Device first: the map-host flag must precede every other CUDA use (cuda/device.h).
   if (auto st = ws::cuda::init_device(a.device, ws::cuda::HostWait::kSpin); !st) return fail(st, 2);
   ws::bench::Report rep;
@@ -197,8 +209,6 @@ int run_bench(const BenchArgs& a) {
 
   std::fprintf(stderr, "bench: building %s (%s) ...\n", c.model.c_str(), a.precision.c_str());
   const auto tb0 = Clock::now();
-  auto graph = ws::ir::import_onnx(a.model);
-  if (!graph) return fail(graph.status(), 2);
   ws::CudaBuildOptions bo;
   bo.precision = precision;
   bo.device = a.device;

@@ -237,6 +237,40 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --profile-layers -1"), {"--profile-layers"});
 }
 
+// The model is host work as well: truncated, empty, random-byte, gigabyte-initializer and wrongly shaped
+// models are reported by bench before it needs a device.
+TEST_F(CliBadInput, BenchRejectsBadModelsBeforeTheDevice) {
+  if (cli("bench --model " + quote(model_)).err.find("built without CUDA") != std::string::npos) GTEST_SKIP() << "CPU-only build";
+  const std::string full = test::read_file(model_);
+  const std::string truncated = dir_.file("truncated.onnx"), empty = dir_.file("empty.onnx");
+  test::write_file(truncated, full.substr(0, full.size() / 2));
+  test::write_file(empty, "");
+  expect_one_error(cli("bench --model " + quote(truncated)), {"truncated.onnx"});
+  expect_one_error(cli("bench --model " + quote(empty)), {"empty.onnx"});
+  {
+    ModelBuilder m(13);
+    m.input("input", DType::kFloat32, {1, 3, 32, 32});
+    m.raw_initializer("huge_weight", DType::kFloat32, {100000, 100000, 100});
+    m.node("GlobalAveragePool", {"input"}, {"g"});
+    m.node("Flatten", {"g"}, {"logits"});
+    m.output("logits");
+    const std::string huge = dir_.file("huge.onnx");
+    ASSERT_TRUE(m.save(huge).is_ok());
+    expect_one_error(cli("bench --model " + quote(huge)), {"huge_weight"});
+  }
+  {
+    ModelBuilder m(13);
+    m.input("digits", DType::kFloat32, {1, 1, 28, 28});
+    m.initializer("w", {784, 10}, test::random_floats(7840, 1));
+    m.node("Flatten", {"digits"}, {"f"});
+    m.node("Gemm", {"f", "w"}, {"logits"});
+    m.output("logits");
+    const std::string mnist = dir_.file("mnist.onnx");
+    ASSERT_TRUE(m.save(mnist).is_ok());
+    expect_one_error(cli("bench --model " + quote(mnist)), {"'digits'", "[1, 1, 28, 28]", "[1, 3, H, W]"});
+  }
+}
+
 TEST_F(CliBadInput, CompareRefusesReportsWithoutTheMetric) {
   const std::string a = dir_.file("a.json");
   test::write_file(a, "{\"schema\": \"warpstream-bench/1\"}");
