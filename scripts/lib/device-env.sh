@@ -1,5 +1,5 @@
 # Source THERE (the device machine), from the repo root, after carrying .debs/:
-#   source scripts/device-env.sh
+#   source scripts/lib/device-env.sh   (scripts/lib/device-common.sh does this)
 # Unpacks the Debian packages fetched by scripts/device-deps.sh into /tmp/wsdeps (never into /)
 # and exports the paths CMake, the compiler and the loader need to find Protobuf, ONNX, PNG,
 # JPEG, nlohmann_json, CLI11 and GTest there. Then:

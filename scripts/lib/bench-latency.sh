@@ -1,64 +1,23 @@
-#!/usr/bin/env bash
-# One device call for the latency section of docs/results/H200.md (issue 4): build, the launch-cost
-# microbenchmark, `warpstream bench` for EfficientNet-Lite0 and ResNet-50 (fp32/fp16 × 1/4 lanes ×
-# graph/direct × mapped/copy), the PyTorch peers (eager, CUDA Graph, torch.compile) network-only and
-# end-to-end, compare tables, the floor table and CDF plots.
-#
-# Here first:  bash scripts/device-deps.sh && bash scripts/bench-assets.sh
-# Device:      run(command="bash scripts/device-bench.sh", carry=[".debs", ".assets"], timeout_s=600)
-#
-# Designed for <= 9 minutes: iteration counts are modest (WS_BENCH_ITERS=1000 timed frames per run after
-# WS_BENCH_WARMUP=100 per lane; peers 1000, eager 300), and every stage checks a deadline
-# (WS_BENCH_BUDGET_S=530 s from the start): a stage that would not fit is skipped and the summary says so.
-# torch.compile is tried for fp16 only, max-autotune capped per attempt (falls back to reduce-overhead).
-# Under $OUT (8 files): summary.txt, log.txt, compare.txt, floor.md, cdf_efficientnet_lite0.png,
-# cdf_resnet50.png, reports.tar.gz (every JSON + per-sample CSV), env.txt.
-set -u
-START=$(date +%s)
-OUT=${OUT:-/tmp/device-bench-out}
-BUDGET=${WS_BENCH_BUDGET_S:-530}
+# Suite bench-latency of scripts/device.sh (sourced; uses lib/device-common.sh's row/left/$B/$WS/$L/$OUT).
+# `warpstream bench` for EfficientNet-Lite0 and ResNet-50 (fp32/fp16 x 1/4 lanes x graph/direct x mapped/copy),
+# the launch-cost microbenchmark, the PyTorch peers (eager, CUDA Graph, torch.compile) network-only and end to
+# end, compare tables, the floor table and CDF plots. Needs .assets carried (scripts/bench-assets.sh).
+# Iteration counts are modest (WS_BENCH_ITERS=1000 timed frames per run after WS_BENCH_WARMUP=100 per lane;
+# peers 1000) and every stage checks the call's deadline: a stage that would not fit is skipped and the
+# summary says so. torch.compile is tried for fp16 only, max-autotune capped per attempt.
+# Under $OUT: compare.txt, floor.md, cdf_efficientnet_lite0.png, cdf_resnet50.png, reports.tar.gz.
 ITERS=${WS_BENCH_ITERS:-1000}
 WARM=${WS_BENCH_WARMUP:-100}
-# Subsets for a quick look (defaults = the full matrix of issue 4):
+# Subsets for a quick look (defaults = the full matrix):
 PRECS=${WS_BENCH_PRECS:-"fp32 fp16"}; LANESET=${WS_BENCH_LANES:-"1 4"}
 MODES=${WS_BENCH_MODES:-"graph direct"}; INPUTS=${WS_BENCH_INPUTS:-"mapped copy"}
 MODELS=${WS_BENCH_MODELS:-"efficientnet_lite0 resnet50"}; COMPILE=${WS_BENCH_COMPILE:-1}
 PROFILE_REPS=${WS_BENCH_PROFILE_REPS:-200}
 PEER_MODES=${WS_BENCH_PEER_MODES:-eager,cuda_graph}
-mkdir -p "$OUT"
 W=/tmp/wsbench; J=$W/reports; M=$W/models
 rm -rf "$W"; mkdir -p "$J" "$M"
-SUM=$OUT/summary.txt; LOG=$OUT/log.txt
-: > "$SUM"; : > "$LOG"
-row() { printf '%-44s %s\n' "$1" "$2" | tee -a "$SUM"; }
-elapsed() { echo $(( $(date +%s) - START )); }
-left() { echo $(( BUDGET - $(elapsed) )); }
-finish() {
-  ( cd "$J" && tar czf "$OUT/reports.tar.gz" . ) 2>/dev/null
-  echo; echo "==== summary ($(elapsed) s) ===="; cat "$SUM"
-  echo; [ -f "$OUT/compare.txt" ] && cat "$OUT/compare.txt"
-  [ -f "$OUT/floor.md" ] && cat "$OUT/floor.md"
-}
-trap finish EXIT
-export PYTHONUNBUFFERED=1
-
-source scripts/device-env.sh
-{ date -u; nvidia-smi; nvcc --version; git rev-parse HEAD 2>/dev/null;
-  python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__, "cudnn", torch.backends.cudnn.version())'; } > "$OUT/env.txt" 2>&1
-row "gpu" "$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,pcie.link.gen.current,pcie.link.width.current --format=csv,noheader | head -1)"
-row "commit" "$(git rev-parse --short HEAD 2>/dev/null) (+ working tree as carried)"
-
-# ---- build (no tests, no CUTLASS: only the CLI and the launch microbenchmark) --------------------------
-B=${WS_BENCH_BUILD_DIR:-build-bench}  # an existing configured build dir (e.g. device-check's) is reused as is
-if [ -z "${WS_BENCH_BUILD_DIR:-}" ]; then
-  cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DBUILD_TESTING=OFF \
-    -DWS_ENABLE_CUTLASS=OFF >> "$LOG" 2>&1
-  row "configure" "rc=$?"
-fi
-timeout 240 ninja -C $B warpstream exp_graph_launch_00_empty_kernel >> "$LOG" 2>&1
-rc=$?; row "build" "rc=$rc ($(elapsed) s)"
-[ $rc -eq 0 ] || exit 1
-WS=$B/warpstream
+LOG=$L/bench-latency.txt; : > "$LOG"
+{ python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__, "cudnn", torch.backends.cudnn.version())'; } >> "$L/env.txt" 2>&1
 
 # ---- assets: ResNet-50 (random weights, made here), the 1920x1080 frame ----------------------------------
 EFF=.assets/models/efficientnet_lite0.onnx
@@ -147,3 +106,5 @@ for m in efficientnet_lite0 resnet50; do
     $(ls $J/ours_${m}_*_graph_mapped_1L.json $J/ours_${m}_*_direct_copy_1L.json $J/torch_${m}_*_cuda_graph_*.json $J/torch_${m}_*_compile_end_to_end.json 2>/dev/null) >> "$LOG" 2>&1
   row "plot $m" "rc=$?"
 done
+
+( cd "$J" && tar czf "$OUT/reports.tar.gz" . ) 2>/dev/null
