@@ -31,7 +31,7 @@ if ls .whl/*.whl >/dev/null 2>&1; then
     > "$L/wheels.txt" 2>&1 && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
 row "gpu" "$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,pcie.link.gen.current --format=csv,noheader 2>&1 | head -1)"
-row "commit" "$(git rev-parse --short HEAD 2>/dev/null) (+ working tree as carried)"
+row "commit" "$(git rev-parse --short HEAD 2>/dev/null) (git HEAD where the tree was copied; uncommitted changes included)"
 
 ws_configure() {
   [ -f "$B/build.ninja" ] && return 0
@@ -54,9 +54,6 @@ GT=$B/tests/ws_gpu_tests
 WS=$B/warpstream
 # gtest_result FILE : "N passed, M failed, K skipped" from a gtest log.
 gtest_result() {
-  local f=$1
-  printf '%s passed, %s failed, %s skipped' \
-    "$(grep -E '^\[  PASSED  \]' "$f" | grep -oE '[0-9]+' | head -1)" \
-    "$(grep -E '^\[  FAILED  \] [0-9]+ test' "$f" | grep -oE '[0-9]+' | head -1 || echo 0)" \
-    "$(grep -E '^\[  SKIPPED \] [0-9]+ test' "$f" | grep -oE '[0-9]+' | head -1 || echo 0)"
+  awk '/^\[  PASSED  \] [0-9]+ test/{p=$4} /^\[  FAILED  \] [0-9]+ test/{f=$4} /^\[  SKIPPED \] [0-9]+ test/{k=$4}
+       END{printf "%d passed, %d failed, %d skipped", p, f, k}' "$1"
 }
