@@ -302,7 +302,7 @@ def block_2b_inputs(d: int, batch: int, grid, text: int, gen, device, dtype, tl)
     cos, sin = rope(hidden, f, h, w, T2V_ROPE_SCALE, None)
     mask = torch.ones((batch, text))
     mask[:, text - 28:] = 0.0  # a 100-token prompt padded to 128
-    bias = ((1 - mask.to(dtype)) * -10000.0).to(device)
+    bias = ((1 - mask.to(dtype)) * -10000.0).unsqueeze(1).to(device)  # [B, 1, T] as the model passes it
     return hidden, enc, temb, (cos, sin), bias
 
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "reference/ltx.h"
+#include "reference/transformer.h"
 
 namespace ws::ref {
 namespace {
@@ -34,12 +35,13 @@ constexpr double kRelTol = 2e-5;
 const std::string kDir = std::string(WS_TEST_DATA_DIR) + "/ltx_tiny";
 
 struct Tensor {
+  std::string dtype;  ///< as stored: "F32" or "BF16"
   std::vector<int64_t> shape;
   std::vector<float> data;
 };
 using TensorMap = std::map<std::string, Tensor>;
 
-/// Minimal F32-only safetensors reader for the committed goldens (the checked, bounded reader is ws::io's).
+/// Minimal F32/BF16 safetensors reader (BF16 widened to float) for the committed goldens (the checked, bounded reader is ws::io's).
 bool read_safetensors(const std::string& path, TensorMap& out, std::string& error) {
   std::ifstream f(path, std::ios::binary);
   if (!f) {
@@ -65,22 +67,35 @@ bool read_safetensors(const std::string& path, TensorMap& out, std::string& erro
   const size_t data0 = 8 + n;
   for (const auto& [name, info] : header.items()) {
     if (name == "__metadata__") continue;
-    if (info.at("dtype") != "F32") {
-      error = path + ": tensor " + name + " is " + info.at("dtype").get<std::string>() + ", expected F32";
+    const std::string dtype = info.at("dtype").get<std::string>();
+    if (dtype != "F32" && dtype != "BF16") {
+      error = path + ": tensor " + name + " is " + dtype + ", expected F32 or BF16";
       return false;
     }
+    const uint64_t elem = dtype == "F32" ? 4 : 2;
     Tensor t;
+    t.dtype = dtype;
     t.shape = info.at("shape").get<std::vector<int64_t>>();
     const auto off = info.at("data_offsets").get<std::vector<uint64_t>>();
     int64_t count = 1;
     for (int64_t d : t.shape) count *= d;
-    if (off.size() != 2 || off[1] < off[0] || off[1] - off[0] != static_cast<uint64_t>(count) * 4 ||
+    if (off.size() != 2 || off[1] < off[0] || off[1] - off[0] != static_cast<uint64_t>(count) * elem ||
         data0 + off[1] > bytes.size()) {
       error = path + ": tensor " + name + " has bad data_offsets";
       return false;
     }
     t.data.resize(static_cast<size_t>(count));
-    std::memcpy(t.data.data(), bytes.data() + data0 + off[0], static_cast<size_t>(count) * 4);
+    const char* src = bytes.data() + data0 + off[0];
+    if (elem == 4) {
+      std::memcpy(t.data.data(), src, static_cast<size_t>(count) * 4);
+    } else {
+      for (int64_t i = 0; i < count; ++i) {  // bf16 -> f32: the high half of the float's bits
+        uint16_t h = 0;
+        std::memcpy(&h, src + 2 * i, 2);
+        const uint32_t bits = static_cast<uint32_t>(h) << 16;
+        std::memcpy(&t.data[static_cast<size_t>(i)], &bits, 4);
+      }
+    }
     out.emplace(name, std::move(t));
   }
   return true;
@@ -148,6 +163,29 @@ const Tensor& golden(const std::string& name) {
 
 /// Compares `got` with golden `name` (element counts must match; `repeat` > 1 compares `got` against each
 /// repeat of itself — used for RoPE tables that we compute once and diffusers per batch).
+struct Stats {
+  double max_err = 0, max_ref = 0, cosine = 1;
+  size_t worst = 0;
+};
+Stats compare(const std::vector<float>& got, const std::vector<float>& ref) {
+  Stats st;
+  double dot = 0, ng = 0, nr = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double r = ref[i], v = got[i % got.size()];
+    const double e = std::isfinite(v) ? std::fabs(v - r) : INFINITY;
+    if (e > st.max_err || (i == 0 && !std::isfinite(e))) {
+      st.max_err = e;
+      st.worst = i;
+    }
+    st.max_ref = std::max(st.max_ref, std::fabs(r));
+    dot += v * r;
+    ng += v * v;
+    nr += r * r;
+  }
+  st.cosine = (ng == 0 && nr == 0) ? 1.0 : dot / std::sqrt(ng * nr);
+  return st;
+}
+
 void expect_close(const std::string& name, const std::vector<float>& got, int64_t repeat = 1, double abs_tol = 0.0) {
   const Tensor& g = golden(name);
   ASSERT_EQ(got.size() * static_cast<size_t>(repeat), g.data.size()) << name << ": element count";
@@ -283,6 +321,83 @@ INSTANTIATE_TEST_SUITE_P(Tiny, LtxReferenceGolden,
                            n.pop_back();
                            return n;
                          });
+
+// ---------------------------------------------------------------------------------------------
+// Full-size block (run where the goldens exist; skipped otherwise)
+
+/// WS_LTX_BLOCK_DIR = a folder written by `tools/ltx_goldens.py --case block-2b` (block.safetensors +
+/// goldens.safetensors). Runs the fp32 CPU block on diffusers' inputs with the checkpoint's weights (BF16 widened)
+/// and compares per intermediate. Tolerance: F32 goldens (--dtype float32): max-abs <= 1e-4 * max(1, max|golden|);
+/// BF16 goldens: cosine >= 0.999 per intermediate (bf16 rounding of every activation on diffusers' side; the block
+/// output is the bar). The CPU cost is about 2 * S * 67M multiply-adds: use a small --grid for a quick run
+/// (e.g. 2 4 6) or many cores (WS_REF_THREADS) for S = 6144.
+TEST(LtxReferenceBlockFullSize, MatchesDiffusersGoldensFromEnv) {
+  const char* dir = std::getenv("WS_LTX_BLOCK_DIR");
+  if (dir == nullptr) GTEST_SKIP() << "set WS_LTX_BLOCK_DIR to a tools/ltx_goldens.py --case block-2b output folder";
+  TensorMap w, g;
+  std::string error;
+  ASSERT_TRUE(read_safetensors(std::string(dir) + "/block.safetensors", w, error)) << error;
+  ASSERT_TRUE(read_safetensors(std::string(dir) + "/goldens.safetensors", g, error)) << error;
+  const bool bf16 = w.at("attn1.to_q.weight").dtype == "BF16";
+  const LtxBlockConfig c = LtxBlockConfig::ltx_2b();
+  Result<LtxBlockWeights> bw = ltx_bind_block_weights(c, "", [&](const LtxTensorSpec& s) -> Result<const float*> {
+    auto it = w.find(s.name);
+    if (it == w.end()) return not_found("tensor " + s.name + " missing from block.safetensors");
+    if (it->second.shape != s.shape) return invalid_model("tensor " + s.name + " has the wrong shape");
+    return it->second.data.data();
+  });
+  ASSERT_TRUE(bw.is_ok()) << bw.status().to_string();
+  const Tensor& hs = g.at("in.hidden");
+  const Tensor& enc = g.at("in.encoder");
+  const Tensor& temb = g.at("in.temb");
+  std::vector<float> x = hs.data;
+  LtxBlockArgs a;
+  a.batch = hs.shape[0]; a.seq = hs.shape[1]; a.text_seq = enc.shape[1]; a.temb_seq = temb.shape[1];
+  a.rope_batch = g.at("in.rope_cos").shape[0];
+  a.hidden = x.data(); a.encoder = enc.data.data(); a.temb = temb.data.data();
+  a.rope_cos = g.at("in.rope_cos").data.data(); a.rope_sin = g.at("in.rope_sin").data.data();
+  a.mask_bias = g.at("in.mask_bias").data.data();
+  std::printf("full-size block (%s weights): B=%lld S=%lld T=%lld, %d threads\n", bf16 ? "BF16" : "F32",
+              static_cast<long long>(a.batch), static_cast<long long>(a.seq), static_cast<long long>(a.text_seq),
+              reference_threads());
+  // Our own RoPE tables for the recorded grid (scale (8/25, 32, 32)) against diffusers' (D = 2048: 341
+  // frequencies from a rounded linspace, 2 pad entries).
+  if (g.count("in.grid") != 0) {
+    const auto& gr = g.at("in.grid").data;
+    const int64_t f = static_cast<int64_t>(gr[0]), h = static_cast<int64_t>(gr[1]), wd = static_cast<int64_t>(gr[2]);
+    LtxRopeParams rp;
+    rp.dim = c.dim();
+    std::vector<float> cos(static_cast<size_t>(f * h * wd * rp.dim)), sin(cos.size());
+    const float scale[3] = {8.0f / 25.0f, 32.0f, 32.0f};
+    ltx_rope_tables(rp, f, h, wd, scale, cos.data(), sin.data());
+    const Stats sc = compare(cos, g.at("in.rope_cos").data), ss = compare(sin, g.at("in.rope_sin").data);
+    std::printf("  %-18s max-abs %.3e cosine %.9f\n  %-18s max-abs %.3e cosine %.9f\n", "rope_cos", sc.max_err,
+                sc.cosine, "rope_sin", ss.max_err, ss.cosine);
+    // cos/sin of float angles up to 10000*pi/2: a 1-ulp difference in the frequency moves the largest
+    // angles by ~2e-3 rad (bf16 tables round to 4e-3 as well).
+    EXPECT_LE(sc.max_err, 1e-2);
+    EXPECT_LE(ss.max_err, 1e-2);
+  }
+  LtxBlockIntermediates in;
+  ASSERT_TRUE(ltx_block_forward(c, bw.value(), a, &in).is_ok());
+  const std::pair<const char*, const std::vector<float>*> got[] = {
+      {"norm1_mod", &in.norm1_mod}, {"q_rope", &in.q_rope},       {"k_rope", &in.k_rope},
+      {"attn1_out", &in.attn1_out}, {"hidden_attn1", &in.hidden_attn1}, {"attn2_out", &in.attn2_out},
+      {"hidden_attn2", &in.hidden_attn2}, {"norm2_mod", &in.norm2_mod}, {"ff_out", &in.ff_out}, {"out", &x}};
+  for (const auto& [name, v] : got) {
+    const Tensor& ref = g.at(std::string("block.") + name);
+    ASSERT_EQ(v->size(), ref.data.size()) << name;
+    const Stats st = compare(*v, ref.data);
+    std::printf("  %-18s max-abs %.3e (max|golden| %.3g) cosine %.9f\n", name, st.max_err, st.max_ref, st.cosine);
+    if (bf16) {
+      EXPECT_GE(st.cosine, 0.999) << name << ": worst index " << st.worst << " ours " << (*v)[st.worst]
+                                  << " diffusers " << ref.data[st.worst];
+    } else {
+      EXPECT_LE(st.max_err, 1e-4 * std::max(1.0, st.max_ref))
+          << name << ": worst index " << st.worst << " ours " << (*v)[st.worst] << " diffusers " << ref.data[st.worst];
+    }
+  }
+}
 
 }  // namespace
 }  // namespace ws::ref
