@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -242,6 +243,68 @@ TEST(LtxCpuBlockWeights, LoadsOneBlockByPrefix) {
   ASSERT_FALSE(missing.is_ok());
   EXPECT_NE(missing.status().message().find("transformer_blocks.2.scale_shift_table"), std::string::npos)
       << missing.status().to_string();
+}
+
+// WS_LTX_MODEL_DIR = a folder written by `tools/ltx_goldens.py --case model-2b` (config.json, weights, goldens).
+// Loads it through LtxCpuWeights::open and compares the fp32 CPU forward per stage. Tolerance: F32 goldens
+// (--dtype float32): max-abs <= 1e-4 * max(1, max |golden|); BF16 goldens: cosine >= 0.999 per stage (diffusers
+// rounds every activation to bf16). Use --layers 1 and a small --grid for a quick CPU run.
+TEST(LtxCpuWeights, FullSizeModelMatchesDiffusersGoldensFromEnv) {
+  const char* dir = std::getenv("WS_LTX_MODEL_DIR");
+  if (dir == nullptr) GTEST_SKIP() << "set WS_LTX_MODEL_DIR to a tools/ltx_goldens.py --case model-2b output folder";
+  Result<LtxCpuWeights> w = LtxCpuWeights::open(dir);
+  ASSERT_TRUE(w.is_ok()) << w.status().to_string();
+  Result<io::SafetensorsFile> g = io::SafetensorsFile::open(std::string(dir) + "/goldens.safetensors");
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  Result<io::SafetensorsCheckpoint> ck = io::open_checkpoint(dir);
+  ASSERT_TRUE(ck.is_ok());
+  const bool bf16 = ck->find("proj_in.weight").tensor->dtype == ir::DType::kBFloat16;
+  const std::string p = "model.";
+  const auto hs = floats(*g, p + "in.hidden_states");
+  const auto enc = floats(*g, p + "in.encoder_hidden_states");
+  const auto ts = floats(*g, p + "in.timestep");
+  const auto mask = floats(*g, p + "in.encoder_attention_mask");
+  const auto grid = floats(*g, p + "in.grid");
+  const auto scale = floats(*g, p + "in.rope_interpolation_scale");
+  ASSERT_EQ(grid.size(), 3u);
+  ref::LtxModelInputs in;
+  in.batch = g->find(p + "in.hidden_states")->shape[0];
+  in.frames = static_cast<int64_t>(grid[0]);
+  in.height = static_cast<int64_t>(grid[1]);
+  in.width = static_cast<int64_t>(grid[2]);
+  in.text_seq = g->find(p + "in.encoder_hidden_states")->shape[1];
+  in.hidden_states = hs.data();
+  in.encoder_hidden_states = enc.data();
+  in.timestep = ts.data();
+  in.timestep_seq = static_cast<int64_t>(ts.size()) / in.batch;
+  in.encoder_attention_mask = mask.data();
+  in.rope_interpolation_scale = scale.data();
+  const int64_t s = in.frames * in.height * in.width;
+  std::printf("full-size model (%s weights, %lld layers): B=%lld S=%lld T=%lld\n", bf16 ? "BF16" : "F32",
+              static_cast<long long>(w->config().num_layers), static_cast<long long>(in.batch),
+              static_cast<long long>(s), static_cast<long long>(in.text_seq));
+  std::vector<float> out(static_cast<size_t>(in.batch * s * w->config().out_channels));
+  ref::LtxModelIntermediates inter;
+  const Status st = ref::ltx_model_forward(w->config(), w->weights(), in, out.data(), &inter);
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  std::vector<float> rope_cos, rope_sin;
+  for (int64_t b = 0; b < in.batch; ++b) {  // ours [1, S, D], diffusers' [B, S, D]
+    rope_cos.insert(rope_cos.end(), inter.rope_cos.begin(), inter.rope_cos.end());
+    rope_sin.insert(rope_sin.end(), inter.rope_sin.begin(), inter.rope_sin.end());
+  }
+  const std::pair<std::string, const std::vector<float>*> stages[] = {
+      {"rope_cos", &rope_cos}, {"rope_sin", &rope_sin}, {"proj_in", &inter.proj_in},
+      {"embedded_timestep", &inter.embedded_timestep}, {"temb", &inter.temb}, {"caption", &inter.caption},
+      {"block0.out", &inter.block_out[0]}, {"norm_out_mod", &inter.norm_out_mod}, {"output", &out}};
+  for (const auto& [name, v] : stages) {
+    const auto ref = floats(*g, p + name);
+    double max_ref = 0;
+    for (float x : ref) max_ref = std::max(max_ref, static_cast<double>(std::fabs(x)));
+    if (bf16 || name.rfind("rope_", 0) == 0)  // RoPE tables: float angle rounding, see transformer.h
+      compare(*v, ref, bf16 ? INFINITY : 1e-2, 0.999, name);
+    else
+      compare(*v, ref, 1e-4 * std::max(1.0, max_ref), 0.999999, name);
+  }
 }
 
 }  // namespace
