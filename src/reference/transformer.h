@@ -118,7 +118,9 @@ void silu(const float* x, float* y, int64_t count);
 
 /// torch.nn.Linear: y[m, n] = sum_k x[m, k] * w[n, k] + (bias ? bias[n] : 0).
 /// x: [M, K], w: [N, K] (PyTorch's [out, in] weight layout), bias: [N] or nullptr, y: [M, N].
-/// Double accumulation. y must not alias x or w. Threaded over rows of y.
+/// Double accumulation (each output one sequential sum over k: bitwise independent of tiling and thread count).
+/// y must not alias x or w. Threaded over rows of y; W is cache-tiled (~256 KiB of rows reused by 4 rows of x),
+/// about 5 GFLOP/s per core, so a full 2B block at S = 6144 takes ~1 min on 16 cores.
 void linear(const float* x, const float* w, const float* bias, float* y, int64_t m, int64_t n, int64_t k);
 
 /// Scaled dot-product attention (torch F.scaled_dot_product_attention, not causal), per batch b, head h,
