@@ -129,10 +129,14 @@ Status bias_gelu_tanh(const __nv_bfloat16* x, __nv_bfloat16* y, const __nv_bfloa
 struct SdpaDims {
   int64_t batch = 1, seq_q = 1, seq_kv = 1, heads = 1, head_dim = 64;
 };
-/// Kernel variants: kSimt — one thread per query row, K/V tiles in shared memory, CUDA-core FMA (any
-/// compute capability; head_dim a multiple of 8, ≤ 128). Errors: head_dim outside that set (kUnsupported),
-/// sizes < 1, more than 65535 heads or batches, pointers / row strides not 16-byte aligned (kUnsupported).
-enum class SdpaKernel { kSimt };
+/// Kernel variants (both: head_dim a multiple of 8, ≤ 128; smaller head dims are zero-padded to 16/32/64/128):
+/// - kSimt: one thread per query row, K/V tiles in shared memory, CUDA-core FMA; any compute capability.
+/// - kMma: tensor cores (mma.sync m16n8k16 bf16, fp32 accumulate; FlashAttention-2 register layout: 4 warps ×
+///   16 query rows, 64-key tiles); P is rounded to bf16 for the P·V product (the row sum uses the same
+///   rounded P). Needs compute capability ≥ 8.0 (checked at launch: kUnsupported).
+/// Errors: head_dim outside that set (kUnsupported), sizes < 1, more than 65535 heads or batches, pointers not
+/// 16-byte aligned (kUnsupported), o aliasing q/k/v, non-finite scale.
+enum class SdpaKernel { kSimt, kMma };
 const char* sdpa_kernel_name(SdpaKernel k);
 bool sdpa_supported(SdpaKernel k, const SdpaDims& d);
 Status sdpa(SdpaKernel k, const SdpaDims& d, const __nv_bfloat16* q, const __nv_bfloat16* kmat,
