@@ -120,6 +120,11 @@ Status qk_rmsnorm_rope(const __nv_bfloat16* x0, __nv_bfloat16* y0, const __nv_bf
 Status bias_gelu_tanh(const __nv_bfloat16* x, __nv_bfloat16* y, const __nv_bfloat16* bias, int64_t rows, int64_t dim,
                       cudaStream_t stream);
 
+/// Standalone GELU-tanh over `count` contiguous elements (bias_gelu_tanh without a bias). y may equal x.
+inline Status gelu_tanh(const __nv_bfloat16* x, __nv_bfloat16* y, int64_t count, cudaStream_t stream) {
+  return bias_gelu_tanh(x, y, nullptr, 1, count, stream);
+}
+
 /// Scaled dot-product attention (non-causal) in the projections' layout, no permute:
 ///   q: [B, Sq, H·Dh], k/v: [B, Skv, H·Dh], o: [B, Sq, H·Dh], all bf16, row stride H·Dh elements;
 ///   o[b,s,h] = softmax_j(scale · q[b,s,h]·k[b,j,h] + key_bias[b][j]) · v[b,j,h]

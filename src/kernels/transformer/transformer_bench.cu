@@ -113,38 +113,43 @@ Result<std::vector<KernelTiming>> bench_transformer_kernels(const TransformerBen
     return Status::ok();
   };
   const double a2 = double(act) * 2;
-  Status s = time("norm1 rms_norm_modulate", 2 * a2, 0, [&] {
+  if (Status s = time("norm1 rms_norm_modulate", 2 * a2, 0, [&] {
     return rms_norm_modulate(bf(0), bf(2), B * S, D, 1e-6f, m, kShiftMsa, kScaleMsa, nullptr);
-  });
-  if (s) s = time("qk_rmsnorm_rope (q+k)", 4 * a2 + 2.0 * S * D * 4, 0, [&] {
+  }); !s)
+    return s;
+  if (Status s = time("qk_rmsnorm_rope (q+k)", 4 * a2 + 2.0 * S * D * 4, 0, [&] {
     return qk_rmsnorm_rope(bf(3), bf(3), bf(12), bf(4), bf(4), bf(12), B * S, S, D, 1e-5f, f32(13), f32(14), 0, nullptr);
-  });
-  if (s) s = time("gated_residual_add (attn1, gate_msa)", 3 * a2, 0, [&] {
+  }); !s)
+    return s;
+  if (Status s = time("gated_residual_add (attn1, gate_msa)", 3 * a2, 0, [&] {
     return gated_residual_add(bf(0), bf(1), nullptr, B * S, D, &m, kGateMsa, nullptr);
-  });
-  if (s) s = time("residual add + norm2 (attn2)", 4 * a2, 0, [&] {
+  }); !s)
+    return s;
+  if (Status s = time("residual add + norm2 (attn2)", 4 * a2, 0, [&] {
     return gated_residual_add(bf(0), bf(1), nullptr, B * S, D, nullptr, 0, nullptr, bf(2), 1e-6f, &m, kShiftMlp, kScaleMlp);
-  });
-  if (s) s = time("bias_gelu_tanh (FF inner)", 2.0 * double(B * S * F) * 2, 0, [&] {
+  }); !s)
+    return s;
+  if (Status s = time("bias_gelu_tanh (FF inner)", 2.0 * double(B * S * F) * 2, 0, [&] {
     return bias_gelu_tanh(bf(7), bf(7), bf(12), B * S, F, nullptr);
-  });
+  }); !s)
+    return s;
   const double self_flops = 4.0 * double(B * H) * double(S) * double(S) * double(Dh);
   const double cross_flops = 4.0 * double(B * H) * double(S) * double(T) * double(Dh);
   SdpaDims self{B, S, S, H, Dh}, cross{B, S, T, H, Dh};
   const float scale = 1.0f / std::sqrt(float(Dh));
   for (SdpaKernel kind : {SdpaKernel::kMma, SdpaKernel::kSimt}) {
-    if (!s) break;
     if (!sdpa_supported(kind, self)) continue;
     const std::string n = std::string("sdpa ") + sdpa_kernel_name(kind);
     if (kind == SdpaKernel::kMma || sh.simt_self_attention)
-      s = time(n + " self S x S", 4 * a2, self_flops, [&] {
-        return sdpa(kind, self, bf(3), bf(4), bf(5), nullptr, scale, bf(6), nullptr);
-      });
-    if (s) s = time(n + " cross S x T masked", 2 * a2 + 2.0 * double(B * T * D) * 2, cross_flops, [&] {
-      return sdpa(kind, cross, bf(3), bf(8), bf(9), f32(15), scale, bf(6), nullptr);
-    });
+      if (Status s = time(n + " self S x S", 4 * a2, self_flops, [&] {
+            return sdpa(kind, self, bf(3), bf(4), bf(5), nullptr, scale, bf(6), nullptr);
+          }); !s)
+        return s;
+    if (Status s = time(n + " cross S x T masked", 2 * a2 + 2.0 * double(B * T * D) * 2, cross_flops, [&] {
+          return sdpa(kind, cross, bf(3), bf(8), bf(9), f32(15), scale, bf(6), nullptr);
+        }); !s)
+      return s;
   }
-  if (!s) return s;
   return out;
 }
 
