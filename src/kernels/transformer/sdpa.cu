@@ -27,7 +27,7 @@ namespace {
 
 constexpr int kSimtQueries = 128;  // threads per block = query rows per block
 constexpr int kSimtKeys = 64;      // keys per shared-memory tile
-constexpr int kSimtSub = 16;       // keys per online-softmax rescale
+constexpr int kSimtSub = 16;       // keys per online-softmax rescale (8 for DH = 128: registers)
 
 struct SdpaArgs {
   const __nv_bfloat16* q;
@@ -43,6 +43,7 @@ struct SdpaArgs {
 template <int DH>
 __global__ void __launch_bounds__(kSimtQueries) sdpa_simt_kernel(SdpaArgs a) {
   constexpr int kC8 = DH / 8;  // 16-byte chunks per row
+  constexpr int kSub = DH >= 128 ? kSimtSub / 2 : kSimtSub;
   __shared__ __align__(16) __nv_bfloat16 ks[kSimtKeys][DH];
   __shared__ __align__(16) __nv_bfloat16 vs[kSimtKeys][DH];
   __shared__ float bs[kSimtKeys];
@@ -91,11 +92,11 @@ __global__ void __launch_bounds__(kSimtQueries) sdpa_simt_kernel(SdpaArgs a) {
     if (!valid) continue;
 
 #pragma unroll 1
-    for (int j0 = 0; j0 < kSimtKeys; j0 += kSimtSub) {
-      float sc[kSimtSub];
+    for (int j0 = 0; j0 < kSimtKeys; j0 += kSub) {
+      float sc[kSub];
       float mt = -INFINITY;
 #pragma unroll
-      for (int jj = 0; jj < kSimtSub; ++jj) {
+      for (int jj = 0; jj < kSub; ++jj) {
         const int j = j0 + jj;
         float dot = 0.0f;
 #pragma unroll
@@ -120,7 +121,7 @@ __global__ void __launch_bounds__(kSimtQueries) sdpa_simt_kernel(SdpaArgs a) {
 #pragma unroll
       for (int d = 0; d < DH; ++d) acc[d] *= corr;
 #pragma unroll
-      for (int jj = 0; jj < kSimtSub; ++jj) {
+      for (int jj = 0; jj < kSub; ++jj) {
         const int j = j0 + jj;
         const float p = exp2f(sc[jj] - m_use);
         l += p;
