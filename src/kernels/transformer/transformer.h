@@ -120,6 +120,11 @@ Status qk_rmsnorm_rope(const __nv_bfloat16* x0, __nv_bfloat16* y0, const __nv_bf
 Status bias_gelu_tanh(const __nv_bfloat16* x, __nv_bfloat16* y, const __nv_bfloat16* bias, int64_t rows, int64_t dim,
                       cudaStream_t stream);
 
+/// Standalone GELU-tanh over `count` contiguous elements (bias_gelu_tanh without a bias). y may equal x.
+inline Status gelu_tanh(const __nv_bfloat16* x, __nv_bfloat16* y, int64_t count, cudaStream_t stream) {
+  return bias_gelu_tanh(x, y, nullptr, 1, count, stream);
+}
+
 /// Scaled dot-product attention (non-causal) in the projections' layout, no permute:
 ///   q: [B, Sq, H·Dh], k/v: [B, Skv, H·Dh], o: [B, Sq, H·Dh], all bf16, row stride H·Dh elements;
 ///   o[b,s,h] = softmax_j(scale · q[b,s,h]·k[b,j,h] + key_bias[b][j]) · v[b,j,h]
@@ -129,10 +134,14 @@ Status bias_gelu_tanh(const __nv_bfloat16* x, __nv_bfloat16* y, const __nv_bfloa
 struct SdpaDims {
   int64_t batch = 1, seq_q = 1, seq_kv = 1, heads = 1, head_dim = 64;
 };
-/// Kernel variants: kSimt — one thread per query row, K/V tiles in shared memory, CUDA-core FMA (any
-/// compute capability; head_dim a multiple of 8, ≤ 128). Errors: head_dim outside that set (kUnsupported),
-/// sizes < 1, more than 65535 heads or batches, pointers / row strides not 16-byte aligned (kUnsupported).
-enum class SdpaKernel { kSimt };
+/// Kernel variants (both: head_dim a multiple of 8, ≤ 128; smaller head dims are zero-padded to 16/32/64/128):
+/// - kSimt: one thread per query row, K/V tiles in shared memory, CUDA-core FMA; any compute capability.
+/// - kMma: tensor cores (mma.sync m16n8k16 bf16, fp32 accumulate; FlashAttention-2 register layout: 4 warps ×
+///   16 query rows, 64-key tiles); P is rounded to bf16 for the P·V product (the row sum uses the same
+///   rounded P). Needs compute capability ≥ 8.0 (checked at launch: kUnsupported).
+/// Errors: head_dim outside that set (kUnsupported), sizes < 1, more than 65535 heads or batches, pointers not
+/// 16-byte aligned (kUnsupported), o aliasing q/k/v, non-finite scale.
+enum class SdpaKernel { kSimt, kMma };
 const char* sdpa_kernel_name(SdpaKernel k);
 bool sdpa_supported(SdpaKernel k, const SdpaDims& d);
 Status sdpa(SdpaKernel k, const SdpaDims& d, const __nv_bfloat16* q, const __nv_bfloat16* kmat,
