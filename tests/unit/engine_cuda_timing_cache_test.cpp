@@ -62,6 +62,19 @@ TEST(TimingCache, MissingFileIsAnEmptyCacheWithoutWarning) {
   EXPECT_TRUE(c.needs_save());
 }
 
+TEST(TimingCache, ADirectoryOrEmptyFileIsIgnoredWithAWarning) {
+  test::TempDir dir;
+  TimingCache d(kIdentity);
+  d.load(dir.path().string());
+  EXPECT_EQ(d.origin(), TimingCache::Origin::kMalformed);
+  EXPECT_FALSE(d.warning().empty());
+  test::write_file(dir.file("empty.json"), "");
+  TimingCache e(kIdentity);
+  e.load(dir.file("empty.json"));
+  EXPECT_EQ(e.origin(), TimingCache::Origin::kMalformed);
+  EXPECT_NE(e.warning().find("not valid JSON"), std::string::npos) << e.warning();
+}
+
 TEST(TimingCache, AnotherIdentityIsIgnoredSilentlyAndRewritten) {
   TimingCache c(kIdentity);
   c.parse(cache_text({{"k", {{"heuristic_index", 0}, {"time_us", 1.0}}}}, {{"gpu", "other"}}));

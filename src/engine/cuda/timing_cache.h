@@ -71,11 +71,20 @@ class TimingCache {
   TimingCache() = default;
   explicit TimingCache(nlohmann::json identity) : identity_(std::move(identity)) {}
 
+  /// Largest cache file read (a real cache is a few hundred bytes per node); a larger file is malformed.
+  static constexpr uint64_t kMaxFileBytes = uint64_t{64} << 20;
+
   /// Reads `path` (see "Loading" above). Never fails: problems become kMalformed + warning().
   void load(const std::string& path) {
     clear_loaded();
-    std::ifstream f(path, std::ios::binary);
+    std::ifstream f(path, std::ios::binary | std::ios::ate);
     if (!f) return;  // no cache yet
+    const std::streamoff size = f.tellg();
+    if (size < 0 || static_cast<uint64_t>(size) > kMaxFileBytes) {
+      malformed(path, "is larger than " + std::to_string(kMaxFileBytes >> 20) + " MiB");
+      return;
+    }
+    f.seekg(0);
     std::ostringstream text;
     text << f.rdbuf();
     if (f.bad()) {
