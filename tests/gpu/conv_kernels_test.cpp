@@ -24,6 +24,7 @@
 #include "cuda_engine_test_support.h"
 #include "kernels/conv/conv.h"
 #include "reference/reference.h"
+#include "support/cuda_check.h"
 
 namespace ws {
 namespace {
@@ -69,7 +70,9 @@ float host_act(float v, Activation a) {
 struct DeviceBuf {
   void* p = nullptr;
   explicit DeviceBuf(size_t bytes) { EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(bytes, 4)), cudaSuccess); }
-  ~DeviceBuf() { cudaFree(p); }
+  ~DeviceBuf() {
+    if (p) WS_EXPECT_CUDA(cudaFree(p));
+  }
 };
 
 void upload(ElemType t, const std::vector<float>& v, void* dst) {
