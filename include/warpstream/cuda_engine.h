@@ -73,7 +73,8 @@ struct CudaBuildOptions {
   int device = 0;
   /// Timing cache file (JSON). Keyed by GPU name + UUID, driver, CUDA runtime, cuDNN and cuBLAS
   /// versions, the model's graph hash, max_workspace_bytes and tactic_sources; a mismatching cache is
-  /// ignored (and rewritten). Empty:
+  /// ignored (and rewritten); a malformed one (bad JSON, any wrong-typed entry) is ignored whole with a
+  /// warning on stderr. Written to a temporary file renamed over it, under flock("<path>.lock"). Empty:
   /// no persistence (tactics timed each build).
   std::string timing_cache_path;
   /// Upper bound on per-conv cuDNN workspace considered during tactic selection, bytes.

@@ -5,7 +5,7 @@
 // each result read from the mapped result slot right after wait(), never a stale one.
 // Tolerances (logits vs CPU, |gpu − cpu| <= rel · max(|cpu|, 1)): fp32 1e-4 (cuDNN/our kernels sum in
 // another order than the reference; the demo net is 4 layers deep), fp16 2e-2 (the fp16 bar).
-// Frames are random (seed printed; WS_TEST_SEED=<n> replays).
+// Frames are random (seed printed; WS_SEED=<n> replays).
 #include <gtest/gtest.h>
 
 #include <cstdio>

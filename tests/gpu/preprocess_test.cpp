@@ -4,7 +4,7 @@
 // printed. fp16: identical to the reference rounded to nearest-even (__float2half_rn).
 // Sources: device memory and mapped pinned host memory (the device alias), row pitch with padding.
 // Outputs are poisoned with 0xFF bytes (NaN in fp32 and fp16) and guarded by a poisoned tail.
-// Random images are fresh per run; the seed is printed (WS_TEST_SEED=<n> replays).
+// Random images are fresh per run; the seed is printed (WS_SEED=<n> replays).
 // Hand cases: latency-anchors C11 (ramp 10x10 → 5x5), C12 (coordinate modes), C13 (per-channel std).
 #include <cuda_fp16.h>
 #include <gtest/gtest.h>

@@ -86,7 +86,7 @@ inline void write_f64(const std::string& path, const std::function<double(size_t
 /// message is the operand dump described at the top of this file.
 template <class A, class E>
 ::testing::AssertionResult near_dump(std::string_view what, std::span<const A> actual, std::span<const E> expected,
-                                     Tolerance tol = {}, std::initializer_list<Operand> inputs = {}) {
+                                     Tolerance tol, std::span<const Operand> inputs) {
   if (actual.size() != expected.size())
     return ::testing::AssertionFailure() << what << ": actual has " << actual.size() << " elements, expected "
                                          << expected.size();
@@ -131,10 +131,25 @@ template <class A, class E>
 }
 
 template <class A, class E>
+::testing::AssertionResult near_dump(std::string_view what, std::span<const A> actual, std::span<const E> expected,
+                                     Tolerance tol = {}, std::initializer_list<Operand> inputs = {}) {
+  return near_dump(what, actual, expected, tol, std::span<const Operand>(inputs.begin(), inputs.size()));
+}
+
+template <class A, class E>
 ::testing::AssertionResult near_dump(std::string_view what, const std::vector<A>& actual,
                                      const std::vector<E>& expected, Tolerance tol = {},
                                      std::initializer_list<Operand> inputs = {}) {
   return near_dump(what, std::span<const A>(actual), std::span<const E>(expected), tol, inputs);
+}
+
+/// Operands built at run time (e.g. one per graph input).
+template <class A, class E>
+::testing::AssertionResult near_dump(std::string_view what, const std::vector<A>& actual,
+                                     const std::vector<E>& expected, Tolerance tol,
+                                     const std::vector<Operand>& inputs) {
+  return near_dump(what, std::span<const A>(actual), std::span<const E>(expected), tol,
+                   std::span<const Operand>(inputs));
 }
 
 /// near_dump reported as a non-fatal failure (ADD_FAILURE); returns true when everything matched, so a

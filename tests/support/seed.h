@@ -47,7 +47,10 @@ inline uint64_t seed_for(std::string_view label) {
 /// 32-bit seed (std::mt19937's width) of the random operand `what`, printed as
 /// "seed <what> = N (WS_SEED=<base> to reproduce)". Call it once per random operand or case.
 inline uint32_t test_seed(const char* what) {
-  const uint64_t h = seed_for(what ? what : "");
+  uint64_t h = seed_for(what ? what : "");  // splitmix64 finaliser: labels differing in one byte spread apart
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+  h ^= h >> 31;
   const uint32_t s = static_cast<uint32_t>(h ^ (h >> 32));
   std::printf("seed %s = %u (WS_SEED=%llu to reproduce)\n", what ? what : "", s,
               static_cast<unsigned long long>(base_seed()));

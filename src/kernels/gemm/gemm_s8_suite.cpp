@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "cuda/cuda_util.h"
 #include "kernels/gemm/gemm_s8.h"
@@ -45,6 +46,9 @@ struct CaseBuffers {
   std::vector<float> row_scale, col_scale, bias;
   DeviceBuffer da, db, dap, dbtp, dbt, drs, dcs, dbias;
   double pack_ms = 0;
+  // CUTLASS plans of this case (caller-owned build-time state: made on first use, then run only),
+  // keyed by (schedule, output kind, output buffer).
+  std::map<std::tuple<int, int, void*>, CutlassGemmPlan> cutlass_plans;
 };
 
 Result<std::unique_ptr<CaseBuffers>> make_case(const ref::GemmCase& c) {
@@ -94,8 +98,16 @@ Status run_backend(const GemmBackendInfo& be, CaseBuffers& cb, void* out, Cublas
     case GemmBackendKind::kCutlass: {
       GemmEpilogue ep{cb.drs.as<float>(), cb.dcs.as<float>(), cb.dbias.as<float>()};
       GemmOut o = be.out == 0 ? GemmOut::kS32 : be.out == 1 ? GemmOut::kF16 : GemmOut::kBF16;
-      return gemm_s8_cutlass(be.tile == 0 ? CutlassSchedule::kPingpong128x128 : CutlassSchedule::kCoop256x128, o,
-                             cb.da.as<int8_t>(), cb.dbt.as<int8_t>(), out, m, n, k, ep, s);
+      const auto key = std::make_tuple(be.tile, be.out, out);
+      auto it = cb.cutlass_plans.find(key);
+      if (it == cb.cutlass_plans.end()) {
+        WS_ASSIGN_OR_RETURN(CutlassGemmPlan plan,
+                            CutlassGemmPlan::create(be.tile == 0 ? CutlassSchedule::kPingpong128x128
+                                                                 : CutlassSchedule::kCoop256x128,
+                                                    o, cb.da.as<int8_t>(), cb.dbt.as<int8_t>(), out, m, n, k, ep, s));
+        it = cb.cutlass_plans.emplace(key, std::move(plan)).first;
+      }
+      return it->second.run(s);
     }
     case GemmBackendKind::kCublasEx:
       return blas->gemm_ex(cb.da.as<int8_t>(), cb.db.as<int8_t>(), static_cast<int32_t*>(out), m, n, k, s);
