@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "warpstream/engine.h"
+#include "warpstream/arena.h"
 #include "warpstream/graph.h"
 #include "warpstream/status.h"
 

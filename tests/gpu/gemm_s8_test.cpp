@@ -11,7 +11,7 @@
 #include "cuda/cuda_util.h"
 #include "kernels/gemm/gemm_s8.h"
 #include "kernels/gemm/gemm_s8_cutlass.h"
-#include "kernels/gemm/gemm_s8_suite.h"
+#include "bench/gemm/gemm_s8_suite.h"
 #include "reference/gemm_s8.h"
 
 namespace ws {

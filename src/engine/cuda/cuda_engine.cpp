@@ -15,7 +15,7 @@
 
 #include "engine/cuda/cuda_ops.h"
 #include "engine/ir/fusion.h"
-#include "warpstream/engine.h"
+#include "warpstream/arena.h"
 
 namespace ws {
 

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "reference/reference.h"
+#include "warpstream/classification.h"
 #include "warpstream/status.h"
 
 namespace ws::kernels {
@@ -20,8 +20,9 @@ enum class TensorDType { kFloat32, kFloat16 };
 const char* tensor_dtype_name(TensorDType t);
 
 /// Per-channel normalisation after ×1/255: out = (x − mean[c]) · inv_std[c] (R, G, B).
-/// The reference's type (defaults: ImageNet, torchvision), so kernel and reference share one definition.
-using PreprocessNormalize = ref::Normalize;
+/// The public ws::Normalize (defaults: ImageNet, torchvision), the one type the kernel, the reference
+/// (ref::Normalize is the same type) and the lanes share.
+using PreprocessNormalize = ws::Normalize;
 
 /// Largest accepted extents: a destination side up to kPreprocessMaxDstExtent (the grid's y limit with
 /// margin), a source side up to kPreprocessMaxSrcExtent (every coordinate exact in float32).
