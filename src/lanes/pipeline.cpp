@@ -122,7 +122,7 @@ Status Pipeline::enqueue_frame(LaneSlot& l, int64_t w, int64_t h) {
     cuda::NvtxRange r("preprocess");
     WS_RETURN_IF_ERROR(kernels::preprocess_rgb8_to_nchw(
         l.source, h, w, 3 * w, l.context->input(0),
-        input_fp16_ ? kernels::TensorDType::kFloat16 : kernels::TensorDType::kFloat32, in_h_, in_w_, l.normalize, s));
+        input_fp16_ ? DType::kFloat16 : DType::kFloat32, in_h_, in_w_, l.normalize, s));
   }
   {
     cuda::NvtxRange r("network");

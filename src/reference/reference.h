@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/binary_op.h"
 #include "warpstream/classification.h"
 #include "warpstream/status.h"
 
@@ -85,7 +86,7 @@ struct UnaryParams {
 /// y[i] = op(x[i]) for i < count. HardSwish = x * max(0, min(1, x/6 + 0.5)). In-place allowed.
 void unary(UnaryOp op, const float* x, float* y, int64_t count, const UnaryParams& params = {});
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+using ws::BinaryOp;  ///< src/core/binary_op.h (shared with the CUDA kernels)
 /// numpy multidirectional broadcasting. y_dims must equal broadcast(a_dims, b_dims)
 /// (use broadcast_dims). Shapes of any rank (rank 0 = scalar).
 void binary_broadcast(BinaryOp op, const float* a, std::span<const int64_t> a_dims, const float* b,
