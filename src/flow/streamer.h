@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "cuda/cuda_util.h"
-#include "flow/plan/stream_plan.h"
+#include "flow/host/stream_plan.h"
 #include "warpstream/status.h"
 
 namespace ws::flow {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cuda/cuda_util.h"
-#include "flow/int8_chain.h"
+#include "bench/flow/int8_chain.h"
 #include "flow/streamer.h"
 #include "reference/gemm_s8.h"
 #include "support/cuda_check.h"

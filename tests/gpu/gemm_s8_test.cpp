@@ -16,7 +16,7 @@
 #include "cuda/cuda_util.h"
 #include "kernels/gemm/gemm_s8.h"
 #include "kernels/gemm/gemm_s8_cutlass.h"
-#include "kernels/gemm/gemm_s8_suite.h"
+#include "bench/gemm/gemm_s8_suite.h"
 #include "reference/gemm_s8.h"
 #include "support/compare_dump.h"
 #include "support/cuda_check.h"

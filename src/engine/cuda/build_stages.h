@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "engine/ir/fusion.h"
+#include "warpstream/arena.h"
 #include "warpstream/cuda_engine.h"
-#include "warpstream/engine.h"
 #include "warpstream/graph.h"
 #include "warpstream/status.h"
 

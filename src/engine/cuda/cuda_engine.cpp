@@ -15,7 +15,7 @@
 #include "engine/cuda/build_stages.h"
 #include "engine/cuda/cuda_ops.h"
 #include "engine/cuda/timing_cache.h"
-#include "warpstream/engine.h"
+#include "warpstream/arena.h"
 
 namespace ws {
 

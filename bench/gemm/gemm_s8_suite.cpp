@@ -1,5 +1,5 @@
 // INT8 GEMM validation and benchmark driver; see gemm_s8_suite.h.
-#include "kernels/gemm/gemm_s8_suite.h"
+#include "bench/gemm/gemm_s8_suite.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -14,11 +14,12 @@
 #include <memory>
 #include <tuple>
 
+#include "bench/event_timer.h"
 #include "cuda/cuda_util.h"
 #include "kernels/gemm/gemm_s8.h"
 #include "kernels/gemm/gemm_s8_cublas.h"
 #include "kernels/gemm/gemm_s8_cutlass.h"
-#include "kernels/gemm/gemm_s8_variants.h"
+#include "bench/gemm/gemm_s8_variants.h"
 #include "reference/gemm_s8.h"
 
 namespace ws::kernels {
@@ -131,22 +132,11 @@ struct Timing {
   double median = 0, min = 0, max = 0;
 };
 
-Result<Timing> time_backend(const std::function<Status()>& fn, int warmup, int iters, cudaStream_t s) {
-  WS_ASSIGN_OR_RETURN(auto e0, cuda::Event::create());
-  WS_ASSIGN_OR_RETURN(auto e1, cuda::Event::create());
-  for (int i = 0; i < warmup; ++i) WS_RETURN_IF_ERROR(fn());
-  WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s));
-  std::vector<double> t;
-  for (int i = 0; i < iters; ++i) {
-    WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(e0.get(), s));
-    WS_RETURN_IF_ERROR(fn());
-    WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(e1.get(), s));
-    WS_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(e1.get()));
-    WS_ASSIGN_OR_RETURN(float ms, cuda::elapsed_ms(e0, e1));
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  return Timing{t[t.size() / 2], t.front(), t.back()};
+// The shared event timer (bench/event_timer.h); with GemmRunOptions::flush_l2 every run starts from a
+// cold L2 (operands read from HBM, as inside a network).
+Result<Timing> time_backend(const std::function<Status()>& fn, int warmup, int iters, bench::EventTimer& timer) {
+  WS_ASSIGN_OR_RETURN(bench::EventTiming t, timer.time(warmup, iters, fn));
+  return Timing{t.median, t.min, t.max};
 }
 
 double half_to_double(uint16_t bits, int out) {
@@ -233,6 +223,7 @@ Status run_gemm_check(const GemmRunOptions& opt, GemmReport* rep) {
   std::printf("# %s\n", rep->notes.back().c_str());
   WS_ASSIGN_OR_RETURN(auto stream, cuda::Stream::create());
   cudaStream_t s = stream.get();
+  WS_ASSIGN_OR_RETURN(bench::EventTimer timer, bench::EventTimer::create(s, {.flush_l2 = opt.flush_l2}));
   const auto backends = gemm_backends();
 
   // ---- stage 00: DP4A probe on known vectors (signed extremes) + seeded random words.
@@ -318,7 +309,7 @@ Status run_gemm_check(const GemmRunOptions& opt, GemmReport* rep) {
         }
         if (time_squares && row.verdict == "ok" && gc.m == gc.n && gc.n == gc.k && gc.m >= 128) {
           WS_ASSIGN_OR_RETURN(auto t, time_backend([&] { return run_backend(be, *cb, dout.get(), blas.get(), s); },
-                                                   opt.warmup, opt.iters, s));
+                                                   opt.warmup, opt.iters, timer));
           row.ms_median = t.median, row.ms_min = t.min, row.ms_max = t.max;
           row.tops = ref::tops(gc.m, gc.n, gc.k, t.median);
         }
@@ -354,6 +345,7 @@ Status run_gemm_bench(const GemmRunOptions& opt, GemmReport* rep) {
   std::printf("# %s\n", rep->notes.back().c_str());
   WS_ASSIGN_OR_RETURN(auto stream, cuda::Stream::create());
   cudaStream_t s = stream.get();
+  WS_ASSIGN_OR_RETURN(bench::EventTimer timer, bench::EventTimer::create(s, {.flush_l2 = opt.flush_l2}));
   std::vector<GemmBackendInfo> backends;
   for (auto& be : gemm_backends())
     if (be.kind != GemmBackendKind::kNaive && gemm_variant_matches(opt.variant, be.name)) backends.push_back(be);
@@ -477,7 +469,7 @@ Status run_gemm_bench(const GemmRunOptions& opt, GemmReport* rep) {
         row.verdict = sh.verdict[be.name];
         if (row.verdict.rfind("n/a", 0) != 0) {
           auto t = time_backend([&] { return run_backend(be, *sh.cb, sh.dout.get(), sh.blas.get(), s); }, opt.warmup,
-                                opt.iters, s);
+                                opt.iters, timer);
           if (!t.is_ok()) return t.status();
           row.ms_median = t->median, row.ms_min = t->min, row.ms_max = t->max;
           row.tops = ref::tops(sh.gc.m, sh.gc.n, sh.gc.k, t->median);

@@ -1,5 +1,5 @@
 // Copy/compute overlap benchmark; see overlap_bench.h.
-#include "flow/overlap_bench.h"
+#include "bench/flow/overlap_bench.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,9 @@
 #include <functional>
 #include <string>
 
+#include "bench/event_timer.h"
 #include "cuda/cuda_util.h"
-#include "flow/int8_chain.h"
+#include "bench/flow/int8_chain.h"
 #include "flow/streamer.h"
 
 namespace ws::flow {
@@ -28,34 +29,17 @@ void fill_small(int8_t* p, uint64_t bytes, uint64_t seed) {
   for (; i < bytes; ++i) p[i] = int8_t(int(i % 16) - 8);
 }
 
-double median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 struct Timed {
   double med = 0, lo = 0, hi = 0;
 };
 
 Result<Timed> time_pass(int warmup, int iters, cudaStream_t s, const std::function<Status()>& op) {
-  WS_ASSIGN_OR_RETURN(cuda::Event a, cuda::Event::create());
-  WS_ASSIGN_OR_RETURN(cuda::Event b, cuda::Event::create());
-  std::vector<float> ms;
-  for (int r = 0; r < warmup + iters; ++r) {
-    WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(a.get(), s));
-    WS_RETURN_IF_ERROR(op());
-    WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(b.get(), s));
-    WS_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(b.get()));
-    if (r >= warmup) {
-      WS_ASSIGN_OR_RETURN(float t, cuda::elapsed_ms(a, b));
-      ms.push_back(t);
-    }
-  }
+  WS_ASSIGN_OR_RETURN(bench::EventTimer timer, bench::EventTimer::create(s));
+  WS_ASSIGN_OR_RETURN(bench::EventTiming r, timer.time(warmup, iters, op));
   Timed t;
-  t.med = median(ms);
-  t.lo = *std::min_element(ms.begin(), ms.end());
-  t.hi = *std::max_element(ms.begin(), ms.end());
+  t.med = r.median;
+  t.lo = r.min;
+  t.hi = r.max;
   return t;
 }
 

@@ -1,7 +1,7 @@
 // int8_chain.cu — the INT8 layer chain of the streaming benchmark and tests (see int8_chain.h).
 // requantize_s32_to_s8: one thread per 4 outputs (int4 load, char4 store), grid-stride; scalar tail.
 // Test: tests/gpu/flow_streamer_test.cpp (streamed == resident, bit for bit). Time: `warpstream overlap`.
-#include "flow/int8_chain.h"
+#include "bench/flow/int8_chain.h"
 
 #include <cmath>
 

@@ -2,7 +2,7 @@
 // mapped_read_kernel: grid-stride over 16-byte words of mapped pinned host memory, XOR-folding into one
 // word per block (written to device memory so the loads cannot be elided).
 // Run: `warpstream h2d [--json out.json]` (scripts/device-check-flow.sh on the device).
-#include "flow/h2d_bench.h"
+#include "bench/flow/h2d_bench.h"
 
 #include <algorithm>
 #include <cstring>
@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "bench/event_timer.h"
 #include "cuda/cuda_util.h"
 
 namespace ws::flow {
@@ -32,30 +33,6 @@ __global__ void mapped_read_kernel(const int4* __restrict__ src, int64_t n16, in
     acc.w ^= __shfl_xor_sync(0xffffffffu, acc.w, o);
   }
   if ((threadIdx.x & 31) == 0) sink[blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32] = acc;
-}
-
-struct Timer {
-  cuda::Event start, end;
-  std::vector<cuda::Event> done;  // per extra stream
-};
-
-using Op = std::function<Status()>;
-
-/// Times `op` (which enqueues between start/end as it likes) `warmup + iters` times.
-Status time_it(int warmup, int iters, const cuda::Event& start, const cuda::Event& end, cudaStream_t s0,
-               const Op& op, std::vector<float>* ms) {
-  ms->clear();
-  for (int r = 0; r < warmup + iters; ++r) {
-    WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(start.get(), s0));
-    WS_RETURN_IF_ERROR(op());
-    WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(end.get(), s0));
-    WS_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(end.get()));
-    if (r >= warmup) {
-      WS_ASSIGN_OR_RETURN(float t, cuda::elapsed_ms(start, end));
-      ms->push_back(t);
-    }
-  }
-  return Status::ok();
 }
 
 H2dRow make_row(std::string mem, std::string dir, int streams, uint64_t chunk, uint64_t bytes, std::vector<float> ms) {
@@ -113,17 +90,22 @@ Status run_h2d_sweep(const H2dOptions& in, H2dReport* report) {
     WS_ASSIGN_OR_RETURN(cuda::Event e, cuda::Event::create(cudaEventDisableTiming));
     done.push_back(std::move(e));
   }
-  WS_ASSIGN_OR_RETURN(cuda::Event start, cuda::Event::create());
-  WS_ASSIGN_OR_RETURN(cuda::Event end, cuda::Event::create());
   cudaStream_t s0 = streams[0].get();
+  // Transfers read host memory: no L2 flush (the copies never hit the L2 of the previous run).
+  WS_ASSIGN_OR_RETURN(bench::EventTimer timer, bench::EventTimer::create(s0));
   std::vector<float> ms;
+  auto time_it = [&](const std::function<Status()>& op) -> Status {
+    WS_ASSIGN_OR_RETURN(bench::EventTiming t, timer.time(o.warmup, o.iters, op));
+    ms = std::move(t.ms);
+    return Status::ok();
+  };
 
   auto chunked = [&](void* dst, const void* src, uint64_t bytes, cudaMemcpyKind kind, int ns, uint64_t chunk) -> Status {
     if (chunk == 0 || (ns == 1 && chunk >= bytes)) {
       WS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes, kind, s0));
       return Status::ok();
     }
-    for (int i = 1; i < ns; ++i) WS_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(streams[i].get(), start.get(), 0));
+    for (int i = 1; i < ns; ++i) WS_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(streams[i].get(), timer.start_event(), 0));
     uint64_t k = 0;
     for (uint64_t off = 0; off < bytes; off += chunk, ++k) {
       const uint64_t n = std::min(chunk, bytes - off);
@@ -143,15 +125,13 @@ Status run_h2d_sweep(const H2dOptions& in, H2dReport* report) {
       void* dst = d2h ? pinned.get() : dbuf.get();
       const void* src = d2h ? dbuf.get() : pinned.get();
       cudaMemcpyKind kind = d2h ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice;
-      WS_RETURN_IF_ERROR(time_it(o.warmup, o.iters, start, end, s0,
-                                 [&] { return chunked(dst, src, bytes, kind, 1, 0); }, &ms));
+      WS_RETURN_IF_ERROR(time_it([&] { return chunked(dst, src, bytes, kind, 1, 0); }));
       report->rows.push_back(make_row("pinned", d2h ? "d2h" : "h2d", 1, 0, bytes, ms));
       // Chunked across streams.
       for (int ns : o.streams)
         for (uint64_t chunk : o.chunks) {
           if (chunk >= bytes) continue;
-          WS_RETURN_IF_ERROR(time_it(o.warmup, o.iters, start, end, s0,
-                                     [&] { return chunked(dst, src, bytes, kind, ns, chunk); }, &ms));
+          WS_RETURN_IF_ERROR(time_it([&] { return chunked(dst, src, bytes, kind, ns, chunk); }));
           report->rows.push_back(make_row("pinned", d2h ? "d2h" : "h2d", ns, chunk, bytes, ms));
         }
     }
@@ -163,11 +143,11 @@ Status run_h2d_sweep(const H2dOptions& in, H2dReport* report) {
     const int4* src = static_cast<const int4*>(pinned.device_ptr());
     if (!src) return internal_error("h2d: mapped allocation has no device pointer");
     for (uint64_t bytes : o.sizes) {
-      WS_RETURN_IF_ERROR(time_it(o.warmup, o.iters, start, end, s0, [&]() -> Status {
+      WS_RETURN_IF_ERROR(time_it([&]() -> Status {
         mapped_read_kernel<<<blocks, threads, 0, s0>>>(src, int64_t(bytes / 16), sink.as<int4>());
         WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
         return Status::ok();
-      }, &ms));
+      }));
       report->rows.push_back(make_row("mapped", "kernel_read", 1, 0, bytes, ms));
     }
   }
@@ -180,8 +160,7 @@ Status run_h2d_sweep(const H2dOptions& in, H2dReport* report) {
         void* dst = d2h ? static_cast<void*>(pageable.get()) : dbuf.get();
         const void* src = d2h ? dbuf.get() : static_cast<const void*>(pageable.get());
         cudaMemcpyKind kind = d2h ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice;
-        WS_RETURN_IF_ERROR(time_it(o.warmup, o.iters, start, end, s0,
-                                   [&] { return chunked(dst, src, bytes, kind, 1, 0); }, &ms));
+        WS_RETURN_IF_ERROR(time_it([&] { return chunked(dst, src, bytes, kind, 1, 0); }));
         report->rows.push_back(make_row("pageable", d2h ? "d2h" : "h2d", 1, 0, bytes, ms));
       }
   }

@@ -1,5 +1,5 @@
 // Streaming ring planner; see stream_plan.h. Host-only (no CUDA).
-#include "flow/plan/stream_plan.h"
+#include "flow/host/stream_plan.h"
 
 #include <cstdio>
 

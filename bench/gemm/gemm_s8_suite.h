@@ -21,6 +21,7 @@ struct GemmRunOptions {
   int warmup = 5;
   int iters = 20;
   int cpu_positions = 64;
+  bool flush_l2 = true;      ///< flush the L2 before every timed run (bench/event_timer.h)
 };
 
 struct GemmRow {
