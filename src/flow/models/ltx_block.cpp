@@ -13,6 +13,7 @@
 #include "flow/models/ltx_block_kernels.h"
 #include "flow/models/ltx_linear.h"
 #include "flow/models/ltx_sdpa_cudnn.h"
+#include "kernels/transformer/transformer.h"
 
 namespace ws::flow {
 
@@ -282,7 +283,18 @@ struct LtxBlock::Impl {
   std::vector<std::function<Status(cudaStream_t)>> ops;
   size_t bytes = 0;
 
-  ltx::Modulation mod() const { return {w->sst, io.temb, geo.temb_rows}; }
+  // The block's AdaLN source for the shared transformer kernels: scale_shift_table [6, D] + temb [B, S', 6D].
+  kernels::AdaLnTable mod() const {
+    kernels::AdaLnTable t;
+    t.table = w->sst;
+    t.temb = static_cast<const __nv_bfloat16*>(io.temb);
+    t.temb_row_stride = 6 * (int64_t)cfg.dim();
+    t.temb_chunk_stride = cfg.dim();
+    t.tokens_per_temb_row = geo.temb_rows == 1 ? geo.tokens : 1;
+    return t;
+  }
+  __nv_bfloat16* x() const { return static_cast<__nv_bfloat16*>(io.x); }
+  int64_t rows() const { return (int64_t)geo.batch * geo.tokens; }
 };
 
 namespace {
@@ -413,7 +425,7 @@ Result<std::unique_ptr<LtxBlock>> LtxBlock::build(const LtxBlockConfig& cfg, con
     I.stages.push_back({std::move(name), flops});
     I.ops.push_back(std::move(op));
   };
-  auto quant = [P, fp8](const char* name, const void* x, int64_t rows, int cols) {
+  auto quant = [P](const char* name, const void* x, int64_t rows, int cols) {
     return std::make_pair(std::string(name),
                           std::function<Status(cudaStream_t)>([P, x, rows, cols](cudaStream_t s) {
                             return ltx::quantize_rows_e4m3(x, cols, P->xq, P->xscale, (int)rows, cols, s);
@@ -428,8 +440,9 @@ Result<std::unique_ptr<LtxBlock>> LtxBlock::build(const LtxBlockConfig& cfg, con
     add(name, flops, [l](cudaStream_t s) { return l->enqueue(s); });
   };
   add("norm1+modulate", 0, [P](cudaStream_t s) {
-    return ltx::rms_norm_modulate(P->io.x, P->n1, P->mod(), 0, 1, P->geo.batch, P->geo.tokens, P->cfg.dim(),
-                                  P->cfg.norm_eps, s);
+    const kernels::AdaLnTable mod = P->mod();
+    return kernels::rms_norm_modulate(P->x(), static_cast<__nv_bfloat16*>(P->n1), P->rows(), P->cfg.dim(),
+                                      P->cfg.norm_eps, mod, kernels::kShiftMsa, kernels::kScaleMsa, s);
   });
   add_linear("attn1.quantize", I.n1, M, d, I.l_qkv.get(), "attn1.to_qkv", 2 * Md * 3 * D * D);
   add("attn1.norm_qk+rope", 0, [P, d](cudaStream_t s) {
@@ -449,7 +462,9 @@ Result<std::unique_ptr<LtxBlock>> LtxBlock::build(const LtxBlockConfig& cfg, con
   });
   add_linear("attn1.out.quantize", I.ao, M, d, I.l_o1.get(), "attn1.to_out.0", 2 * Md * D * D);
   add("attn1.gated_residual", 0, [P](cudaStream_t s) {
-    return ltx::gated_residual(P->io.x, P->proj1, P->mod(), 2, P->geo.batch, P->geo.tokens, P->cfg.dim(), s);
+    const kernels::AdaLnTable mod = P->mod();
+    return kernels::gated_residual_add(P->x(), static_cast<const __nv_bfloat16*>(P->proj1), nullptr, P->rows(),
+                                       P->cfg.dim(), &mod, kernels::kGateMsa, s);
   });
   add_linear("attn2.q.quantize", io.x, M, d, I.l_q2.get(), "attn2.to_q", 2 * Md * D * D);
   add_linear("attn2.kv.quantize", io.enc, MT, dc, I.l_kv2.get(), "attn2.to_kv", 2 * MTd * 2 * D * DC);
@@ -468,17 +483,19 @@ Result<std::unique_ptr<LtxBlock>> LtxBlock::build(const LtxBlockConfig& cfg, con
                               s);
   });
   add_linear("attn2.out.quantize", I.ao, M, d, I.l_o2.get(), "attn2.to_out.0", 2 * Md * D * D);
-  add("attn2.residual", 0, [P](cudaStream_t s) {
-    return ltx::gated_residual(P->io.x, P->proj2, P->mod(), -1, P->geo.batch, P->geo.tokens, P->cfg.dim(), s);
-  });
-  add("norm2+modulate", 0, [P](cudaStream_t s) {
-    return ltx::rms_norm_modulate(P->io.x, P->n2, P->mod(), 3, 4, P->geo.batch, P->geo.tokens, P->cfg.dim(),
-                                  P->cfg.norm_eps, s);
+  // attn2's plain residual add fused with norm2 + modulation (one pass over x).
+  add("attn2.residual+norm2+modulate", 0, [P](cudaStream_t s) {
+    const kernels::AdaLnTable mod = P->mod();
+    return kernels::gated_residual_add(P->x(), static_cast<const __nv_bfloat16*>(P->proj2), nullptr, P->rows(),
+                                       P->cfg.dim(), nullptr, 0, s, static_cast<__nv_bfloat16*>(P->n2),
+                                       P->cfg.norm_eps, &mod, kernels::kShiftMlp, kernels::kScaleMlp);
   });
   add_linear("ff.0.quantize", I.n2, M, d, I.l_f0.get(), "ff.net.0.proj+gelu", 2 * Md * FF * D);
   add_linear("ff.2.quantize", I.ffh, M, ff, I.l_f2.get(), "ff.net.2", 2 * Md * D * FF);
   add("ff.gated_residual", 0, [P](cudaStream_t s) {
-    return ltx::gated_residual(P->io.x, P->ffo, P->mod(), 5, P->geo.batch, P->geo.tokens, P->cfg.dim(), s);
+    const kernels::AdaLnTable mod = P->mod();
+    return kernels::gated_residual_add(P->x(), static_cast<const __nv_bfloat16*>(P->ffo), nullptr, P->rows(),
+                                       P->cfg.dim(), &mod, kernels::kGateMlp, s);
   });
   return std::unique_ptr<LtxBlock>(new LtxBlock(std::move(impl)));
 }
@@ -530,37 +547,5 @@ LtxBlockIntermediates LtxBlock::intermediates() const {
 
 LtxBlock::LtxBlock(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 LtxBlock::~LtxBlock() = default;
-
-void ltx_rope_tables(int frames, int height, int width, int dim, const float* scale, std::vector<float>& cos,
-                     std::vector<float>& sin) {
-  const int64_t s_count = (int64_t)frames * height * width;
-  cos.assign(s_count * dim, 1.f);
-  sin.assign(s_count * dim, 0.f);
-  const int n = dim / 6, pad = dim % 6;
-  std::vector<double> freq(n);
-  const double kPi = 3.14159265358979323846;
-  for (int i = 0; i < n; ++i) {
-    // theta ** linspace(log_theta(1), log_theta(theta), n) in float32 as torch computes it, times pi/2.
-    const float lin = n > 1 ? (float)i / (float)(n - 1) : 0.f;
-    const float f = std::pow(10000.f, lin);
-    freq[i] = (float)(f * (float)kPi / 2.f);
-  }
-  const float base[3] = {20.f, 2048.f, 2048.f};
-  int64_t s = 0;
-  for (int f = 0; f < frames; ++f)
-    for (int h = 0; h < height; ++h)
-      for (int w = 0; w < width; ++w, ++s) {
-        float coord[3] = {(float)f, (float)h, (float)w};
-        if (scale != nullptr)
-          for (int a = 0; a < 3; ++a) coord[a] = coord[a] * scale[a] / base[a];
-        for (int k = 0; k < n; ++k)
-          for (int a = 0; a < 3; ++a) {
-            const float ang = (float)freq[k] * (coord[a] * 2.f - 1.f);
-            const int64_t c = pad + 2 * (3 * k + a);
-            cos[s * dim + c] = cos[s * dim + c + 1] = std::cos(ang);
-            sin[s * dim + c] = sin[s * dim + c + 1] = std::sin(ang);
-          }
-      }
-}
 
 }  // namespace ws::flow

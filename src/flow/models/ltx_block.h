@@ -160,10 +160,4 @@ class LtxBlock {
   std::unique_ptr<Impl> impl_;
 };
 
-/// LTX RoPE tables (diffusers LTXVideoRotaryPosEmbed, theta 10000, base (20, 2048, 2048), patch 1) for a grid F x H x W
-/// in (f, h, w) order: cos/sin float32 [F*H*W, dim]. `scale` = rope_interpolation_scale (s0, s1, s2) or null for the
-/// raw indices (diffusers' unit test). Leading dim % 6 entries are cos 1, sin 0.
-void ltx_rope_tables(int frames, int height, int width, int dim, const float* scale, std::vector<float>& cos,
-                     std::vector<float>& sin);
-
 }  // namespace ws::flow

@@ -1,6 +1,5 @@
-// Kernels of the GPU LTX-Video block (src/flow/models/ltx_block.h) between its cuBLASLt GEMMs and the SDPA:
-// RMSNorm (no affine) + AdaLN modulation, q/k RMSNorm (affine, across heads) + interleaved RoPE, gated residual,
-// the fallback SDPA, per-token fp8 quantization and the fp8 follow-up scaling. Declared in ltx_block_kernels.h
+// Kernels of the GPU LTX-Video block (src/flow/models/ltx_block.h) on row-strided slices of the fused QKV/KV GEMM
+// outputs: q/k RMSNorm (affine, across heads) + interleaved RoPE, the fallback SDPA (bf16 key bias), per-token fp8 quantization and the fp8 follow-up scaling. Declared in ltx_block_kernels.h
 // (formulas and layouts there). All arithmetic in fp32, one bf16 rounding per output.
 // Thread mapping: row kernels = one 256-thread block per row (block-wide sum/max via warp shuffles + shared
 // memory); elementwise kernels = one thread per element pair, grid-stride; SDPA = one warp per (query, head, batch).
@@ -47,32 +46,6 @@ __device__ __forceinline__ float block_max(float v, float* red) {
   return s;
 }
 
-__device__ __forceinline__ float ada(const bf16* sst, const bf16* temb, int temb_rows, int b, int s, int chunk, int j,
-                                     int dim) {
-  const int srow = temb_rows == 1 ? 0 : s;
-  return __bfloat162float(sst[(int64_t)chunk * dim + j]) +
-         __bfloat162float(temb[(((int64_t)b * temb_rows + srow) * 6 + chunk) * dim + j]);
-}
-
-__global__ void rms_norm_modulate_kernel(const bf16* __restrict__ x, bf16* __restrict__ y, const bf16* __restrict__ sst,
-                                         const bf16* __restrict__ temb, int temb_rows, int shift_chunk, int scale_chunk,
-                                         int tokens, int dim, float eps) {
-  __shared__ float red[kThreads / 32];
-  const int64_t row = blockIdx.x;
-  const int b = (int)(row / tokens), s = (int)(row % tokens);
-  const bf16* xr = x + row * dim;
-  float ss = 0.f;
-  for (int j = threadIdx.x; j < dim; j += blockDim.x) { float v = ld_bf16(xr + j); ss += v * v; }
-  const float inv = rsqrtf(block_sum(ss, red) / dim + eps);
-  bf16* yr = y + row * dim;
-  for (int j = threadIdx.x; j < dim; j += blockDim.x) {
-    const float n = ld_bf16(xr + j) * inv;
-    const float sc = ada(sst, temb, temb_rows, b, s, scale_chunk, j, dim);
-    const float sh = ada(sst, temb, temb_rows, b, s, shift_chunk, j, dim);
-    yr[j] = __float2bfloat16_rn(n * (1.f + sc) + sh);
-  }
-}
-
 __global__ void qk_norm_rope_kernel(bf16* __restrict__ x, int64_t ld, const bf16* __restrict__ w,
                                     const float* __restrict__ cs, const float* __restrict__ sn, int tokens, int dim,
                                     float eps) {
@@ -96,18 +69,6 @@ __global__ void qk_norm_rope_kernel(bf16* __restrict__ x, int64_t ld, const bf16
     }
     xr[j0] = __float2bfloat16_rn(a);
     xr[j1] = __float2bfloat16_rn(c);
-  }
-}
-
-__global__ void gated_residual_kernel(bf16* __restrict__ x, const bf16* __restrict__ y, const bf16* __restrict__ sst,
-                                      const bf16* __restrict__ temb, int temb_rows, int gate_chunk, int tokens, int dim,
-                                      int64_t count) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t row = i / dim;
-    const int j = (int)(i % dim);
-    float g = 1.f;
-    if (gate_chunk >= 0) g = ada(sst, temb, temb_rows, (int)(row / tokens), (int)(row % tokens), gate_chunk, j, dim);
-    x[i] = __float2bfloat16_rn(ld_bf16(x + i) + ld_bf16(y + i) * g);
   }
 }
 
@@ -221,18 +182,6 @@ Status launched(const char* kernel) {
 
 }  // namespace
 
-Status rms_norm_modulate(const void* x, void* y, const Modulation& mod, int shift_chunk, int scale_chunk, int batch,
-                         int tokens, int dim, float eps, cudaStream_t stream) {
-  if (batch < 1 || tokens < 1 || dim < 1 || (mod.temb_rows != 1 && mod.temb_rows != tokens))
-    return invalid_argument("ltx rms_norm_modulate: batch " + std::to_string(batch) + ", tokens " +
-                            std::to_string(tokens) + ", dim " + std::to_string(dim) + ", temb rows " +
-                            std::to_string(mod.temb_rows) + " (must be 1 or tokens)");
-  rms_norm_modulate_kernel<<<batch * tokens, kThreads, 0, stream>>>(
-      static_cast<const bf16*>(x), static_cast<bf16*>(y), static_cast<const bf16*>(mod.sst),
-      static_cast<const bf16*>(mod.temb), mod.temb_rows, shift_chunk, scale_chunk, tokens, dim, eps);
-  return launched("rms_norm_modulate_kernel");
-}
-
 Status qk_norm_rope(void* x, int64_t ld, const void* weight, const float* cos, const float* sin, int rows, int tokens,
                     int dim, float eps, cudaStream_t stream) {
   if (rows < 1 || tokens < 1 || dim < 2 || dim % 2 != 0 || ld < dim || (cos == nullptr) != (sin == nullptr))
@@ -241,16 +190,6 @@ Status qk_norm_rope(void* x, int64_t ld, const void* weight, const float* cos, c
   qk_norm_rope_kernel<<<rows, kThreads, 0, stream>>>(static_cast<bf16*>(x), ld, static_cast<const bf16*>(weight), cos,
                                                      sin, tokens, dim, eps);
   return launched("qk_norm_rope_kernel");
-}
-
-Status gated_residual(void* x, const void* y, const Modulation& mod, int gate_chunk, int batch, int tokens, int dim,
-                      cudaStream_t stream) {
-  const int64_t count = (int64_t)batch * tokens * dim;
-  if (count < 1) return invalid_argument("ltx gated_residual: empty tensor");
-  gated_residual_kernel<<<grid_for(count), kThreads, 0, stream>>>(
-      static_cast<bf16*>(x), static_cast<const bf16*>(y), static_cast<const bf16*>(mod.sst),
-      static_cast<const bf16*>(mod.temb), mod.temb_rows, gate_chunk, tokens, dim, count);
-  return launched("gated_residual_kernel");
 }
 
 Status sdpa_fallback(const void* q, int64_t ld_q, const void* k, int64_t ld_k, const void* v, int64_t ld_v, void* o,

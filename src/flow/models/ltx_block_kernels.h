@@ -1,18 +1,15 @@
 #pragma once
 /// \file ltx_block_kernels.h
-/// Elementwise / reduction kernels the GPU LTX-Video block chains between its GEMMs and attention
+/// The GPU LTX-Video block's own kernels for what the shared transformer family (src/kernels/transformer/
+/// transformer.h: norm+modulation, gated residual(+norm2), which the block also uses) does not cover in its layout:
+/// q/k RMSNorm+RoPE and SDPA on row-strided slices of the fused QKV / KV GEMM outputs (the shared kernels want dense
+/// [rows, dim] tensors), a bf16 key bias (what cuDNN takes), and the fp8 activation quantization / follow-up scaling
 /// (diffusers LTXVideoTransformerBlock, see /work/shared/research/ltx-video-and-streaming.md sections 1.3-1.5).
 /// Host-only declarations; device pointers; every launcher only enqueues on `stream` (no allocation, no sync,
 /// CUDA-graph capturable) and returns the launch status naming the kernel.
-///
-/// These are the block's own kernels, written so the block runs before (or without) the shared transformer
-/// kernel family (src/kernels/transformer/, "ltxkernels"); the math is the CPU reference's (src/reference/ltx.h):
-/// fp32 arithmetic, one bf16 rounding at each kernel's output.
-///
-/// Layouts: activations row-major bf16 [rows, cols] with an explicit row stride in elements (so a slice of a fused
-/// QKV GEMM output [rows, 3D] is addressed in place). `temb` is [B, S', 6, D] bf16 (diffusers' temb reshaped), S' = 1
-/// (per-sample timestep) or S (per-token); `sst` is the block's scale_shift_table [6, D] bf16. Chunk order
-/// (diffusers' unbind): 0 shift_msa, 1 scale_msa, 2 gate_msa, 3 shift_mlp, 4 scale_mlp, 5 gate_mlp.
+/// Math as the CPU reference (src/reference/ltx.h) computes it: fp32 arithmetic, one bf16 rounding per output.
+/// Layouts: activations row-major bf16 [rows, cols] with an explicit row stride `ld` in elements (a slice of a fused
+/// QKV GEMM output [rows, 3D] is addressed in place).
 
 #include <cuda_runtime.h>
 
@@ -22,28 +19,12 @@
 
 namespace ws::flow::ltx {
 
-/// Modulation table: ada[b, s, k, j] = sst[k, j] + temb[b, s' = (temb_rows == 1 ? 0 : s), k, j].
-struct Modulation {
-  const void* sst = nullptr;   ///< bf16 [6, D]
-  const void* temb = nullptr;  ///< bf16 [B, temb_rows, 6, D]
-  int temb_rows = 1;           ///< 1 (per-sample) or S (per-token)
-};
-
-/// y[b,s,:] = rms(x[b,s,:]) * (1 + ada[b,s,scale_chunk,:]) + ada[b,s,shift_chunk,:],
-/// rms(v) = v / sqrt(mean(v^2) + eps) (no affine). x, y: bf16 [B*S, D] dense. One 256-thread block per row.
-Status rms_norm_modulate(const void* x, void* y, const Modulation& mod, int shift_chunk, int scale_chunk, int batch,
-                         int tokens, int dim, float eps, cudaStream_t stream);
-
 /// In place on x (bf16 rows of `dim` elements, row stride `ld`): x = rms(x) * weight (RMSNorm with affine over the
 /// whole inner dim, "across heads"), then, when cos/sin are given, LTX's interleaved RoPE:
 /// out[2i] = x[2i]*cos[2i] - x[2i+1]*sin[2i], out[2i+1] = x[2i+1]*cos[2i+1] + x[2i]*sin[2i+1] (fp32 tables [S, dim],
 /// row r uses table row r % tokens). dim even. One 256-thread block per row.
 Status qk_norm_rope(void* x, int64_t ld, const void* weight, const float* cos, const float* sin, int rows, int tokens,
                     int dim, float eps, cudaStream_t stream);
-
-/// x[b,s,:] += y[b,s,:] * ada[b,s,gate_chunk,:] (gate_chunk < 0: plain residual add x += y). bf16 [B*S, D] dense.
-Status gated_residual(void* x, const void* y, const Modulation& mod, int gate_chunk, int batch, int tokens, int dim,
-                      cudaStream_t stream);
 
 /// Fallback SDPA (non-causal; softmax(q k^T * scale + bias) v, fp32 online softmax). q: [B, Sq, ld_q] bf16 with head h
 /// at columns h*Dh .. h*Dh+Dh-1 (the [B,S,H*Dh] layout, no permute), k/v likewise with ld_k/ld_v and Skv rows,
