@@ -34,6 +34,8 @@ if(_ws_flow_target)
     set_source_files_properties(${WS_CUDNN_FRONTEND_SOURCES} TARGET_DIRECTORY ${_ws_flow_target} PROPERTIES
       INCLUDE_DIRECTORIES "${_ws_cfe}"
       COMPILE_DEFINITIONS "WS_HAVE_CUDNN_FRONTEND=1")
+    # cudnn-frontend >= 1.1x carries NVRTC-compiled experimental engines that its headers instantiate.
+    target_link_libraries(${_ws_flow_target} PRIVATE CUDA::nvrtc)
     message(STATUS "warpstream: cudnn-frontend ON (${_ws_cfe}) for the LTX block's fused SDPA")
   else()
     message(STATUS "warpstream: cudnn-frontend OFF (run scripts/fetch-cudnn-frontend.sh or set WS_CUDNN_FRONTEND_DIR); "
