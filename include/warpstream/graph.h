@@ -20,6 +20,7 @@ namespace ws::ir {
 enum class DType : int32_t {
   kUndefined = 0, kFloat32 = 1, kUInt8 = 2, kInt8 = 3, kUInt16 = 4, kInt16 = 5, kInt32 = 6, kInt64 = 7,
   kString = 8, kBool = 9, kFloat16 = 10, kFloat64 = 11, kUInt32 = 12, kUInt64 = 13, kBFloat16 = 16,
+  kFloat8E4M3FN = 17,  ///< OCP FP8 E4M3 "fn" (no infinities, NaN = S.1111.111, max 448); see numeric.h
 };
 /// Bytes per element (0 for kUndefined/kString).
 size_t dtype_size(DType t);

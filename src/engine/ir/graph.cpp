@@ -8,7 +8,7 @@ namespace ws::ir {
 size_t dtype_size(DType t) {
   switch (t) {
     case DType::kFloat32: case DType::kInt32: case DType::kUInt32: return 4;
-    case DType::kUInt8: case DType::kInt8: case DType::kBool: return 1;
+    case DType::kUInt8: case DType::kInt8: case DType::kBool: case DType::kFloat8E4M3FN: return 1;
     case DType::kUInt16: case DType::kInt16: case DType::kFloat16: case DType::kBFloat16: return 2;
     case DType::kInt64: case DType::kFloat64: case DType::kUInt64: return 8;
     default: return 0;
@@ -31,6 +31,7 @@ std::string dtype_name(DType t) {
     case DType::kUInt32: return "uint32";
     case DType::kUInt64: return "uint64";
     case DType::kBFloat16: return "bfloat16";
+    case DType::kFloat8E4M3FN: return "float8e4m3fn";
     default: return "dtype " + std::to_string(static_cast<int>(t));
   }
 }
