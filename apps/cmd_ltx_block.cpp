@@ -106,8 +106,6 @@ int run_ltx_block(const LtxBlockArgs& a) {
   else return usage("--weights must be bf16, fp8 or int8, got '" + a.weights + "'");
   if (format == flow::LtxWeightFormat::kINT8)
     return usage("--weights int8: int8 weights are not implemented in the GPU block yet (bf16 and fp8 are)");
-  if (Status st = ws::cuda::init_device(0); !st.is_ok()) return fail("device", st, 2);
-
   // ---- checkpoint, prefix, config ----
   auto ckpt = ws::io::open_checkpoint(a.model);
   if (!ckpt.is_ok()) return fail("checkpoint", ckpt.status(), 2);
@@ -150,7 +148,11 @@ int run_ltx_block(const LtxBlockArgs& a) {
   }
   auto store = ws::flow::WeightStore::load(ckpt.value(), names, wopt);
   if (!store.is_ok()) return fail("weights", store.status(), 2);
-  auto weights = flow::LtxBlockWeights::upload(flow::ltx_source_from_store(store.value(), a.model), prefix, cfg, format);
+  const flow::LtxTensorSource source = flow::ltx_source_from_store(store.value(), a.model);
+  // Names, dtypes and shapes are checked on the host first, so a bad checkpoint is reported before device start-up.
+  if (Status st = flow::LtxBlockWeights::validate(source, prefix, cfg); !st.is_ok()) return fail("weights", st, 2);
+  if (Status st = ws::cuda::init_device(0); !st.is_ok()) return fail("device", st, 2);
+  auto weights = flow::LtxBlockWeights::upload(source, prefix, cfg, format);
   if (!weights.is_ok()) return fail("weights", weights.status(), 2);
 
   // ---- inputs: goldens or random (seeded) ----

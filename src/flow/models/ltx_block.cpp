@@ -207,6 +207,34 @@ std::vector<std::string> ltx_block_tensor_names(const std::string& prefix) {
   return n;
 }
 
+Status LtxBlockWeights::validate(const LtxTensorSource& source, const std::string& prefix, const LtxBlockConfig& cfg) {
+  const int64_t d = cfg.dim(), dc = cfg.cross_dim, ff = cfg.ff();
+  Uploader up(source, prefix, LtxWeightFormat::kBF16);
+  std::vector<std::pair<std::string, std::vector<int64_t>>> expect = {{"scale_shift_table", {6, d}}};
+  for (const char* a : {"attn1.", "attn2."}) {
+    const int64_t in_kv = std::string(a) == "attn1." ? d : dc;
+    for (const char* l : {"to_q", "to_out.0"}) {
+      expect.push_back({std::string(a) + l + ".weight", {d, d}});
+      expect.push_back({std::string(a) + l + ".bias", {d}});
+    }
+    for (const char* l : {"to_k", "to_v"}) {
+      expect.push_back({std::string(a) + l + ".weight", {d, in_kv}});
+      expect.push_back({std::string(a) + l + ".bias", {d}});
+    }
+    expect.push_back({std::string(a) + "norm_q.weight", {d}});
+    expect.push_back({std::string(a) + "norm_k.weight", {d}});
+  }
+  expect.push_back({"ff.net.0.proj.weight", {ff, d}});
+  expect.push_back({"ff.net.0.proj.bias", {ff}});
+  expect.push_back({"ff.net.2.weight", {d, ff}});
+  expect.push_back({"ff.net.2.bias", {d}});
+  for (const auto& [name, shape] : expect) {
+    auto r = up.get(name, shape);
+    if (!r.is_ok()) return r.status();
+  }
+  return Status::ok();
+}
+
 Result<LtxBlockWeights> LtxBlockWeights::upload(const LtxTensorSource& source, const std::string& prefix,
                                                 const LtxBlockConfig& cfg, LtxWeightFormat format) {
   if (format == LtxWeightFormat::kINT8)

@@ -78,6 +78,8 @@ std::vector<std::string> ltx_block_tensor_names(const std::string& prefix);
 /// the modulation table stay bf16). Shapes are checked against the config; errors name the tensor and the file.
 class LtxBlockWeights {
  public:
+  /// Host-only check of every tensor's presence, dtype and shape (no CUDA call): the errors upload would give.
+  static Status validate(const LtxTensorSource& source, const std::string& prefix, const LtxBlockConfig& cfg);
   static Result<LtxBlockWeights> upload(const LtxTensorSource& source, const std::string& prefix,
                                         const LtxBlockConfig& cfg, LtxWeightFormat format);
   struct Linear {
@@ -125,6 +127,7 @@ struct LtxBlockIntermediates {
   const void* ff = nullptr;         ///< [B*S, D]  ff output (before the gate)
 };
 
+/// `weights` and the buffers in `io` are borrowed: they must outlive the block (the block keeps their pointers).
 class LtxBlock {
  public:
   static Result<std::unique_ptr<LtxBlock>> build(const LtxBlockConfig& cfg, const LtxBlockGeometry& geo,

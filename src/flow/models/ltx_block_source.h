@@ -43,7 +43,7 @@ inline LtxTensorSource ltx_source_from_floats(const std::map<std::string, LtxFlo
 #if WS_LTX_HAVE_SAFETENSORS
 inline Result<LtxHostTensor::Type> ltx_host_type(ir::DType d, const std::string& name, const std::string& file) {
   switch (d) {
-    case ir::DType::kFloat: return LtxHostTensor::Type::kF32;
+    case ir::DType::kFloat32: return LtxHostTensor::Type::kF32;
     case ir::DType::kBFloat16: return LtxHostTensor::Type::kBF16;
     case ir::DType::kFloat8E4M3FN: return LtxHostTensor::Type::kF8E4M3;
     default:
@@ -97,7 +97,7 @@ inline Result<LtxFloatTensor> ltx_read_floats(const io::SafetensorsFile& f, cons
   auto bytes = f.bytes(*t);
   LtxFloatTensor out;
   out.shape = t->shape;
-  if (t->dtype == ir::DType::kFloat) {
+  if (t->dtype == ir::DType::kFloat32) {
     out.values.resize(bytes.size() / 4);
     std::memcpy(out.values.data(), bytes.data(), out.values.size() * 4);
   } else if (t->dtype == ir::DType::kBFloat16) {
