@@ -1,10 +1,12 @@
 // Kernels of the GPU LTX-Video block (src/flow/models/ltx_block.h) on row-strided slices of the fused QKV/KV GEMM
-// outputs: q/k RMSNorm (affine, across heads) + interleaved RoPE, the fallback SDPA (bf16 key bias), per-token fp8/int8 quantization and the fp8 follow-up scaling. Declared in ltx_block_kernels.h
+// outputs: q/k RMSNorm (affine, across heads) + interleaved RoPE and the fallback SDPA (bf16 key bias); plus the
+// per-token fp8/int8 activation quantization and the fp8 follow-up scaling. Declared in ltx_block_kernels.h
 // (formulas and layouts there). All arithmetic in fp32, one bf16 rounding per output.
 // Thread mapping: row kernels = one 256-thread block per row (block-wide sum/max via warp shuffles + shared
-// memory); elementwise kernels = one thread per element pair, grid-stride; SDPA = one warp per (query, head, batch).
-// Test: tests/gpu/ltx_block_test.cpp (ws_gpu_tests --gtest_filter='LtxBlock*') checks the whole block, and so every
-// kernel here, against the CPU reference block (src/reference/ltx.h) and diffusers goldens per intermediate.
+// memory); elementwise kernels = one thread per element, grid-stride; SDPA = one warp per (query, head, batch).
+// Test: tests/gpu/ltx_block_test.cpp (ws_gpu_tests --gtest_filter='LtxBlockGpu*') checks the whole block, and so every
+// kernel here, against the CPU reference block (src/reference/ltx.h) and diffusers goldens per intermediate
+// (the fallback SDPA with cuDNN skipped; fp8/int8 quantization through the 8-bit vs bf16 block tests).
 // Time: `warpstream ltx-block --profile` prints the per-stage breakdown (event pairs per stage).
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
