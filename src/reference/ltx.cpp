@@ -290,4 +290,64 @@ std::vector<LtxTensorSpec> ltx_model_tensor_specs(const LtxModelConfig& c) {
   return v;
 }
 
+Result<LtxBlockWeights> ltx_bind_block_weights(const LtxBlockConfig& config, const std::string& prefix,
+                                               const LtxTensorLookup& lookup) {
+  const std::vector<LtxTensorSpec> specs = ltx_block_tensor_specs(config, prefix);
+  std::vector<const float*> p;
+  p.reserve(specs.size());
+  for (const LtxTensorSpec& s : specs) {
+    Result<const float*> r = lookup(s);
+    if (!r.is_ok()) return r.status();
+    p.push_back(r.value());
+  }
+  // Order of ltx_block_tensor_specs: sst, attn1 (q w b, k w b, v w b, out w b, norm_q, norm_k), attn2, ff.
+  LtxBlockWeights w;
+  w.scale_shift_table = p[0];
+  size_t i = 1;
+  for (LtxAttentionWeights* a : {&w.attn1, &w.attn2}) {
+    a->to_q = {p[i], p[i + 1]};
+    a->to_k = {p[i + 2], p[i + 3]};
+    a->to_v = {p[i + 4], p[i + 5]};
+    a->to_out = {p[i + 6], p[i + 7]};
+    a->norm_q = p[i + 8];
+    a->norm_k = p[i + 9];
+    i += 10;
+  }
+  w.ff_in = {p[i], p[i + 1]};
+  w.ff_out = {p[i + 2], p[i + 3]};
+  return w;
+}
+
+Result<LtxModelWeights> ltx_bind_model_weights(const LtxModelConfig& config, const LtxTensorLookup& lookup) {
+  const std::vector<LtxTensorSpec> specs = ltx_model_tensor_specs(config);
+  auto get = [&](size_t i) { return lookup(specs[i]); };
+  LtxModelWeights w;
+  const float* p[13];
+  for (size_t i = 0; i < 13; ++i) {
+    Result<const float*> r = get(i);
+    if (!r.is_ok()) return r.status();
+    p[i] = r.value();
+  }
+  w.proj_in = {p[0], p[1]};
+  w.scale_shift_table = p[2];
+  w.time_linear_1 = {p[3], p[4]};
+  w.time_linear_2 = {p[5], p[6]};
+  w.time_linear = {p[7], p[8]};
+  w.caption_linear_1 = {p[9], p[10]};
+  w.caption_linear_2 = {p[11], p[12]};
+  const LtxBlockConfig bc = config.block();
+  for (int64_t l = 0; l < config.num_layers; ++l) {
+    Result<LtxBlockWeights> b = ltx_bind_block_weights(bc, "transformer_blocks." + std::to_string(l) + ".", lookup);
+    if (!b.is_ok()) return b.status();
+    w.blocks.push_back(b.value());
+  }
+  const size_t last = specs.size() - 2;
+  for (size_t i = 0; i < 2; ++i) {
+    Result<const float*> r = get(last + i);
+    if (!r.is_ok()) return r.status();
+    (i == 0 ? w.proj_out.weight : w.proj_out.bias) = r.value();
+  }
+  return w;
+}
+
 }  // namespace ws::ref

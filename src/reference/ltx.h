@@ -12,6 +12,7 @@
 /// maps to D), S' = 1 (per-sample timestep) or S (per-token timestep). All tensors fp32 row-major.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -230,5 +231,15 @@ std::vector<LtxTensorSpec> ltx_block_tensor_specs(const LtxBlockConfig& config, 
 /// Every tensor of the model: non-block tensors first (proj_in, scale_shift_table, time_embed.*,
 /// caption_projection.*), then the blocks in order, then proj_out.
 std::vector<LtxTensorSpec> ltx_model_tensor_specs(const LtxModelConfig& config);
+
+/// Returns the fp32 data of one tensor (row-major, spec.shape) or the error that explains why not (missing,
+/// wrong shape, wrong dtype — the lookup's message is passed through unchanged).
+using LtxTensorLookup = std::function<Result<const float*>(const LtxTensorSpec& spec)>;
+/// Fills LtxModelWeights by calling `lookup` once per ltx_model_tensor_specs(config) entry (in that order);
+/// the first failing lookup's Status is returned. The pointers must outlive the returned weights.
+Result<LtxModelWeights> ltx_bind_model_weights(const LtxModelConfig& config, const LtxTensorLookup& lookup);
+/// Same for one block whose keys carry `prefix` (e.g. "" for a block file, "transformer_blocks.3." in a model).
+Result<LtxBlockWeights> ltx_bind_block_weights(const LtxBlockConfig& config, const std::string& prefix,
+                                               const LtxTensorLookup& lookup);
 
 }  // namespace ws::ref
