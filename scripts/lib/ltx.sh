@@ -20,9 +20,10 @@ WS_LTX_GOLDENS=$G WS_LTX_BLOCK_DIR=$G timeout 240 "$GT" --gtest_filter='Transfor
 rc=$?; mark $rc
 row "gpu tests TransformerKernels*:Ltx*" "rc=$rc $(gtest_result "$L/ltx-tests.txt") ($(elapsed) s)"
 grep -E '^\[  FAILED  \] [A-Za-z]|cosine|cos=|max-abs|attention:' "$L/ltx-tests.txt" | head -60 >> "$LX"
-for w in bf16 fp8; do
+for w in bf16 fp8 int8; do
   [ "$(left)" -gt 40 ] || { row "ltx-block $w" "SKIPPED (budget)"; continue; }
-  timeout 90 "$WS" ltx-block --model $G/block.safetensors --goldens $G --weights $w --profile \
+  gold=""; [ $w = bf16 ] && gold="--goldens $G"
+  timeout 90 "$WS" ltx-block --model $G/block.safetensors $gold --weights $w --profile \
     --json "$L/ltx-block-$w.json" > "$L/ltx-block-$w.txt" 2>&1
   rc=$?; mark $rc
   row "warpstream ltx-block --weights $w" "rc=$rc $(grep -iE 'median' "$L/ltx-block-$w.txt" | head -1 | cut -c1-120)"
