@@ -4,7 +4,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "cuda/cuda_util.h"
 
@@ -56,20 +55,13 @@ Result<EventTiming> EventTimer::time(int warmup, int iters, const std::function<
       ms.push_back(t);
     }
   }
-  return summarize_ms(std::move(ms));
-}
-
-EventTiming summarize_ms(std::vector<float> ms) {
   EventTiming t;
-  std::sort(ms.begin(), ms.end());
-  const size_t n = ms.size();
-  if (n > 0) {
-    t.median = n % 2 ? ms[n / 2] : 0.5 * (double(ms[n / 2 - 1]) + ms[n / 2]);
-    t.min = ms.front();
-    t.max = ms.back();
-    const size_t rank = static_cast<size_t>(std::ceil(0.99 * double(n)));
-    t.p99 = ms[std::min(n, std::max<size_t>(rank, 1)) - 1];
-  }
+  const std::vector<double> samples(ms.begin(), ms.end());
+  t.stats = compute_stats(samples, static_cast<size_t>(std::max(warmup, 0)));
+  t.median = t.stats.p50;
+  t.min = t.stats.min;
+  t.max = t.stats.max;
+  t.p99 = t.stats.p99;
   t.ms = std::move(ms);
   return t;
 }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "bench/stats.h"
 #include "warpstream/status.h"
 
 typedef struct CUstream_st* cudaStream_t;
@@ -25,10 +26,11 @@ struct EventTimerOptions {
   bool flush_l2 = false;  ///< memset a buffer of 2 x L2 bytes before every run (warm-up included)
 };
 
-/// Sorted samples and their order statistics (milliseconds).
+/// The timed samples and their statistics (milliseconds; bench/stats.h: numpy's linear percentiles).
 struct EventTiming {
-  std::vector<float> ms;  ///< every timed run, ascending
-  double median = 0, min = 0, max = 0, p99 = 0;
+  std::vector<float> ms;  ///< every timed run, in run order
+  Stats stats;            ///< over ms (warmup_count = the untimed runs)
+  double median = 0, min = 0, max = 0, p99 = 0;  ///< stats.p50, .min, .max, .p99
 };
 
 class EventTimer {
@@ -55,9 +57,5 @@ class EventTimer {
   explicit EventTimer(std::unique_ptr<State> s);
   std::unique_ptr<State> s_;
 };
-
-/// Order statistics of `ms` (any order; empty -> all zero). median: mean of the middle two for an
-/// even count; p99: nearest rank.
-EventTiming summarize_ms(std::vector<float> ms);
 
 }  // namespace ws::bench
