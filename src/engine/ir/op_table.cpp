@@ -10,6 +10,8 @@
 #include <cstring>
 #include <limits>
 
+#include "engine/ir/op_table_ext.h"
+#include "reference/ops_ext.h"
 #include "reference/pad.h"
 #include "reference/reference.h"
 
@@ -112,9 +114,10 @@ Status resolve_window(const NodeContext& c, const Shape& x, const std::vector<in
     w.kernel[i] = kernel[static_cast<size_t>(i)];
     w.stride[i] = strides[static_cast<size_t>(i)];
     w.dilation[i] = dilations[static_cast<size_t>(i)];
-    if (w.kernel[i] < 1) return c.bad_attribute("kernel_shape", "values must be >= 1");
-    if (w.stride[i] < 1) return c.bad_attribute("strides", "values must be >= 1");
-    if (w.dilation[i] < 1) return c.bad_attribute("dilations", "values must be >= 1");
+    // Values the spec rules out make the model invalid (a failure of the model, not a skip).
+    if (w.kernel[i] < 1) return c.error(StatusCode::kInvalidModel, "attribute 'kernel_shape' values must be >= 1");
+    if (w.stride[i] < 1) return c.error(StatusCode::kInvalidModel, "attribute 'strides' values must be >= 1");
+    if (w.dilation[i] < 1) return c.error(StatusCode::kInvalidModel, "attribute 'dilations' values must be >= 1");
     const int64_t eff = (w.kernel[i] - 1) * w.dilation[i] + 1;
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       w.out[i] = (w.in[i] + w.stride[i] - 1) / w.stride[i];
@@ -125,7 +128,7 @@ Status resolve_window(const NodeContext& c, const Shape& x, const std::vector<in
       if (auto_pad == "NOTSET") {
         w.pad_begin[i] = pads[static_cast<size_t>(i)];
         w.pad_end[i] = pads[static_cast<size_t>(i + rank)];
-        if (w.pad_begin[i] < 0 || w.pad_end[i] < 0) return c.bad_attribute("pads", "values must be >= 0");
+        if (w.pad_begin[i] < 0 || w.pad_end[i] < 0) return c.error(StatusCode::kInvalidModel, "attribute 'pads' = " + ir::shape_string(pads) + ": values must be >= 0");
       }
       const int64_t span = w.in[i] + w.pad_begin[i] + w.pad_end[i] - eff;
       if (span < 0) {
@@ -170,7 +173,7 @@ Status analyze_conv(NodeContext& c) {
     return c.error(StatusCode::kInvalidModel, "weight " + ir::shape_string(wt) + " and input " + ir::shape_string(x) + " differ in rank");
   }
   if (group < 1 || x[1] % group != 0 || wt[0] % group != 0) {
-    return c.bad_attribute("group", "= " + std::to_string(group) + " must be >= 1 and divide input channels " +
+    return c.error(StatusCode::kInvalidModel, "attribute 'group' = " + std::to_string(group) + " must be >= 1 and divide input channels " +
                                         std::to_string(x[1]) + " and output channels " + std::to_string(wt[0]));
   }
   if (wt[1] * group != x[1]) {
@@ -360,11 +363,29 @@ Status analyze_dropout(NodeContext& c) {
 }
 
 Status analyze_binary(NodeContext& c, ref::BinaryOp op) {
-  WS_RETURN_IF_ERROR(require_all_float(c));
-  if (c.node.find("broadcast") || c.node.find("axis")) {
-    return c.bad_attribute(c.node.find("axis") ? "axis" : "broadcast", "(legacy opset < 7 broadcasting) is not supported");
+  Shape a = c.input(0).shape, b = c.input(1).shape;
+  // Opset < 7: no numpy broadcasting; with broadcast = 1, B's dims align with A's from `axis`
+  // (default: B is a suffix of A). Rewritten as numpy broadcasting by padding B's dims with 1s.
+  if (c.graph.opset < 7) {
+    WS_ASSIGN_OR_RETURN(int64_t bc, attr_int(c, "broadcast", 0));
+    if (bc != 0) {
+      const int64_t ra = static_cast<int64_t>(a.size()), rb = static_cast<int64_t>(b.size());
+      WS_ASSIGN_OR_RETURN(int64_t axis, attr_int(c, "axis", ra - rb));
+      if (axis < 0) axis += ra;
+      if (axis < 0 || axis + rb > ra) return c.bad_attribute("axis", "= " + std::to_string(axis) + " does not place B " + ir::shape_string(b) + " inside A " + ir::shape_string(a) + " (legacy broadcast, opset < 7)");
+      b.insert(b.end(), static_cast<size_t>(ra - axis - rb), 1);
+    } else if (a != b) {
+      return c.error(StatusCode::kInvalidModel, "A " + ir::shape_string(a) + " and B " + ir::shape_string(b) + " differ and broadcast = 0 (opset < 7 has no implicit broadcasting)");
+    }
+  } else if (c.node.find("broadcast") || c.node.find("axis")) {
+    return c.bad_attribute(c.node.find("axis") ? "axis" : "broadcast", "is a legacy (opset < 7) attribute; this model declares opset " + std::to_string(c.graph.opset));
   }
-  const Shape a = c.input(0).shape, b = c.input(1).shape;
+  if (c.input(0).dtype == DType::kInt64 && c.input(1).dtype == DType::kInt64) {  // shape arithmetic
+    const ref::Binary2Op op2 = op == ref::BinaryOp::kAdd ? ref::Binary2Op::kAdd : op == ref::BinaryOp::kSub ? ref::Binary2Op::kSub
+                             : op == ref::BinaryOp::kMul ? ref::Binary2Op::kMul : ref::Binary2Op::kDiv;
+    return ext::bind_binary_i64(c, static_cast<int>(op2), a, b);
+  }
+  WS_RETURN_IF_ERROR(require_all_float(c));
   auto y = ref::broadcast_dims(a, b);
   if (!y) return c.error(StatusCode::kInvalidModel, y.status().message());
   set_single_output(c, DType::kFloat32, *y);
@@ -502,7 +523,12 @@ Status analyze_concat(NodeContext& c) {
 
 Status analyze_gemm(NodeContext& c) {
   WS_RETURN_IF_ERROR(require_all_float(c));
-  if (c.node.find("broadcast")) return c.bad_attribute("broadcast", "(legacy opset < 7) is not supported");
+  // Gemm-6 and earlier: C broadcasts only with broadcast = 1 (then unidirectionally, as from
+  // opset 7 on); broadcast = 0 requires C to be exactly [M, N] (checked below).
+  WS_ASSIGN_OR_RETURN(int64_t legacy_broadcast, attr_int(c, "broadcast", 0));
+  if (c.node.find("broadcast") && c.graph.opset >= 7) {
+    return c.bad_attribute("broadcast", "is a legacy (opset < 7) attribute; this model declares opset " + std::to_string(c.graph.opset));
+  }
   WS_ASSIGN_OR_RETURN(int64_t ta, attr_int(c, "transA", 0));
   WS_ASSIGN_OR_RETURN(int64_t tb, attr_int(c, "transB", 0));
   WS_ASSIGN_OR_RETURN(float alpha, attr_float(c, "alpha", 1.0f));
@@ -518,6 +544,9 @@ Status analyze_gemm(NodeContext& c) {
     cd = c.input(2).shape;
     auto bc = ref::broadcast_dims(cd, Shape{m, n});
     if (!bc || *bc != Shape{m, n} || cd.size() > 2) return c.error(StatusCode::kInvalidModel, "C " + ir::shape_string(cd) + " does not broadcast to [" + std::to_string(m) + ", " + std::to_string(n) + "]");
+    if (c.graph.opset < 7 && !legacy_broadcast && cd != Shape{m, n}) {
+      return c.error(StatusCode::kInvalidModel, "C " + ir::shape_string(cd) + " must be [" + std::to_string(m) + ", " + std::to_string(n) + "] without broadcast = 1 (opset < 7)");
+    }
   }
   set_single_output(c, DType::kFloat32, {m, n});
   const bool has_c = c.has_input(2);
@@ -667,38 +696,97 @@ Status analyze_pad(NodeContext& c) {
 
 const std::vector<OpDef>& op_defs() {
   static const std::vector<std::string> kWindow = {"auto_pad", "dilations", "kernel_shape", "pads", "strides"};
+  static const std::vector<std::string> kReduce = {"axes", "keepdims", "noop_with_empty_axes"};
   auto with = [](std::vector<std::string> base, std::initializer_list<const char*> more) {
     for (const char* m : more) base.push_back(m);
     return base;
   };
   static const std::vector<OpDef> defs = {
-      {"Add", 2, 2, 1, 1, {}, {}, analyze_add},
+      {"Abs", 1, 1, 1, 1, {}, {}, ext::analyze_abs},
+      {"Add", 2, 2, 1, 1, {}, {"broadcast", "axis"}, analyze_add},
+      {"And", 2, 2, 1, 1, {}, {}, ext::analyze_and},
+      {"ArgMax", 1, 1, 1, 1, {}, {"axis", "keepdims", "select_last_index"}, ext::analyze_arg_max},
+      {"ArgMin", 1, 1, 1, 1, {}, {"axis", "keepdims", "select_last_index"}, ext::analyze_arg_min},
       {"AveragePool", 1, 1, 1, 1, {}, with(kWindow, {"ceil_mode", "count_include_pad"}), analyze_average_pool},
       {"BatchNormalization", 5, 5, 1, 5, {}, {"epsilon", "momentum", "spatial", "training_mode", "is_test", "consumed_inputs"}, analyze_batch_norm},
+      {"Cast", 1, 1, 1, 1, {}, {"to"}, ext::analyze_cast},
+      {"Ceil", 1, 1, 1, 1, {}, {}, ext::analyze_ceil},
       {"Clip", 1, 3, 1, 1, {1, 2}, {"min", "max"}, analyze_clip},
       {"Concat", 1, 1 << 20, 1, 1, {}, {"axis"}, analyze_concat},
+      {"ConstantOfShape", 1, 1, 1, 1, {0}, {"value"}, ext::analyze_constant_of_shape},
       {"Conv", 2, 3, 1, 1, {}, with(kWindow, {"group"}), analyze_conv},
-      {"Div", 2, 2, 1, 1, {}, {}, analyze_div},
+      {"ConvTranspose", 2, 3, 1, 1, {}, with(kWindow, {"group", "output_padding", "output_shape"}), ext::analyze_conv_transpose},
+      {"Div", 2, 2, 1, 1, {}, {"broadcast", "axis"}, analyze_div},
       {"Dropout", 1, 3, 1, 2, {1, 2}, {"ratio", "seed", "is_test"}, analyze_dropout},
+      {"Elu", 1, 1, 1, 1, {}, {"alpha"}, ext::analyze_elu},
+      {"Equal", 2, 2, 1, 1, {}, {}, ext::analyze_equal},
+      {"Erf", 1, 1, 1, 1, {}, {}, ext::analyze_erf},
+      {"Exp", 1, 1, 1, 1, {}, {}, ext::analyze_exp},
+      {"Expand", 2, 2, 1, 1, {1}, {}, ext::analyze_expand},
       {"Flatten", 1, 1, 1, 1, {}, {"axis"}, analyze_flatten},
+      {"Floor", 1, 1, 1, 1, {}, {}, ext::analyze_floor},
+      {"Gather", 2, 2, 1, 1, {1}, {"axis"}, ext::analyze_gather},
+      {"Gelu", 1, 1, 1, 1, {}, {"approximate"}, ext::analyze_gelu},
       {"Gemm", 2, 3, 1, 1, {}, {"alpha", "beta", "transA", "transB", "broadcast"}, analyze_gemm},
       {"GlobalAveragePool", 1, 1, 1, 1, {}, {}, analyze_global_average_pool},
+      {"Greater", 2, 2, 1, 1, {}, {}, ext::analyze_greater},
+      {"GreaterOrEqual", 2, 2, 1, 1, {}, {}, ext::analyze_greater_or_equal},
       {"HardSigmoid", 1, 1, 1, 1, {}, {"alpha", "beta"}, analyze_hard_sigmoid},
       {"HardSwish", 1, 1, 1, 1, {}, {}, analyze_hard_swish},
       {"Identity", 1, 1, 1, 1, {}, {}, analyze_identity},
+      {"InstanceNormalization", 3, 3, 1, 1, {}, {"epsilon"}, ext::analyze_instance_normalization},
+      {"LayerNormalization", 2, 3, 1, 3, {}, {"axis", "epsilon", "stash_type"}, ext::analyze_layer_normalization},
+      {"LeakyRelu", 1, 1, 1, 1, {}, {"alpha"}, ext::analyze_leaky_relu},
+      {"Less", 2, 2, 1, 1, {}, {}, ext::analyze_less},
+      {"LessOrEqual", 2, 2, 1, 1, {}, {}, ext::analyze_less_or_equal},
+      {"Log", 1, 1, 1, 1, {}, {}, ext::analyze_log},
+      {"LogSoftmax", 1, 1, 1, 1, {}, {"axis"}, ext::analyze_log_softmax},
       {"MatMul", 2, 2, 1, 1, {}, {}, analyze_matmul},
+      {"Max", 1, 1 << 20, 1, 1, {}, {}, ext::analyze_max},
       {"MaxPool", 1, 1, 1, 2, {}, with(kWindow, {"ceil_mode", "storage_order"}), analyze_max_pool},
-      {"Mul", 2, 2, 1, 1, {}, {}, analyze_mul},
+      {"Mean", 1, 1 << 20, 1, 1, {}, {}, ext::analyze_mean},
+      {"Min", 1, 1 << 20, 1, 1, {}, {}, ext::analyze_min},
+      {"Mul", 2, 2, 1, 1, {}, {"broadcast", "axis"}, analyze_mul},
+      {"Neg", 1, 1, 1, 1, {}, {}, ext::analyze_neg},
+      {"Not", 1, 1, 1, 1, {}, {}, ext::analyze_not},
+      {"Or", 2, 2, 1, 1, {}, {}, ext::analyze_or},
+      {"PRelu", 2, 2, 1, 1, {}, {}, ext::analyze_prelu},
       {"Pad", 1, 4, 1, 1, {1, 2, 3}, {"mode", "pads", "value"}, analyze_pad},
+      {"Pow", 2, 2, 1, 1, {}, {}, ext::analyze_pow},
+      {"Range", 3, 3, 1, 1, {0, 1, 2}, {}, ext::analyze_range},
+      {"Reciprocal", 1, 1, 1, 1, {}, {}, ext::analyze_reciprocal},
+      {"ReduceL1", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_l1},
+      {"ReduceL2", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_l2},
+      {"ReduceLogSum", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_log_sum},
+      {"ReduceLogSumExp", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_log_sum_exp},
+      {"ReduceMax", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_max},
+      {"ReduceMean", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_mean},
+      {"ReduceMin", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_min},
+      {"ReduceProd", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_prod},
+      {"ReduceSum", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_sum},
+      {"ReduceSumSquare", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_sum_square},
       {"Relu", 1, 1, 1, 1, {}, {}, analyze_relu},
       {"Reshape", 1, 2, 1, 1, {1}, {"shape", "allowzero"}, analyze_reshape},
+      {"Resize", 1, 4, 1, 1, {1, 2, 3}, {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside", "extrapolation_value", "antialias", "axes", "keep_aspect_ratio_policy"}, ext::analyze_resize},
+      {"Selu", 1, 1, 1, 1, {}, {"alpha", "gamma"}, ext::analyze_selu},
       {"Shape", 1, 1, 1, 1, {}, {"start", "end"}, analyze_shape},
       {"Sigmoid", 1, 1, 1, 1, {}, {}, analyze_sigmoid},
+      {"Slice", 1, 5, 1, 1, {1, 2, 3, 4}, {"starts", "ends", "axes"}, ext::analyze_slice},
       {"Softmax", 1, 1, 1, 1, {}, {"axis"}, analyze_softmax},
+      {"Softplus", 1, 1, 1, 1, {}, {}, ext::analyze_softplus},
+      {"Softsign", 1, 1, 1, 1, {}, {}, ext::analyze_softsign},
+      {"Split", 1, 2, 1, 1 << 20, {1}, {"axis", "split", "num_outputs"}, ext::analyze_split},
+      {"Sqrt", 1, 1, 1, 1, {}, {}, ext::analyze_sqrt},
       {"Squeeze", 1, 2, 1, 1, {1}, {"axes"}, analyze_squeeze},
-      {"Sub", 2, 2, 1, 1, {}, {}, analyze_sub},
+      {"Sub", 2, 2, 1, 1, {}, {"broadcast", "axis"}, analyze_sub},
+      {"Sum", 1, 1 << 20, 1, 1, {}, {}, ext::analyze_sum},
+      {"Tanh", 1, 1, 1, 1, {}, {}, ext::analyze_tanh},
+      {"Tile", 2, 2, 1, 1, {1}, {}, ext::analyze_tile},
       {"Transpose", 1, 1, 1, 1, {}, {"perm"}, analyze_transpose},
       {"Unsqueeze", 1, 2, 1, 1, {1}, {"axes"}, analyze_unsqueeze},
+      {"Upsample", 1, 2, 1, 1, {1}, {"mode", "scales"}, ext::analyze_upsample},
+      {"Where", 3, 3, 1, 1, {}, {}, ext::analyze_where},
+      {"Xor", 2, 2, 1, 1, {}, {}, ext::analyze_xor},
   };
   return defs;
 }
