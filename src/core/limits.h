@@ -9,9 +9,11 @@
 ///   max_tensor_elements = 2^26 (64 Mi elements = 256 MiB of float32) per tensor, measured as the
 ///                         product of its dims with 0 counted as 1 (so no partial product of a
 ///                         shape's dims can overflow either);
-///   max_tensor_bytes    = 1 GiB per constant tensor read from a file.
+///   max_tensor_bytes    = 1 GiB per constant tensor read from a file;
+///   max_image_pixels    = 2^28 (kMaxImagePixels in warpstream/image.h) per decoded image.
 /// User-settable: set_build_limits() (API, tests, fuzzers) or, read once at first use, the
-/// environment variables WS_MAX_TENSOR_ELEMENTS and WS_MAX_TENSOR_BYTES (decimal, > 0). The CPU
+/// environment variables WS_MAX_TENSOR_ELEMENTS, WS_MAX_TENSOR_BYTES and WS_MAX_IMAGE_PIXELS
+/// (decimal, > 0). The CPU
 /// arena has its own bound (CpuEngine::build's max_arena_bytes, default 4 GiB).
 
 #include <cstddef>
@@ -26,8 +28,10 @@ namespace ws {
 struct BuildLimits {
   static constexpr int64_t kDefaultMaxTensorElements = int64_t{1} << 26;
   static constexpr size_t kDefaultMaxTensorBytes = size_t{1} << 30;
+  static constexpr int64_t kDefaultMaxImagePixels = int64_t{1} << 28;
   int64_t max_tensor_elements = kDefaultMaxTensorElements;
   size_t max_tensor_bytes = kDefaultMaxTensorBytes;
+  int64_t max_image_pixels = kDefaultMaxImagePixels;
 };
 
 /// The limits in force: the defaults, overridden by the environment (first call), or by
