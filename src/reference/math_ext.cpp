@@ -71,7 +71,28 @@ void math(MathOp op, const float* x, float* y, int64_t count, const MathParams& 
         return static_cast<float>(0.5 * d * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (d + 0.044715 * d * d * d))));
       });
       break;
-    case MathOp::kCeluUnused: break;
+    case MathOp::kCelu:
+      map([=](float v) { return std::fmax(0.0f, v) + std::fmin(0.0f, alpha * std::expm1(v / alpha)); });
+      break;
+    case MathOp::kSin: map([](float v) { return std::sin(v); }); break;
+    case MathOp::kCos: map([](float v) { return std::cos(v); }); break;
+    case MathOp::kTan: map([](float v) { return std::tan(v); }); break;
+    case MathOp::kAsin: map([](float v) { return std::asin(v); }); break;
+    case MathOp::kAcos: map([](float v) { return std::acos(v); }); break;
+    case MathOp::kAtan: map([](float v) { return std::atan(v); }); break;
+    case MathOp::kSinh: map([](float v) { return std::sinh(v); }); break;
+    case MathOp::kCosh: map([](float v) { return std::cosh(v); }); break;
+    case MathOp::kAsinh: map([](float v) { return std::asinh(v); }); break;
+    case MathOp::kAcosh: map([](float v) { return std::acosh(v); }); break;
+    case MathOp::kAtanh: map([](float v) { return std::atanh(v); }); break;
+    case MathOp::kSign: map([](float v) { return std::isnan(v) ? v : static_cast<float>((v > 0.0f) - (v < 0.0f)); }); break;
+    case MathOp::kRound: map([](float v) { return std::nearbyint(v); }); break;  // default FE_TONEAREST: half to even
+    case MathOp::kThresholdedRelu: map([=](float v) { return v > alpha ? v : 0.0f; }); break;
+    case MathOp::kShrink: {
+      const float bias = p.bias, lambd = p.lambd;
+      map([=](float v) { return v < -lambd ? v + bias : (v > lambd ? v - bias : 0.0f); });
+      break;
+    }
   }
 }
 
@@ -86,7 +107,9 @@ void binary_f32(Binary2Op op, const float* a, std::span<const int64_t> a_dims, c
     case Binary2Op::kSub: broadcast2(a, a_dims, b, b_dims, y, y_dims, [](float u, float v) { return u - v; }); break;
     case Binary2Op::kMul: broadcast2(a, a_dims, b, b_dims, y, y_dims, [](float u, float v) { return u * v; }); break;
     case Binary2Op::kDiv: broadcast2(a, a_dims, b, b_dims, y, y_dims, [](float u, float v) { return u / v; }); break;
-    case Binary2Op::kMod: broadcast2(a, a_dims, b, b_dims, y, y_dims, [](float u, float v) { return std::fmod(u, v); }); break;
+    case Binary2Op::kMod: case Binary2Op::kFmod:
+      broadcast2(a, a_dims, b, b_dims, y, y_dims, [](float u, float v) { return std::fmod(u, v); });
+      break;
   }
 }
 
@@ -111,6 +134,9 @@ void binary_i64(Binary2Op op, const int64_t* a, std::span<const int64_t> a_dims,
         if (m != 0 && ((m < 0) != (v < 0))) m += v;
         return m;
       });
+      break;
+    case Binary2Op::kFmod:
+      broadcast2(a, a_dims, b, b_dims, y, y_dims, [](int64_t u, int64_t v) -> int64_t { return (v == 0 || v == -1) ? 0 : u % v; });
       break;
     case Binary2Op::kMax: broadcast2(a, a_dims, b, b_dims, y, y_dims, [](int64_t u, int64_t v) { return u < v ? v : u; }); break;
     case Binary2Op::kMin: broadcast2(a, a_dims, b, b_dims, y, y_dims, [](int64_t u, int64_t v) { return v < u ? v : u; }); break;
@@ -158,6 +184,15 @@ void logic(LogicOp op, const uint8_t* a, std::span<const int64_t> ad, const uint
 
 void logical_not(const uint8_t* x, uint8_t* y, int64_t count) {
   for (int64_t i = 0; i < count; ++i) y[i] = x[i] ? 0 : 1;
+}
+
+void is_nan(const float* x, uint8_t* y, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) y[i] = std::isnan(x[i]) ? 1 : 0;
+}
+
+void is_inf(const float* x, uint8_t* y, int64_t count, bool detect_negative, bool detect_positive) {
+  for (int64_t i = 0; i < count; ++i)
+    y[i] = std::isinf(x[i]) && ((x[i] < 0 && detect_negative) || (x[i] > 0 && detect_positive)) ? 1 : 0;
 }
 
 }  // namespace ws::ref

@@ -66,25 +66,31 @@ uint16_t float_to_half(float f);
 
 enum class MathOp {
   kErf, kTanh, kExp, kLog, kSqrt, kNeg, kAbs, kReciprocal, kLeakyRelu, kElu, kSelu, kSoftplus, kSoftsign,
-  kGelu, kGeluTanh, kFloor, kCeil, kCeluUnused
+  kGelu, kGeluTanh, kFloor, kCeil, kCelu, kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh,
+  kAtanh, kSign, kRound, kThresholdedRelu, kShrink
 };
 struct MathParams {
-  float alpha = 0.01f;  ///< LeakyRelu (0.01), Elu (1.0), Selu (1.67326…)
+  float alpha = 0.01f;  ///< LeakyRelu (0.01), Elu (1.0), Selu (1.67326…), Celu (1.0), ThresholdedRelu (1.0)
   float gamma = 1.05070102f;  ///< Selu
+  float bias = 0.0f, lambd = 0.5f;  ///< Shrink-9
 };
 /// LeakyRelu-16: x<0 ? alpha*x : x. Elu-6: x<0 ? alpha*(e^x−1) : x. Selu-6: gamma*(x<=0 ?
 /// alpha*(e^x−1) : x). Softplus-1: ln(1+e^x) (stable form). Softsign-1: x/(1+|x|).
 /// Gelu-20: 0.5x(1+erf(x/√2)); kGeluTanh: 0.5x(1+tanh(√(2/π)(x+0.044715x³))).
+/// Celu-12: max(0,x) + min(0, alpha·(e^(x/alpha) − 1)). Sign-13, Round-11 (half to even),
+/// ThresholdedRelu-10: x > alpha ? x : 0. Shrink-9: x < −lambd ? x + bias : x > lambd ? x − bias : 0.
+/// Sin … Atanh-7/9: std:: functions.
 void math(MathOp op, const float* x, float* y, int64_t count, const MathParams& p = {});
 
 /// Binary ops beyond Add/Sub/Mul/Div, numpy broadcasting.
-enum class Binary2Op { kPow, kPRelu, kMax, kMin, kAdd, kSub, kMul, kDiv, kMod };
+enum class Binary2Op { kPow, kPRelu, kMax, kMin, kAdd, kSub, kMul, kDiv, kMod, kFmod };
 /// float32 operands: Pow-15 (std::pow), PRelu-16 (x<0 ? slope*x : x; a = x, b = slope), Max/Min-13
 /// (NaN propagates), Add…Div.
 void binary_f32(Binary2Op op, const float* a, std::span<const int64_t> a_dims, const float* b,
                 std::span<const int64_t> b_dims, float* y, std::span<const int64_t> y_dims);
 /// int64 operands (shape arithmetic): Add, Sub, Mul, Div (truncating, as ONNX's integer Div),
-/// Max, Min, Mod (fmod = 0: sign of the divisor, Python style). Division by zero yields 0.
+/// Max, Min, Mod (fmod = 0: sign of the divisor, Python style), Fmod (sign of the dividend, C
+/// style). Division by zero yields 0. On float32, kMod is C fmod (Mod with fmod = 1).
 void binary_i64(Binary2Op op, const int64_t* a, std::span<const int64_t> a_dims, const int64_t* b,
                 std::span<const int64_t> b_dims, int64_t* y, std::span<const int64_t> y_dims);
 /// Pow-15 with an int64 or float exponent on a float base (b as float64 values).
@@ -99,6 +105,9 @@ void logic(LogicOp op, const uint8_t* a, std::span<const int64_t> a_dims, const 
            std::span<const int64_t> b_dims, uint8_t* y, std::span<const int64_t> y_dims);
 /// Not-1.
 void logical_not(const uint8_t* x, uint8_t* y, int64_t count);
+/// IsNaN-13 / IsInf-10 (detect_negative, detect_positive) → bool.
+void is_nan(const float* x, uint8_t* y, int64_t count);
+void is_inf(const float* x, uint8_t* y, int64_t count, bool detect_negative, bool detect_positive);
 
 // ---------------------------------------------------------------------------------------------
 // Reductions and normalisation

@@ -10,6 +10,9 @@
 #include <cstring>
 #include <limits>
 
+#include "core/checked_math.h"
+#include "core/escape.h"
+#include "core/limits.h"
 #include "engine/ir/op_table_ext.h"
 #include "reference/ops_ext.h"
 #include "reference/pad.h"
@@ -54,7 +57,7 @@ Status require_float(const NodeContext& c, size_t i) {
   if (!c.has_input(i)) return Status::ok();
   const auto& t = c.input(i);
   if (t.dtype != DType::kFloat32) {
-    return c.error(StatusCode::kUnsupported, "input " + std::to_string(i) + " ('" + t.name + "') has element type " +
+    return c.error(StatusCode::kUnsupported, "input " + std::to_string(i) + " (" + quoted(t.name) + ") has element type " +
                                                  ir::dtype_name(t.dtype) + "; only float32 is supported");
   }
   return Status::ok();
@@ -118,28 +121,46 @@ Status resolve_window(const NodeContext& c, const Shape& x, const std::vector<in
     if (w.kernel[i] < 1) return c.error(StatusCode::kInvalidModel, "attribute 'kernel_shape' values must be >= 1");
     if (w.stride[i] < 1) return c.error(StatusCode::kInvalidModel, "attribute 'strides' values must be >= 1");
     if (w.dilation[i] < 1) return c.error(StatusCode::kInvalidModel, "attribute 'dilations' values must be >= 1");
-    const int64_t eff = (w.kernel[i] - 1) * w.dilation[i] + 1;
+    // Every quantity the reference kernels derive from the window (effective extent, padded
+    // extent, last window start) is computed here with overflow checks; the per-tensor element
+    // bound (core/limits.h) then bounds the output. Kernels rely on these values being in range.
+    auto overflow = [&](const char* what) {
+      return c.error(StatusCode::kInvalidModel, std::string(what) + " overflows 64-bit arithmetic along spatial axis " +
+                                                    std::to_string(i) + " (kernel " + std::to_string(w.kernel[i]) + ", stride " +
+                                                    std::to_string(w.stride[i]) + ", dilation " + std::to_string(w.dilation[i]) + ")");
+    };
+    std::optional<int64_t> eff_o = checked_mul(w.kernel[i] - 1, w.dilation[i]);
+    if (eff_o) eff_o = checked_add(*eff_o, 1);
+    if (!eff_o) return overflow("the window extent (kernel - 1) × dilation + 1");
+    const int64_t eff = *eff_o;
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      w.out[i] = (w.in[i] + w.stride[i] - 1) / w.stride[i];
-      const int64_t total = std::max<int64_t>(0, (w.out[i] - 1) * w.stride[i] + eff - w.in[i]);
+      w.out[i] = w.in[i] / w.stride[i] + (w.in[i] % w.stride[i] != 0 ? 1 : 0);
+      std::optional<int64_t> need = checked_mul(std::max<int64_t>(w.out[i] - 1, 0), w.stride[i]);
+      if (need) need = checked_add(*need, eff);
+      if (!need) return overflow("the SAME padding");
+      const int64_t total = std::max<int64_t>(0, *need - w.in[i]);
       w.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       w.pad_end[i] = total - w.pad_begin[i];
+      if (!checked_add(w.in[i], total)) return overflow("the padded input");
     } else if (auto_pad == "VALID" || auto_pad == "NOTSET") {
       if (auto_pad == "NOTSET") {
         w.pad_begin[i] = pads[static_cast<size_t>(i)];
         w.pad_end[i] = pads[static_cast<size_t>(i + rank)];
         if (w.pad_begin[i] < 0 || w.pad_end[i] < 0) return c.error(StatusCode::kInvalidModel, "attribute 'pads' = " + ir::shape_string(pads) + ": values must be >= 0");
       }
-      const int64_t span = w.in[i] + w.pad_begin[i] + w.pad_end[i] - eff;
+      std::optional<int64_t> padded = checked_add(w.in[i], w.pad_begin[i]);
+      if (padded) padded = checked_add(*padded, w.pad_end[i]);
+      if (!padded) return overflow("the padded input (input + pads)");
+      const int64_t span = *padded - eff;
       if (span < 0) {
         return c.error(StatusCode::kInvalidModel, "window of " + std::to_string(eff) + " (kernel × dilation) is larger than the padded input " +
-                                                      std::to_string(w.in[i] + w.pad_begin[i] + w.pad_end[i]) + " along spatial axis " + std::to_string(i));
+                                                      std::to_string(*padded) + " along spatial axis " + std::to_string(i));
       }
-      w.out[i] = (ceil_mode ? (span + w.stride[i] - 1) / w.stride[i] : span / w.stride[i]) + 1;
+      w.out[i] = (ceil_mode ? span / w.stride[i] + (span % w.stride[i] != 0 ? 1 : 0) : span / w.stride[i]) + 1;
       // A window may not start in the end padding (PyTorch/ONNX reference rule for ceil_mode).
       if (ceil_mode && (w.out[i] - 1) * w.stride[i] >= w.in[i] + w.pad_begin[i]) --w.out[i];
     } else {
-      return c.bad_attribute("auto_pad", "= '" + auto_pad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+      return c.bad_attribute("auto_pad", "= " + quoted(auto_pad) + " is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
     }
   }
   return Status::ok();
@@ -176,9 +197,9 @@ Status analyze_conv(NodeContext& c) {
     return c.error(StatusCode::kInvalidModel, "attribute 'group' = " + std::to_string(group) + " must be >= 1 and divide input channels " +
                                         std::to_string(x[1]) + " and output channels " + std::to_string(wt[0]));
   }
-  if (wt[1] * group != x[1]) {
-    return c.error(StatusCode::kInvalidModel, "weight " + ir::shape_string(wt) + " expects " + std::to_string(wt[1] * group) +
-                                                  " input channels but X has " + std::to_string(x[1]));
+  if (const auto cin = checked_mul(wt[1], group); !cin || *cin != x[1]) {
+    return c.error(StatusCode::kInvalidModel, "weight " + ir::shape_string(wt) + " with group " + std::to_string(group) +
+                                                  " does not match the " + std::to_string(x[1]) + " input channels of X");
   }
   std::vector<int64_t> wk(wt.begin() + 2, wt.end());
   WS_ASSIGN_OR_RETURN(auto kernel, attr_ints(c, "kernel_shape", wk));
@@ -304,7 +325,7 @@ Result<float> scalar_input(const NodeContext& c, size_t i, float fallback) {
   if (!c.has_input(i)) return fallback;
   const auto& t = c.input(i);
   if (t.dtype != DType::kFloat32 || t.elements() != 1) {
-    return c.error(StatusCode::kUnsupported, "input " + std::to_string(i) + " ('" + t.name + "') must be a float32 scalar");
+    return c.error(StatusCode::kUnsupported, "input " + std::to_string(i) + " (" + quoted(t.name) + ") must be a float32 scalar");
   }
   return *t.data_as<float>();
 }
@@ -427,6 +448,7 @@ Status analyze_reshape(NodeContext& c) {
   if (c.graph.opset < 5) {
     WS_ASSIGN_OR_RETURN(target, attr_ints(c, "shape", {}));
   } else {
+    WS_RETURN_IF_ERROR(c.require_input(1, "shape"));
     const auto& s = c.input(1);
     if (s.dtype != DType::kInt64 || s.shape.size() != 1) {
       return c.error(StatusCode::kInvalidModel, "shape input must be a 1-D int64 tensor, got " + ir::dtype_name(s.dtype) + " " + ir::shape_string(s.shape));
@@ -450,7 +472,9 @@ Status analyze_reshape(NodeContext& c) {
     }
     if (d < 0) return c.error(StatusCode::kInvalidModel, "shape " + ir::shape_string(target) + " has a negative dimension");
     y[i] = d;
-    known *= d;
+    const auto k = checked_mul(known, d);
+    if (!k) return c.error(StatusCode::kInvalidModel, "shape " + ir::shape_string(target) + " has more elements than 64-bit arithmetic holds");
+    known = *k;
   }
   const int64_t total = x.elements();
   if (infer_at >= 0) {
@@ -510,7 +534,9 @@ Status analyze_concat(NodeContext& c) {
                                                       " does not match " + ir::shape_string(x0.shape) + " off the concat axis");
       }
     }
-    y[static_cast<size_t>(axis)] += t.shape[static_cast<size_t>(axis)];
+    const auto sum = checked_add(y[static_cast<size_t>(axis)], t.shape[static_cast<size_t>(axis)]);
+    if (!sum) return c.error(StatusCode::kInvalidModel, "the concatenated axis overflows 64-bit arithmetic");
+    y[static_cast<size_t>(axis)] = *sum;
     dims.push_back(t.shape);
   }
   const size_t es = ir::dtype_size(x0.dtype);
@@ -666,13 +692,14 @@ Status analyze_pad(NodeContext& c) {
   if (mode_s == "constant") mode = ref::PadMode::kConstant;
   else if (mode_s == "reflect") mode = ref::PadMode::kReflect;
   else if (mode_s == "edge") mode = ref::PadMode::kEdge;
-  else return c.bad_attribute("mode", "= '" + mode_s + "' is not one of constant, reflect, edge");
+  else return c.bad_attribute("mode", "= " + quoted(mode_s) + " is not one of constant, reflect, edge");
   std::vector<int64_t> pads;
   float value = 0.0f;
   if (c.graph.opset < 11) {
     WS_ASSIGN_OR_RETURN(pads, attr_ints(c, "pads", {}));
     WS_ASSIGN_OR_RETURN(value, attr_float(c, "value", 0.0f));
   } else {
+    WS_RETURN_IF_ERROR(c.require_input(1, "pads"));
     const auto& p = c.input(1);
     if (p.dtype != DType::kInt64 || p.shape.size() != 1) return c.error(StatusCode::kInvalidModel, "pads must be a 1-D int64 tensor");
     pads.assign(p.data_as<int64_t>(), p.data_as<int64_t>() + p.elements());
@@ -685,7 +712,10 @@ Status analyze_pad(NodeContext& c) {
     if (pads[i] < 0 || pads[i + r] < 0) return c.error(StatusCode::kUnsupported, "negative pads (cropping) are not supported");
     if (mode == ref::PadMode::kReflect && (pads[i] >= x[i] || pads[i + r] >= x[i]) && (pads[i] || pads[i + r]))
       return c.error(StatusCode::kInvalidModel, "reflect padding of " + std::to_string(std::max(pads[i], pads[i + r])) + " needs axis " + std::to_string(i) + " longer than " + std::to_string(x[i]));
-    y[i] = x[i] + pads[i] + pads[i + r];
+    std::optional<int64_t> yi = checked_add(x[i], pads[i]);
+    if (yi) yi = checked_add(*yi, pads[i + r]);
+    if (!yi) return c.error(StatusCode::kInvalidModel, "padded axis " + std::to_string(i) + " overflows 64-bit arithmetic");
+    y[i] = *yi;
   }
   set_single_output(c, DType::kFloat32, y);
   c.kernel = [x, pads, mode, value](std::span<const void* const> in, std::span<void* const> out) {
@@ -703,19 +733,28 @@ const std::vector<OpDef>& op_defs() {
   };
   static const std::vector<OpDef> defs = {
       {"Abs", 1, 1, 1, 1, {}, {}, ext::analyze_abs},
+      {"Acos", 1, 1, 1, 1, {}, {}, ext::analyze_acos},
+      {"Acosh", 1, 1, 1, 1, {}, {}, ext::analyze_acosh},
       {"Add", 2, 2, 1, 1, {}, {"broadcast", "axis"}, analyze_add},
       {"And", 2, 2, 1, 1, {}, {}, ext::analyze_and},
       {"ArgMax", 1, 1, 1, 1, {}, {"axis", "keepdims", "select_last_index"}, ext::analyze_arg_max},
       {"ArgMin", 1, 1, 1, 1, {}, {"axis", "keepdims", "select_last_index"}, ext::analyze_arg_min},
+      {"Asin", 1, 1, 1, 1, {}, {}, ext::analyze_asin},
+      {"Asinh", 1, 1, 1, 1, {}, {}, ext::analyze_asinh},
+      {"Atan", 1, 1, 1, 1, {}, {}, ext::analyze_atan},
+      {"Atanh", 1, 1, 1, 1, {}, {}, ext::analyze_atanh},
       {"AveragePool", 1, 1, 1, 1, {}, with(kWindow, {"ceil_mode", "count_include_pad"}), analyze_average_pool},
       {"BatchNormalization", 5, 5, 1, 5, {}, {"epsilon", "momentum", "spatial", "training_mode", "is_test", "consumed_inputs"}, analyze_batch_norm},
       {"Cast", 1, 1, 1, 1, {}, {"to"}, ext::analyze_cast},
       {"Ceil", 1, 1, 1, 1, {}, {}, ext::analyze_ceil},
+      {"Celu", 1, 1, 1, 1, {}, {"alpha"}, ext::analyze_celu},
       {"Clip", 1, 3, 1, 1, {1, 2}, {"min", "max"}, analyze_clip},
       {"Concat", 1, 1 << 20, 1, 1, {}, {"axis"}, analyze_concat},
       {"ConstantOfShape", 1, 1, 1, 1, {0}, {"value"}, ext::analyze_constant_of_shape},
       {"Conv", 2, 3, 1, 1, {}, with(kWindow, {"group"}), analyze_conv},
       {"ConvTranspose", 2, 3, 1, 1, {}, with(kWindow, {"group", "output_padding", "output_shape"}), ext::analyze_conv_transpose},
+      {"Cos", 1, 1, 1, 1, {}, {}, ext::analyze_cos},
+      {"Cosh", 1, 1, 1, 1, {}, {}, ext::analyze_cosh},
       {"Div", 2, 2, 1, 1, {}, {"broadcast", "axis"}, analyze_div},
       {"Dropout", 1, 3, 1, 2, {1, 2}, {"ratio", "seed", "is_test"}, analyze_dropout},
       {"Elu", 1, 1, 1, 1, {}, {"alpha"}, ext::analyze_elu},
@@ -729,12 +768,15 @@ const std::vector<OpDef>& op_defs() {
       {"Gelu", 1, 1, 1, 1, {}, {"approximate"}, ext::analyze_gelu},
       {"Gemm", 2, 3, 1, 1, {}, {"alpha", "beta", "transA", "transB", "broadcast"}, analyze_gemm},
       {"GlobalAveragePool", 1, 1, 1, 1, {}, {}, analyze_global_average_pool},
+      {"GlobalMaxPool", 1, 1, 1, 1, {}, {}, ext::analyze_global_max_pool},
       {"Greater", 2, 2, 1, 1, {}, {}, ext::analyze_greater},
       {"GreaterOrEqual", 2, 2, 1, 1, {}, {}, ext::analyze_greater_or_equal},
       {"HardSigmoid", 1, 1, 1, 1, {}, {"alpha", "beta"}, analyze_hard_sigmoid},
       {"HardSwish", 1, 1, 1, 1, {}, {}, analyze_hard_swish},
       {"Identity", 1, 1, 1, 1, {}, {}, analyze_identity},
       {"InstanceNormalization", 3, 3, 1, 1, {}, {"epsilon"}, ext::analyze_instance_normalization},
+      {"IsInf", 1, 1, 1, 1, {}, {"detect_negative", "detect_positive"}, ext::analyze_is_inf},
+      {"IsNaN", 1, 1, 1, 1, {}, {}, ext::analyze_is_nan},
       {"LayerNormalization", 2, 3, 1, 3, {}, {"axis", "epsilon", "stash_type"}, ext::analyze_layer_normalization},
       {"LeakyRelu", 1, 1, 1, 1, {}, {"alpha"}, ext::analyze_leaky_relu},
       {"Less", 2, 2, 1, 1, {}, {}, ext::analyze_less},
@@ -746,6 +788,7 @@ const std::vector<OpDef>& op_defs() {
       {"MaxPool", 1, 1, 1, 2, {}, with(kWindow, {"ceil_mode", "storage_order"}), analyze_max_pool},
       {"Mean", 1, 1 << 20, 1, 1, {}, {}, ext::analyze_mean},
       {"Min", 1, 1 << 20, 1, 1, {}, {}, ext::analyze_min},
+      {"Mod", 2, 2, 1, 1, {}, {"fmod"}, ext::analyze_mod},
       {"Mul", 2, 2, 1, 1, {}, {"broadcast", "axis"}, analyze_mul},
       {"Neg", 1, 1, 1, 1, {}, {}, ext::analyze_neg},
       {"Not", 1, 1, 1, 1, {}, {}, ext::analyze_not},
@@ -768,9 +811,15 @@ const std::vector<OpDef>& op_defs() {
       {"Relu", 1, 1, 1, 1, {}, {}, analyze_relu},
       {"Reshape", 1, 2, 1, 1, {1}, {"shape", "allowzero"}, analyze_reshape},
       {"Resize", 1, 4, 1, 1, {1, 2, 3}, {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside", "extrapolation_value", "antialias", "axes", "keep_aspect_ratio_policy"}, ext::analyze_resize},
+      {"Round", 1, 1, 1, 1, {}, {}, ext::analyze_round},
       {"Selu", 1, 1, 1, 1, {}, {"alpha", "gamma"}, ext::analyze_selu},
       {"Shape", 1, 1, 1, 1, {}, {"start", "end"}, analyze_shape},
+      {"Shrink", 1, 1, 1, 1, {}, {"bias", "lambd"}, ext::analyze_shrink},
       {"Sigmoid", 1, 1, 1, 1, {}, {}, analyze_sigmoid},
+      {"Sign", 1, 1, 1, 1, {}, {}, ext::analyze_sign},
+      {"Sin", 1, 1, 1, 1, {}, {}, ext::analyze_sin},
+      {"Sinh", 1, 1, 1, 1, {}, {}, ext::analyze_sinh},
+      {"Size", 1, 1, 1, 1, {}, {}, ext::analyze_size},
       {"Slice", 1, 5, 1, 1, {1, 2, 3, 4}, {"starts", "ends", "axes"}, ext::analyze_slice},
       {"Softmax", 1, 1, 1, 1, {}, {"axis"}, analyze_softmax},
       {"Softplus", 1, 1, 1, 1, {}, {}, ext::analyze_softplus},
@@ -780,7 +829,9 @@ const std::vector<OpDef>& op_defs() {
       {"Squeeze", 1, 2, 1, 1, {1}, {"axes"}, analyze_squeeze},
       {"Sub", 2, 2, 1, 1, {}, {"broadcast", "axis"}, analyze_sub},
       {"Sum", 1, 1 << 20, 1, 1, {}, {}, ext::analyze_sum},
+      {"Tan", 1, 1, 1, 1, {}, {}, ext::analyze_tan},
       {"Tanh", 1, 1, 1, 1, {}, {}, ext::analyze_tanh},
+      {"ThresholdedRelu", 1, 1, 1, 1, {}, {"alpha"}, ext::analyze_thresholded_relu},
       {"Tile", 2, 2, 1, 1, {1}, {}, ext::analyze_tile},
       {"Transpose", 1, 1, 1, 1, {}, {"perm"}, analyze_transpose},
       {"Unsqueeze", 1, 2, 1, 1, {1}, {"axes"}, analyze_unsqueeze},
@@ -793,11 +844,33 @@ const std::vector<OpDef>& op_defs() {
 
 }  // namespace
 
+const ir::Tensor& NodeContext::input(size_t i) const {
+  if (has_input(i)) return graph.tensor(node.inputs[i]);
+  // An analyzer asked for an input the node does not have: never index past node.inputs; hand
+  // back an empty placeholder (no element is readable through it) and fail the node.
+  static const ir::Tensor kAbsent = [] {
+    ir::Tensor t;
+    t.name = "(absent)";
+    t.shape = {0};
+    t.data = std::vector<std::byte>{};
+    return t;
+  }();
+  if (missing_input_error.is_ok()) missing_input_error = require_input(i, "an input this op reads");
+  return kAbsent;
+}
+
+Status NodeContext::require_input(size_t i, const char* role) const {
+  if (has_input(i)) return Status::ok();
+  return error(StatusCode::kInvalidModel, "input " + std::to_string(i) + " (" + role + ") is missing: the node has " +
+                                              std::to_string(node.inputs.size()) + " input(s)" +
+                                              (i < node.inputs.size() ? " and input " + std::to_string(i) + " is empty" : ""));
+}
+
 Status NodeContext::error(StatusCode code, const std::string& message) const {
-  return Status(code, node.describe(graph.opset) + ": " + message);
+  return Status(code, node.describe(graph.opset) + ": " + message);  // describe() escapes name and op type
 }
 Status NodeContext::bad_attribute(const std::string& attr, const std::string& message) const {
-  return Status(StatusCode::kUnsupported, node.describe(graph.opset) + ": attribute '" + attr + "' " + message);
+  return error(StatusCode::kUnsupported, "attribute " + quoted(attr) + " " + message);
 }
 
 const OpDef* find_op(const std::string& op_type) {
@@ -816,7 +889,7 @@ Status analyze_node(NodeContext& ctx) {
   const ir::Node& node = ctx.node;
   const OpDef* def = find_op(node.op_type);
   if (!def) {
-    return ctx.error(StatusCode::kUnsupported, "op type '" + node.op_type + "' is not supported");
+    return ctx.error(StatusCode::kUnsupported, "op type " + quoted(node.op_type) + " is not supported");
   }
   const int nin = static_cast<int>(node.inputs.size()), nout = static_cast<int>(node.outputs.size());
   if (nin < def->min_inputs || nin > def->max_inputs) {
@@ -841,16 +914,51 @@ Status analyze_node(NodeContext& ctx) {
     if (node.inputs[i] == ir::kNoTensor) continue;
     const ir::Tensor& t = ctx.input(i);
     if (!t.shape_known) {
-      return ctx.error(StatusCode::kInternal, "input " + std::to_string(i) + " ('" + t.name + "') has no inferred shape");
+      return ctx.error(StatusCode::kInternal, "input " + std::to_string(i) + " (" + quoted(t.name) + ") has no inferred shape");
+    }
+    const std::string what = ctx.node.describe(ctx.graph.opset) + ": input " + std::to_string(i) + " " + quoted(t.name);
+    if (!t.is_constant()) {
+      WS_RETURN_IF_ERROR(check_shape_within_limits(t.shape, what));
+    } else {
+      // Constants are bounded by the bytes the file really holds (checked at import), so a large
+      // weight passes; only dims whose extent overflows or exceeds both bounds (zero dims next
+      // to huge ones) are refused.
+      const auto extent = checked_extent(t.shape);
+      if (!extent || (*extent > build_limits().max_tensor_elements && *extent != t.elements())) {
+        WS_RETURN_IF_ERROR(check_shape_within_limits(t.shape, what));
+      }
+      // Constant data must hold exactly what the shape promises (initializers are checked at import;
+      // this guards folded constants and frozen inputs too), so analyzers may read it.
+      const int64_t n = t.elements();
+      const size_t es = ir::dtype_size(t.dtype);
+      if (n < 0 || (es != 0 && t.data->size() != static_cast<size_t>(n) * es)) {
+        return ctx.error(StatusCode::kInvalidModel, "constant input " + std::to_string(i) + " (" + quoted(t.name) + ") holds " +
+                                                        std::to_string(t.data->size()) + " bytes, not what its shape " + ir::shape_string(t.shape) + " needs");
+      }
     }
     const bool must_be_constant =
         std::find(def->constant_inputs.begin(), def->constant_inputs.end(), static_cast<int>(i)) != def->constant_inputs.end();
     if (must_be_constant && !t.is_constant()) {
-      return ctx.error(StatusCode::kUnsupported, "input " + std::to_string(i) + " ('" + t.name +
-                                                     "') must be known at build (an initializer or constant) in this fixed-shape engine");
+      return ctx.error(StatusCode::kUnsupported, "input " + std::to_string(i) + " (" + quoted(t.name) +
+                                                     ") must be known at build (an initializer or constant) in this fixed-shape engine");
     }
   }
-  return def->analyze(ctx);
+  Status s = def->analyze(ctx);
+  if (!ctx.missing_input_error.is_ok()) return ctx.missing_input_error;
+  if (!s.is_ok()) return s;
+  if (ctx.output_shapes.size() != node.outputs.size() || ctx.output_dtypes.size() != node.outputs.size()) {
+    return ctx.error(StatusCode::kInternal, "analyzer produced " + std::to_string(ctx.output_shapes.size()) + " output shapes for " +
+                                                std::to_string(node.outputs.size()) + " outputs");
+  }
+  // The per-tensor element bound (core/limits.h) on every inferred output: refuses absurd-but-valid
+  // sizes (pads of 65536, a mutated input dimension) before the arena or any kernel sees them.
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    if (node.outputs[i] == ir::kNoTensor) continue;
+    WS_RETURN_IF_ERROR(check_shape_within_limits(
+        ctx.output_shapes[i], ctx.node.describe(ctx.graph.opset) + ": output " + std::to_string(i) + " " +
+                                  quoted(ctx.graph.tensor(node.outputs[i]).name)));
+  }
+  return Status::ok();
 }
 
 }  // namespace ws::engine

@@ -12,6 +12,7 @@
 #include <limits>
 #include <memory>
 
+#include "core/checked_math.h"
 #include "reference/ops_ext.h"
 
 namespace ws::engine::ext {
@@ -308,7 +309,9 @@ Status analyze_tile(NodeContext& c) {
   Shape y = x.shape;
   for (size_t i = 0; i < y.size(); ++i) {
     if (reps[i] < 0) return c.error(StatusCode::kInvalidModel, "repeats must be >= 0");
-    if (__builtin_mul_overflow(y[i], reps[i], &y[i])) return c.error(StatusCode::kResourceExhausted, "tiled shape overflows int64");
+    const std::optional<int64_t> d = checked_mul(y[i], reps[i]);
+    if (!d) return c.error(StatusCode::kResourceExhausted, "tiled shape overflows int64 along axis " + std::to_string(i));
+    y[i] = *d;
   }
   const size_t es = ir::dtype_size(x.dtype);
   if (es == 0) return unsupported_dtype(c, 0, "numeric and bool types");
@@ -502,6 +505,76 @@ Status analyze_gelu(NodeContext& c) {
   return make_math(c, approx == "tanh" ? ref::MathOp::kGeluTanh : ref::MathOp::kGelu);
 }
 
+Status analyze_celu(NodeContext& c) {
+  ref::MathParams p;
+  WS_ASSIGN_OR_RETURN(p.alpha, attr_float(c, "alpha", 1.0f));
+  if (p.alpha == 0.0f) return c.error(StatusCode::kInvalidModel, "attribute 'alpha' must not be 0");
+  return make_math(c, ref::MathOp::kCelu, p);
+}
+Status analyze_sin(NodeContext& c) { return make_math(c, ref::MathOp::kSin); }
+Status analyze_cos(NodeContext& c) { return make_math(c, ref::MathOp::kCos); }
+Status analyze_tan(NodeContext& c) { return make_math(c, ref::MathOp::kTan); }
+Status analyze_asin(NodeContext& c) { return make_math(c, ref::MathOp::kAsin); }
+Status analyze_acos(NodeContext& c) { return make_math(c, ref::MathOp::kAcos); }
+Status analyze_atan(NodeContext& c) { return make_math(c, ref::MathOp::kAtan); }
+Status analyze_sinh(NodeContext& c) { return make_math(c, ref::MathOp::kSinh); }
+Status analyze_cosh(NodeContext& c) { return make_math(c, ref::MathOp::kCosh); }
+Status analyze_asinh(NodeContext& c) { return make_math(c, ref::MathOp::kAsinh); }
+Status analyze_acosh(NodeContext& c) { return make_math(c, ref::MathOp::kAcosh); }
+Status analyze_atanh(NodeContext& c) { return make_math(c, ref::MathOp::kAtanh); }
+Status analyze_sign(NodeContext& c) { return make_math(c, ref::MathOp::kSign); }
+Status analyze_round(NodeContext& c) { return make_math(c, ref::MathOp::kRound); }
+Status analyze_thresholded_relu(NodeContext& c) {
+  ref::MathParams p;
+  WS_ASSIGN_OR_RETURN(p.alpha, attr_float(c, "alpha", 1.0f));
+  return make_math(c, ref::MathOp::kThresholdedRelu, p);
+}
+Status analyze_shrink(NodeContext& c) {
+  ref::MathParams p;
+  WS_ASSIGN_OR_RETURN(p.bias, attr_float(c, "bias", 0.0f));
+  WS_ASSIGN_OR_RETURN(p.lambd, attr_float(c, "lambd", 0.5f));
+  return make_math(c, ref::MathOp::kShrink, p);
+}
+Status analyze_is_nan(NodeContext& c) {
+  WS_RETURN_IF_ERROR(require_f32(c, 0));
+  set_single(c, DType::kBool, c.input(0).shape);
+  const int64_t n = c.input(0).elements();
+  c.kernel = [=](In in, Out out) { ref::is_nan(static_cast<const float*>(in[0]), static_cast<uint8_t*>(out[0]), n); };
+  return Status::ok();
+}
+Status analyze_is_inf(NodeContext& c) {
+  WS_RETURN_IF_ERROR(require_f32(c, 0));
+  WS_ASSIGN_OR_RETURN(int64_t neg, attr_int(c, "detect_negative", 1));
+  WS_ASSIGN_OR_RETURN(int64_t pos, attr_int(c, "detect_positive", 1));
+  set_single(c, DType::kBool, c.input(0).shape);
+  const int64_t n = c.input(0).elements();
+  c.kernel = [=](In in, Out out) { ref::is_inf(static_cast<const float*>(in[0]), static_cast<uint8_t*>(out[0]), n, neg != 0, pos != 0); };
+  return Status::ok();
+}
+Status analyze_size(NodeContext& c) {
+  const int64_t n = c.input(0).elements();
+  set_single(c, DType::kInt64, {});
+  c.kernel = [n](In, Out out) { std::memcpy(out[0], &n, 8); };
+  return Status::ok();
+}
+Status analyze_global_max_pool(NodeContext& c) {
+  WS_RETURN_IF_ERROR(require_f32(c, 0));
+  const Shape& x = c.input(0).shape;
+  if (x.size() < 3) return c.error(StatusCode::kInvalidModel, "input X " + ir::shape_string(x) + " must be N×C×spatial");
+  Shape y{x[0], x[1]};
+  for (size_t i = 2; i < x.size(); ++i) y.push_back(1);
+  std::array<bool, ref::kMaxRank> flags{};
+  WS_RETURN_IF_ERROR(require_rank(c, x));
+  for (size_t i = 2; i < x.size(); ++i) flags[i] = true;
+  set_single(c, DType::kFloat32, y);
+  const size_t r = x.size();
+  const Shape xs = x;
+  c.kernel = [=](In in, Out out) {
+    ref::reduce(ref::ReduceOp::kMax, static_cast<const float*>(in[0]), xs, std::span<const bool>(flags.data(), r), static_cast<float*>(out[0]));
+  };
+  return Status::ok();
+}
+
 namespace {
 Status make_binary_f32(NodeContext& c, ref::Binary2Op op) {
   WS_RETURN_IF_ERROR(require_f32(c, 0));
@@ -527,6 +600,31 @@ Status bind_binary_i64(NodeContext& c, int op_i, const Shape& a, const Shape& b)
     ref::binary_i64(op, static_cast<const int64_t*>(in[0]), a, static_cast<const int64_t*>(in[1]), b, static_cast<int64_t*>(out[0]), ys);
   };
   return Status::ok();
+}
+
+// Mod-13: fmod = 1 (C fmod, required for float data) on float32; fmod = 0 (sign of the divisor) on int64.
+Status analyze_mod(NodeContext& c) {
+  WS_ASSIGN_OR_RETURN(int64_t fmod, attr_int(c, "fmod", 0));
+  const DType t = c.input(0).dtype;
+  if (c.input(1).dtype != t) return c.error(StatusCode::kInvalidModel, "A and B differ in element type");
+  if (t == DType::kFloat32) {
+    if (!fmod) return c.error(StatusCode::kInvalidModel, "fmod = 0 is not defined for floating-point data (the spec requires fmod = 1)");
+    return make_binary_f32(c, ref::Binary2Op::kMod);
+  }
+  if (t == DType::kInt64) {
+    if (fmod) {  // C semantics: sign of the dividend
+      WS_ASSIGN_OR_RETURN(Shape y, broadcast_all(c));
+      set_single(c, DType::kInt64, y);
+      const Shape as = c.input(0).shape, bs = c.input(1).shape;
+      c.kernel = [=](In in, Out out) {
+        ref::binary_i64(ref::Binary2Op::kFmod, static_cast<const int64_t*>(in[0]), as, static_cast<const int64_t*>(in[1]), bs,
+                        static_cast<int64_t*>(out[0]), y);
+      };
+      return Status::ok();
+    }
+    return bind_binary_i64(c, static_cast<int>(ref::Binary2Op::kMod), c.input(0).shape, c.input(1).shape);
+  }
+  return unsupported_dtype(c, 0, "float32, int64");
 }
 
 Status analyze_pow(NodeContext& c) {
@@ -919,6 +1017,7 @@ Status analyze_resize(NodeContext& c) {
   std::vector<double> scales;
   std::vector<int64_t> sizes;
   if (v10) {
+    WS_RETURN_IF_ERROR(c.require_input(1, "scales"));
     WS_ASSIGN_OR_RETURN(scales, const_floats(c, 1, "scales"));
   } else {
     if (c.has_input(3) && c.input(3).elements() > 0) { WS_ASSIGN_OR_RETURN(sizes, const_ints(c, 3, "sizes")); }
