@@ -62,6 +62,39 @@ void gather(const void* x, int64_t outer, int64_t axis_len, int64_t inner, const
       std::memcpy(ys + (o * n_indices + j) * row, xs + (o * axis_len + indices[j]) * row, row);
 }
 
+void gather_elements(const void* x, std::span<const int64_t> x_dims, const int64_t* indices,
+                     std::span<const int64_t> idx_dims, int64_t axis, void* y, size_t es) {
+  const size_t r = x_dims.size();
+  RankArray xstride{}, idx{};
+  int64_t s = 1;
+  for (size_t k = r; k-- > 0;) { xstride[k] = s; s *= x_dims[k]; }
+  const int64_t total = element_count(idx_dims);
+  const auto* xs = static_cast<const std::byte*>(x);
+  auto* ys = static_cast<std::byte*>(y);
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t off = 0;
+    for (size_t k = 0; k < r; ++k) off += (static_cast<int64_t>(k) == axis ? indices[i] : idx[k]) * xstride[k];
+    std::memcpy(ys + i * static_cast<int64_t>(es), xs + off * static_cast<int64_t>(es), es);
+    for (size_t k = r; k-- > 0;) {
+      if (++idx[k] < idx_dims[k]) break;
+      idx[k] = 0;
+    }
+  }
+}
+
+void trilu(const void* x, int64_t batch, int64_t n, int64_t m, int64_t k, bool upper, void* y, size_t es) {
+  const auto* xs = static_cast<const std::byte*>(x);
+  auto* ys = static_cast<std::byte*>(y);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < m; ++j) {
+        const int64_t off = ((b * n + i) * m + j) * static_cast<int64_t>(es);
+        const bool keep = upper ? j - i >= k : j - i <= k;
+        if (keep) std::memcpy(ys + off, xs + off, es);
+        else std::memset(ys + off, 0, es);
+      }
+}
+
 void slice(const void* x, std::span<const int64_t> x_dims, std::span<const int64_t> starts,
            std::span<const int64_t> steps, void* y, std::span<const int64_t> y_dims, size_t es) {
   const size_t r = x_dims.size();

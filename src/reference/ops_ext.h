@@ -58,6 +58,14 @@ void where(const uint8_t* cond, std::span<const int64_t> c_dims, const void* a, 
            const void* b, std::span<const int64_t> b_dims, void* y, std::span<const int64_t> y_dims,
            size_t element_bytes);
 
+/// GatherElements-13: y[i…] = x[i… with coordinate `axis` replaced by indices[i…]]; indices
+/// (normalised to [0, x_dims[axis])) and y have dims `idx_dims` (same rank as x).
+void gather_elements(const void* x, std::span<const int64_t> x_dims, const int64_t* indices,
+                     std::span<const int64_t> idx_dims, int64_t axis, void* y, size_t element_bytes);
+/// Trilu-14 over the last two axes [batch, n, m]: keeps j − i >= k (upper) or j − i <= k (lower),
+/// zeroes the rest.
+void trilu(const void* x, int64_t batch, int64_t n, int64_t m, int64_t k, bool upper, void* y, size_t element_bytes);
+
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);
 
@@ -135,6 +143,11 @@ void layer_norm(const float* x, const float* scale, const float* bias, float* y,
 /// InstanceNormalization-6: x [n, c, spatial]; per (n, c): (x − mean)/√(var + eps)·scale[c] + bias[c].
 void instance_norm(const float* x, const float* scale, const float* bias, float* y, int64_t n, int64_t c,
                    int64_t spatial, float epsilon);
+/// CumSum-14 along the middle axis of [outer, len, inner]; exclusive / reverse as the spec.
+/// elem: kFloat32, kFloat64, kInt64 or kInt32 (accumulates in that type).
+void cumsum(Elem elem, const void* x, void* y, int64_t outer, int64_t len, int64_t inner, bool exclusive, bool reverse);
+/// Hardmax-13 over the middle axis of [outer, len, inner]: 1 at the first maximum, else 0.
+void hardmax(const float* x, float* y, int64_t outer, int64_t len, int64_t inner);
 /// LogSoftmax-13 over the middle axis of [outer, axis_len, inner] (x − max − log Σ e^(x − max)).
 void log_softmax(const float* x, float* y, int64_t outer, int64_t axis_len, int64_t inner);
 

@@ -166,6 +166,45 @@ void instance_norm(const float* x, const float* scale, const float* bias, float*
     }
 }
 
+namespace {
+template <typename T>
+void cumsum_typed(const T* x, T* y, int64_t outer, int64_t len, int64_t inner, bool exclusive, bool reverse) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      T acc = 0;
+      for (int64_t t = 0; t < len; ++t) {
+        const int64_t a = reverse ? len - 1 - t : t;
+        const int64_t off = (o * len + a) * inner + i;
+        if (exclusive) { y[off] = acc; acc += x[off]; }
+        else { acc += x[off]; y[off] = acc; }
+      }
+    }
+}
+}  // namespace
+
+void cumsum(Elem elem, const void* x, void* y, int64_t outer, int64_t len, int64_t inner, bool exclusive, bool reverse) {
+  switch (elem) {
+    case Elem::kFloat32: cumsum_typed(static_cast<const float*>(x), static_cast<float*>(y), outer, len, inner, exclusive, reverse); break;
+    case Elem::kFloat64: cumsum_typed(static_cast<const double*>(x), static_cast<double*>(y), outer, len, inner, exclusive, reverse); break;
+    case Elem::kInt64: cumsum_typed(static_cast<const int64_t*>(x), static_cast<int64_t*>(y), outer, len, inner, exclusive, reverse); break;
+    case Elem::kInt32: cumsum_typed(static_cast<const int32_t*>(x), static_cast<int32_t*>(y), outer, len, inner, exclusive, reverse); break;
+    default: break;  // refused by the op table
+  }
+}
+
+void hardmax(const float* x, float* y, int64_t outer, int64_t len, int64_t inner) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t best = 0;
+      for (int64_t a = 0; a < len; ++a) {
+        const int64_t off = (o * len + a) * inner + i;
+        if (x[off] > x[(o * len + best) * inner + i]) best = a;
+        y[off] = 0.0f;
+      }
+      if (len) y[(o * len + best) * inner + i] = 1.0f;
+    }
+}
+
 void log_softmax(const float* x, float* y, int64_t outer, int64_t axis_len, int64_t inner) {
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {

@@ -26,6 +26,34 @@ TEST(ReferenceGather, Axis1PicksColumns) {
   EXPECT_EQ(y, (V{3, 1, 3, 6, 4, 6}));
 }
 
+TEST(ReferenceGatherElements, Axis1) {
+  // ONNX GatherElements example: data [[1,2],[3,4]], indices [[0,0],[1,0]], axis 1 → [[1,1],[4,3]].
+  const V x = {1, 2, 3, 4};
+  const int64_t idx[4] = {0, 0, 1, 0};
+  const Dims d = {2, 2};
+  V y(4);
+  gather_elements(x.data(), d, idx, d, 1, y.data(), 4);
+  EXPECT_EQ(y, (V{1, 1, 4, 3}));
+}
+
+TEST(ReferenceTriluCumSumHardmax, Values) {
+  const V x = {1, 2, 3, 4, 5, 6, 7, 8, 9};  // [3, 3]
+  V y(9);
+  trilu(x.data(), 1, 3, 3, 0, true, y.data(), 4);
+  EXPECT_EQ(y, (V{1, 2, 3, 0, 5, 6, 0, 0, 9}));
+  trilu(x.data(), 1, 3, 3, -1, false, y.data(), 4);
+  EXPECT_EQ(y, (V{0, 0, 0, 4, 0, 0, 7, 8, 0}));
+  V c(3);
+  cumsum(Elem::kFloat32, x.data(), c.data(), 1, 3, 1, false, false);
+  EXPECT_EQ(c, (V{1, 3, 6}));
+  cumsum(Elem::kFloat32, x.data(), c.data(), 1, 3, 1, true, true);  // exclusive, reverse
+  EXPECT_EQ(c, (V{5, 3, 0}));
+  const V h = {3, 7, 7, 1};
+  V hy(4);
+  hardmax(h.data(), hy.data(), 1, 4, 1);
+  EXPECT_EQ(hy, (V{0, 1, 0, 0}));  // first maximum wins
+}
+
 TEST(ReferenceSlice, NegativeStepReverses) {
   const V x = {0, 1, 2, 3, 4, 5, 6, 7};  // [2, 4]
   const Dims xd = {2, 4}, st = {1, 3}, sp = {1, -2}, yd = {1, 2};

@@ -364,8 +364,12 @@ Status analyze_dropout(NodeContext& c) {
   if (c.has_input(2)) {
     const auto& t = c.input(2);
     if (t.dtype != DType::kBool || t.elements() != 1) return c.error(StatusCode::kInvalidModel, "training_mode must be a bool scalar");
-    if (static_cast<uint8_t>((*t.data)[0]) != 0) {
-      return c.error(StatusCode::kUnsupported, "training mode (training_mode = true) is not supported; inference only");
+    // Training mode with ratio 0 drops nothing: y = x and the mask is all true (exactly what an
+    // inference run computes), as exporters write for train-mode models with dropout 0.
+    const bool zero_ratio = c.has_input(1) && c.input(1).dtype == DType::kFloat32 && c.input(1).elements() == 1 &&
+                            *c.input(1).data_as<float>() == 0.0f;
+    if (static_cast<uint8_t>((*t.data)[0]) != 0 && !zero_ratio) {
+      return c.error(StatusCode::kUnsupported, "training mode (training_mode = true) with a non-zero ratio is not supported; inference only");
     }
   }
   const auto& x = c.input(0);
@@ -746,6 +750,7 @@ const std::vector<OpDef>& op_defs() {
       {"AveragePool", 1, 1, 1, 1, {}, with(kWindow, {"ceil_mode", "count_include_pad"}), analyze_average_pool},
       {"BatchNormalization", 5, 5, 1, 5, {}, {"epsilon", "momentum", "spatial", "training_mode", "is_test", "consumed_inputs"}, analyze_batch_norm},
       {"Cast", 1, 1, 1, 1, {}, {"to"}, ext::analyze_cast},
+      {"CastLike", 2, 2, 1, 1, {}, {}, ext::analyze_cast_like},
       {"Ceil", 1, 1, 1, 1, {}, {}, ext::analyze_ceil},
       {"Celu", 1, 1, 1, 1, {}, {"alpha"}, ext::analyze_celu},
       {"Clip", 1, 3, 1, 1, {1, 2}, {"min", "max"}, analyze_clip},
@@ -755,6 +760,8 @@ const std::vector<OpDef>& op_defs() {
       {"ConvTranspose", 2, 3, 1, 1, {}, with(kWindow, {"group", "output_padding", "output_shape"}), ext::analyze_conv_transpose},
       {"Cos", 1, 1, 1, 1, {}, {}, ext::analyze_cos},
       {"Cosh", 1, 1, 1, 1, {}, {}, ext::analyze_cosh},
+      {"CumSum", 2, 2, 1, 1, {1}, {"exclusive", "reverse"}, ext::analyze_cum_sum},
+      {"DepthToSpace", 1, 1, 1, 1, {}, {"blocksize", "mode"}, ext::analyze_depth_to_space},
       {"Div", 2, 2, 1, 1, {}, {"broadcast", "axis"}, analyze_div},
       {"Dropout", 1, 3, 1, 2, {1, 2}, {"ratio", "seed", "is_test"}, analyze_dropout},
       {"Elu", 1, 1, 1, 1, {}, {"alpha"}, ext::analyze_elu},
@@ -765,6 +772,7 @@ const std::vector<OpDef>& op_defs() {
       {"Flatten", 1, 1, 1, 1, {}, {"axis"}, analyze_flatten},
       {"Floor", 1, 1, 1, 1, {}, {}, ext::analyze_floor},
       {"Gather", 2, 2, 1, 1, {1}, {"axis"}, ext::analyze_gather},
+      {"GatherElements", 2, 2, 1, 1, {1}, {"axis"}, ext::analyze_gather_elements},
       {"Gelu", 1, 1, 1, 1, {}, {"approximate"}, ext::analyze_gelu},
       {"Gemm", 2, 3, 1, 1, {}, {"alpha", "beta", "transA", "transB", "broadcast"}, analyze_gemm},
       {"GlobalAveragePool", 1, 1, 1, 1, {}, {}, analyze_global_average_pool},
@@ -773,6 +781,7 @@ const std::vector<OpDef>& op_defs() {
       {"GreaterOrEqual", 2, 2, 1, 1, {}, {}, ext::analyze_greater_or_equal},
       {"HardSigmoid", 1, 1, 1, 1, {}, {"alpha", "beta"}, analyze_hard_sigmoid},
       {"HardSwish", 1, 1, 1, 1, {}, {}, analyze_hard_swish},
+      {"Hardmax", 1, 1, 1, 1, {}, {"axis"}, ext::analyze_hardmax},
       {"Identity", 1, 1, 1, 1, {}, {}, analyze_identity},
       {"InstanceNormalization", 3, 3, 1, 1, {}, {"epsilon"}, ext::analyze_instance_normalization},
       {"IsInf", 1, 1, 1, 1, {}, {"detect_negative", "detect_positive"}, ext::analyze_is_inf},
@@ -824,6 +833,7 @@ const std::vector<OpDef>& op_defs() {
       {"Softmax", 1, 1, 1, 1, {}, {"axis"}, analyze_softmax},
       {"Softplus", 1, 1, 1, 1, {}, {}, ext::analyze_softplus},
       {"Softsign", 1, 1, 1, 1, {}, {}, ext::analyze_softsign},
+      {"SpaceToDepth", 1, 1, 1, 1, {}, {"blocksize"}, ext::analyze_space_to_depth},
       {"Split", 1, 2, 1, 1 << 20, {1}, {"axis", "split", "num_outputs"}, ext::analyze_split},
       {"Sqrt", 1, 1, 1, 1, {}, {}, ext::analyze_sqrt},
       {"Squeeze", 1, 2, 1, 1, {1}, {"axes"}, analyze_squeeze},
@@ -834,6 +844,7 @@ const std::vector<OpDef>& op_defs() {
       {"ThresholdedRelu", 1, 1, 1, 1, {}, {"alpha"}, ext::analyze_thresholded_relu},
       {"Tile", 2, 2, 1, 1, {1}, {}, ext::analyze_tile},
       {"Transpose", 1, 1, 1, 1, {}, {"perm"}, analyze_transpose},
+      {"Trilu", 1, 2, 1, 1, {1}, {"upper"}, ext::analyze_trilu},
       {"Unsqueeze", 1, 2, 1, 1, {1}, {"axes"}, analyze_unsqueeze},
       {"Upsample", 1, 2, 1, 1, {1}, {"mode", "scales"}, ext::analyze_upsample},
       {"Where", 3, 3, 1, 1, {}, {}, ext::analyze_where},

@@ -335,6 +335,18 @@ Status analyze_cast(NodeContext& c) {
   return Status::ok();
 }
 
+// CastLike-15: Cast to the element type of input 1 (its values are not read).
+Status analyze_cast_like(NodeContext& c) {
+  const auto& x = c.input(0);
+  WS_ASSIGN_OR_RETURN(ref::Elem from, elem_of(c, x.dtype, "input 0 ('" + x.name + "')"));
+  const DType to_t = c.input(1).dtype;
+  WS_ASSIGN_OR_RETURN(ref::Elem to, elem_of(c, to_t, "input 1 ('" + c.input(1).name + "')"));
+  set_single(c, to_t, x.shape);
+  const int64_t n = x.elements();
+  c.kernel = [=](In in, Out out) { ref::cast(in[0], from, out[0], to, n); };
+  return Status::ok();
+}
+
 Status analyze_where(NodeContext& c) {
   if (c.input(0).dtype != DType::kBool) return unsupported_dtype(c, 0, "bool");
   const auto& a = c.input(1);
@@ -371,6 +383,131 @@ Status analyze_constant_of_shape(NodeContext& c) {
   };
   return Status::ok();
 }
+
+Status analyze_gather_elements(NodeContext& c) {
+  const auto& x = c.input(0);
+  const auto& it = c.input(1);
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  WS_RETURN_IF_ERROR(require_rank(c, x.shape));
+  if (rank < 1 || it.shape.size() != x.shape.size()) return c.error(StatusCode::kInvalidModel, "indices " + ir::shape_string(it.shape) + " must have the rank of data " + ir::shape_string(x.shape));
+  WS_ASSIGN_OR_RETURN(int64_t axis_attr, attr_int(c, "axis", 0));
+  WS_ASSIGN_OR_RETURN(int64_t axis, norm_axis(c, "axis", axis_attr, rank));
+  for (int64_t k = 0; k < rank; ++k)
+    if (k != axis && it.shape[static_cast<size_t>(k)] > x.shape[static_cast<size_t>(k)])
+      return c.error(StatusCode::kInvalidModel, "indices " + ir::shape_string(it.shape) + " exceed data " + ir::shape_string(x.shape) + " on axis " + std::to_string(k));
+  if (!it.is_constant()) return c.error(StatusCode::kUnsupported, "indices must be known at build in this fixed-shape engine");
+  if (it.dtype != DType::kInt64 && it.dtype != DType::kInt32) return c.error(StatusCode::kInvalidModel, "indices must be int64 or int32");
+  const int64_t len = x.shape[static_cast<size_t>(axis)];
+  std::vector<int64_t> idx(static_cast<size_t>(it.elements()));
+  for (size_t k = 0; k < idx.size(); ++k) {
+    const int64_t v = it.dtype == DType::kInt64 ? it.data_as<int64_t>()[k] : it.data_as<int32_t>()[k];
+    if (v < -len || v >= len) return c.error(StatusCode::kInvalidModel, "index " + std::to_string(v) + " is out of range for axis length " + std::to_string(len));
+    idx[k] = v < 0 ? v + len : v;
+  }
+  const size_t es = ir::dtype_size(x.dtype);
+  if (es == 0) return unsupported_dtype(c, 0, "numeric and bool types");
+  set_single(c, x.dtype, it.shape);
+  const Shape xs = x.shape, is = it.shape;
+  c.kernel = [=](In in, Out out) { ref::gather_elements(in[0], xs, idx.data(), is, axis, out[0], es); };
+  return Status::ok();
+}
+
+Status analyze_trilu(NodeContext& c) {
+  const auto& x = c.input(0);
+  if (x.shape.size() < 2) return c.error(StatusCode::kInvalidModel, "input " + ir::shape_string(x.shape) + " must have rank >= 2");
+  WS_ASSIGN_OR_RETURN(int64_t upper, attr_int(c, "upper", 1));
+  int64_t k = 0;
+  if (c.has_input(1)) {
+    WS_ASSIGN_OR_RETURN(auto kv, const_ints(c, 1, "k"));
+    if (kv.size() != 1) return c.error(StatusCode::kInvalidModel, "k must be a scalar");
+    k = kv[0];
+  }
+  const int64_t n = x.shape[x.shape.size() - 2], m = x.shape.back();
+  const int64_t batch = (n != 0 && m != 0) ? x.elements() / (n * m) : 0;
+  const size_t es = ir::dtype_size(x.dtype);
+  if (es == 0) return unsupported_dtype(c, 0, "numeric and bool types");
+  set_single(c, x.dtype, x.shape);
+  c.kernel = [=](In in, Out out) { ref::trilu(in[0], batch, n, m, k, upper != 0, out[0], es); };
+  return Status::ok();
+}
+
+Status analyze_cum_sum(NodeContext& c) {
+  const auto& x = c.input(0);
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  WS_ASSIGN_OR_RETURN(auto av, const_ints(c, 1, "axis"));
+  if (av.size() != 1) return c.error(StatusCode::kInvalidModel, "axis must be a scalar");
+  WS_ASSIGN_OR_RETURN(int64_t axis, norm_axis(c, "axis", av[0], rank));
+  WS_ASSIGN_OR_RETURN(int64_t exclusive, attr_int(c, "exclusive", 0));
+  WS_ASSIGN_OR_RETURN(int64_t reverse, attr_int(c, "reverse", 0));
+  if (x.dtype != DType::kFloat32 && x.dtype != DType::kFloat64 && x.dtype != DType::kInt64 && x.dtype != DType::kInt32)
+    return unsupported_dtype(c, 0, "float32, float64, int64, int32");
+  WS_ASSIGN_OR_RETURN(ref::Elem e, elem_of(c, x.dtype, "input 0"));
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i < axis) outer *= x.shape[static_cast<size_t>(i)];
+    if (i > axis) inner *= x.shape[static_cast<size_t>(i)];
+  }
+  const int64_t len = x.shape[static_cast<size_t>(axis)];
+  set_single(c, x.dtype, x.shape);
+  c.kernel = [=](In in, Out out) { ref::cumsum(e, in[0], out[0], outer, len, inner, exclusive != 0, reverse != 0); };
+  return Status::ok();
+}
+
+Status analyze_hardmax(NodeContext& c) {
+  WS_RETURN_IF_ERROR(require_f32(c, 0));
+  const Shape& x = c.input(0).shape;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  const bool legacy = c.graph.opset < 13;
+  WS_ASSIGN_OR_RETURN(int64_t axis_attr, attr_int(c, "axis", legacy ? 1 : -1));
+  int64_t axis;
+  if (legacy && axis_attr == rank) axis = rank;
+  else { WS_ASSIGN_OR_RETURN(axis, norm_axis(c, "axis", axis_attr, rank)); }
+  int64_t outer = 1, len = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    const int64_t d = x[static_cast<size_t>(i)];
+    if (i < axis) outer *= d;
+    else if (i == axis || legacy) len *= d;
+    else inner *= d;
+  }
+  set_single(c, DType::kFloat32, x);
+  c.kernel = [=](In in, Out out) { ref::hardmax(static_cast<const float*>(in[0]), static_cast<float*>(out[0]), outer, len, inner); };
+  return Status::ok();
+}
+
+namespace {
+// DepthToSpace-13 / SpaceToDepth-13 as one 6-D transpose of a reshaped view.
+Status bind_depth_space(NodeContext& c, bool to_space) {
+  const auto& x = c.input(0);
+  if (x.shape.size() != 4) return c.error(StatusCode::kInvalidModel, "input " + ir::shape_string(x.shape) + " must be N×C×H×W");
+  WS_ASSIGN_OR_RETURN(int64_t b, attr_int(c, "blocksize", 0));
+  if (!c.node.find("blocksize") || b < 1) return c.error(StatusCode::kInvalidModel, "attribute 'blocksize' is required and must be >= 1");
+  WS_ASSIGN_OR_RETURN(std::string mode, attr_string(c, "mode", "DCR"));
+  const int64_t n = x.shape[0], ch = x.shape[1], h = x.shape[2], w = x.shape[3];
+  ref::Dims view, perm;
+  Shape y;
+  if (to_space) {
+    if (ch % (b * b) != 0) return c.error(StatusCode::kInvalidModel, "channels " + std::to_string(ch) + " are not divisible by blocksize² " + std::to_string(b * b));
+    const int64_t co = ch / (b * b);
+    if (mode == "DCR") { view = {n, b, b, co, h, w}; perm = {0, 3, 4, 1, 5, 2}; }
+    else if (mode == "CRD") { view = {n, co, b, b, h, w}; perm = {0, 1, 4, 2, 5, 3}; }
+    else return c.bad_attribute("mode", "= '" + mode + "' is not one of DCR, CRD");
+    y = {n, co, h * b, w * b};
+  } else {
+    if (h % b != 0 || w % b != 0) return c.error(StatusCode::kInvalidModel, "H and W must be divisible by blocksize " + std::to_string(b));
+    view = {n, ch, h / b, b, w / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+    y = {n, ch * b * b, h / b, w / b};
+  }
+  const size_t es = ir::dtype_size(x.dtype);
+  if (es != 1 && es != 2 && es != 4 && es != 8) return unsupported_dtype(c, 0, "numeric types");
+  set_single(c, x.dtype, y);
+  c.kernel = [=](In in, Out out) { ref::transpose(in[0], view, perm, out[0], es); };
+  return Status::ok();
+}
+}  // namespace
+
+Status analyze_depth_to_space(NodeContext& c) { return bind_depth_space(c, true); }
+Status analyze_space_to_depth(NodeContext& c) { return bind_depth_space(c, false); }
 
 Status analyze_range(NodeContext& c) {
   const DType t = c.input(0).dtype;

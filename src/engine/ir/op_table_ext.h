@@ -16,8 +16,15 @@ Status analyze_split(NodeContext& c);
 Status analyze_expand(NodeContext& c);
 Status analyze_tile(NodeContext& c);
 Status analyze_cast(NodeContext& c);
+Status analyze_cast_like(NodeContext& c);
 Status analyze_where(NodeContext& c);
 Status analyze_constant_of_shape(NodeContext& c);
+Status analyze_gather_elements(NodeContext& c);
+Status analyze_trilu(NodeContext& c);
+Status analyze_cum_sum(NodeContext& c);
+Status analyze_hardmax(NodeContext& c);
+Status analyze_depth_to_space(NodeContext& c);
+Status analyze_space_to_depth(NodeContext& c);
 Status analyze_range(NodeContext& c);
 
 Status analyze_equal(NodeContext& c);
