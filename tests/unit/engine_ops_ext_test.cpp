@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "engine/ir/model_builder.h"
+#include "support/alloc_counter.h"
 #include "support/engine_util.h"
 
 namespace ws {
@@ -162,6 +163,37 @@ TEST(EngineOpsExt, LayerNormAndConvTranspose) {
   ASSERT_EQ(y.size(), 10u);
   const V want = {-1.8f * inv, -0.8f * inv, 1.2f * inv, 1.2f * inv, 0.2f * inv};
   for (size_t i = 0; i < 10; ++i) EXPECT_NEAR(y[i], want[i % 5], 1e-5f) << "index " << i;
+}
+
+TEST(EngineOpsExt, NewOpKernelsAllocateNothingPerRun) {
+  // One model through the broadcasting/indexing kernels (stack index counters), Resize (taps built
+  // at build), Split/Slice (bound vectors), reductions and normalisations.
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 2, 4, 4});
+  m.initializer_i64("gi", {2}, {1, 0});
+  m.node("Gather", {"x", "gi"}, {"g"}).i("axis", 1);
+  m.initializer("scales", {4}, {1, 1, 2, 2});
+  m.node("Resize", {"g", "", "scales"}, {"r"}).s("mode", "linear");
+  m.node("Split", {"r"}, {"s0", "s1"}).i("axis", 2);
+  m.node("Less", {"s0", "s1"}, {"lt"});
+  m.node("Where", {"lt", "s0", "s1"}, {"w"});
+  m.node("ReduceMean", {"w"}, {"rm"}).ints("axes", {3}).i("keepdims", 1);
+  m.node("Sub", {"w", "rm"}, {"d"});
+  m.node("Erf", {"d"}, {"e"});
+  m.initializer("ln", {8}, V(8, 1.0f));
+  m.node("LayerNormalization", {"e", "ln"}, {"y"});
+  m.output("y");
+  auto e = test::build_engine(m);
+  ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+  const V x = iota(32);
+  ASSERT_FALSE(test::run_engine(**e, {x}).empty());  // warm-up
+  uint64_t count = 0;
+  {
+    test::AllocationScope scope;
+    for (int i = 0; i < 100; ++i) ASSERT_TRUE((*e)->run().is_ok());
+    count = scope.count();
+  }
+  EXPECT_EQ(count, 0u) << "heap allocations during 100 CpuEngine::run() calls";
 }
 
 }  // namespace
