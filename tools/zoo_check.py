@@ -2,8 +2,9 @@
 """Zoo check (issue 14, CPU side): torchvision classification models → ONNX → our CPU executor vs
 ONNX Runtime.
 
-For every model: build it with random weights (torch.manual_seed(seed); BatchNorm in eval mode
-with its default statistics), export at --opset (17 by default; torch >= 1.13 supports 17) with a
+For every model: build it with random weights (torch.manual_seed(seed)), calibrate BatchNorm's
+running statistics on random images (calibrate_batch_norm) so activations keep a realistic scale,
+export at --opset (17 by default; torch >= 1.13 supports 17) with a
 static [1, 3, S, S] input, run ONNX Runtime (CPUExecutionProvider) on a seeded random input, and
 write an ONNX backend-test case folder (model.onnx + test_data_set_0/input_0.pb, output_0.pb).
 Then `warpstream onnx-test CASE --rtol R --atol A` compares our CPU executor with ORT's output
@@ -27,6 +28,24 @@ DEFAULT_MODELS = [
     "resnet18", "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "shufflenet_v2_x1_0", "mnasnet1_0",
     "squeezenet1_1", "densenet121", "efficientnet_b0", "regnet_y_400mf", "googlenet", "convnext_tiny", "vit_b_16",
 ]
+
+
+def calibrate_batch_norm(torch, model, size, seed, batches=2, batch_size=4):
+    """Sets every BatchNorm's running statistics from random N(0, 1) images (cumulative average over
+    `batches` forward passes in train mode), so that activations keep a realistic scale through the
+    network; with default statistics (mean 0, var 1) randomly initialised networks shrink their
+    activations to ~1e-9 and a comparison says little."""
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not bns:
+        return
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None  # cumulative moving average
+    gen = torch.Generator().manual_seed(seed + 1)
+    model.train()
+    with torch.no_grad():
+        for _ in range(batches):
+            model(torch.randn(batch_size, 3, size, size, generator=gen))
 
 
 def main():
@@ -66,8 +85,14 @@ def main():
             torch.manual_seed(args.seed)
             ctor = getattr(torchvision.models, name)
             kwargs = {"aux_logits": False, "init_weights": True} if name in ("googlenet", "inception_v3") else {}
-            model = ctor(**kwargs).eval()
+            model = ctor(**kwargs)
             size = 299 if name == "inception_v3" else args.size
+            # Zero-initialised layers (ViT's head) would make every logit 0 and the comparison empty.
+            for m in model.modules():
+                if isinstance(m, torch.nn.Linear) and not bool(m.weight.detach().abs().max() > 0):
+                    torch.nn.init.normal_(m.weight, std=0.02)
+            calibrate_batch_norm(torch, model, size, args.seed)
+            model.eval()
             x = torch.from_numpy(np.random.default_rng(args.seed).standard_normal((1, 3, size, size)).astype(np.float32))
             os.makedirs(os.path.join(case, "test_data_set_0"), exist_ok=True)
             path = os.path.join(case, "model.onnx")
