@@ -82,6 +82,22 @@ void gather_elements(const void* x, std::span<const int64_t> x_dims, const int64
   }
 }
 
+void scatter_nd(const void* x, std::span<const int64_t> x_dims, const int64_t* indices, int64_t n_updates, int64_t k,
+                const void* updates, void* y, size_t es) {
+  const int64_t total = element_count(x_dims);
+  if (x != y && total) std::memcpy(y, x, static_cast<size_t>(total) * es);
+  int64_t slice = 1;
+  for (size_t d = static_cast<size_t>(k); d < x_dims.size(); ++d) slice *= x_dims[d];
+  auto* ys = static_cast<std::byte*>(y);
+  const auto* us = static_cast<const std::byte*>(updates);
+  const size_t row = static_cast<size_t>(slice) * es;
+  for (int64_t i = 0; i < n_updates; ++i) {
+    int64_t off = 0;
+    for (int64_t j = 0; j < k; ++j) off = off * x_dims[static_cast<size_t>(j)] + indices[i * k + j];
+    if (row) std::memcpy(ys + off * static_cast<int64_t>(row), us + i * static_cast<int64_t>(row), row);
+  }
+}
+
 void trilu(const void* x, int64_t batch, int64_t n, int64_t m, int64_t k, bool upper, void* y, size_t es) {
   const auto* xs = static_cast<const std::byte*>(x);
   auto* ys = static_cast<std::byte*>(y);

@@ -66,6 +66,12 @@ void gather_elements(const void* x, std::span<const int64_t> x_dims, const int64
 /// zeroes the rest.
 void trilu(const void* x, int64_t batch, int64_t n, int64_t m, int64_t k, bool upper, void* y, size_t element_bytes);
 
+/// ScatterND-16 (reduction "none"): y = x, then for each of the n_updates index tuples (k values
+/// each, normalised), the slice y[idx…, :] = updates[i, :] (slice = product of x_dims[k:]).
+/// Later updates win where tuples repeat (the spec leaves that order undefined).
+void scatter_nd(const void* x, std::span<const int64_t> x_dims, const int64_t* indices, int64_t n_updates, int64_t k,
+                const void* updates, void* y, size_t element_bytes);
+
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);
 

@@ -36,6 +36,24 @@ TEST(ReferenceGatherElements, Axis1) {
   EXPECT_EQ(y, (V{1, 1, 4, 3}));
 }
 
+TEST(ReferenceScatterND, OnnxDocExample2) {
+  // ONNX ScatterND example 1 (1-D): data [1..8], indices [[4],[3],[1],[7]], updates [9,10,11,12]
+  // → [1, 11, 3, 10, 9, 6, 7, 12].
+  const V x = {1, 2, 3, 4, 5, 6, 7, 8}, u = {9, 10, 11, 12};
+  const int64_t idx[4] = {4, 3, 1, 7};
+  const Dims d = {8};
+  V y(8);
+  scatter_nd(x.data(), d, idx, 4, 1, u.data(), y.data(), 4);
+  EXPECT_EQ(y, (V{1, 11, 3, 10, 9, 6, 7, 12}));
+  // Row update on [2, 3]: indices [[1]] replaces row 1.
+  const V m = {1, 2, 3, 4, 5, 6}, row = {7, 8, 9};
+  const int64_t r1[1] = {1};
+  const Dims md = {2, 3};
+  V z(6);
+  scatter_nd(m.data(), md, r1, 1, 1, row.data(), z.data(), 4);
+  EXPECT_EQ(z, (V{1, 2, 3, 7, 8, 9}));
+}
+
 TEST(ReferenceTriluCumSumHardmax, Values) {
   const V x = {1, 2, 3, 4, 5, 6, 7, 8, 9};  // [3, 3]
   V y(9);

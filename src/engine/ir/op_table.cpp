@@ -821,6 +821,7 @@ const std::vector<OpDef>& op_defs() {
       {"Reshape", 1, 2, 1, 1, {1}, {"shape", "allowzero"}, analyze_reshape},
       {"Resize", 1, 4, 1, 1, {1, 2, 3}, {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside", "extrapolation_value", "antialias", "axes", "keep_aspect_ratio_policy"}, ext::analyze_resize},
       {"Round", 1, 1, 1, 1, {}, {}, ext::analyze_round},
+      {"ScatterND", 3, 3, 1, 1, {1}, {"reduction"}, ext::analyze_scatter_nd},
       {"Selu", 1, 1, 1, 1, {}, {"alpha", "gamma"}, ext::analyze_selu},
       {"Shape", 1, 1, 1, 1, {}, {"start", "end"}, analyze_shape},
       {"Shrink", 1, 1, 1, 1, {}, {"bias", "lambd"}, ext::analyze_shrink},

@@ -412,6 +412,40 @@ Status analyze_gather_elements(NodeContext& c) {
   return Status::ok();
 }
 
+Status analyze_scatter_nd(NodeContext& c) {
+  const auto& x = c.input(0);
+  const auto& it = c.input(1);
+  const auto& u = c.input(2);
+  WS_ASSIGN_OR_RETURN(std::string reduction, attr_string(c, "reduction", "none"));
+  if (reduction != "none") return c.bad_attribute("reduction", "= '" + reduction + "' is not supported (only none)");
+  if (u.dtype != x.dtype) return c.error(StatusCode::kInvalidModel, "updates and data differ in element type");
+  if (!it.is_constant()) return c.error(StatusCode::kUnsupported, "indices must be known at build in this fixed-shape engine");
+  if (it.dtype != DType::kInt64) return c.error(StatusCode::kInvalidModel, "indices must be int64");
+  if (it.shape.empty()) return c.error(StatusCode::kInvalidModel, "indices must have rank >= 1");
+  const int64_t r = static_cast<int64_t>(x.shape.size());
+  const int64_t k = it.shape.back();
+  if (k < 1 || k > r) return c.error(StatusCode::kInvalidModel, "indices' last dimension " + std::to_string(k) + " must be in [1, " + std::to_string(r) + "]");
+  // updates shape = indices.shape[:-1] + data.shape[k:]
+  Shape want(it.shape.begin(), it.shape.end() - 1);
+  want.insert(want.end(), x.shape.begin() + k, x.shape.end());
+  if (u.shape != want) return c.error(StatusCode::kInvalidModel, "updates " + ir::shape_string(u.shape) + " must be " + ir::shape_string(want));
+  const int64_t n = k ? it.elements() / k : 0;
+  std::vector<int64_t> idx(it.data_as<int64_t>(), it.data_as<int64_t>() + it.elements());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t& v = idx[static_cast<size_t>(i * k + j)];
+      const int64_t d = x.shape[static_cast<size_t>(j)];
+      if (v < -d || v >= d) return c.error(StatusCode::kInvalidModel, "index " + std::to_string(v) + " is out of range for axis " + std::to_string(j) + " of length " + std::to_string(d));
+      if (v < 0) v += d;
+    }
+  const size_t es = ir::dtype_size(x.dtype);
+  if (es == 0) return unsupported_dtype(c, 0, "numeric and bool types");
+  set_single(c, x.dtype, x.shape);
+  const Shape xs = x.shape;
+  c.kernel = [=](In in, Out out) { ref::scatter_nd(in[0], xs, idx.data(), n, k, in[2], out[0], es); };
+  return Status::ok();
+}
+
 Status analyze_trilu(NodeContext& c) {
   const auto& x = c.input(0);
   if (x.shape.size() < 2) return c.error(StatusCode::kInvalidModel, "input " + ir::shape_string(x.shape) + " must have rank >= 2");

@@ -20,6 +20,7 @@ Status analyze_cast_like(NodeContext& c);
 Status analyze_where(NodeContext& c);
 Status analyze_constant_of_shape(NodeContext& c);
 Status analyze_gather_elements(NodeContext& c);
+Status analyze_scatter_nd(NodeContext& c);
 Status analyze_trilu(NodeContext& c);
 Status analyze_cum_sum(NodeContext& c);
 Status analyze_hardmax(NodeContext& c);
