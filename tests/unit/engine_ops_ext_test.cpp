@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "engine/ir/model_builder.h"
 #include "support/alloc_counter.h"
@@ -163,6 +164,51 @@ TEST(EngineOpsExt, LayerNormAndConvTranspose) {
   ASSERT_EQ(y.size(), 10u);
   const V want = {-1.8f * inv, -0.8f * inv, 1.2f * inv, 1.2f * inv, 0.2f * inv};
   for (size_t i = 0; i < 10; ++i) EXPECT_NEAR(y[i], want[i % 5], 1e-5f) << "index " << i;
+}
+
+TEST(EngineOpsExt, HostileValuesAreRefusedNotOverflowed) {
+  {  // Slice with step INT64_MIN: one element (s > e), no −INT64_MIN.
+    ModelBuilder m(13);
+    m.input("x", DType::kFloat32, {4});
+    m.initializer_i64("st", {1}, {3});
+    m.initializer_i64("en", {1}, {std::numeric_limits<int64_t>::min()});
+    m.initializer_i64("ax", {1}, {0});
+    m.initializer_i64("sp", {1}, {std::numeric_limits<int64_t>::min()});
+    m.node("Slice", {"x", "st", "en", "ax", "sp"}, {"y"});
+    m.output("y");
+    auto e = test::build_engine(m);
+    ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+    EXPECT_EQ(test::run_engine(**e, {{1, 2, 3, 4}}), (V{4}));
+  }
+  {  // Resize to a billion-element output: refused before any tap table is built.
+    ModelBuilder m(13);
+    m.input("x", DType::kFloat32, {1, 1, 2, 2});
+    m.initializer_i64("sizes", {4}, {1, 1, 1 << 20, 1 << 20});
+    m.node("Resize", {"x", "", "", "sizes"}, {"y"});
+    m.output("y");
+    auto e = test::build_engine(m);
+    ASSERT_FALSE(e.is_ok());
+    EXPECT_NE(e.status().code(), StatusCode::kOk);
+  }
+  {  // ConvTranspose with a stride whose output extent overflows int64.
+    ModelBuilder m(13);
+    m.input("x", DType::kFloat32, {1, 1, 3});
+    m.initializer("w", {1, 1, 2}, {1, 1});
+    m.node("ConvTranspose", {"x", "w"}, {"y"}).ints("strides", {int64_t{1} << 62});
+    m.output("y");
+    auto e = test::build_engine(m);
+    ASSERT_FALSE(e.is_ok());
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidModel) << e.status().to_string();
+  }
+  {  // Tile whose repeats overflow the shape.
+    ModelBuilder m(13);
+    m.input("x", DType::kFloat32, {2, 2});
+    m.initializer_i64("r", {2}, {int64_t{1} << 62, 4});
+    m.node("Tile", {"x", "r"}, {"y"});
+    m.output("y");
+    auto e = test::build_engine(m);
+    ASSERT_FALSE(e.is_ok());
+  }
 }
 
 TEST(EngineOpsExt, NewOpKernelsAllocateNothingPerRun) {

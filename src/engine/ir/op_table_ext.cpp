@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "core/checked_math.h"
+#include "core/limits.h"
 #include "reference/ops_ext.h"
 
 namespace ws::engine::ext {
@@ -207,10 +208,11 @@ Status analyze_slice(NodeContext& c) {
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
     }
+    // s, e are within [-1, dim] here, so only the step can overflow (−INT64_MIN): handled first.
     int64_t n = 0;
-    if (step > 0 && e > s) n = (e - s + step - 1) / step;
-    if (step < 0 && s > e) n = (s - e + (-step) - 1) / (-step);
     if (step == std::numeric_limits<int64_t>::min()) n = s > e ? 1 : 0;
+    else if (step > 0 && e > s) n = (e - s - 1) / step + 1;
+    else if (step < 0 && s > e) n = (s - e - 1) / (-step) + 1;
     st[static_cast<size_t>(a)] = s;
     sp[static_cast<size_t>(a)] = step;
     y[static_cast<size_t>(a)] = n;
@@ -517,6 +519,7 @@ Status bind_depth_space(NodeContext& c, bool to_space) {
   if (!c.node.find("blocksize") || b < 1) return c.error(StatusCode::kInvalidModel, "attribute 'blocksize' is required and must be >= 1");
   WS_ASSIGN_OR_RETURN(std::string mode, attr_string(c, "mode", "DCR"));
   const int64_t n = x.shape[0], ch = x.shape[1], h = x.shape[2], w = x.shape[3];
+  if (b > (int64_t{1} << 20)) return c.error(StatusCode::kInvalidModel, "attribute 'blocksize' = " + std::to_string(b) + " is out of range");
   ref::Dims view, perm;
   Shape y;
   if (to_space) {
@@ -557,7 +560,10 @@ Status analyze_range(NodeContext& c) {
     if (n > 1e9) return c.error(StatusCode::kResourceExhausted, "range of " + std::to_string(n) + " elements");
     const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(n));
     set_single(c, t, {count});
-    c.kernel = [=](In, Out out) { for (int64_t i = 0; i < count; ++i) static_cast<int64_t*>(out[0])[i] = s + i * d; };
+    c.kernel = [=](In, Out out) {  // wrapping arithmetic: no signed overflow on hostile start/delta
+      for (int64_t i = 0; i < count; ++i)
+        static_cast<int64_t*>(out[0])[i] = static_cast<int64_t>(static_cast<uint64_t>(s) + static_cast<uint64_t>(i) * static_cast<uint64_t>(d));
+    };
     return Status::ok();
   }
   if (t == DType::kFloat32) {
@@ -1077,12 +1083,24 @@ Status analyze_conv_transpose(NodeContext& c) {
     const size_t u = static_cast<size_t>(i);
     if (strides[u] < 1 || dil[u] < 1 || kernel[u] < 1) return c.error(StatusCode::kInvalidModel, "strides, dilations and kernel_shape must be >= 1");
     if (pads[u] < 0 || pads[u + static_cast<size_t>(rank)] < 0) return c.error(StatusCode::kInvalidModel, "pads must be >= 0");
+    if (pads[u] > (int64_t{1} << 40) || pads[u + static_cast<size_t>(rank)] > (int64_t{1} << 40) || out_pad[u] > (int64_t{1} << 40))
+      return c.error(StatusCode::kInvalidModel, "pads/output_padding are out of range");
     if (out_pad[u] < 0 || (out_pad[u] >= strides[u] && out_pad[u] >= dil[u])) return c.error(StatusCode::kInvalidModel, "output_padding must be >= 0 and less than the stride or dilation");
-    const int64_t in = x[u + 2], eff = (kernel[u] - 1) * dil[u] + 1;
-    const int64_t full = strides[u] * (in - 1) + out_pad[u] + eff;
+    const int64_t in = x[u + 2];
+    // eff = (kernel − 1)·dilation + 1 and full = stride·(in − 1) + output_padding + eff, checked.
+    std::optional<int64_t> eff_o = checked_mul(kernel[u] - 1, dil[u]);
+    if (eff_o) eff_o = checked_add(*eff_o, 1);
+    std::optional<int64_t> full_o = eff_o ? checked_mul(strides[u], in - 1) : std::nullopt;
+    if (full_o) full_o = checked_add(*full_o, out_pad[u]);
+    if (full_o) full_o = checked_add(*full_o, *eff_o);
+    if (!full_o) return c.error(StatusCode::kInvalidModel, "output extent overflows 64-bit arithmetic along spatial axis " + std::to_string(i));
+    const int64_t full = *full_o;
     int64_t pb = pads[u], pe = pads[u + static_cast<size_t>(rank)], out;
     if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      out = !out_shape.empty() ? out_shape[u] : in * strides[u];
+      if (!out_shape.empty() && (out_shape[u] < 1 || out_shape[u] > (int64_t{1} << 40))) return c.bad_attribute("output_shape", "values must be in [1, 2^40]");
+      std::optional<int64_t> o = !out_shape.empty() ? std::optional<int64_t>(out_shape[u]) : checked_mul(in, strides[u]);
+      if (!o) return c.error(StatusCode::kInvalidModel, "output extent overflows 64-bit arithmetic");
+      out = *o;
       const int64_t total = full - out;
       if (total < 0 && out_shape.empty()) return c.error(StatusCode::kInvalidModel, "negative total padding");
       // ONNX's reference splits with floor division (a negative total pads the end by −1 first).
@@ -1145,6 +1163,8 @@ Status bind_resize(NodeContext& c, ref::ResizeParams p, const std::vector<double
   WS_RETURN_IF_ERROR(require_rank(c, x));
   const int64_t total = ir::shape_elements(p.out_dims);
   if (total < 0 || total > (int64_t{1} << 32)) return c.error(StatusCode::kResourceExhausted, "output " + ir::shape_string(p.out_dims) + " is too large");
+  // The taps below are sized by the output extents: bound the output before building them.
+  WS_RETURN_IF_ERROR(check_shape_within_limits(p.out_dims, c.node.describe(c.graph.opset) + ": output"));
   set_single(c, DType::kFloat32, p.out_dims);
   auto taps = std::make_shared<const ref::ResizeTaps>(ref::make_resize_taps(p));
   c.kernel = [taps](In in, Out out) { ref::resize(static_cast<const float*>(in[0]), static_cast<float*>(out[0]), *taps); };
