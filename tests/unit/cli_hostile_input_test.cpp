@@ -96,6 +96,12 @@ TEST_F(CliHostileInput, ConvWindowOverflow) {
                    {"invalid model", "Conv", "overflows"});
 }
 
+TEST_F(CliHostileInput, ShapeWithEmptyOutputName) {
+  expect_one_error(cli("classify --device cpu --model " + sh_quote(hostile("fuzz-shape-empty-output.onnx")) + " --labels " +
+                       sh_quote(labels_) + " " + sh_quote(image_)),
+                   {"required output 0 is missing"});
+}
+
 TEST_F(CliHostileInput, ModelStringsCannotForgeLines) {
   // A node name with a newline and an escape sequence: still one error line, bytes escaped.
   ir::ModelBuilder m(13);
