@@ -44,7 +44,7 @@ void mutate_int_list(Field* f, Rng& r) {
   const int i = static_cast<int>(r() % static_cast<unsigned>(f->size()));
   if (op == 1) f->Set(i, interesting_int(r));
   else if (op == 2) f->RemoveLast();
-  else f->Set(i, f->Get(i) + (r() % 2 ? 1 : -1));
+  else f->Set(i, static_cast<int64_t>(static_cast<uint64_t>(f->Get(i)) + (r() % 2 ? 1u : ~uint64_t{0})));  // ±1, wrapping
 }
 
 std::string some_tensor_name(const onnx::GraphProto& g, Rng& r) {
