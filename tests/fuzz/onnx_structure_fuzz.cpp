@@ -44,7 +44,7 @@ void mutate_int_list(Field* f, Rng& r) {
   const int i = static_cast<int>(r() % static_cast<unsigned>(f->size()));
   if (op == 1) f->Set(i, interesting_int(r));
   else if (op == 2) f->RemoveLast();
-  else f->Set(i, f->Get(i) + (r() % 2 ? 1 : -1));
+  else f->Set(i, static_cast<int64_t>(static_cast<uint64_t>(f->Get(i)) + (r() % 2 ? 1u : ~uint64_t{0})));  // ±1, wrapping
 }
 
 std::string some_tensor_name(const onnx::GraphProto& g, Rng& r) {
@@ -65,7 +65,11 @@ void mutate_attribute(onnx::AttributeProto* a, Rng& r) {
     case 2: a->set_type(A::FLOAT); a->set_f(r() % 2 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(interesting_int(r))); break;
     case 3: a->set_type(A::STRING); a->set_s(kAutoPad[r() % (sizeof kAutoPad / sizeof kAutoPad[0])]); break;
     case 4: a->set_name(kAttrNames[r() % (sizeof kAttrNames / sizeof kAttrNames[0])]); break;
-    default: a->set_type(static_cast<A::AttributeType>(r() % 16)); break;
+    default: {
+      const int t = static_cast<int>(r() % 16);
+      if (onnx::AttributeProto_AttributeType_IsValid(t)) a->set_type(static_cast<A::AttributeType>(t));
+      break;
+    }
   }
 }
 

@@ -159,6 +159,20 @@ TEST(HostileInput, AccessorNeverReadsPastTheInputList) {
   EXPECT_MESSAGE_HAS(ctx.missing_input_error, "input 5");
 }
 
+TEST(HostileInput, OmittedRequiredOutputIsRefused) {
+  // Found by onnx_structure_fuzz (tests/data/hostile/fuzz-shape-empty-output.onnx): a Shape node
+  // whose only output is named "" was evaluated at build into a null destination.
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 4});
+  m.node("Shape", {"x"}, {""}, "shape");
+  m.node("Relu", {"x"}, {"y"}, "relu");
+  m.output("y");
+  auto e = test::build_engine(m);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kInvalidModel);
+  EXPECT_MESSAGE_HAS(e.status(), "required output 0 is missing");
+}
+
 // ---- shape arithmetic overflow ------------------------------------------------------------------
 
 TEST(HostileInput, ConvPadsNearInt64MaxAreRefused) {

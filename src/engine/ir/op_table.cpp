@@ -917,6 +917,13 @@ Status analyze_node(NodeContext& ctx) {
       return ctx.error(StatusCode::kInvalidModel, "required input " + std::to_string(i) + " is missing");
     }
   }
+  // Kernels write every output position below min_outputs: an omitted ("") one would be a null
+  // destination at run time.
+  for (int i = 0; i < def->min_outputs; ++i) {
+    if (node.outputs[static_cast<size_t>(i)] == ir::kNoTensor) {
+      return ctx.error(StatusCode::kInvalidModel, "required output " + std::to_string(i) + " is missing (empty name)");
+    }
+  }
   for (const auto& [name, attr] : node.attributes) {
     if (std::find(def->attributes.begin(), def->attributes.end(), name) == def->attributes.end()) {
       return ctx.bad_attribute(name, "is not supported");
