@@ -107,7 +107,6 @@ void binary_f32(Binary2Op op, const float* a, std::span<const int64_t> a_dims, c
 /// style). Division by zero yields 0. On float32, kMod is C fmod (Mod with fmod = 1).
 void binary_i64(Binary2Op op, const int64_t* a, std::span<const int64_t> a_dims, const int64_t* b,
                 std::span<const int64_t> b_dims, int64_t* y, std::span<const int64_t> y_dims);
-/// Pow-15 with an int64 or float exponent on a float base (b as float64 values).
 enum class CompareOp { kEqual, kLess, kGreater, kLessOrEqual, kGreaterOrEqual };
 /// Equal-13 / Less-13 / Greater-13 / LessOrEqual-16 / GreaterOrEqual-16 → bool (1 byte),
 /// numpy broadcasting. `elem` is kFloat32, kInt64, kInt32 or kBool (Equal only for bool).
@@ -130,9 +129,9 @@ enum class ReduceOp { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSum
 /// Reduce*-13/18 over the axes marked in `reduce` (one flag per axis of x_dims). The output has
 /// the kept dims (y holds element_count of x dims with reduced axes set to 1). An empty
 /// reduction (a reduced axis of length 0) gives the identity (0 for sums, −inf for Max,
-/// +inf for Min, 1 for Prod). Accumulates in double.
+/// +inf for Min, 1 for Prod; NaN for Mean). Accumulates in double.
 void reduce(ReduceOp op, const float* x, std::span<const int64_t> x_dims, std::span<const bool> reduce, float* y);
-/// The same for int64 data (Sum, Prod, Max, Min only).
+/// The same for int64 data (Sum, Mean (truncating), Prod, Max, Min, SumSquare; wrapping arithmetic).
 void reduce_i64(ReduceOp op, const int64_t* x, std::span<const int64_t> x_dims, std::span<const bool> reduce, int64_t* y);
 /// ArgMax-13 / ArgMin-13 along `axis` of [outer, axis_len, inner]; select_last_index picks the
 /// last of equal extremes. y [outer, inner] int64.
@@ -144,8 +143,6 @@ void arg_extreme(bool is_max, const float* x, int64_t outer, int64_t axis_len, i
 /// mean_out / inv_std_out (nullable) receive [rows] statistics. Computed in double.
 void layer_norm(const float* x, const float* scale, const float* bias, float* y, int64_t rows, int64_t cols,
                 float epsilon, float* mean_out, float* inv_std_out);
-/// As layer_norm with scale/bias numpy-broadcast over [rows, cols] by their own full-rank index
-/// (scale_strides/bias_strides from broadcast_strides over x's dims, flattened per element).
 /// InstanceNormalization-6: x [n, c, spatial]; per (n, c): (x − mean)/√(var + eps)·scale[c] + bias[c].
 void instance_norm(const float* x, const float* scale, const float* bias, float* y, int64_t n, int64_t c,
                    int64_t spatial, float epsilon);
