@@ -4,6 +4,7 @@
 
 #include "engine/ir/op_table.h"
 #include "warpstream/engine.h"
+#include "core/escape.h"
 
 namespace ws {
 namespace {
@@ -19,7 +20,7 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::build(ir::Graph graph, size_t max_
   const ir::Graph& g = e->graph_;
   for (ir::TensorId id : g.inputs) {
     if (g.tensor(id).dtype != ir::DType::kFloat32) {
-      return unsupported(g.source + ": graph input '" + g.tensor(id).name + "' has element type " +
+      return unsupported(g.source + ": graph input " + quoted(g.tensor(id).name) + " has element type " +
                          ir::dtype_name(g.tensor(id).dtype) + "; only float32 inputs are supported");
     }
   }

@@ -3,6 +3,8 @@
 
 #include <limits>
 
+#include "core/escape.h"
+
 namespace ws::ir {
 
 int64_t shape_elements(std::span<const int64_t> shape) {
@@ -22,7 +24,7 @@ std::string shape_string(std::span<const int64_t> shape) {
 }
 
 std::string Node::describe(int64_t opset) const {
-  return "node '" + name + "' (" + op_type + ", opset " + std::to_string(opset) + ")";
+  return "node " + quoted(name) + " (" + escape_text(op_type) + ", opset " + std::to_string(opset) + ")";
 }
 
 TensorId Graph::find_tensor(const std::string& n) const {
