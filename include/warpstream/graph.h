@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "warpstream/dtype.h"
+#include "warpstream/shape.h"
 #include "warpstream/status.h"
 
 namespace ws::ir {
@@ -22,11 +23,10 @@ using DType = ws::DType;
 using ws::dtype_name;
 using ws::dtype_size;
 
-using Shape = std::vector<int64_t>;
-/// Product of dims (1 for a scalar). Returns -1 when the product overflows int64.
-int64_t shape_elements(std::span<const int64_t> shape);
-/// "[1, 3, 224, 224]".
-std::string shape_string(std::span<const int64_t> shape);
+/// Shapes: include/warpstream/shape.h (core).
+using Shape = ws::Shape;
+using ws::shape_elements;
+using ws::shape_string;
 
 using TensorId = int32_t;
 inline constexpr TensorId kNoTensor = -1;  ///< an omitted optional input (ONNX empty name)

@@ -38,7 +38,8 @@
 #include <string_view>
 #include <vector>
 
-#include "warpstream/graph.h"
+#include "warpstream/dtype.h"
+#include "warpstream/shape.h"
 #include "warpstream/status.h"
 
 namespace ws::io {
@@ -52,17 +53,17 @@ struct SafetensorsLimits {
 /// One tensor entry of the header.
 struct SafetensorsTensor {
   std::string name;
-  ir::DType dtype = ir::DType::kUndefined;
+  DType dtype = DType::kUndefined;
   std::vector<int64_t> shape;  ///< row-major; [] is a scalar
   uint64_t begin = 0, end = 0; ///< byte offsets into the data section (end - begin == byte size)
   uint64_t bytes() const { return end - begin; }
-  int64_t elements() const { return ir::shape_elements(shape); }
+  int64_t elements() const { return shape_elements(shape); }
 };
 
 /// safetensors dtype string ("BF16") -> DType; kUndefined when unknown or unsupported.
-ir::DType safetensors_dtype(std::string_view name);
+DType safetensors_dtype(std::string_view name);
 /// DType -> safetensors dtype string ("BF16"); "" when the format has no spelling for it.
-std::string_view safetensors_dtype_name(ir::DType t);
+std::string_view safetensors_dtype_name(DType t);
 /// `s` with every byte outside printable ASCII (and '\\', '\'') written as \xNN, for messages.
 std::string escape_for_message(std::string_view s);
 

@@ -5,7 +5,8 @@
 #include <map>
 #include <utility>
 
-#include "warpstream/graph.h"
+#include "warpstream/dtype.h"
+#include "warpstream/shape.h"
 #include "warpstream/numeric.h"
 
 namespace ws::flow {
@@ -23,8 +24,8 @@ Status load_specs(const io::SafetensorsCheckpoint& ck, const std::vector<ref::Lt
     const io::SafetensorsTensor& e = *t->tensor;
     if (e.shape != s.shape)
       return invalid_model("LTX checkpoint " + ck.path() + ": tensor '" + s.name + "' has shape " +
-                           ir::shape_string(e.shape) + ", the config needs " + ir::shape_string(s.shape));
-    if (e.dtype != ir::DType::kFloat32 && e.dtype != ir::DType::kBFloat16 && e.dtype != ir::DType::kFloat16)
+                           shape_string(e.shape) + ", the config needs " + shape_string(s.shape));
+    if (e.dtype != DType::kFloat32 && e.dtype != DType::kBFloat16 && e.dtype != DType::kFloat16)
       return unsupported("LTX checkpoint " + ck.path() + ": tensor '" + s.name + "' is " +
                          std::string(io::safetensors_dtype_name(e.dtype)) +
                          "; the CPU reference reads F32, BF16 or F16 weights");
@@ -39,10 +40,10 @@ Status load_specs(const io::SafetensorsCheckpoint& ck, const std::vector<ref::Lt
     float* dst = storage.data() + at;
     const std::byte* src = t.bytes.data();
     switch (t.tensor->dtype) {
-      case ir::DType::kFloat32:
+      case DType::kFloat32:
         std::memcpy(dst, src, n * sizeof(float));
         break;
-      case ir::DType::kBFloat16:
+      case DType::kBFloat16:
         for (size_t j = 0; j < n; ++j) {
           uint16_t h;
           std::memcpy(&h, src + 2 * j, 2);
