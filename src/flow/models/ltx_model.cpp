@@ -209,10 +209,6 @@ Status validate_config(const LtxConfig& c) {
   if (c.cross_attention_dim != d)
     return invalid_model("LTX model: cross_attention_dim " + std::to_string(c.cross_attention_dim) +
                          " != inner dim " + std::to_string(d) + " (the caption projection maps to the inner dim)");
-  if (d % 8 != 0 || c.in_channels % 8 != 0 || c.out_channels % 8 != 0 || c.caption_channels % 8 != 0)
-    return unsupported("LTX model: inner dim " + std::to_string(d) + ", in " + std::to_string(c.in_channels) +
-                       ", out " + std::to_string(c.out_channels) + ", caption " + std::to_string(c.caption_channels) +
-                       " must be multiples of 8 (16-byte aligned bf16 rows for cuBLASLt)");
   if (d > (1 << 16) || c.num_layers > 4096)
     return invalid_model("LTX model: inner dim " + std::to_string(d) + " / num_layers " + std::to_string(c.num_layers) +
                          " out of range");
