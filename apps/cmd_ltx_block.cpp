@@ -104,10 +104,6 @@ int run_ltx_block(const LtxBlockArgs& a) {
   else if (a.weights == "fp8") format = flow::LtxWeightFormat::kFP8;
   else if (a.weights == "int8") format = flow::LtxWeightFormat::kINT8;
   else return usage("--weights must be bf16, fp8 or int8, got '" + a.weights + "'");
-  if (format == flow::LtxWeightFormat::kINT8)
-    return usage("--weights int8: int8 weights are not implemented in the GPU block yet (bf16 and fp8 are)");
-  if (Status st = ws::cuda::init_device(0); !st.is_ok()) return fail("device", st, 2);
-
   // ---- checkpoint, prefix, config ----
   auto ckpt = ws::io::open_checkpoint(a.model);
   if (!ckpt.is_ok()) return fail("checkpoint", ckpt.status(), 2);
@@ -139,8 +135,8 @@ int run_ltx_block(const LtxBlockArgs& a) {
   // ---- weights: WeightStore (one host allocation; fp8 conversion at load) -> device ----
   std::vector<std::string> names = flow::ltx_block_tensor_names(prefix);
   ws::flow::WeightStoreOptions wopt;
-  if (format == flow::LtxWeightFormat::kFP8) {
-    wopt.format = ws::flow::WeightFormat::kFp8E4M3;
+  if (format != flow::LtxWeightFormat::kBF16) {
+    wopt.format = format == flow::LtxWeightFormat::kFP8 ? ws::flow::WeightFormat::kFp8E4M3 : ws::flow::WeightFormat::kInt8;
     wopt.quantize = [](const ws::io::SafetensorsTensor& t) {
       const std::string& n = t.name;
       auto ends = [&](const char* s) { const std::string x = s; return n.size() >= x.size() && n.compare(n.size() - x.size(), x.size(), x) == 0; };
@@ -150,7 +146,11 @@ int run_ltx_block(const LtxBlockArgs& a) {
   }
   auto store = ws::flow::WeightStore::load(ckpt.value(), names, wopt);
   if (!store.is_ok()) return fail("weights", store.status(), 2);
-  auto weights = flow::LtxBlockWeights::upload(flow::ltx_source_from_store(store.value(), a.model), prefix, cfg, format);
+  const flow::LtxTensorSource source = flow::ltx_source_from_store(store.value(), a.model);
+  // Names, dtypes and shapes are checked on the host first, so a bad checkpoint is reported before device start-up.
+  if (Status st = flow::LtxBlockWeights::validate(source, prefix, cfg); !st.is_ok()) return fail("weights", st, 2);
+  if (Status st = ws::cuda::init_device(0); !st.is_ok()) return fail("device", st, 2);
+  auto weights = flow::LtxBlockWeights::upload(source, prefix, cfg, format);
   if (!weights.is_ok()) return fail("weights", weights.status(), 2);
 
   // ---- inputs: goldens or random (seeded) ----
@@ -377,7 +377,7 @@ WS_REGISTER_COMMAND(ltx_block, "ltx-block",
                       sub.add_option("--grid", a->grid, "latent grid FxHxW (default 16x16x24 = 6144 tokens)");
                       sub.add_option("--text-tokens", a->text_tokens, "text tokens T (default 128)");
                       sub.add_option("--batch", a->batch, "batch (default 1; 2 = CFG)");
-                      sub.add_option("--weights", a->weights, "bf16 | fp8 | int8 (int8: not implemented)");
+                      sub.add_option("--weights", a->weights, "bf16 | fp8 | int8 (block linears; per-channel scales)");
                       sub.add_option("--goldens", a->goldens, "tools/ltx_goldens.py --case block-2b folder to check");
                       sub.add_option("--repeat", a->repeat, "timed runs (>= 20; default 50)");
                       sub.add_option("--warmup", a->warmup, "warm-up runs (default 5)");

@@ -3,8 +3,9 @@
 //   - LtxBlockGpu.MatchesCpuReference*: random bf16-representable weights/inputs (seed printed; WS_SEED replays),
 //     the block with cuDNN SDPA where cuDNN takes the shape and with the fallback SDPA forced; which attention ran
 //     is printed per call site. Outputs NaN-poisoned before the run.
-//   - LtxBlockGpu.Fp8WeightsVsBf16: fp8 e4m3 weights (per-channel scales) vs the bf16 block: cosine per
-//     intermediate printed, >= 0.999 asserted on the block output (issue 11's bar).
+//   - LtxBlockGpu.Fp8WeightsVsBf16 / Int8WeightsVsBf16: fp8 e4m3 (cuBLASLt) and int8 (gemm_s8_mma) weights with
+//     per-channel scales vs the bf16 block: cosine per intermediate printed, >= 0.999 asserted on the block output
+//     (issue 11's bar).
 //   - LtxBlockGpu.GraphReplayMatchesEnqueue: a CUDA-graph replay of the whole block equals a direct enqueue
 //     bit for bit, and enqueue makes no device allocation.
 //   - LtxBlockGpu.TinyDiffusersGoldens: tests/data/ltx_tiny (tools/ltx_goldens.py --case tiny), skipped when absent.
@@ -322,21 +323,31 @@ TEST(LtxBlockGpu, MatchesCpuReferenceHeadDim128PerTokenTemb) {
   check_vs_reference({"hd128-tok", 2, 128, 256, 1, 1, 8, 8, 16, 1});
 }
 
-TEST(LtxBlockGpu, Fp8WeightsVsBf16) {
-  SKIP_WITHOUT_DEVICE();
-  BlockData d = make_block({"fp8", 4, 64, 256, 2, 2, 8, 8, 32, 0});
-  GpuRun bf, f8;
+// 8-bit weights (per-output-channel scales, activations per token) vs the bf16 block on the same inputs.
+void check_8bit(flow::LtxWeightFormat fmt, const char* label) {
+  BlockData d = make_block({label, 4, 64, 256, 2, 2, 8, 8, 32, 0});
+  GpuRun bf, q;
   run_gpu(d, flow::LtxWeightFormat::kBF16, false, &bf);
   if (::testing::Test::HasFatalFailure()) return;
-  run_gpu(d, flow::LtxWeightFormat::kFP8, false, &f8);
+  run_gpu(d, fmt, false, &q);
   if (::testing::Test::HasFatalFailure()) return;
-  for (const auto& l : f8.linears) std::printf("  fp8 linear %s\n", l.c_str());
+  for (const auto& l : q.linears) std::printf("  %s linear %s\n", label, l.c_str());
   for (const char* s : kStages) {
-    Metric m = compare(f8.out[s], bf.out[s]);
-    std::printf("  fp8 vs bf16 %-10s cos %.6f  max-abs %.4g\n", s, m.cos, m.max_abs);
+    Metric m = compare(q.out[s], bf.out[s]);
+    std::printf("  %s vs bf16 %-10s cos %.6f  max-abs %.4g\n", label, s, m.cos, m.max_abs);
   }
-  Metric fin = compare(f8.out["out"], bf.out["out"]);
-  EXPECT_GE(fin.cos, 0.999) << "fp8 block output vs bf16 block output";
+  Metric fin = compare(q.out["out"], bf.out["out"]);
+  EXPECT_GE(fin.cos, 0.999) << label << " block output vs bf16 block output";
+}
+
+TEST(LtxBlockGpu, Fp8WeightsVsBf16) {
+  SKIP_WITHOUT_DEVICE();
+  check_8bit(flow::LtxWeightFormat::kFP8, "fp8");
+}
+
+TEST(LtxBlockGpu, Int8WeightsVsBf16) {
+  SKIP_WITHOUT_DEVICE();
+  check_8bit(flow::LtxWeightFormat::kINT8, "int8");
 }
 
 TEST(LtxBlockGpu, GraphReplayMatchesEnqueue) {

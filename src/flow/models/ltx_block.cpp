@@ -56,6 +56,7 @@ float host_value(const LtxHostTensor& t, size_t i) {
   switch (t.type) {
     case LtxHostTensor::Type::kF32: return static_cast<const float*>(t.data)[i];
     case LtxHostTensor::Type::kBF16: return bf16_bits_to_f32(static_cast<const uint16_t*>(t.data)[i]);
+    case LtxHostTensor::Type::kS8: return static_cast<float>(static_cast<const int8_t*>(t.data)[i]);
     case LtxHostTensor::Type::kF8E4M3: {
       __nv_fp8_e4m3 v;
       v.__x = static_cast<const __nv_fp8_storage_t*>(t.data)[i];
@@ -76,7 +77,7 @@ struct Staging {
 };
 
 struct PendingLinear {
-  size_t w = 0, scale = SIZE_MAX, bias = 0;
+  size_t w = 0, scale = SIZE_MAX, bias = 0, bias_f32 = SIZE_MAX;
   int out = 0, in = 0;
 };
 
@@ -94,9 +95,11 @@ class Uploader {
       return invalid_model("LTX block: tensor '" + name + "' in " + t.file + " has shape " + shape_str(t.shape) +
                            ", the config needs " + shape_str(shape));
     if (t.data == nullptr) return invalid_model("LTX block: tensor '" + name + "' in " + t.file + " has no data");
-    if (t.type == LtxHostTensor::Type::kF8E4M3 && t.scale == nullptr)
-      return invalid_model("LTX block: fp8 tensor '" + name + "' in " + t.file +
-                           " comes without its per-output-channel scale");
+    if ((t.type == LtxHostTensor::Type::kF8E4M3 || t.type == LtxHostTensor::Type::kS8) && t.scale == nullptr)
+      return invalid_model("LTX block: " + std::string(t.type == LtxHostTensor::Type::kS8 ? "int8" : "fp8") +
+                           " tensor '" + name + "' in " + t.file + " comes without its per-output-channel scale");
+    if ((t.type == LtxHostTensor::Type::kF8E4M3 || t.type == LtxHostTensor::Type::kS8) && shape.size() != 2)
+      return invalid_model("LTX block: quantized tensor '" + name + "' in " + t.file + " is not a 2-D weight");
     return r;
   }
 
@@ -110,7 +113,7 @@ class Uploader {
     auto* dst = reinterpret_cast<uint16_t*>(st_.bytes.data() + off);
     for (size_t i = 0; i < n; ++i) {
       float v = host_value(t, i);
-      if (t.type == LtxHostTensor::Type::kF8E4M3) v *= t.scale[i / cols];
+      if (t.scale != nullptr) v *= t.scale[i / cols];
       dst[i] = f32_to_bf16_bits(v);
     }
     return off;
@@ -142,12 +145,44 @@ class Uploader {
       for (size_t k = 0; k < parts.size(); ++k) {
         const LtxHostTensor& t = w[k];
         for (size_t r = 0; r < static_cast<size_t>(out_each); ++r) {
-          const float s = t.type == LtxHostTensor::Type::kF8E4M3 ? t.scale[r] : 1.f;
+          const float s = t.scale != nullptr ? t.scale[r] : 1.f;
           uint16_t* drow = dst + (k * out_each + r) * cols;
           if (t.type == LtxHostTensor::Type::kBF16) {
             std::memcpy(drow, static_cast<const uint16_t*>(t.data) + r * cols, cols * 2);
           } else {
             for (size_t c = 0; c < cols; ++c) drow[c] = f32_to_bf16_bits(host_value(t, r * cols + c) * s);
+          }
+        }
+      }
+      return p;
+    }
+    if (fmt_ == LtxWeightFormat::kINT8) {
+      // int8 with per-output-channel absmax scales (a stored int8 tensor keeps its codes and scales); the INT8
+      // GEMM's epilogue takes a float32 bias.
+      p.bias_f32 = st_.add(rows * 4);
+      auto* bf = reinterpret_cast<float*>(st_.bytes.data() + p.bias_f32);
+      for (size_t k = 0; k < parts.size(); ++k)
+        for (int i = 0; i < out_each; ++i) bf[k * out_each + i] = bf16_bits_to_f32(f32_to_bf16_bits(host_value(b[k], i)));
+      p.w = st_.add(rows * cols);
+      p.scale = st_.add(rows * 4);
+      for (size_t k = 0; k < parts.size(); ++k) {
+        const LtxHostTensor& t = w[k];
+        for (size_t r = 0; r < static_cast<size_t>(out_each); ++r) {
+          auto* drow = reinterpret_cast<int8_t*>(st_.bytes.data() + p.w + (k * out_each + r) * cols);
+          auto* dscale = reinterpret_cast<float*>(st_.bytes.data() + p.scale) + k * out_each + r;
+          if (t.type == LtxHostTensor::Type::kS8) {
+            std::memcpy(drow, static_cast<const int8_t*>(t.data) + r * cols, cols);
+            *dscale = t.scale[r];
+            continue;
+          }
+          const float ts = t.scale != nullptr ? t.scale[r] : 1.f;  // a stored fp8 row: dequantize first
+          float amax = 0.f;
+          for (size_t c = 0; c < cols; ++c) amax = std::max(amax, std::fabs(host_value(t, r * cols + c) * ts));
+          const float s = amax > 0.f ? amax / 127.f : 1.f;
+          *dscale = s;
+          for (size_t c = 0; c < cols; ++c) {
+            const float q = std::nearbyint(host_value(t, r * cols + c) * ts / s);
+            drow[c] = static_cast<int8_t>(std::min(127.f, std::max(-127.f, q)));
           }
         }
       }
@@ -166,12 +201,13 @@ class Uploader {
           *dscale = t.scale[r];
           continue;
         }
+        const float ts = t.scale != nullptr ? t.scale[r] : 1.f;  // a stored int8 row: dequantize first
         float amax = 0.f;
-        for (size_t c = 0; c < cols; ++c) amax = std::max(amax, std::fabs(host_value(t, r * cols + c)));
+        for (size_t c = 0; c < cols; ++c) amax = std::max(amax, std::fabs(host_value(t, r * cols + c) * ts));
         const float s = amax > 0.f ? amax / 448.f : 1.f;
         *dscale = s;
         for (size_t c = 0; c < cols; ++c) {
-          __nv_fp8_e4m3 q(host_value(t, r * cols + c) / s);
+          __nv_fp8_e4m3 q(host_value(t, r * cols + c) * ts / s);
           drow[c] = q.__x;
         }
       }
@@ -207,10 +243,36 @@ std::vector<std::string> ltx_block_tensor_names(const std::string& prefix) {
   return n;
 }
 
+Status LtxBlockWeights::validate(const LtxTensorSource& source, const std::string& prefix, const LtxBlockConfig& cfg) {
+  const int64_t d = cfg.dim(), dc = cfg.cross_dim, ff = cfg.ff();
+  Uploader up(source, prefix, LtxWeightFormat::kBF16);
+  std::vector<std::pair<std::string, std::vector<int64_t>>> expect = {{"scale_shift_table", {6, d}}};
+  for (const char* a : {"attn1.", "attn2."}) {
+    const int64_t in_kv = std::string(a) == "attn1." ? d : dc;
+    for (const char* l : {"to_q", "to_out.0"}) {
+      expect.push_back({std::string(a) + l + ".weight", {d, d}});
+      expect.push_back({std::string(a) + l + ".bias", {d}});
+    }
+    for (const char* l : {"to_k", "to_v"}) {
+      expect.push_back({std::string(a) + l + ".weight", {d, in_kv}});
+      expect.push_back({std::string(a) + l + ".bias", {d}});
+    }
+    expect.push_back({std::string(a) + "norm_q.weight", {d}});
+    expect.push_back({std::string(a) + "norm_k.weight", {d}});
+  }
+  expect.push_back({"ff.net.0.proj.weight", {ff, d}});
+  expect.push_back({"ff.net.0.proj.bias", {ff}});
+  expect.push_back({"ff.net.2.weight", {d, ff}});
+  expect.push_back({"ff.net.2.bias", {d}});
+  for (const auto& [name, shape] : expect) {
+    auto r = up.get(name, shape);
+    if (!r.is_ok()) return r.status();
+  }
+  return Status::ok();
+}
+
 Result<LtxBlockWeights> LtxBlockWeights::upload(const LtxTensorSource& source, const std::string& prefix,
                                                 const LtxBlockConfig& cfg, LtxWeightFormat format) {
-  if (format == LtxWeightFormat::kINT8)
-    return unsupported("LTX block: int8 weights are not implemented yet (use --weights bf16 or fp8)");
   const int d = cfg.dim(), dc = cfg.cross_dim, ff = cfg.ff();
   if (cfg.heads < 1 || cfg.head_dim < 1 || dc < 1 || d % 2 != 0)
     return invalid_argument("LTX block: heads " + std::to_string(cfg.heads) + " x head_dim " +
@@ -238,6 +300,7 @@ Result<LtxBlockWeights> LtxBlockWeights::upload(const LtxTensorSource& source, c
     l.w = base + p.w;
     l.bias = base + p.bias;
     l.scale = p.scale == SIZE_MAX ? nullptr : reinterpret_cast<const float*>(base + p.scale);
+    l.bias_f32 = p.bias_f32 == SIZE_MAX ? nullptr : reinterpret_cast<const float*>(base + p.bias_f32);
     l.out = p.out;
     l.in = p.in;
     return l;
@@ -271,7 +334,7 @@ struct LtxBlock::Impl {
   // activations (bf16) inside the arena
   void *n1 = nullptr, *qkv = nullptr, *ao = nullptr, *proj1 = nullptr, *q2 = nullptr, *kv2 = nullptr,
        *proj2 = nullptr, *n2 = nullptr, *ffh = nullptr, *ffo = nullptr;
-  void* xq = nullptr;        // fp8 quantized activation (largest input), fp8 only
+  void* xq = nullptr;        // fp8/int8 quantized activation (largest input), quantized formats only
   float* xscale = nullptr;   // per-token scales [max rows]
   void* gemm_ws = nullptr;
   void* sdpa_ws = nullptr;
@@ -345,11 +408,12 @@ Result<std::unique_ptr<LtxBlock>> LtxBlock::build(const LtxBlockConfig& cfg, con
   I.io = io;
   I.w = &weights;
   I.format = weights.format;
-  const bool fp8 = I.format == LtxWeightFormat::kFP8;
+  const bool fp8 = I.format == LtxWeightFormat::kFP8, int8 = I.format == LtxWeightFormat::kINT8;
+  const bool quantized = fp8 || int8;  // activations quantized per token before every linear
   WS_ASSIGN_OR_RETURN(I.lt, LtHandle::create());
 
   // ---- plan the linears ----
-  const LinearFormat lf = fp8 ? LinearFormat::kFP8 : LinearFormat::kBF16;
+  const LinearFormat lf = fp8 ? LinearFormat::kFP8 : int8 ? LinearFormat::kINT8 : LinearFormat::kBF16;
   auto plan = [&](std::unique_ptr<LtLinear>& dst, int64_t m, int64_t n, int64_t k, LinearEpilogue e,
                   const char* name) -> Status {
     LinearShape s;
@@ -377,14 +441,14 @@ Result<std::unique_ptr<LtxBlock>> LtxBlock::build(const LtxBlockConfig& cfg, con
   // ---- one arena for activations and workspaces ----
   struct Piece { void** ptr; size_t bytes; };
   const size_t e = 2;  // bf16
-  const int64_t quant_elems = fp8 ? std::max({M * (int64_t)d, MT * (int64_t)dc, M * (int64_t)ff}) : 0;
+  const int64_t quant_elems = quantized ? std::max({M * (int64_t)d, MT * (int64_t)dc, M * (int64_t)ff}) : 0;
   const size_t sdpa_ws = std::max<int64_t>(I.s1 ? I.s1->workspace_bytes() : 0, I.s2 ? I.s2->workspace_bytes() : 0);
   void* xscale_raw = nullptr;
   std::vector<Piece> pieces = {
       {&I.n1, M * d * e},   {&I.qkv, M * 3 * d * e}, {&I.ao, M * d * e},    {&I.proj1, M * d * e},
       {&I.q2, M * d * e},   {&I.kv2, MT * 2 * d * e}, {&I.proj2, M * d * e}, {&I.n2, M * d * e},
       {&I.ffh, M * ff * e}, {&I.ffo, M * d * e},     {&I.gemm_ws, options.gemm_workspace_bytes},
-      {&I.sdpa_ws, sdpa_ws}, {&I.xq, (size_t)quant_elems}, {&xscale_raw, fp8 ? (size_t)std::max(M, MT) * 4 : 0}};
+      {&I.sdpa_ws, sdpa_ws}, {&I.xq, (size_t)quant_elems}, {&xscale_raw, quantized ? (size_t)std::max(M, MT) * 4 : 0}};
   size_t total = 0;
   for (auto& p : pieces) total += align_up(p.bytes);
   WS_ASSIGN_OR_RETURN(I.arena, cuda::DeviceBuffer::allocate(total));
@@ -400,8 +464,8 @@ Result<std::unique_ptr<LtxBlock>> LtxBlock::build(const LtxBlockConfig& cfg, con
   // ---- bind ----
   auto bind = [&](LtLinear& l, const void* x, const LtxBlockWeights::Linear& wl, void* y) {
     LinearBinding b;
-    b.x = fp8 ? I.xq : x;
-    b.w = wl.w; b.bias = wl.bias; b.y = y; b.w_scale = wl.scale; b.x_scale = I.xscale;
+    b.x = quantized ? I.xq : x;
+    b.w = wl.w; b.bias = wl.bias; b.y = y; b.w_scale = wl.scale; b.x_scale = I.xscale; b.bias_f32 = wl.bias_f32;
     return l.bind(b, I.gemm_ws);
   };
   WS_RETURN_IF_ERROR(bind(*I.l_qkv, I.n1, weights.attn1_qkv, I.qkv));
@@ -425,15 +489,16 @@ Result<std::unique_ptr<LtxBlock>> LtxBlock::build(const LtxBlockConfig& cfg, con
     I.stages.push_back({std::move(name), flops});
     I.ops.push_back(std::move(op));
   };
-  auto quant = [P](const char* name, const void* x, int64_t rows, int cols) {
+  auto quant = [P, int8](const char* name, const void* x, int64_t rows, int cols) {
     return std::make_pair(std::string(name),
-                          std::function<Status(cudaStream_t)>([P, x, rows, cols](cudaStream_t s) {
+                          std::function<Status(cudaStream_t)>([P, x, rows, cols, int8](cudaStream_t s) {
+                            if (int8) return ltx::quantize_rows_s8(x, cols, P->xq, P->xscale, (int)rows, cols, s);
                             return ltx::quantize_rows_e4m3(x, cols, P->xq, P->xscale, (int)rows, cols, s);
                           }));
   };
   auto add_linear = [&](const char* qname, const void* x, int64_t rows, int cols, LtLinear* l, const char* name,
                         double flops) {
-    if (fp8) {
+    if (quantized) {
       auto q = quant(qname, x, rows, cols);
       add(q.first, 0, q.second);
     }

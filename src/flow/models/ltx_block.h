@@ -16,8 +16,9 @@
 /// null = no mask), rope cos/sin float32 [S, D] (one table for every batch item). D = heads * head_dim.
 /// Linears use the PyTorch weight [out, in] as stored; attn1's q/k/v are fused into one [3D, D] GEMM and attn2's
 /// k/v into one [2D, Dc] GEMM at upload (the attention reads them through row strides, no copies).
-/// Weight formats: bf16; fp8 e4m3 with per-output-channel float32 scales (activations quantized per token, see
-/// ltx_linear.h for how the scales are applied); int8: not implemented (kUnsupported).
+/// Weight formats: bf16; fp8 e4m3 with per-output-channel float32 scales through cuBLASLt FP8; int8 with
+/// per-output-channel scales through our tensor-core INT8 GEMM (gemm_s8_mma) with its dequant epilogue. For fp8/int8
+/// the activations are quantized per token right before each linear (see ltx_linear.h for how scales are applied).
 
 #include <cuda_runtime.h>
 
@@ -58,9 +59,9 @@ struct LtxBlockGeometry {
 };
 
 /// A host tensor the upload reads (a view; the provider owns the bytes). `scale` is the per-output-channel float32
-/// scale of an already-converted fp8 tensor (null otherwise). `file` names the checkpoint file for messages.
+/// scale of an already-converted fp8 / int8 tensor (required for those, null otherwise). `file` names the checkpoint file for messages.
 struct LtxHostTensor {
-  enum class Type { kF32, kBF16, kF8E4M3 } type = Type::kBF16;
+  enum class Type { kF32, kBF16, kF8E4M3, kS8 } type = Type::kBF16;
   std::vector<int64_t> shape;
   const void* data = nullptr;
   const float* scale = nullptr;
@@ -74,16 +75,20 @@ using LtxTensorSource = std::function<Result<LtxHostTensor>(const std::string& n
 std::vector<std::string> ltx_block_tensor_names(const std::string& prefix);
 
 /// One block's weights on the device in one allocation, in the chosen format (conversion on the host at upload:
-/// bf16/f32 -> bf16, or -> fp8 e4m3 with per-output-channel absmax scales for the linear weights; norms, biases and
-/// the modulation table stay bf16). Shapes are checked against the config; errors name the tensor and the file.
+/// bf16/f32 -> bf16, or -> fp8 e4m3 (absmax/448) / int8 (absmax/127, round half even, clamp 127) with
+/// per-output-channel scales for the linear weights, or already-converted fp8/int8 tensors with their scales taken
+/// as they are; norms, biases and the modulation table stay bf16). Shapes are checked against the config; errors name the tensor and the file.
 class LtxBlockWeights {
  public:
+  /// Host-only check of every tensor's presence, dtype and shape (no CUDA call): the errors upload would give.
+  static Status validate(const LtxTensorSource& source, const std::string& prefix, const LtxBlockConfig& cfg);
   static Result<LtxBlockWeights> upload(const LtxTensorSource& source, const std::string& prefix,
                                         const LtxBlockConfig& cfg, LtxWeightFormat format);
   struct Linear {
     const void* w = nullptr;      ///< bf16 or e4m3 [out, in]
-    const float* scale = nullptr; ///< fp8: float32 [out]
+    const float* scale = nullptr; ///< fp8 / int8: float32 [out]
     const void* bias = nullptr;   ///< bf16 [out]
+    const float* bias_f32 = nullptr;  ///< int8: float32 [out] (the INT8 GEMM epilogue's bias)
     int out = 0, in = 0;
   };
   Linear attn1_qkv, attn1_out, attn2_q, attn2_kv, attn2_out, ff0, ff2;
@@ -125,6 +130,7 @@ struct LtxBlockIntermediates {
   const void* ff = nullptr;         ///< [B*S, D]  ff output (before the gate)
 };
 
+/// `weights` and the buffers in `io` are borrowed: they must outlive the block (the block keeps their pointers).
 class LtxBlock {
  public:
   static Result<std::unique_ptr<LtxBlock>> build(const LtxBlockConfig& cfg, const LtxBlockGeometry& geo,

@@ -1,10 +1,12 @@
 // Kernels of the GPU LTX-Video block (src/flow/models/ltx_block.h) on row-strided slices of the fused QKV/KV GEMM
-// outputs: q/k RMSNorm (affine, across heads) + interleaved RoPE, the fallback SDPA (bf16 key bias), per-token fp8 quantization and the fp8 follow-up scaling. Declared in ltx_block_kernels.h
+// outputs: q/k RMSNorm (affine, across heads) + interleaved RoPE and the fallback SDPA (bf16 key bias); plus the
+// per-token fp8/int8 activation quantization and the fp8 follow-up scaling. Declared in ltx_block_kernels.h
 // (formulas and layouts there). All arithmetic in fp32, one bf16 rounding per output.
 // Thread mapping: row kernels = one 256-thread block per row (block-wide sum/max via warp shuffles + shared
-// memory); elementwise kernels = one thread per element pair, grid-stride; SDPA = one warp per (query, head, batch).
-// Test: tests/gpu/ltx_block_test.cpp (ws_gpu_tests --gtest_filter='LtxBlock*') checks the whole block, and so every
-// kernel here, against the CPU reference block (src/reference/ltx.h) and diffusers goldens per intermediate.
+// memory); elementwise kernels = one thread per element, grid-stride; SDPA = one warp per (query, head, batch).
+// Test: tests/gpu/ltx_block_test.cpp (ws_gpu_tests --gtest_filter='LtxBlockGpu*') checks the whole block, and so every
+// kernel here, against the CPU reference block (src/reference/ltx.h) and diffusers goldens per intermediate
+// (the fallback SDPA with cuDNN skipped; fp8/int8 quantization through the 8-bit vs bf16 block tests).
 // Time: `warpstream ltx-block --profile` prints the per-stage breakdown (event pairs per stage).
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
@@ -148,6 +150,23 @@ __global__ void quantize_rows_e4m3_kernel(const bf16* __restrict__ x, int64_t ld
   if (threadIdx.x == 0) scale[row] = s;
 }
 
+__global__ void quantize_rows_s8_kernel(const bf16* __restrict__ x, int64_t ld, int8_t* __restrict__ q,
+                                        float* __restrict__ scale, int cols) {
+  __shared__ float red[kThreads / 32];
+  const int64_t row = blockIdx.x;
+  const bf16* xr = x + row * ld;
+  float mx = 0.f;
+  for (int j = threadIdx.x; j < cols; j += blockDim.x) mx = fmaxf(mx, fabsf(ld_bf16(xr + j)));
+  mx = block_max(mx, red);
+  const float s = fmaxf(mx / 127.f, 1e-12f);
+  const float inv = 1.f / s;
+  for (int j = threadIdx.x; j < cols; j += blockDim.x) {
+    const float v = fminf(fmaxf(rintf(ld_bf16(xr + j) * inv), -127.f), 127.f);
+    q[row * cols + j] = static_cast<int8_t>(v);
+  }
+  if (threadIdx.x == 0) scale[row] = s;
+}
+
 __device__ __forceinline__ float gelu_tanh(float v) {
   const float k0 = 0.7978845608028654f, k1 = 0.044715f;
   return 0.5f * v * (1.f + tanhf(k0 * (v + k1 * v * v * v)));
@@ -212,6 +231,13 @@ Status quantize_rows_e4m3(const void* x, int64_t ld, void* q, float* scale, int 
   quantize_rows_e4m3_kernel<<<rows, kThreads, 0, stream>>>(static_cast<const bf16*>(x), ld,
                                                            static_cast<__nv_fp8_e4m3*>(q), scale, cols);
   return launched("quantize_rows_e4m3_kernel");
+}
+
+Status quantize_rows_s8(const void* x, int64_t ld, void* q, float* scale, int rows, int cols, cudaStream_t stream) {
+  if (rows < 1 || cols < 1 || ld < cols) return invalid_argument("ltx quantize_rows_s8: bad shape");
+  quantize_rows_s8_kernel<<<rows, kThreads, 0, stream>>>(static_cast<const bf16*>(x), ld, static_cast<int8_t*>(q), scale,
+                                                         cols);
+  return launched("quantize_rows_s8_kernel");
 }
 
 Status scale_bias_act(void* y, const float* row_scale, const float* col_scale, const void* bias, bool gelu, int rows,

@@ -39,6 +39,10 @@ Status sdpa_fallback(const void* q, int64_t ld_q, const void* k, int64_t ld_k, c
 /// q[r,c] = e4m3(x[r,c] / scale[r]) (round to nearest, saturating). x: bf16 [rows, cols] (row stride ld), q dense.
 Status quantize_rows_e4m3(const void* x, int64_t ld, void* q, float* scale, int rows, int cols, cudaStream_t stream);
 
+/// Per-row (per-token) symmetric quantization to int8: scale[r] = max(absmax(x[r,:]) / 127, tiny),
+/// q[r,c] = clamp(rint(x[r,c] / scale[r]), -127, 127). x: bf16 [rows, cols] (row stride ld), q dense.
+Status quantize_rows_s8(const void* x, int64_t ld, void* q, float* scale, int rows, int cols, cudaStream_t stream);
+
 /// y[r, c] = y[r, c] * col_scale[c] * row_scale[r] + bias[c], then GELU-tanh when `gelu` (bf16 [rows, cols] in place;
 /// bias bf16 or null). The follow-up scaling of an fp8 GEMM when cuBLASLt lacks per-channel scale modes.
 Status scale_bias_act(void* y, const float* row_scale, const float* col_scale, const void* bias, bool gelu, int rows,

@@ -43,23 +43,22 @@ inline LtxTensorSource ltx_source_from_floats(const std::map<std::string, LtxFlo
 #if WS_LTX_HAVE_SAFETENSORS
 inline Result<LtxHostTensor::Type> ltx_host_type(ir::DType d, const std::string& name, const std::string& file) {
   switch (d) {
-    case ir::DType::kFloat: return LtxHostTensor::Type::kF32;
+    case ir::DType::kFloat32: return LtxHostTensor::Type::kF32;
     case ir::DType::kBFloat16: return LtxHostTensor::Type::kBF16;
     case ir::DType::kFloat8E4M3FN: return LtxHostTensor::Type::kF8E4M3;
+    case ir::DType::kInt8: return LtxHostTensor::Type::kS8;
     default:
       return unsupported("LTX block: tensor '" + name + "' in " + file + " has dtype " + ir::dtype_name(d) +
-                         " (the block reads float32, bfloat16 or float8e4m3fn with per-channel scales)");
+                         " (the block reads float32, bfloat16, or float8e4m3fn / int8 with per-channel scales)");
   }
 }
 
-/// Tensors of a WeightStore (loaded from `file`, the checkpoint path for messages). Converted fp8 weights carry
-/// their scales; int8 conversions are refused by the block upload.
+/// Tensors of a WeightStore (loaded from `file`, the checkpoint path for messages). Converted fp8 / int8 weights
+/// carry their per-channel scales.
 inline LtxTensorSource ltx_source_from_store(const WeightStore& store, std::string file) {
   return [&store, file](const std::string& name) -> Result<LtxHostTensor> {
     const StoredTensor* st = store.find(name);
     if (st == nullptr) return not_found("LTX block: tensor '" + name + "' not found in " + file);
-    if (st->dtype == ir::DType::kInt8)
-      return unsupported("LTX block: tensor '" + name + "' in " + file + " is int8: int8 weights are not implemented");
     WS_ASSIGN_OR_RETURN(LtxHostTensor::Type type, ltx_host_type(st->dtype, name, file));
     LtxHostTensor t;
     t.type = type;
@@ -78,9 +77,9 @@ inline LtxTensorSource ltx_source_from_checkpoint(const io::SafetensorsCheckpoin
     if (ct.tensor == nullptr) return not_found("LTX block: tensor '" + name + "' not found in " + ckpt.path());
     const std::string file = ct.file ? ct.file->path() : ckpt.path();
     WS_ASSIGN_OR_RETURN(LtxHostTensor::Type type, ltx_host_type(ct.tensor->dtype, name, file));
-    if (type == LtxHostTensor::Type::kF8E4M3)
+    if (type == LtxHostTensor::Type::kF8E4M3 || type == LtxHostTensor::Type::kS8)
       return unsupported("LTX block: tensor '" + name + "' in " + file +
-                         " is fp8 without scales (load it through a WeightStore)");
+                         " is fp8/int8 without scales (load it through a WeightStore)");
     LtxHostTensor t;
     t.type = type;
     t.shape = ct.tensor->shape;
@@ -97,7 +96,7 @@ inline Result<LtxFloatTensor> ltx_read_floats(const io::SafetensorsFile& f, cons
   auto bytes = f.bytes(*t);
   LtxFloatTensor out;
   out.shape = t->shape;
-  if (t->dtype == ir::DType::kFloat) {
+  if (t->dtype == ir::DType::kFloat32) {
     out.values.resize(bytes.size() / 4);
     std::memcpy(out.values.data(), bytes.data(), out.values.size() * 4);
   } else if (t->dtype == ir::DType::kBFloat16) {

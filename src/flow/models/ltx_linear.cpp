@@ -6,10 +6,14 @@
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 
+#include <climits>
+#include <cstdint>
 #include <string>
 #include <utility>
 
 #include "flow/models/ltx_block_kernels.h"
+#include "kernels/gemm/gemm_s8.h"
+#include "kernels/transformer/transformer.h"
 
 namespace ws::flow {
 namespace {
@@ -121,6 +125,12 @@ Result<std::unique_ptr<LtLinear>> LtLinear::build(void* lt_handle, const LinearS
   impl->shape = shape;
   impl->handle = static_cast<cublasLtHandle_t>(lt_handle);
   impl->workspace_bytes = workspace_bytes;
+  if (shape.format == LinearFormat::kINT8) {
+    if ((shape.ldy && shape.ldy != shape.n) || shape.m > INT32_MAX || shape.n > INT32_MAX || shape.k > INT32_MAX)
+      return unsupported("INT8 linear '" + name + "': needs a dense output (ldy = N) and M, N, K < 2^31");
+    impl->workspace_bytes = 0;
+    return std::unique_ptr<LtLinear>(new LtLinear(std::move(impl)));
+  }
   if (shape.format == LinearFormat::kFP8) {
     Status st = impl->plan(/*fp8_outer_vec=*/true);
     if (st.code() == StatusCode::kUnsupported) st = impl->plan(false);
@@ -134,6 +144,15 @@ Result<std::unique_ptr<LtLinear>> LtLinear::build(void* lt_handle, const LinearS
 Status LtLinear::bind(const LinearBinding& bnd, void* workspace) {
   Impl& I = *impl_;
   const bool needs_bias = I.shape.epilogue != LinearEpilogue::kNone;
+  if (I.shape.format == LinearFormat::kINT8) {
+    if (bnd.x == nullptr || bnd.w == nullptr || bnd.y == nullptr || bnd.w_scale == nullptr || bnd.x_scale == nullptr ||
+        (needs_bias && bnd.bias_f32 == nullptr))
+      return invalid_argument("INT8 linear '" + I.name + "': bind got a null pointer (x, w, y, w_scale, x_scale" +
+                              std::string(needs_bias ? ", bias_f32)" : ")"));
+    I.bound = bnd;
+    I.is_bound = true;
+    return Status::ok();
+  }
   const bool fp8 = I.shape.format == LinearFormat::kFP8;
   if (bnd.x == nullptr || bnd.w == nullptr || bnd.y == nullptr || (needs_bias && bnd.bias == nullptr) ||
       (fp8 && (bnd.w_scale == nullptr || bnd.x_scale == nullptr)) || (I.workspace_bytes > 0 && workspace == nullptr))
@@ -159,6 +178,21 @@ Status LtLinear::bind(const LinearBinding& bnd, void* workspace) {
 Status LtLinear::enqueue(cudaStream_t stream) {
   Impl& I = *impl_;
   if (!I.is_bound) return failed_precondition("cuBLASLt linear '" + I.name + "': enqueue before bind");
+  if (I.shape.format == LinearFormat::kINT8) {
+    kernels::GemmEpilogue epi;
+    epi.row_scale = I.bound.x_scale;
+    epi.col_scale = I.bound.w_scale;
+    epi.bias = I.shape.epilogue == LinearEpilogue::kNone ? nullptr : I.bound.bias_f32;
+    Status st = kernels::gemm_s8_mma(kernels::MmaTile::k128x128, kernels::GemmOut::kBF16,
+                                     static_cast<const int8_t*>(I.bound.x), static_cast<const int8_t*>(I.bound.w),
+                                     I.bound.y, (int)I.shape.m, (int)I.shape.n, (int)I.shape.k, epi, stream);
+    if (!st.is_ok()) return Status(st.code(), "INT8 linear '" + I.name + "': " + st.message());
+    if (I.shape.epilogue == LinearEpilogue::kBiasGeluTanh) {
+      auto* y = static_cast<__nv_bfloat16*>(I.bound.y);
+      WS_RETURN_IF_ERROR(kernels::bias_gelu_tanh(y, y, nullptr, I.shape.m, I.shape.n, stream));
+    }
+    return Status::ok();
+  }
   const float alpha = 1.f, beta = 0.f;
   WS_LT_CHECK(cublasLtMatmul(I.handle, I.desc, &alpha, I.bound.w, I.a, I.bound.x, I.b, &beta, I.bound.y, I.d,
                              I.bound.y, I.d, &I.algo, I.workspace, I.workspace_bytes, stream),
@@ -176,6 +210,8 @@ Status LtLinear::enqueue(cudaStream_t stream) {
 }
 
 std::string LtLinear::scaling_mode() const {
+  if (impl_->shape.format == LinearFormat::kINT8)
+    return "int8: gemm_s8_mma (mma.sync 128x128) dequant epilogue (per token x per channel + bias)";
   if (impl_->shape.format != LinearFormat::kFP8) return "bf16";
   return impl_->outer_vec ? "fp8: cuBLASLt outer-vector scales (per channel x per token)"
                           : "fp8: follow-up scaling kernel (per channel x per token)";

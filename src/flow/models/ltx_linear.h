@@ -11,6 +11,10 @@
 /// cuBLASLt's CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F (A: one float per cuBLAS row = channel, B: one per cuBLAS
 /// column = token) when the heuristic finds an algorithm for it; otherwise the GEMM runs unscaled (scalar 1) and
 /// scale_bias_act applies both vectors, bias and GELU in a follow-up pass (reported by scaling_mode()).
+/// kINT8 (not cuBLASLt): A = X quantized per token to int8 (quantize_rows_s8, scale [M]), W int8 [N, K] with
+/// per-channel scale [N]; our tensor-core INT8 GEMM (src/kernels/gemm/gemm_s8.h gemm_s8_mma, mma.sync, 128x128
+/// tiles) with its dequant epilogue acc * x_scale[m] * w_scale[n] + bias_f32[n] -> bf16; GELU-tanh, when asked,
+/// in a follow-up pass (kernels::bias_gelu_tanh). Y must be dense (ldy = N).
 /// The algorithm is cuBLASLt's heuristic first choice at build (workspace owned by the caller, fixed size).
 /// Host-only header; no allocation and no host sync in enqueue (graph-capturable).
 
@@ -24,7 +28,7 @@
 
 namespace ws::flow {
 
-enum class LinearFormat { kBF16, kFP8 };
+enum class LinearFormat { kBF16, kFP8, kINT8 };
 enum class LinearEpilogue { kNone, kBias, kBiasGeluTanh };
 
 struct LinearShape {
@@ -42,8 +46,9 @@ struct LinearBinding {
   const void* w = nullptr;          ///< bf16 or e4m3 [N, K]
   const void* bias = nullptr;       ///< bf16 [N] (epilogues with bias)
   void* y = nullptr;                ///< bf16 [M, ldy]
-  const float* w_scale = nullptr;   ///< kFP8: float32 [N] per output channel
-  const float* x_scale = nullptr;   ///< kFP8: float32 [M] per token
+  const float* w_scale = nullptr;   ///< kFP8/kINT8: float32 [N] per output channel
+  const float* x_scale = nullptr;   ///< kFP8/kINT8: float32 [M] per token
+  const float* bias_f32 = nullptr;  ///< kINT8: float32 [N] (the INT8 epilogue's bias type)
 };
 
 class LtLinear {
@@ -59,7 +64,7 @@ class LtLinear {
   /// Binds pointers once (sets the bias / scale pointers in the descriptor).
   Status bind(const LinearBinding& b, void* workspace);
   Status enqueue(cudaStream_t stream);
-  /// "cuBLASLt outer-vector scales" or "follow-up scaling kernel" (kFP8), "bf16" otherwise.
+  /// "cuBLASLt outer-vector scales" or "follow-up scaling kernel" (kFP8), the INT8 GEMM (kINT8), "bf16" otherwise.
   std::string scaling_mode() const;
   const LinearShape& shape() const;
 
