@@ -51,9 +51,10 @@ Result<LtxHostTensor> fetch(const LtxTensorSource& src, const std::string& name,
     return invalid_model("LTX model: tensor '" + name + "' in " + t.file + " has shape " + shape_str(t.shape) +
                          ", the config needs " + shape_str(shape));
   if (t.data == nullptr) return invalid_model("LTX model: tensor '" + name + "' in " + t.file + " has no data");
-  if (t.type == LtxHostTensor::Type::kF8E4M3)
+  if (t.type != LtxHostTensor::Type::kF32 && t.type != LtxHostTensor::Type::kBF16)
     return unsupported("LTX model: tensor '" + name + "' in " + t.file +
-                       " is fp8: the whole-model GPU path reads bf16/float32 weights only (fp8 blocks: ltx-block)");
+                       " is fp8/int8: the whole-model GPU path reads bf16/float32 weights only (8-bit blocks: "
+                       "ltx-block --weights fp8|int8)");
   return r;
 }
 
