@@ -7,6 +7,7 @@
 //   - LtxModelGpu.StreamedEqualsResident: budgets that force 2 and 3 ring slots; streamed output == resident output
 //     bit for bit on the first forward, the second (cross-forward prefetch) and a CUDA-graph replay; no device
 //     allocation in enqueue / launch_graph, no host allocation in launch_graph.
+//   - LtxModelGpu.StreamerPrefetchNextPass: the streamer's cross-forward prefetch alone (byte-exact layers per pass).
 //   - LtxModelGpu.BudgetTooSmallRefused / MissingAndWrongShapedTensor: one clear error each, numbers/names in it.
 //   - LtxModelGpu.FullSize2BDiffusers: $WS_LTX_MODEL_DIR = a tools/ltx_goldens.py --case model-2b folder: resident
 //     and 1 GiB-streamed forwards vs diffusers' model output (cosine >= 0.999, max-abs printed), streamed == resident.
@@ -37,6 +38,7 @@
 #include "flow/host/ltx_weights_cpu.h"
 #include "flow/models/ltx_block_source.h"
 #include "flow/models/ltx_model.h"
+#include "flow/streamer.h"
 #include "reference/ltx.h"
 #include "support/alloc_counter.h"
 #include "support/seed.h"
@@ -437,6 +439,53 @@ TEST(LtxModelGpu, StreamedEqualsResidentTwoSlots) {
 TEST(LtxModelGpu, StreamedEqualsResidentThreeSlots) {
   SKIP_WITHOUT_DEVICE();
   streamed_vs_resident(3);
+}
+
+// The streamer's cross-pass prefetch (StreamerOptions::prefetch_next_pass) on its own: every layer's compute sees
+// exactly its layer's bytes in every pass (pass 1 reads layers 0..S-2 copied by prime(), later passes those copied
+// by the previous pass's tail), for S = 2, 3, 4 and L = 7 (L % S != 0 too), direct enqueue and graph replay.
+TEST(LtxModelGpu, StreamerPrefetchNextPass) {
+  SKIP_WITHOUT_DEVICE();
+  constexpr int L = 7;
+  constexpr uint64_t kBytes = 4096 + 256;
+  auto host = cuda::PinnedBuffer::allocate(L * kBytes);
+  ASSERT_TRUE(host.is_ok()) << host.status().to_string();
+  std::mt19937 rng(test::test_seed("streamer prefetch layers"));
+  auto* hb = host.value().as<uint8_t>();
+  for (uint64_t i = 0; i < L * kBytes; ++i) hb[i] = static_cast<uint8_t>(rng());
+  auto out = cuda::DeviceBuffer::allocate(L * kBytes);
+  ASSERT_TRUE(out.is_ok());
+  cuda::Stream s = make_stream();
+  for (int slots : {2, 3, 4}) {
+    SCOPED_TRACE("slots " + std::to_string(slots));
+    std::vector<flow::HostLayer> layers;
+    for (int i = 0; i < L; ++i) layers.push_back({hb + i * kBytes, kBytes});
+    flow::StreamerOptions o;
+    o.slots = slots;
+    o.prefetch_next_pass = true;
+    auto st = flow::Streamer::create(layers, o);
+    ASSERT_TRUE(st.is_ok()) << st.status().to_string();
+    flow::Streamer& str = st.value();
+    EXPECT_EQ(str.prefetched_layers(), slots - 1);
+    auto* dst = out.value().as<uint8_t>();
+    const flow::LayerCompute fn = [dst](int layer, const void* dev, uint64_t bytes, cudaStream_t ks) -> Status {
+      WS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst + layer * kBytes, dev, bytes, cudaMemcpyDeviceToDevice, ks));
+      return Status::ok();
+    };
+    EXPECT_EQ(str.enqueue(s.get(), fn).code(), StatusCode::kFailedPrecondition) << "a pass before prime()";
+    ASSERT_TRUE(str.prime(s.get()).is_ok());
+    ASSERT_TRUE(str.capture_graph(s.get(), fn).is_ok());
+    for (int pass = 0; pass < 4; ++pass) {
+      ASSERT_EQ(cudaMemsetAsync(dst, 0, L * kBytes, s.get()), cudaSuccess);
+      if (pass % 2 == 0) ASSERT_TRUE(str.enqueue(s.get(), fn).is_ok());
+      else ASSERT_TRUE(str.launch_graph(s.get()).is_ok());
+      ASSERT_EQ(cudaStreamSynchronize(s.get()), cudaSuccess);
+      std::vector<uint8_t> got(L * kBytes);
+      ASSERT_EQ(cudaMemcpy(got.data(), dst, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+      for (uint64_t i = 0; i < got.size(); ++i)
+        ASSERT_EQ(got[i], hb[i]) << "pass " << pass << ": layer " << i / kBytes << " byte " << i % kBytes;
+    }
+  }
 }
 
 TEST(LtxModelGpu, BudgetTooSmallRefused) {
