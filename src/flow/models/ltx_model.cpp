@@ -247,6 +247,8 @@ struct LtxModel::Impl {
   cudaGraphExec_t graph_exec = nullptr;
 
   ~Impl() {
+    // Nothing may still read the ring, the pinned image or the arena when they are freed (not a steady-state path).
+    (void)cudaDeviceSynchronize();
     if (graph_exec) cudaGraphExecDestroy(graph_exec);
     if (graph) cudaGraphDestroy(graph);
     // Blocks before their weight views; the streamer (ring) after the blocks that read it.
