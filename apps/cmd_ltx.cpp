@@ -39,6 +39,7 @@ int usage(const std::string& msg) {
   return 2;
 }
 
+#ifdef WS_HAVE_CUDA
 // "1GiB", "512MiB", "1.5GB", "1073741824" -> bytes; false on anything else.
 bool parse_bytes(const std::string& s, uint64_t& out) {
   if (s.empty()) return false;
@@ -70,7 +71,6 @@ bool parse_grid(const std::vector<std::string>& parts, int& f, int& h, int& w) {
   return f > 0 && h > 0 && w > 0 && static_cast<int64_t>(f) * h * w <= (1 << 22);
 }
 
-#ifdef WS_HAVE_CUDA
 using ws::Status;
 namespace flow = ws::flow;
 
