@@ -7,6 +7,7 @@
 //   - LtxModelGpu.StreamedEqualsResident: budgets that force 2 and 3 ring slots; streamed output == resident output
 //     bit for bit on the first forward, the second (cross-forward prefetch) and a CUDA-graph replay; no device
 //     allocation in enqueue / launch_graph, no host allocation in launch_graph.
+//   - LtxModelGpu.StreamedFromWeightStoreZeroCopy: streaming straight from a WeightStore's registered allocation.
 //   - LtxModelGpu.StreamerPrefetchNextPass: the streamer's cross-forward prefetch alone (byte-exact layers per pass).
 //   - LtxModelGpu.BudgetTooSmallRefused / MissingAndWrongShapedTensor: one clear error each, numbers/names in it.
 //   - LtxModelGpu.FullSize2BDiffusers: $WS_LTX_MODEL_DIR = a tools/ltx_goldens.py --case model-2b folder: resident
@@ -41,6 +42,7 @@
 #include "flow/streamer.h"
 #include "reference/ltx.h"
 #include "support/alloc_counter.h"
+#include "support/safetensors_writer.h"
 #include "support/seed.h"
 
 namespace ws {
@@ -546,6 +548,68 @@ TEST(LtxModelGpu, MissingAndWrongShapedTensor) {
 }
 
 #if WS_LTX_HAVE_SAFETENSORS
+// Streaming straight from a WeightStore loaded in LtxModel::store_tensor_order (bf16 checkpoint, every fused part a
+// multiple of 256 B): zero-copy (the store's allocation registered once, no second host copy), output == resident
+// (built from the same floats) bit for bit, on two forwards.
+TEST(LtxModelGpu, StreamedFromWeightStoreZeroCopy) {
+  SKIP_WITHOUT_DEVICE();
+  flow::LtxConfig c = small_config(4);
+  c.num_attention_heads = 2; c.attention_head_dim = 64; c.cross_attention_dim = 128;  // D = 128
+  const auto weights = random_weights(c, test::test_seed("ltx store weights"));
+  std::vector<test::SafetensorsSpec> specs;
+  for (const auto& [name, t] : weights) {
+    test::SafetensorsSpec sp;
+    sp.name = name; sp.dtype = "BF16"; sp.shape = t.shape;
+    sp.data.resize(t.values.size() * 2);
+    for (size_t i = 0; i < t.values.size(); ++i) {
+      uint32_t u;
+      std::memcpy(&u, &t.values[i], 4);  // values are bf16-exact: the top half is the bf16 code
+      sp.data[2 * i] = static_cast<uint8_t>((u >> 16) & 0xff);
+      sp.data[2 * i + 1] = static_cast<uint8_t>(u >> 24);
+    }
+    specs.push_back(std::move(sp));
+  }
+  const std::string path = ::testing::TempDir() + "/ltx_model_store_test.safetensors";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << test::safetensors_image(specs);
+    ASSERT_TRUE(f.good()) << path;
+  }
+  auto ckpt = io::open_checkpoint(path);
+  ASSERT_TRUE(ckpt.is_ok()) << ckpt.status().to_string();
+  const auto names = flow::LtxModel::store_tensor_order(c);
+  auto store = flow::WeightStore::load(ckpt.value(), names);
+  ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+  flow::LtxModelGeometry g;
+  g.batch = 2; g.frames = 2; g.height = 2; g.width = 4; g.text_tokens = 8;
+  const HostInputs in = random_inputs(c, g, test::test_seed("ltx store inputs"));
+  auto fp = flow::LtxModel::footprint(c);
+  ASSERT_TRUE(fp.is_ok());
+  flow::LtxModelOptions so;
+  so.vram_budget_bytes = fp.value().budget_for_slots(2);
+  auto str = flow::LtxModel::build_from_store(c, store.value(), path, g, so);
+  ASSERT_TRUE(str.is_ok()) << str.status().to_string();
+  std::printf("store: %s; pinned host %llu B (store %zu B)\n", str.value()->store_zero_copy_note().c_str(),
+              (unsigned long long)str.value()->pinned_host_bytes(), store.value().storage().size());
+  EXPECT_TRUE(str.value()->store_zero_copy()) << str.value()->store_zero_copy_note();
+  EXPECT_EQ(str.value()->slots(), 2);
+  auto res = flow::LtxModel::build(c, flow::ltx_source_from_floats(weights), g);
+  ASSERT_TRUE(res.is_ok()) << res.status().to_string();
+  const size_t n = static_cast<size_t>(g.batch) * g.tokens() * c.out_channels;
+  cuda::Stream s = make_stream();
+  for (flow::LtxModel* m : {res.value().get(), str.value().get()})
+    ASSERT_TRUE(m->upload_inputs(in.hidden.data(), in.encoder.data(), in.timestep.data(), in.mask.data()).is_ok());
+  ASSERT_TRUE(res.value()->enqueue(s.get()).is_ok());
+  const auto want = download_bits(res.value()->stages().output, n);
+  for (int pass = 0; pass < 2; ++pass) {
+    poison(str.value()->stages().output, n);
+    ASSERT_TRUE(str.value()->enqueue(s.get()).is_ok());
+    const auto got = download_bits(str.value()->stages().output, n);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << "forward " << pass << ": element " << i;
+  }
+  str.value().reset();  // unregisters before the store goes
+}
+
 TEST(LtxModelGpu, FullSize2BDiffusers) {
   SKIP_WITHOUT_DEVICE();
   const char* dir = std::getenv("WS_LTX_MODEL_DIR");

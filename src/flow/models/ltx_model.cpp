@@ -138,12 +138,13 @@ std::unique_ptr<LtxBlockWeights> block_view(const BlockLayout& L, const void* ba
   return w;
 }
 
-// Fills one block image (host, L.bytes, zeroed padding) from the source under `prefix`.
+// Fills one block image (host, L.bytes, zeroed padding) from the source under `prefix`; dst == nullptr only checks
+// every tensor (presence, shape, dtype) without writing.
 Status fill_block_image(const LtxTensorSource& src, const std::string& prefix, const BlockLayout& L, uint8_t* dst) {
-  std::memset(dst, 0, L.bytes);
+  if (dst) std::memset(dst, 0, L.bytes);
   auto vec = [&](const std::string& local, std::vector<int64_t> shape, uint64_t off) -> Status {
     WS_ASSIGN_OR_RETURN(LtxHostTensor t, fetch(src, prefix + local, shape));
-    write_bf16(t, 0, elems(shape), dst + off);
+    if (dst) write_bf16(t, 0, elems(shape), dst + off);
     return Status::ok();
   };
   WS_RETURN_IF_ERROR(vec("scale_shift_table", {6, L.d}, L.sst));
@@ -157,6 +158,7 @@ Status fill_block_image(const LtxTensorSource& src, const std::string& prefix, c
       const std::string& p = s->parts[k];
       WS_ASSIGN_OR_RETURN(LtxHostTensor w, fetch(src, prefix + p + ".weight", {out_each, s->in}));
       WS_ASSIGN_OR_RETURN(LtxHostTensor b, fetch(src, prefix + p + ".bias", {out_each}));
+      if (!dst) continue;
       write_bf16(w, 0, static_cast<size_t>(out_each) * s->in, dst + s->w + k * static_cast<uint64_t>(out_each) * s->in * 2);
       write_bf16(b, 0, static_cast<size_t>(out_each), dst + s->b + k * static_cast<uint64_t>(out_each) * 2);
     }
@@ -230,7 +232,11 @@ struct LtxModel::Impl {
   LtHandle lt;
   cuda::DeviceBuffer head_weights;    // non-block weights
   cuda::DeviceBuffer block_weights;   // resident: L block images
-  cuda::PinnedBuffer host_blocks;     // streamed: the one pinned image of all blocks
+  cuda::PinnedBuffer host_blocks;     // streamed: the one pinned image of all blocks (repack path)
+  void* registered = nullptr;         // streamed from a WeightStore: its registered allocation (zero-copy path)
+  uint64_t registered_bytes = 0;
+  bool zero_copy = false;
+  std::string zero_copy_note = "not built from a WeightStore";
   cuda::DeviceBuffer arena;           // model-level activations, inputs, rope tables, GEMM workspace
   std::unique_ptr<Streamer> streamer;
   std::vector<std::unique_ptr<LtxBlockWeights>> views;  // one per block instance (borrowed by the blocks)
@@ -249,6 +255,7 @@ struct LtxModel::Impl {
   ~Impl() {
     // Nothing may still read the ring, the pinned image or the arena when they are freed (not a steady-state path).
     (void)cudaDeviceSynchronize();
+    if (registered) (void)cudaHostUnregister(registered);
     if (graph_exec) cudaGraphExecDestroy(graph_exec);
     if (graph) cudaGraphDestroy(graph);
     // Blocks before their weight views; the streamer (ring) after the blocks that read it.
@@ -268,8 +275,118 @@ Result<LtxModelFootprint> LtxModel::footprint(const LtxConfig& config) {
   return f;
 }
 
+namespace {
+// Where each block image lies inside a WeightStore allocation, when the store can be streamed from directly.
+struct StoreImages {
+  const WeightStore* store = nullptr;
+  std::vector<uint64_t> block_offsets;  // [L] offset of block i's image in store.storage()
+};
+}  // namespace
+
+static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& config, const LtxTensorSource& source,
+                                                          const LtxModelGeometry& geo, const LtxModelOptions& options,
+                                                          const StoreImages* images, std::string note);
+
 Result<std::unique_ptr<LtxModel>> LtxModel::build(const LtxConfig& config, const LtxTensorSource& source,
                                                   const LtxModelGeometry& geo, const LtxModelOptions& options) {
+  WS_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, build_impl(config, source, geo, options, nullptr,
+                                                             "not built from a WeightStore"));
+  return std::unique_ptr<LtxModel>(new LtxModel(std::move(impl)));
+}
+
+std::vector<std::string> LtxModel::store_tensor_order(const LtxConfig& config) {
+  std::vector<std::string> n;
+  const HeadLayout hl = make_head_layout(config);
+  for (const HeadLayout::Lin* l : {&hl.proj_in, &hl.t1, &hl.t2, &hl.tl, &hl.c1, &hl.c2, &hl.proj_out}) {
+    n.push_back(l->name + ".weight");
+    n.push_back(l->name + ".bias");
+  }
+  n.push_back("scale_shift_table");
+  const BlockLayout bl = make_block_layout(static_cast<int>(config.inner_dim()),
+                                           static_cast<int>(config.cross_attention_dim),
+                                           static_cast<int>(config.ff_inner_dim()));
+  for (int64_t i = 0; i < config.num_layers; ++i) {
+    const std::string p = "transformer_blocks." + std::to_string(i) + ".";
+    for (const char* v : {"scale_shift_table", "attn1.norm_q.weight", "attn1.norm_k.weight", "attn2.norm_q.weight",
+                          "attn2.norm_k.weight"})
+      n.push_back(p + v);
+    for (const LinearSlot* s : {&bl.qkv, &bl.o1, &bl.q2, &bl.kv2, &bl.o2, &bl.f0, &bl.f2}) {
+      for (const auto& part : s->parts) n.push_back(p + part + ".weight");
+      for (const auto& part : s->parts) n.push_back(p + part + ".bias");
+    }
+  }
+  return n;
+}
+
+Result<std::unique_ptr<LtxModel>> LtxModel::build_from_store(const LtxConfig& config, const WeightStore& store,
+                                                             const std::string& file, const LtxModelGeometry& geo,
+                                                             const LtxModelOptions& options) {
+  WS_RETURN_IF_ERROR(validate_config(config));
+  const LtxTensorSource source = [&store, file](const std::string& name) -> Result<LtxHostTensor> {
+    const StoredTensor* st = store.find(name);
+    if (st == nullptr) return not_found("LTX model: tensor '" + name + "' not found in the weight store of " + file);
+    LtxHostTensor t;
+    if (st->dtype == ir::DType::kBFloat16) t.type = LtxHostTensor::Type::kBF16;
+    else if (st->dtype == ir::DType::kFloat32) t.type = LtxHostTensor::Type::kF32;
+    else
+      return unsupported("LTX model: tensor '" + name + "' in " + file + " has dtype " + ir::dtype_name(st->dtype) +
+                         " (the whole-model GPU path reads bf16/float32)");
+    t.shape.assign(st->shape.begin(), st->shape.end());
+    t.data = st->data;
+    t.file = file;
+    return t;
+  };
+  // Zero-copy check: every block tensor bf16 and at its layout offset from the block's first tensor.
+  const BlockLayout bl = make_block_layout(static_cast<int>(config.inner_dim()),
+                                           static_cast<int>(config.cross_attention_dim),
+                                           static_cast<int>(config.ff_inner_dim()));
+  StoreImages images;
+  images.store = &store;
+  std::string note = "zero-copy: streaming from the WeightStore's registered allocation";
+  bool ok = options.vram_budget_bytes > 0;
+  if (!ok) note = "resident: block weights uploaded once from the WeightStore";
+  const uint64_t storage = store.storage().size();
+  for (int64_t i = 0; ok && i < config.num_layers; ++i) {
+    const std::string p = "transformer_blocks." + std::to_string(i) + ".";
+    const StoredTensor* first = store.find(p + "scale_shift_table");
+    if (first == nullptr) break;  // build_impl reports the missing tensor
+    const uint64_t base = first->offset;
+    auto at = [&](const std::string& name, uint64_t want) {
+      const StoredTensor* st = store.find(p + name);
+      if (st == nullptr || st->dtype != ir::DType::kBFloat16 || st->offset != base + want) {
+        ok = false;
+        note = "repacked into one pinned image: '" + p + name + "' is " +
+               (st == nullptr ? std::string("missing")
+                              : st->dtype != ir::DType::kBFloat16 ? "not bf16"
+                                                                  : "not at its layout offset (load the store with "
+                                                                    "LtxModel::store_tensor_order)");
+      }
+    };
+    at("scale_shift_table", bl.sst);
+    at("attn1.norm_q.weight", bl.n1q); at("attn1.norm_k.weight", bl.n1k);
+    at("attn2.norm_q.weight", bl.n2q); at("attn2.norm_k.weight", bl.n2k);
+    for (const LinearSlot* s : {&bl.qkv, &bl.o1, &bl.q2, &bl.kv2, &bl.o2, &bl.f0, &bl.f2}) {
+      const uint64_t out_each = static_cast<uint64_t>(s->out) / s->parts.size();
+      for (size_t k = 0; ok && k < s->parts.size(); ++k) {
+        at(s->parts[k] + ".weight", s->w + k * out_each * static_cast<uint64_t>(s->in) * 2);
+        at(s->parts[k] + ".bias", s->b + k * out_each * 2);
+      }
+    }
+    if (ok && base + bl.bytes > storage) {
+      ok = false;
+      note = "repacked: block " + std::to_string(i) + "'s image would end past the store";
+    }
+    images.block_offsets.push_back(base);
+  }
+  WS_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl,
+                      build_impl(config, source, geo, options, ok ? &images : nullptr, note));
+  return std::unique_ptr<LtxModel>(new LtxModel(std::move(impl)));
+}
+
+static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& config, const LtxTensorSource& source,
+                                                          const LtxModelGeometry& geo, const LtxModelOptions& options,
+                                                          const StoreImages* images, std::string note) {
+  using Impl = LtxModel::Impl;
   WS_RETURN_IF_ERROR(validate_config(config));
   if (geo.batch < 1 || geo.batch > 64 || geo.frames < 1 || geo.height < 1 || geo.width < 1 || geo.text_tokens < 1 ||
       static_cast<int64_t>(geo.frames) * geo.height * geo.width > (1 << 22))
@@ -280,6 +397,7 @@ Result<std::unique_ptr<LtxModel>> LtxModel::build(const LtxConfig& config, const
     return invalid_argument("LTX model: max_slots " + std::to_string(options.max_slots) + " (streaming needs >= 2)");
   auto impl = std::make_unique<Impl>();
   Impl& I = *impl;
+  I.zero_copy_note = std::move(note);
   I.cfg = config;
   I.geo = geo;
   I.opt = options;
@@ -434,12 +552,32 @@ Result<std::unique_ptr<LtxModel>> LtxModel::build(const LtxConfig& config, const
       return P->blocks[static_cast<size_t>(layer)]->enqueue(s);
     };
   } else {
-    WS_ASSIGN_OR_RETURN(I.host_blocks, cuda::PinnedBuffer::allocate(I.bl.bytes * static_cast<uint64_t>(L)));
     std::vector<HostLayer> layers;
-    for (int i = 0; i < L; ++i) {
-      uint8_t* img = static_cast<uint8_t*>(I.host_blocks.get()) + I.bl.bytes * static_cast<uint64_t>(i);
-      WS_RETURN_IF_ERROR(fill_block_image(source, prefix(i), I.bl, img));
-      layers.push_back({img, I.bl.bytes});
+    if (images != nullptr && static_cast<int>(images->block_offsets.size()) == L) {
+      // Zero-copy: check every block tensor, then register the store's one allocation once and stream each block
+      // image from it.
+      for (int i = 0; i < L; ++i) WS_RETURN_IF_ERROR(fill_block_image(source, prefix(i), I.bl, nullptr));
+      auto storage = images->store->storage();
+      const cudaError_t reg = cudaHostRegister(const_cast<std::byte*>(storage.data()), storage.size(),
+                                               cudaHostRegisterDefault);
+      if (reg == cudaErrorHostMemoryAlreadyRegistered) {
+        (void)cudaGetLastError();  // pinned by its owner (or another model on the same store): not ours to unregister
+      } else if (reg != cudaSuccess) {
+        return cuda::cuda_status(reg, "cudaHostRegister(weight store)", __FILE__, __LINE__);
+      } else {
+        I.registered = const_cast<std::byte*>(storage.data());
+      }
+      I.registered_bytes = storage.size();
+      I.zero_copy = true;
+      for (int i = 0; i < L; ++i)
+        layers.push_back({storage.data() + images->block_offsets[static_cast<size_t>(i)], I.bl.bytes});
+    } else {
+      WS_ASSIGN_OR_RETURN(I.host_blocks, cuda::PinnedBuffer::allocate(I.bl.bytes * static_cast<uint64_t>(L)));
+      for (int i = 0; i < L; ++i) {
+        uint8_t* img = static_cast<uint8_t*>(I.host_blocks.get()) + I.bl.bytes * static_cast<uint64_t>(i);
+        WS_RETURN_IF_ERROR(fill_block_image(source, prefix(i), I.bl, img));
+        layers.push_back({img, I.bl.bytes});
+      }
     }
     StreamerOptions so;
     so.slots = slots;
@@ -461,7 +599,7 @@ Result<std::unique_ptr<LtxModel>> LtxModel::build(const LtxConfig& config, const
     WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(cs));
   }
   WS_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
-  return std::unique_ptr<LtxModel>(new LtxModel(std::move(impl)));
+  return impl;
 }
 
 Status LtxModel::enqueue_prologue(cudaStream_t s) {
@@ -594,7 +732,11 @@ uint64_t LtxModel::resident_weight_bytes() const { return impl_->head_weights.by
 uint64_t LtxModel::block_weight_device_bytes() const {
   return impl_->streamer ? impl_->streamer->peak_device_bytes() : impl_->block_weights.bytes();
 }
-uint64_t LtxModel::pinned_host_bytes() const { return impl_->host_blocks.bytes(); }
+uint64_t LtxModel::pinned_host_bytes() const {
+  return impl_->zero_copy ? impl_->registered_bytes : impl_->host_blocks.bytes();
+}
+bool LtxModel::store_zero_copy() const { return impl_->zero_copy; }
+const std::string& LtxModel::store_zero_copy_note() const { return impl_->zero_copy_note; }
 uint64_t LtxModel::streamed_bytes_per_forward() const {
   return impl_->streamer ? impl_->streamer->plan().total_layer_bytes : 0;
 }

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "flow/host/ltx_config.h"
+#include "flow/host/weight_store.h"
 #include "flow/models/ltx_block.h"
 #include "warpstream/status.h"
 
@@ -100,6 +101,21 @@ class LtxModel {
   /// build. Streamed: refuses a budget below footprint().min_streamed_budget() (both numbers named).
   static Result<std::unique_ptr<LtxModel>> build(const LtxConfig& config, const LtxTensorSource& source,
                                                  const LtxModelGeometry& geometry, const LtxModelOptions& options = {});
+  /// Tensor names in the order that makes a WeightStore (WeightStore::load(ckpt, names)) hold every block as one
+  /// contiguous image in exactly the device layout: non-block tensors first, then per block scale_shift_table,
+  /// attn1/attn2 norms, then each linear's stacked weights followed by their stacked biases.
+  static std::vector<std::string> store_tensor_order(const LtxConfig& config);
+
+  /// As build(), with the block weights taken from `store` (loaded with store_tensor_order, kept alive by the caller
+  /// while the model exists). Streamed: when every block tensor is bf16 and sits at its layout offset (true for
+  /// the LTX checkpoints: all fused parts are multiples of 256 B), the store's ONE allocation is cudaHostRegister'd
+  /// once and streamed from directly (no second host copy; store_zero_copy() == true); otherwise the blocks are
+  /// repacked into one pinned image as build() does (the reason is in store_zero_copy_note()).
+  static Result<std::unique_ptr<LtxModel>> build_from_store(const LtxConfig& config, const WeightStore& store,
+                                                            const std::string& file, const LtxModelGeometry& geometry,
+                                                            const LtxModelOptions& options = {});
+  bool store_zero_copy() const;
+  const std::string& store_zero_copy_note() const;
   ~LtxModel();
 
   /// The whole forward on `stream` (prologue, blocks, head).
@@ -126,7 +142,7 @@ class LtxModel {
   int layers() const;
   uint64_t resident_weight_bytes() const;   ///< non-block weights on the device
   uint64_t block_weight_device_bytes() const;  ///< ring (streamed) or all blocks (resident)
-  uint64_t pinned_host_bytes() const;       ///< the one pinned block image (streamed) or 0
+  uint64_t pinned_host_bytes() const;       ///< pinned host bytes streamed from (the image or the registered store)
   uint64_t streamed_bytes_per_forward() const;
   uint64_t activation_bytes() const;        ///< activations + workspaces of the model and its block instances
   const LtxModelGeometry& geometry() const;
