@@ -19,6 +19,7 @@
 #ifdef WS_HAVE_CUDA
 #include "cuda/cuda_util.h"
 #include "flow/host/ltx_config.h"
+#include "flow/host/weight_store.h"
 #include "flow/models/ltx_block_source.h"
 #include "flow/models/ltx_model.h"
 #include "flow/plan/stream_plan.h"
@@ -102,7 +103,7 @@ struct RunResult {
 };
 
 // Builds one model, captures the forward as a CUDA graph, warms up, times `iterations` back-to-back replays.
-int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::LtxTensorSource& src,
+int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::WeightStore& store, const std::string& file,
             const flow::LtxModelGeometry& geo, uint64_t budget, const std::vector<float>& hidden,
             const std::vector<float>& enc, const std::vector<float>& ts, const std::vector<float>& mask, RunResult& out) {
   size_t free0 = 0, free1 = 0, total = 0;
@@ -110,7 +111,7 @@ int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::LtxTensorS
   flow::LtxModelOptions o;
   o.vram_budget_bytes = budget;
   o.max_slots = a.max_slots;
-  auto built = flow::LtxModel::build(cfg, src, geo, o);
+  auto built = flow::LtxModel::build_from_store(cfg, store, file, geo, o);
   if (!built.is_ok()) return fail(std::string("build (") + (budget ? "streamed" : "resident") + ")", built.status());
   flow::LtxModel& m = *built.value();
   Status st = m.upload_inputs(hidden.data(), enc.data(), ts.data(), geo.mask ? mask.data() : nullptr);
@@ -161,6 +162,7 @@ int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::LtxTensorS
               gib(m.block_weight_device_bytes()).c_str(),
               m.streamed() ? ("ring of " + std::to_string(m.slots()) + " slots").c_str() : "all blocks",
               gib(m.activation_bytes()).c_str());
+  if (m.streamed()) std::printf("streamed: host copy: %s\n", m.store_zero_copy_note().c_str());
   if (m.streamed())
     std::printf("streamed: slots %d, budget %s, pinned host %s, streamed %s per forward, H2D %.2f GB/s averaged over "
                 "the forward (bytes / median forward time)\n",
@@ -176,6 +178,7 @@ int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::LtxTensorS
            {"activation_bytes", m.activation_bytes()},
            {"slots", m.slots()},
            {"pinned_host_bytes", m.pinned_host_bytes()},
+           {"host_copy", m.store_zero_copy_note()},
            {"streamed_bytes_per_forward", m.streamed_bytes_per_forward()},
            {"h2d_gb_per_s_over_forward", m.streamed() ? gbps : 0.0},
            {"nonfinite_outputs", nan},
@@ -211,7 +214,20 @@ int run_ltx(const LtxArgs& a) {
   if (!cfg.is_ok()) return fail("config", cfg.status(), 2);
   auto ckpt = ws::io::open_checkpoint(a.checkpoint);
   if (!ckpt.is_ok()) return fail("checkpoint", ckpt.status(), 2);
-  const flow::LtxTensorSource src = flow::ltx_source_from_checkpoint(ckpt.value());
+  // ONE host copy of the weights: a WeightStore in the model's order (blocks contiguous in the device layout), which
+  // the streamed model registers once and streams from directly.
+  const auto names = flow::LtxModel::store_tensor_order(cfg.value());
+  auto store = flow::WeightStore::load(ckpt.value(), names);
+  if (!store.is_ok()) return fail("load weights from " + a.checkpoint, store.status(), 2);
+  uint64_t ckpt_bytes = 0;
+  for (const auto& n : names) {
+    const auto ct = ckpt.value().find(n);
+    if (ct.tensor) ckpt_bytes += ct.bytes.size();
+  }
+  std::printf("ltx: weight store %s in one host allocation (%.3fx the %s of model tensors in the checkpoint)\n",
+              flow::format_bytes(store.value().storage().size()).c_str(),
+              ckpt_bytes ? static_cast<double>(store.value().storage().size()) / ckpt_bytes : 0.0,
+              flow::format_bytes(ckpt_bytes).c_str());
   flow::LtxModelGeometry geo;
   geo.batch = a.batch; geo.frames = F; geo.height = H; geo.width = W; geo.text_tokens = a.text_tokens;
   geo.per_token_timestep = a.per_token;
@@ -245,11 +261,11 @@ int run_ltx(const LtxArgs& a) {
                            {"text_tokens", a.text_tokens}, {"batch", a.batch}, {"per_token_timestep", a.per_token}};
   RunResult resident, streamed;
   if (budget == 0 || a.compare_resident) {
-    if (int rc = run_one(a, c, src, geo, 0, hidden, enc, ts, mask, resident)) return rc;
+    if (int rc = run_one(a, c, store.value(), a.checkpoint, geo, 0, hidden, enc, ts, mask, resident)) return rc;
     report["resident"] = resident.j;
   }
   if (budget > 0) {
-    if (int rc = run_one(a, c, src, geo, budget, hidden, enc, ts, mask, streamed)) return rc;
+    if (int rc = run_one(a, c, store.value(), a.checkpoint, geo, budget, hidden, enc, ts, mask, streamed)) return rc;
     report["streamed"] = streamed.j;
   }
   int rc = 0;
