@@ -626,12 +626,20 @@ TEST(LtxModelGpu, FullSize2BDiffusers) {
   ASSERT_EQ(want.size(), n);
   cuda::Stream s = make_stream();
   std::vector<uint16_t> resident_bits;
+  // Resident from the checkpoint's mapping; streamed (1 GiB) from a WeightStore in the model's order (zero-copy
+  // expected for a bf16 checkpoint: the store's allocation is what the copy engine reads).
+  auto store = flow::WeightStore::load(ckpt.value(), flow::LtxModel::store_tensor_order(cfg.value()));
+  ASSERT_TRUE(store.is_ok()) << store.status().to_string();
   for (uint64_t budget : {uint64_t{0}, uint64_t{1} << 30}) {
     flow::LtxModelOptions o;
     o.vram_budget_bytes = budget;
-    auto m = flow::LtxModel::build(cfg.value(), flow::ltx_source_from_checkpoint(ckpt.value()), k.geo, o);
+    auto m = budget == 0
+                 ? flow::LtxModel::build(cfg.value(), flow::ltx_source_from_checkpoint(ckpt.value()), k.geo, o)
+                 : flow::LtxModel::build_from_store(cfg.value(), store.value(), dir, k.geo, o);
     ASSERT_TRUE(m.is_ok()) << m.status().to_string();
     flow::LtxModel& M = *m.value();
+    if (budget) std::printf("2B streamed host copy: %s (pinned %llu B)\n", M.store_zero_copy_note().c_str(),
+                            (unsigned long long)M.pinned_host_bytes());
     std::printf("2B %s: S %d, T %d, B %d, layers %d, slots %d, %s\n", budget ? "streamed 1 GiB" : "resident",
                 k.geo.tokens(), k.geo.text_tokens, k.geo.batch, M.layers(), M.slots(), M.attention_backends().c_str());
     ASSERT_TRUE(M.upload_inputs(k.in.hidden.data(), k.in.encoder.data(), k.in.timestep.data(), k.in.mask.data()).is_ok());
