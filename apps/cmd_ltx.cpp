@@ -31,7 +31,7 @@ struct LtxArgs {
   std::string checkpoint, budget, json;
   std::vector<std::string> grid = {"16x16x24"};
   int text_tokens = 128, batch = 1, iterations = 50, warmup = 5, max_slots = 3;
-  bool compare_resident = false, per_token = false, no_mask = false;
+  bool compare_resident = false, per_token = false, no_mask = false, timeline = false;
   uint32_t seed = 1234;
 };
 
@@ -99,7 +99,7 @@ struct RunResult {
   double median_ms = 0, p99_ms = 0;
   uint64_t mem_delta = 0;  // cudaMemGetInfo: free before build - free after warm-up
   std::vector<uint16_t> output;
-  nlohmann::json j;
+  nlohmann::json j, timeline;
 };
 
 // Builds one model, captures the forward as a CUDA graph, warms up, times `iterations` back-to-back replays.
@@ -111,6 +111,7 @@ int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::WeightStor
   flow::LtxModelOptions o;
   o.vram_budget_bytes = budget;
   o.max_slots = a.max_slots;
+  o.record_timeline = a.timeline && budget > 0;
   auto built = flow::LtxModel::build_from_store(cfg, store, file, geo, o);
   if (!built.is_ok()) return fail(std::string("build (") + (budget ? "streamed" : "resident") + ")", built.status());
   flow::LtxModel& m = *built.value();
@@ -177,6 +178,29 @@ int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::WeightStor
                 "the forward (bytes / median forward time)\n",
                 m.slots(), gib(budget).c_str(), gib(m.pinned_host_bytes()).c_str(),
                 gib(m.streamed_bytes_per_forward()).c_str(), gbps);
+  if (a.timeline && m.streamed()) {
+    // One extra eager forward with per-block events: copy/compute spans and how long compute waited for copies.
+    if (!(st = m.enqueue_timed(s)).is_ok()) return fail("timed forward (timeline)", st);
+    LTX_CUDA_OR_FAIL(cudaStreamSynchronize(s));
+    auto tl = m.timeline();
+    if (!tl.is_ok()) return fail("timeline", tl.status());
+    double copy_ms = 0, compute_ms = 0, wait_ms = 0;
+    nlohmann::json rows = nlohmann::json::array();
+    std::printf("streamed: timeline (ms since the blocks' fork; copy of layers < S-1 = tail copy for the next "
+                "forward)\n  layer  copy_start  copy_end  compute_start  compute_end\n");
+    const auto& t = tl.value();
+    for (size_t i = 0; i < t.size(); ++i) {
+      copy_ms += t[i].copy_end - t[i].copy_start;
+      compute_ms += t[i].compute_end - t[i].compute_start;
+      if (i > 0) wait_ms += std::max(0.f, t[i].compute_start - t[i - 1].compute_end);
+      std::printf("  %5zu  %10.3f  %8.3f  %13.3f  %11.3f\n", i, t[i].copy_start, t[i].copy_end, t[i].compute_start,
+                  t[i].compute_end);
+      rows.push_back({t[i].copy_start, t[i].copy_end, t[i].compute_start, t[i].compute_end});
+    }
+    std::printf("streamed: copies %.3f ms, block compute %.3f ms, compute waiting between blocks %.3f ms\n", copy_ms,
+                compute_ms, wait_ms);
+    out.timeline = {{"layers", rows}, {"copy_ms", copy_ms}, {"compute_ms", compute_ms}, {"wait_ms", wait_ms}};
+  }
   if (nan) std::printf("%s: WARNING: %zu non-finite output values\n", mode, nan);
   out.j = {{"mode", mode},
            {"median_ms", out.median_ms},
@@ -193,6 +217,7 @@ int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::WeightStor
            {"nonfinite_outputs", nan},
            {"attention", m.attention_backends()},
            {"graph_capture_error", capture_error}};
+  if (!out.timeline.is_null()) out.j["timeline"] = out.timeline;
   return 0;
 }
 
@@ -326,6 +351,8 @@ WS_REGISTER_COMMAND(ltx, "ltx",
                       sub.add_option("--warmup", a->warmup, "warm-up forwards (default 5)");
                       sub.add_flag("--compare-resident", a->compare_resident,
                                    "also run resident in this process: ratio streamed/resident, bit equality");
+                      sub.add_flag("--timeline", a->timeline,
+                                   "streamed: one extra forward with per-block copy/compute events, printed");
                       sub.add_flag("--per-token-timestep", a->per_token, "timestep [B, S] instead of [B]");
                       sub.add_flag("--no-mask", a->no_mask, "no encoder attention mask");
                       sub.add_option("--seed", a->seed, "seed of the random inputs (default 1234)");

@@ -383,6 +383,7 @@ void streamed_vs_resident(int want_slots) {
   ASSERT_TRUE(fp.is_ok()) << fp.status().to_string();
   flow::LtxModelOptions so;
   so.max_slots = 8;
+  so.record_timeline = true;
   so.vram_budget_bytes = fp.value().budget_for_slots(want_slots) + fp.value().block_bytes / 2;  // slack < one slot
   auto res = flow::LtxModel::build(c, src, g);
   ASSERT_TRUE(res.is_ok()) << res.status().to_string();
@@ -431,6 +432,28 @@ void streamed_vs_resident(int want_slots) {
     const auto got = download_bits(M.stages().output, n);
     for (size_t i = 0; i < n; ++i)
       ASSERT_EQ(got[i], want[i]) << "graph replay " << rep << ": streamed != resident at output element " << i;
+  }
+  // A forward with per-block timing events: same output; every block's compute starts after its copy ended, and
+  // every copy into a slot starts after the slot's previous block finished (layers >= S-1; the first S-1 blocks
+  // run on the previous forward's tail copies).
+  poison(M.stages().output, n);
+  ASSERT_TRUE(M.enqueue_timed(s.get()).is_ok());
+  {
+    const auto got = download_bits(M.stages().output, n);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << "timed forward: element " << i;
+    auto tl = M.timeline();
+    ASSERT_TRUE(tl.is_ok()) << tl.status().to_string();
+    const auto& t = tl.value();
+    const int S = M.slots(), P = S - 1;
+    constexpr float kEps = 1e-3f;  // ms
+    for (int i = 0; i < static_cast<int>(t.size()); ++i) {
+      std::printf("  layer %d: copy %.4f..%.4f compute %.4f..%.4f\n", i, t[i].copy_start, t[i].copy_end,
+                  t[i].compute_start, t[i].compute_end);
+      if (i >= P) EXPECT_GE(t[i].compute_start + kEps, t[i].copy_end) << "layer " << i << " computed before its copy";
+      if (i >= S) EXPECT_GE(t[i].copy_start + kEps, t[i - S].compute_end) << "layer " << i << " overwrote a busy slot";
+    }
+    for (int j = 0; j < P; ++j)  // tail copies for the next forward: after the slot's last user in this one
+      EXPECT_GE(t[j].copy_start + kEps, t[j].compute_end) << "tail copy of layer " << j << " before its slot was free";
   }
   // Host allocations of a direct enqueue (reported; the libraries under it are not ours to count).
   {

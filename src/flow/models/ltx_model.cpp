@@ -583,6 +583,7 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
     so.slots = slots;
     so.vram_budget_bytes = I.bl.bytes * static_cast<uint64_t>(slots);
     so.prefetch_next_pass = true;
+    so.record_timeline = options.record_timeline;
     WS_ASSIGN_OR_RETURN(Streamer st, Streamer::create(std::move(layers), so));
     I.streamer = std::make_unique<Streamer>(std::move(st));
     for (int s = 0; s < slots; ++s) WS_RETURN_IF_ERROR(add_block(I.streamer->slot_ptr(s)));
@@ -647,6 +648,20 @@ Status LtxModel::enqueue(cudaStream_t s) {
   WS_RETURN_IF_ERROR(enqueue_prologue(s));
   WS_RETURN_IF_ERROR(enqueue_blocks(s));
   return enqueue_head(s);
+}
+
+Status LtxModel::enqueue_timed(cudaStream_t s) {
+  Impl& I = *impl_;
+  if (!I.streamer || !I.opt.record_timeline)
+    return failed_precondition("LTX model: enqueue_timed needs a streamed model built with record_timeline");
+  WS_RETURN_IF_ERROR(enqueue_prologue(s));
+  WS_RETURN_IF_ERROR(I.streamer->enqueue_timed(s, I.layer_fn));
+  return enqueue_head(s);
+}
+
+Result<std::vector<LayerTiming>> LtxModel::timeline() const {
+  if (!impl_->streamer) return failed_precondition("LTX model: timeline of a resident model");
+  return impl_->streamer->timeline();
 }
 
 Status LtxModel::capture_graph(cudaStream_t s) {

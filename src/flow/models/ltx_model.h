@@ -38,6 +38,7 @@
 #include "flow/host/ltx_config.h"
 #include "flow/host/weight_store.h"
 #include "flow/models/ltx_block.h"
+#include "flow/streamer.h"
 #include "warpstream/status.h"
 
 namespace ws::flow {
@@ -57,6 +58,7 @@ struct LtxModelGeometry {
 struct LtxModelOptions {
   uint64_t vram_budget_bytes = 0;  ///< 0 = resident; else streamed, budget for device weights (see file comment)
   int max_slots = 3;               ///< ring slots at most (S), >= 2
+  bool record_timeline = false;    ///< streamed: per-block copy/compute timing events (enqueue_timed())
   LtxBlockOptions block;
 };
 
@@ -124,6 +126,12 @@ class LtxModel {
   Status enqueue_prologue(cudaStream_t stream);
   Status enqueue_blocks(cudaStream_t stream);
   Status enqueue_head(cudaStream_t stream);
+
+  /// Streamed with record_timeline: one forward recording per-block copy/compute events; read them with timeline()
+  /// after the stream completed (times in ms since the blocks' fork; layers 0..S-2's copy is the tail copy made for
+  /// the next forward, see StreamerOptions::prefetch_next_pass). kFailedPrecondition otherwise.
+  Status enqueue_timed(cudaStream_t stream);
+  Result<std::vector<LayerTiming>> timeline() const;
 
   /// Captures one forward into a CUDA Graph (stream: non-default, not capturing) / launches it.
   Status capture_graph(cudaStream_t stream);
