@@ -132,8 +132,11 @@ Result<std::unique_ptr<LtLinear>> LtLinear::build(void* lt_handle, const LinearS
     return std::unique_ptr<LtLinear>(new LtLinear(std::move(impl)));
   }
   if (shape.format == LinearFormat::kFP8) {
+    // Outer-vector (per-channel x per-token) scales in cuBLASLt's epilogue where this cuBLASLt/GPU offers them;
+    // any refusal (the H200 with CUDA 13.0's cuBLASLt answers the heuristic with CUBLAS_STATUS_INVALID_VALUE)
+    // falls back to an unscaled fp8 GEMM + our scale/bias/activation kernel.
     Status st = impl->plan(/*fp8_outer_vec=*/true);
-    if (st.code() == StatusCode::kUnsupported) st = impl->plan(false);
+    if (!st.is_ok()) st = impl->plan(false);
     WS_RETURN_IF_ERROR(st);
   } else {
     WS_RETURN_IF_ERROR(impl->plan(false));
