@@ -10,7 +10,7 @@
 LM=$OUT/ltx-model.txt; : > "$LM"
 ws_build warpstream ws_gpu_tests || { FAILED=1; return; }
 G=/tmp/ltx_model_2b
-timeout 300 python3 tools/ltx_goldens.py --case model-2b --out $G --device cuda --dtype bfloat16 --time 10 \
+timeout 300 python3 tools/ltx_goldens.py --case model-2b --out $G --device cuda --dtype bfloat16 --time 20 \
   > "$L/ltx-model-goldens.txt" 2>&1
 rc=$?; mark $rc
 row "diffusers goldens model-2b" "rc=$rc $(grep '^ltx_goldens:' "$L/ltx-model-goldens.txt" | cut -c1-170)"
@@ -28,3 +28,11 @@ for b in 1 2; do
   { echo "## warpstream ltx batch $b"; cat "$L/ltx-b$b.txt"; } >> "$LM"
 done
 [ -f $G/timing.json ] && { echo "## diffusers model timing"; cat $G/timing.json; echo; } >> "$LM"
+# fp8 block weights, timed on one 2B block taken from the same checkpoint (block 0), beside bf16.
+for w in bf16 fp8; do
+  [ "$(left)" -gt 30 ] || { row "ltx-block block 0 $w" "SKIPPED (budget)"; continue; }
+  timeout 60 "$WS" ltx-block --model $G --block 0 --weights $w --profile > "$L/ltx-model-block0-$w.txt" 2>&1
+  rc=$?; mark $rc
+  row "warpstream ltx-block block 0 --weights $w" "rc=$rc $(grep -iE 'median' "$L/ltx-model-block0-$w.txt" | head -1 | cut -c1-110)"
+  { echo "## ltx-block block 0 of the 2B checkpoint, $w"; cat "$L/ltx-model-block0-$w.txt"; } >> "$LM"
+done
