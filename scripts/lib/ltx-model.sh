@@ -31,7 +31,7 @@ done
 # fp8 block weights, timed on one 2B block taken from the same checkpoint (block 0), beside bf16.
 for w in bf16 fp8; do
   [ "$(left)" -gt 30 ] || { row "ltx-block block 0 $w" "SKIPPED (budget)"; continue; }
-  timeout 60 "$WS" ltx-block --model $G --block 0 --weights $w --profile > "$L/ltx-model-block0-$w.txt" 2>&1
+  timeout 60 "$WS" ltx-block --model $G/diffusion_pytorch_model.safetensors --block 0 --weights $w --profile > "$L/ltx-model-block0-$w.txt" 2>&1
   rc=$?; mark $rc
   row "warpstream ltx-block block 0 --weights $w" "rc=$rc $(grep -iE 'median' "$L/ltx-model-block0-$w.txt" | head -1 | cut -c1-110)"
   { echo "## ltx-block block 0 of the 2B checkpoint, $w"; cat "$L/ltx-model-block0-$w.txt"; } >> "$LM"
