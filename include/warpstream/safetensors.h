@@ -63,7 +63,7 @@ struct SafetensorsTensor {
 ir::DType safetensors_dtype(std::string_view name);
 /// DType -> safetensors dtype string ("BF16"); "" when the format has no spelling for it.
 std::string_view safetensors_dtype_name(ir::DType t);
-/// `s` with every byte outside printable ASCII (and '\\', '\'') written as \xNN, for messages.
+/// `s` with every byte outside printable ASCII (control bytes, DEL, non-ASCII) written as \xNN, for messages.
 std::string escape_for_message(std::string_view s);
 
 /// A parsed safetensors file: the validated header plus a read-only view of the data section.

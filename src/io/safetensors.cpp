@@ -339,7 +339,7 @@ std::string escape_for_message(std::string_view s) {
   out.reserve(s.size());
   for (char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c < 0x7F && c != '\\' && c != '\'') {
+    if (c >= 0x20 && c < 0x7F) {
       out.push_back(ch);
     } else {
       out += "\\x";

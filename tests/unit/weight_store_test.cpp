@@ -227,6 +227,22 @@ TEST(WeightStore, Fp8PerChannel) {
   EXPECT_EQ((*r->get(kQBias))->dtype, ir::DType::kBFloat16);
 }
 
+TEST(WeightStore, ThreadCountDoesNotChangeTheStore) {
+  Fixture fx(test_seed());
+  SafetensorsCheckpoint c = fx.open();
+  for (WeightFormat f : {WeightFormat::kAsStored, WeightFormat::kInt8, WeightFormat::kFp8E4M3}) {
+    WeightStoreOptions one, many;
+    one.format = many.format = f;
+    one.threads = 1;
+    many.threads = 4;
+    Result<WeightStore> a = WeightStore::load(c, one);
+    Result<WeightStore> b = WeightStore::load(c, many);
+    ASSERT_TRUE(a.is_ok() && b.is_ok());
+    ASSERT_EQ(a->storage().size(), b->storage().size());
+    EXPECT_EQ(std::memcmp(a->storage().data(), b->storage().data(), a->storage().size()), 0) << weight_format_name(f);
+  }
+}
+
 TEST(WeightStore, NamedSubsetAndPredicate) {
   Fixture fx(test_seed());
   SafetensorsCheckpoint c = fx.open();

@@ -64,6 +64,9 @@ struct WeightStoreOptions {
   TensorPredicate quantize;
   /// Host memory bound for the store in bytes; 0 = the machine's physical memory.
   uint64_t max_host_bytes = 0;
+  /// Worker threads for copying/converting (one tensor at a time each); 0 = hardware concurrency.
+  /// The result is the same for any count.
+  unsigned threads = 0;
 };
 
 /// One tensor of the store. Pointers stay valid as long as the store (also across moves).
