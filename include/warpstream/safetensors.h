@@ -127,6 +127,9 @@ struct CheckpointTensor {
 class SafetensorsCheckpoint {
  public:
   static Result<SafetensorsCheckpoint> open(const std::string& path, const SafetensorsLimits& limits = {});
+  /// A one-file checkpoint around an already parsed file (e.g. SafetensorsFile::parse of a buffer:
+  /// the fuzz entry for WeightStore). No config.
+  static SafetensorsCheckpoint from_file(SafetensorsFile file);
 
   /// All shards (one for a single file), in the order of first use in the weight map.
   const std::vector<SafetensorsFile>& files() const { return files_; }

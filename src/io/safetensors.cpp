@@ -600,6 +600,13 @@ Result<SafetensorsCheckpoint> SafetensorsCheckpoint::open(const std::string& pat
   return c;
 }
 
+SafetensorsCheckpoint SafetensorsCheckpoint::from_file(SafetensorsFile file) {
+  SafetensorsCheckpoint c;
+  c.path_ = file.path();
+  c.files_.push_back(std::move(file));
+  return c;
+}
+
 CheckpointTensor SafetensorsCheckpoint::find(std::string_view name) const {
   CheckpointTensor out;
   const SafetensorsFile* file = nullptr;

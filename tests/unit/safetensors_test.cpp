@@ -83,7 +83,7 @@ TEST(Safetensors, ValidFileRoundTrip) {
     ASSERT_EQ(found, &t);
     std::span<const std::byte> b = f.bytes(t);
     ASSERT_EQ(b.size(), specs[i].data.size());
-    EXPECT_EQ(std::memcmp(b.data(), specs[i].data.data(), b.size()), 0) << t.name;
+    if (!b.empty()) EXPECT_EQ(std::memcmp(b.data(), specs[i].data.data(), b.size()), 0) << t.name;
   }
   EXPECT_EQ(f.find("missing"), nullptr);
   EXPECT_EQ(f.find("blocks.0"), nullptr);

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 #include "warpstream/numeric.h"
@@ -268,7 +269,13 @@ Result<WeightStore> WeightStore::load(const io::SafetensorsCheckpoint& checkpoin
   unsigned threads = options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::min<size_t>(threads, plan.size()));
   std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(work);
+  for (unsigned i = 1; i < threads; ++i) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {  // no more threads: the ones started (and this one) finish the work
+      break;
+    }
+  }
   work();
   for (std::thread& th : pool) th.join();
   for (const Status& st : errors)
