@@ -313,6 +313,28 @@ TEST(WeightStore, ConversionErrors) {
   EXPECT_NE(inf.message().find("element [1, 1] is inf"), std::string::npos) << inf.message();
 }
 
+TEST(WeightStore, SubnormalRowsWhoseScaleUnderflowsQuantiseToZero) {
+  // Fuzzer finding: absmax = 1e-44 gives absmax / 127 == 0 and w / 0 = NaN (UB in the int8 cast).
+  TempDir dir;
+  const float tiny = std::numeric_limits<float>::denorm_min() * 7;  // ~1e-44
+  const std::vector<float> w = {tiny, -tiny, 0, tiny, 1, -0.5f, 0.25f, 0};
+  const std::string path = dir.file("tiny.safetensors");
+  test::write_file(path, test::safetensors_image({{kQ, "F32", {2, 4}, test::f32_bytes(w)}}));
+  Result<SafetensorsCheckpoint> ck = io::open_checkpoint(path);
+  ASSERT_TRUE(ck.is_ok());
+  for (WeightFormat f : {WeightFormat::kInt8, WeightFormat::kFp8E4M3}) {
+    WeightStoreOptions o;
+    o.format = f;
+    Result<WeightStore> s = WeightStore::load(*ck, o);
+    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+    const StoredTensor& t = **s->get(kQ);
+    EXPECT_EQ(t.scales[0], 1.0f) << weight_format_name(f);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(t.data_as<uint8_t>()[i] & 0x7F, 0) << weight_format_name(f) << " col " << i;
+    EXPECT_EQ(t.scales[1], f == WeightFormat::kInt8 ? 1.0f / 127.0f : 1.0f / 448.0f);
+    EXPECT_EQ(t.data_as<uint8_t>()[4], f == WeightFormat::kInt8 ? 127 : 0x7E);
+  }
+}
+
 TEST(WeightStore, LtxBlockLinearNames) {
   for (const char* yes : {"transformer_blocks.0.attn1.to_q.weight", "transformer_blocks.27.attn2.to_out.0.weight",
                           "transformer_blocks.3.ff.net.0.proj.weight", "transformer_blocks.3.ff.net.2.weight",

@@ -62,7 +62,10 @@ Status quantize_rows(const io::CheckpointTensor& src, WeightFormat format, std::
                              "; cannot compute a per-channel " + std::string(weight_format_name(format)) + " scale");
       absmax = std::max(absmax, std::fabs(w));
     }
-    const float scale = absmax > 0.0f ? absmax / qmax : 1.0f;
+    // absmax / qmax underflows to 0 for rows of tiny subnormals (found by the fuzzer: w / 0 is NaN):
+    // such a row is treated like an all-zero row.
+    float scale = absmax / qmax;
+    if (!(scale > 0.0f)) scale = 1.0f;
     scale_dst[r] = scale;
     if (format == WeightFormat::kInt8) {
       auto* q = reinterpret_cast<int8_t*>(dst) + r * cols;
