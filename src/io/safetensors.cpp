@@ -46,7 +46,7 @@ std::string quote_escaped(std::string_view s) {
   return out;
 }
 
-std::string dims_string(const std::vector<int64_t>& shape) { return ir::shape_string(shape); }
+std::string dims_string(const std::vector<int64_t>& shape) { return shape_text(shape); }
 
 // Estimated heap bytes the parser keeps per tensor / metadata entry beyond the strings themselves.
 constexpr uint64_t kEntryOverhead = sizeof(SafetensorsTensor) + sizeof(uint32_t) + 32;
@@ -331,6 +331,16 @@ std::string_view safetensors_dtype_name(ir::DType t) {
   for (const DTypeName& d : kDTypes)
     if (d.dtype == t) return d.name;
   return {};
+}
+
+std::string shape_text(std::span<const int64_t> shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  out += "]";
+  return out;
 }
 
 std::string escape_for_message(std::string_view s) {

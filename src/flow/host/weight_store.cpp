@@ -158,8 +158,8 @@ Result<const StoredTensor*> WeightStore::get(std::string_view name) const {
 Result<const StoredTensor*> WeightStore::get(std::string_view name, std::span<const int64_t> shape) const {
   WS_ASSIGN_OR_RETURN(const StoredTensor* t, get(name));
   if (!std::equal(t->shape.begin(), t->shape.end(), shape.begin(), shape.end()))
-    return invalid_model("tensor " + quote_escaped(name) + " has shape " + ir::shape_string(t->shape) + ", expected " +
-                         ir::shape_string(shape));
+    return invalid_model("tensor " + quote_escaped(name) + " has shape " + io::shape_text(t->shape) + ", expected " +
+                         io::shape_text(shape));
   return t;
 }
 
@@ -198,7 +198,7 @@ Result<WeightStore> WeightStore::load(const io::SafetensorsCheckpoint& checkpoin
     if (p.convert) {
       if (t.shape.size() != 2 || !is_float_source(t.dtype))
         return invalid_argument(where + "tensor " + quote_escaped(t.name) + " (" + ir::dtype_name(t.dtype) + " " +
-                                ir::shape_string(t.shape) + ") is selected for " + std::string(weight_format_name(options.format)) +
+                                io::shape_text(t.shape) + ") is selected for " + std::string(weight_format_name(options.format)) +
                                 " conversion, which needs a 2-D float32/float16/bfloat16 [out, in] weight");
     }
     const uint64_t elements = static_cast<uint64_t>(t.elements());  // validated by the reader: no overflow

@@ -81,7 +81,11 @@ struct StoredTensor {
   const float* scales = nullptr;                   ///< float32 [shape[0]] when converted, else null
   uint64_t scales_offset = 0;                      ///< scales - storage().data() (0 when null)
   template <typename T> const T* data_as() const { return reinterpret_cast<const T*>(data); }
-  int64_t elements() const { return ir::shape_elements(shape); }
+  int64_t elements() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
 };
 
 class WeightStore {
