@@ -319,7 +319,7 @@ int run_bench(const BenchArgs& a) {
       }
       const auto t1 = Clock::now();
       if (!st) { r.error = st.to_string(); return false; }
-      ws::Result<std::span<const ws::ref::TopKEntry>> top = ws::internal_error("unset");
+      ws::Result<std::span<const ws::TopKEntry>> top = ws::internal_error("unset");
       {
         ws::bench::NvtxRange nr("wait");
         top = pipe.wait(*lane);

@@ -41,8 +41,8 @@ int fail(const Status& s) {
 }
 
 int run(const Options& opt) {
-  if (opt.topk < 1 || opt.topk > ref::kMaxTopK) {
-    return fail(invalid_argument("--topk " + std::to_string(opt.topk) + " is out of range 1.." + std::to_string(ref::kMaxTopK)));
+  if (opt.topk < 1 || opt.topk > kMaxTopK) {
+    return fail(invalid_argument("--topk " + std::to_string(opt.topk) + " is out of range 1.." + std::to_string(kMaxTopK)));
   }
   auto sources = parse_tactic_sources(opt.tactic_sources);  // checked whatever the backend, so typos never pass silently
   if (!sources) return fail(sources.status());
@@ -88,7 +88,7 @@ int run(const Options& opt) {
     }
   }
   // One classify function per backend; the loop below is shared.
-  std::function<Result<std::vector<ref::TopKEntry>>(const ImageRgb8&, double* gpu_ms)> classify;
+  std::function<Result<std::vector<TopKEntry>>(const ImageRgb8&, double* gpu_ms)> classify;
   std::unique_ptr<CpuClassifier> cpu;
   int64_t in_h = 0, in_w = 0, classes = 0;
   std::string source = config->source, details;
@@ -114,7 +114,7 @@ int run(const Options& opt) {
       classes = lane->classes();
       details = " | " + opt.precision + ", input " + opt.input + ", " + (opt.no_cuda_graph ? "direct enqueue" : "CUDA graph") +
                 " | " + lane->device_description();
-      classify = [&](const ImageRgb8& im, double* gpu_ms) -> Result<std::vector<ref::TopKEntry>> {
+      classify = [&](const ImageRgb8& im, double* gpu_ms) -> Result<std::vector<TopKEntry>> {
         WS_ASSIGN_OR_RETURN(LaneClassification r, lane->classify(im));
         *gpu_ms = r.gpu_ms;
         return std::move(r.top);
@@ -154,7 +154,7 @@ int run(const Options& opt) {
     if (!image) { fail(image.status()); status = 2; continue; }
     // Wall time of preprocess + network + Top-K, median over --repeat runs.
     std::vector<double> times, gpu_times;
-    Result<std::vector<ref::TopKEntry>> top = invalid_argument("not run");
+    Result<std::vector<TopKEntry>> top = invalid_argument("not run");
     for (int r = 0; r < opt.repeat; ++r) {
       const auto t1 = std::chrono::steady_clock::now();
       double gpu_ms = -1;

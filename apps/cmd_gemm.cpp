@@ -7,16 +7,16 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
-#include "kernels/gemm/gemm_s8_variants.h"
+#include "bench/gemm/gemm_s8_variants.h"
 #ifdef WS_HAVE_CUDA
 #include "cuda/device.h"
-#include "kernels/gemm/gemm_s8_suite.h"
+#include "bench/gemm/gemm_s8_suite.h"
 #endif
 
 namespace {
 
 struct GemmArgs {
-  bool check = false, bench = false;
+  bool check = false, bench = false, no_l2_flush = false;
   std::string variant, json;
   double scale = 1.0;
   int campaigns = 3;
@@ -53,6 +53,7 @@ int run_gemm(const GemmArgs& a) {
   opt.campaigns = a.campaigns;
   opt.iters = a.iters;
   opt.warmup = a.iters < 5 ? a.iters : 5;
+  opt.flush_l2 = !a.no_l2_flush;
   ws::kernels::GemmReport rep;
   ws::Status st;
   if (a.check) st = ws::kernels::run_gemm_check(opt, &rep);
@@ -61,6 +62,7 @@ int run_gemm(const GemmArgs& a) {
     nlohmann::json j;
     j["notes"] = rep.notes;
     j["failures"] = rep.failures;
+    j["l2_flush"] = opt.flush_l2;
     j["status"] = st.is_ok() ? "ok" : st.to_string();
     auto& rows = j["rows"] = nlohmann::json::array();
     for (auto& r : rep.rows)
@@ -91,5 +93,7 @@ WS_REGISTER_COMMAND(gemm, "gemm", "INT8 GEMM: validate (--check) and benchmark (
                       sub.add_option("--scale", args->scale, "shrink the large suite's dimensions (0, 1]");
                       sub.add_option("--iters", args->iters, "timed runs per backend (median; default 20)");
                       sub.add_option("--campaigns", args->campaigns, "number of campaigns (default 3)");
+                      sub.add_flag("--no-l2-flush", args->no_l2_flush,
+                                   "time with a warm L2 (default: flush it before every timed run)");
                       return [args] { return run_gemm(*args); };
                     });

@@ -1,4 +1,4 @@
-// `warpstream h2d`: RAM <-> VRAM bandwidth sweep (VRAMFlow stage 03); work lives in src/flow/h2d_bench.
+// `warpstream h2d`: RAM <-> VRAM bandwidth sweep (VRAMFlow stage 03); work lives in bench/flow/h2d_bench.
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -9,7 +9,7 @@
 #include "command.h"
 #ifdef WS_HAVE_CUDA
 #include "cuda/device.h"
-#include "flow/h2d_bench.h"
+#include "bench/flow/h2d_bench.h"
 #endif
 
 namespace {

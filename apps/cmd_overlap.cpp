@@ -1,5 +1,5 @@
 // `warpstream overlap`: copy/compute overlap of a streamed INT8 layer chain (VRAMFlow stage 04);
-// work lives in src/flow/overlap_bench and src/flow/streamer.
+// work lives in bench/flow/overlap_bench (over src/flow/streamer).
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -11,7 +11,7 @@
 #include "command.h"
 #ifdef WS_HAVE_CUDA
 #include "cuda/device.h"
-#include "flow/overlap_bench.h"
+#include "bench/flow/overlap_bench.h"
 #endif
 
 namespace {

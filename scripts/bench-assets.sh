@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run HERE (after scripts/install-deps.sh + scripts/fetch-assets.sh): copies what scripts/device-bench.sh
+# Run HERE (after scripts/install-deps.sh + scripts/fetch-assets.sh): copies what `scripts/device.sh bench-latency`
 # needs on the device machine into ./.assets (git-ignored; carry it: carry=[".debs", ".assets"]):
 #   .assets/models/efficientnet_lite0.{onnx,json}   our model + its preprocessing sidecar
 #   .assets/images/chelsea.png                       the photo (tools/make_frame.py makes the 1920x1080 frame there)

@@ -2,7 +2,7 @@
 # Run HERE (the Debian bookworm dev machine, which has network access to apt):
 # downloads the .deb files the main CMake needs into ./.debs (ignored by git), so that a `run`
 # on the device machine (no network, no Debian dev packages) can carry them (`carry: [".debs"]`)
-# and unpack them with scripts/device-env.sh. Idempotent: skips packages already downloaded.
+# and unpack them with scripts/lib/device-env.sh. Idempotent: skips packages already downloaded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .debs

@@ -35,6 +35,7 @@ APT_PACKAGES=(
   libssl-dev                # OpenSSL libcrypto: model SHA-256 in benchmark reports (bench/env_record)
   libgtest-dev libgmock-dev
   libonnx-testdata          # ONNX backend node tests (tests/CMakeLists.txt)
+  clang libclang-rt-14-dev  # sanitizer build + libFuzzer targets (scripts/test-sanitize.sh, tests/fuzz)
   # python tooling (tools/fetch_assets.py)
   ca-certificates python3 python3-venv python3-pip
   python3-numpy python3-torch python3-torchvision python3-onnx python3-protobuf

@@ -5,7 +5,7 @@ Writes <out-dir>/resnet50.onnx (opset 13, static 1x3x224x224 "input" -> [1,1000]
 BatchNorm folded by the exporter's constant folding) and <out-dir>/resnet50.pt (the state dict the PyTorch
 peer loads, so both sides run the same weights even if the generator changes between torch versions) and
 <out-dir>/resnet50.json (ImageNet mean/std sidecar). The ONNX is ~100 MB: made on the device machine by
-scripts/device-bench.sh rather than carried. Random weights are fine for timing, meaningless for accuracy.
+`scripts/device.sh bench-latency` rather than carried. Random weights are fine for timing, meaningless for accuracy.
 
   python3 tools/export_resnet50.py --out-dir .assets/models
 """

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "reference/reference.h"
+#include "warpstream/classification.h"
 #include "warpstream/engine.h"
 #include "warpstream/image.h"
 
@@ -16,7 +16,7 @@ namespace ws {
 /// How a model expects its input; read from the JSON sidecar next to the model
 /// (`<model>.json`, written by tools/fetch_assets.py) or given explicitly.
 struct ModelConfig {
-  ref::Normalize normalize;   ///< per-channel mean and 1/std in 0..1 units (default ImageNet)
+  Normalize normalize;   ///< per-channel mean and 1/std in 0..1 units (default ImageNet)
   std::string source = "default ImageNet mean/std";  ///< where the values came from, for reports
 };
 
@@ -39,7 +39,7 @@ class CpuClassifier {
 
   /// Preprocesses `image` into the input tensor, runs the network and returns the top-k
   /// (descending; ties → lower index). Errors: k outside 1..min(32, classes).
-  Result<std::vector<ref::TopKEntry>> classify(const ImageRgb8& image, int k);
+  Result<std::vector<TopKEntry>> classify(const ImageRgb8& image, int k);
   /// Runs the network on an already-preprocessed NCHW float32 tensor (input_elements() floats).
   Status run_tensor(const float* nchw);
   /// Logits of the last run (classes() floats).

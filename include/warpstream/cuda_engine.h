@@ -17,7 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "warpstream/engine.h"
+#include "warpstream/arena.h"
+#include "warpstream/dtype.h"
 #include "warpstream/graph.h"
 #include "warpstream/status.h"
 
@@ -25,8 +26,11 @@ typedef struct CUstream_st* cudaStream_t;
 
 namespace ws {
 
+/// A build setting of the CUDA executor (the element type its activations and weights are built in),
+/// not a tensor element type: precision_dtype() names the DType it selects.
 enum class Precision { kFloat32, kFloat16 };
 const char* precision_name(Precision p);  ///< "fp32" / "fp16"
+inline constexpr DType precision_dtype(Precision p) { return p == Precision::kFloat16 ? DType::kFloat16 : DType::kFloat32; }
 
 /// Tactic sources (as TensorRT's IBuilderConfig::setTacticSources): the kernel families a build may time
 /// and choose from; CudaBuildOptions::tactic_sources is a bitmask of these.
@@ -73,7 +77,8 @@ struct CudaBuildOptions {
   int device = 0;
   /// Timing cache file (JSON). Keyed by GPU name + UUID, driver, CUDA runtime, cuDNN and cuBLAS
   /// versions, the model's graph hash, max_workspace_bytes and tactic_sources; a mismatching cache is
-  /// ignored (and rewritten). Empty:
+  /// ignored (and rewritten); a malformed one (bad JSON, any wrong-typed entry) is ignored whole with a
+  /// warning on stderr. Written to a temporary file renamed over it, under flock("<path>.lock"). Empty:
   /// no persistence (tactics timed each build).
   std::string timing_cache_path;
   /// Upper bound on per-conv cuDNN workspace considered during tactic selection, bytes.

@@ -12,26 +12,21 @@
 #include <string>
 #include <vector>
 
+#include "warpstream/dtype.h"
+#include "warpstream/shape.h"
 #include "warpstream/status.h"
 
 namespace ws::ir {
 
-/// Element types. Values match ONNX TensorProto.DataType so they round-trip.
-enum class DType : int32_t {
-  kUndefined = 0, kFloat32 = 1, kUInt8 = 2, kInt8 = 3, kUInt16 = 4, kInt16 = 5, kInt32 = 6, kInt64 = 7,
-  kString = 8, kBool = 9, kFloat16 = 10, kFloat64 = 11, kUInt32 = 12, kUInt64 = 13, kBFloat16 = 16,
-  kFloat8E4M3FN = 17,  ///< OCP FP8 E4M3 "fn" (no infinities, NaN = S.1111.111, max 448); see numeric.h
-};
-/// Bytes per element (0 for kUndefined/kString).
-size_t dtype_size(DType t);
-/// "float32", "int64", ... (ONNX spelling for others: "dtype 14").
-std::string dtype_name(DType t);
+/// Element types: the one vocabulary of include/warpstream/dtype.h (ONNX TensorProto numbering).
+using DType = ws::DType;
+using ws::dtype_name;
+using ws::dtype_size;
 
-using Shape = std::vector<int64_t>;
-/// Product of dims (1 for a scalar). Returns -1 when the product overflows int64.
-int64_t shape_elements(std::span<const int64_t> shape);
-/// "[1, 3, 224, 224]".
-std::string shape_string(std::span<const int64_t> shape);
+/// Shapes: include/warpstream/shape.h (core).
+using Shape = ws::Shape;
+using ws::shape_elements;
+using ws::shape_string;
 
 using TensorId = int32_t;
 inline constexpr TensorId kNoTensor = -1;  ///< an omitted optional input (ONNX empty name)

@@ -42,7 +42,7 @@
 #include <string_view>
 #include <vector>
 
-#include "reference/reference.h"
+#include "warpstream/classification.h"
 #include "warpstream/cuda_engine.h"
 #include "warpstream/image.h"
 #include "warpstream/status.h"
@@ -67,7 +67,7 @@ struct PipelineOptions {
   int k = 5;                     ///< Top-K pairs per frame, 1..min(32, classes)
   LaneInput input = LaneInput::kMapped;
   bool use_cuda_graph = true;    ///< false: submit() enqueues the stages directly (--no-cuda-graph)
-  ref::Normalize normalize;      ///< preprocess mean / inv_std (the model's sidecar, see classifier.h)
+  Normalize normalize;      ///< preprocess mean / inv_std (the model's sidecar, see classifier.h)
   /// kDevice only: one device pointer per lane (device memory holding RGB8 [src_height, src_width, 3]),
   /// owned by the producer, fixed at build and read by the captured graph. The producer must have
   /// finished writing it (e.g. synchronised its own stream) before submit(), and must not write it
@@ -119,7 +119,7 @@ class Pipeline {
   /// Waits for the lane's end event and returns the K pairs (descending; ties → lower index) read from
   /// the mapped result slot; valid until release. Waiting again on a Completed lane returns the same
   /// pairs. Errors: lane never submitted / not current (kFailedPrecondition); kCuda from the device.
-  Result<std::span<const ref::TopKEntry>> wait(Lane lane);
+  Result<std::span<const TopKEntry>> wait(Lane lane);
   /// GPU time of the lane's last frame (start → end event), milliseconds. Lane must be Completed.
   Result<float> gpu_time_ms(Lane lane) const;
   /// Copies the lane's device logits (classes() floats) to `out` (synchronous; for tests and reports,
@@ -155,7 +155,7 @@ class Pipeline {
 
 /// Result of one LaneClassifier::classify call.
 struct LaneClassification {
-  std::vector<ref::TopKEntry> top;
+  std::vector<TopKEntry> top;
   float gpu_ms = 0;       ///< start → end event of the frame
   double wall_ms = 0;     ///< submit → wait returned, host clock
 };
@@ -165,7 +165,7 @@ struct LaneClassifierOptions {
   LaneInput input = LaneInput::kMapped;
   bool use_cuda_graph = true;
   int k = 5;
-  ref::Normalize normalize;
+  Normalize normalize;
   /// Fixed input shape at import (e.g. {1,3,224,224} for a symbolic batch); empty = as declared.
   ir::Shape input_shape;
 };

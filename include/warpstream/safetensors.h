@@ -38,7 +38,8 @@
 #include <string_view>
 #include <vector>
 
-#include "warpstream/graph.h"  // ir::DType only (header use: the reader does not link the IR)
+#include "warpstream/dtype.h"
+#include "warpstream/shape.h"
 #include "warpstream/status.h"
 
 namespace ws::io {
@@ -52,24 +53,17 @@ struct SafetensorsLimits {
 /// One tensor entry of the header.
 struct SafetensorsTensor {
   std::string name;
-  ir::DType dtype = ir::DType::kUndefined;
+  DType dtype = DType::kUndefined;
   std::vector<int64_t> shape;  ///< row-major; [] is a scalar
   uint64_t begin = 0, end = 0; ///< byte offsets into the data section (end - begin == byte size)
   uint64_t bytes() const { return end - begin; }
-  /// Element count (validated by the reader not to overflow; 1 for a scalar).
-  int64_t elements() const {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return n;
-  }
+  int64_t elements() const { return shape_elements(shape); }
 };
 
 /// safetensors dtype string ("BF16") -> DType; kUndefined when unknown or unsupported.
-ir::DType safetensors_dtype(std::string_view name);
+DType safetensors_dtype(std::string_view name);
 /// DType -> safetensors dtype string ("BF16"); "" when the format has no spelling for it.
-std::string_view safetensors_dtype_name(ir::DType t);
-/// "[4, 3]" (as ir::shape_string; here so the reader needs only ws_core).
-std::string shape_text(std::span<const int64_t> shape);
+std::string_view safetensors_dtype_name(DType t);
 /// `s` with every byte outside printable ASCII (control bytes, DEL, non-ASCII) written as \xNN, for messages.
 std::string escape_for_message(std::string_view s);
 

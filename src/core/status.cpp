@@ -1,5 +1,7 @@
 #include "warpstream/status.h"
 
+#include "core/escape.h"
+
 namespace ws {
 
 const char* status_code_name(StatusCode code) {
@@ -20,7 +22,9 @@ const char* status_code_name(StatusCode code) {
 
 std::string Status::to_string() const {
   if (is_ok()) return "ok";
-  return std::string(status_code_name(code_)) + ": " + message_;
+  // Escaped as a backstop: a message is one line and carries no control bytes, whatever strings
+  // from a model or file went into it (escape_text is idempotent, so pre-escaped parts are unchanged).
+  return std::string(status_code_name(code_)) + ": " + escape_text(message_);
 }
 
 }  // namespace ws

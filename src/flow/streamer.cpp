@@ -1,6 +1,7 @@
 // Weight streaming scheduler; see streamer.h for the ordering contract.
 #include "flow/streamer.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -12,7 +13,8 @@ Streamer::Streamer(Streamer&& o) noexcept
       compute_join_(std::move(o.compute_join_)), copy_done_(std::move(o.copy_done_)),
       compute_done_(std::move(o.compute_done_)), t_copy0_(std::move(o.t_copy0_)), t_copy1_(std::move(o.t_copy1_)),
       t_comp0_(std::move(o.t_comp0_)), t_comp1_(std::move(o.t_comp1_)), t_fork_(std::move(o.t_fork_)),
-      graph_(std::exchange(o.graph_, nullptr)), graph_exec_(std::exchange(o.graph_exec_, nullptr)) {}
+      graph_(std::exchange(o.graph_, nullptr)), graph_exec_(std::exchange(o.graph_exec_, nullptr)),
+      prefetched_(o.prefetched_), primed_(o.primed_) {}
 
 Streamer& Streamer::operator=(Streamer&& o) noexcept {
   if (this != &o) {
@@ -35,6 +37,8 @@ Streamer& Streamer::operator=(Streamer&& o) noexcept {
     ring_ = std::move(o.ring_);
     graph_ = std::exchange(o.graph_, nullptr);
     graph_exec_ = std::exchange(o.graph_exec_, nullptr);
+    prefetched_ = o.prefetched_;
+    primed_ = o.primed_;
   }
   return *this;
 }
@@ -72,6 +76,7 @@ Result<Streamer> Streamer::create(std::vector<HostLayer> layers, const StreamerO
   }
   Streamer s;
   s.plan_ = std::move(plan);
+  if (options.prefetch_next_pass) s.prefetched_ = std::min(s.plan_.slots - 1, s.plan_.layers());
   s.layers_ = std::move(layers);
   WS_ASSIGN_OR_RETURN(s.ring_, cuda::DeviceBuffer::allocate(s.plan_.ring_bytes));
   WS_ASSIGN_OR_RETURN(s.copy_, cuda::Stream::create());
@@ -102,6 +107,24 @@ const void* Streamer::slot_ptr(int s) const {
   return static_cast<const char*>(ring_.get()) + plan_.slot_offsets[static_cast<size_t>(s)];
 }
 
+Status Streamer::prime(cudaStream_t caller) {
+  if (prefetched_ == 0) return Status::ok();
+  cudaStream_t cs = copy_.get();
+  char* ring = static_cast<char*>(ring_.get());
+  WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(fork_.get(), caller));
+  WS_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(cs, fork_.get(), 0));
+  for (int j = 0; j < prefetched_; ++j) {
+    const int slot = plan_.layer_slot[static_cast<size_t>(j)];
+    WS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(ring + plan_.slot_offsets[static_cast<size_t>(slot)],
+                                            layers_[static_cast<size_t>(j)].host,
+                                            layers_[static_cast<size_t>(j)].bytes, cudaMemcpyHostToDevice, cs));
+  }
+  WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(copy_join_.get(), cs));
+  WS_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(caller, copy_join_.get(), 0));
+  primed_ = true;
+  return Status::ok();
+}
+
 Status Streamer::enqueue(cudaStream_t caller, const LayerCompute& compute) { return enqueue_impl(caller, compute, false); }
 
 Status Streamer::enqueue_timed(cudaStream_t caller, const LayerCompute& compute) {
@@ -112,6 +135,9 @@ Status Streamer::enqueue_timed(cudaStream_t caller, const LayerCompute& compute)
 Status Streamer::enqueue_impl(cudaStream_t caller, const LayerCompute& compute, bool timed) {
   const int L = plan_.layers();
   const int S = plan_.slots;
+  const int P = prefetched_;
+  if (P > 0 && !primed_)
+    return failed_precondition("streamer: prefetch_next_pass needs prime() before the first pass");
   cudaStream_t cs = copy_.get(), ks = compute_.get();
   char* ring = static_cast<char*>(ring_.get());
   // Fork: both streams start after the caller's prior work (and join the capture when capturing).
@@ -119,7 +145,9 @@ Status Streamer::enqueue_impl(cudaStream_t caller, const LayerCompute& compute, 
   if (timed) WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(t_fork_.get(), caller));
   WS_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(cs, fork_.get(), 0));
   WS_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(ks, fork_.get(), 0));
-  int issued = 0;  // copies enqueued so far (layers 0 .. issued-1)
+  // Layers 0 .. P-1 are already in their slots (prime() or the previous pass's tail), ordered before this pass
+  // by the fork: no copy, and no copy-done wait for them (that event was recorded outside this pass).
+  int issued = P;  // copies enqueued so far (layers 0 .. issued-1)
   for (int i = 0; i < L; ++i) {
     // Issue the copies that may run while layer i computes: up to layer i + S - 1. Copy j waits for the
     // compute of j - S, whose done-event was recorded in an earlier iteration (host issue order matters:
@@ -138,12 +166,24 @@ Status Streamer::enqueue_impl(cudaStream_t caller, const LayerCompute& compute, 
       WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(copy_done_[static_cast<size_t>(slot)].get(), cs));
     }
     const int slot = plan_.layer_slot[static_cast<size_t>(i)];
-    WS_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(ks, copy_done_[static_cast<size_t>(slot)].get(), 0));
+    if (i >= P) WS_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(ks, copy_done_[static_cast<size_t>(slot)].get(), 0));
     if (timed) WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(t_comp0_[static_cast<size_t>(i)].get(), ks));
     WS_RETURN_IF_ERROR(compute(i, ring + plan_.slot_offsets[static_cast<size_t>(slot)],
                                layers_[static_cast<size_t>(i)].bytes, ks));
     if (timed) WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(t_comp1_[static_cast<size_t>(i)].get(), ks));
     WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(compute_done_[static_cast<size_t>(slot)].get(), ks));
+  }
+  // Tail prefetch: layers 0 .. P-1 of the next pass, each after its slot's last user in this pass (the latest
+  // compute_done record of that slot), overlapping this pass's last layers.
+  for (int j = 0; j < P; ++j) {
+    const int slot = plan_.layer_slot[static_cast<size_t>(j)];
+    WS_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(cs, compute_done_[static_cast<size_t>(slot)].get(), 0));
+    if (timed) WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(t_copy0_[static_cast<size_t>(j)].get(), cs));
+    WS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(ring + plan_.slot_offsets[static_cast<size_t>(slot)],
+                                            layers_[static_cast<size_t>(j)].host,
+                                            layers_[static_cast<size_t>(j)].bytes, cudaMemcpyHostToDevice, cs));
+    if (timed) WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(t_copy1_[static_cast<size_t>(j)].get(), cs));
+    WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(copy_done_[static_cast<size_t>(slot)].get(), cs));
   }
   // Join: the caller's later work waits for both streams (the copy stream's last copy is already awaited
   // by compute, but capture requires every forked stream to rejoin).

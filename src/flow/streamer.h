@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "cuda/cuda_util.h"
-#include "flow/plan/stream_plan.h"
+#include "flow/host/stream_plan.h"
 #include "warpstream/status.h"
 
 namespace ws::flow {
@@ -47,6 +47,14 @@ struct StreamerOptions {
   int slots = 2;                   ///< S >= 1
   uint64_t vram_budget_bytes = 0;  ///< device bytes the ring may take; 0 = exactly S x largest layer
   bool record_timeline = false;    ///< allocate per-layer timing events (enqueue_timed())
+  /// Cross-pass prefetch (additive; default off = the behaviour above). With it, every pass ends by copying
+  /// layers 0 .. P-1 (P = min(S-1, L)) of the NEXT pass into their slots while the pass's last layers compute
+  /// (each such copy waits for its slot's last user in this pass), and every pass starts without copying them:
+  /// the invariant "between passes, slots hold layers 0 .. P-1" is set up once by prime() and kept by every pass.
+  /// The next pass needs no event from this one for those layers: it forks from the caller stream, which the
+  /// join already ordered after the tail copies. Timing (enqueue_timed) then records layer j < P's copy events
+  /// around its tail copy (i.e. the copy for the next pass).
+  bool prefetch_next_pass = false;
 };
 
 class Streamer {
@@ -63,6 +71,12 @@ class Streamer {
   cudaStream_t compute_stream() const { return compute_.get(); }
   /// Device address of slot s (for tests and tools).
   const void* slot_ptr(int s) const;
+
+  /// prefetch_next_pass only: copies layers 0 .. P-1 into their slots on the copy stream, forked from and joined
+  /// back into `caller` (call once after create(), before the first pass; enqueue/capture refuse otherwise).
+  Status prime(cudaStream_t caller);
+  /// Layers copied at the end of each pass for the next one (0 without prefetch_next_pass).
+  int prefetched_layers() const { return prefetched_; }
 
   /// Enqueues one pass over all L layers, forked from and joined back into `caller`. Host-asynchronous.
   Status enqueue(cudaStream_t caller, const LayerCompute& compute);
@@ -98,6 +112,8 @@ class Streamer {
   cuda::Event t_fork_;
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t graph_exec_ = nullptr;
+  int prefetched_ = 0;   // P (prefetch_next_pass), else 0
+  bool primed_ = false;  // prime() was enqueued
 };
 
 }  // namespace ws::flow

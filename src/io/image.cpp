@@ -4,11 +4,13 @@
 #include <jpeglib.h>
 #include <png.h>
 
+#include <algorithm>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
 
 #include "core/file_io.h"
+#include "core/limits.h"
 
 namespace ws {
 namespace {
@@ -20,9 +22,12 @@ Result<std::vector<uint8_t>> read_file(const std::string& path) {
 
 Status check_size(const std::string& path, int64_t w, int64_t h) {
   if (w < 1 || h < 1) return invalid_image(path + ": image has zero width or height");
-  if (w > kMaxImagePixels / h) {
+  // The pixel budget: kMaxImagePixels, lowered by build_limits().max_image_pixels (core/limits.h,
+  // WS_MAX_IMAGE_PIXELS), checked before the decoder allocates what the header promises.
+  const int64_t limit = std::min(kMaxImagePixels, build_limits().max_image_pixels);
+  if (w > limit / h) {
     return resource_exhausted(path + ": " + std::to_string(w) + "×" + std::to_string(h) + " exceeds the " +
-                              std::to_string(kMaxImagePixels) + "-pixel limit");
+                              std::to_string(limit) + "-pixel limit (WS_MAX_IMAGE_PIXELS)");
   }
   return Status::ok();
 }

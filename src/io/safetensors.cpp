@@ -27,14 +27,14 @@ using nlohmann::json;
 
 struct DTypeName {
   std::string_view name;
-  ir::DType dtype;
+  DType dtype;
 };
 constexpr DTypeName kDTypes[] = {
-    {"F32", ir::DType::kFloat32}, {"F16", ir::DType::kFloat16},  {"BF16", ir::DType::kBFloat16},
-    {"I8", ir::DType::kInt8},     {"U8", ir::DType::kUInt8},     {"F8_E4M3", ir::DType::kFloat8E4M3FN},
-    {"BOOL", ir::DType::kBool},   {"I16", ir::DType::kInt16},    {"U16", ir::DType::kUInt16},
-    {"I32", ir::DType::kInt32},   {"U32", ir::DType::kUInt32},   {"I64", ir::DType::kInt64},
-    {"U64", ir::DType::kUInt64},  {"F64", ir::DType::kFloat64},
+    {"F32", DType::kFloat32}, {"F16", DType::kFloat16},  {"BF16", DType::kBFloat16},
+    {"I8", DType::kInt8},     {"U8", DType::kUInt8},     {"F8_E4M3", DType::kFloat8E4M3FN},
+    {"BOOL", DType::kBool},   {"I16", DType::kInt16},    {"U16", DType::kUInt16},
+    {"I32", DType::kInt32},   {"U32", DType::kUInt32},   {"I64", DType::kInt64},
+    {"U64", DType::kUInt64},  {"F64", DType::kFloat64},
 };
 // safetensors dtypes we know by name but do not read.
 constexpr std::string_view kUnsupportedDTypes[] = {"F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"};
@@ -46,7 +46,7 @@ std::string quote_escaped(std::string_view s) {
   return out;
 }
 
-std::string dims_string(const std::vector<int64_t>& shape) { return shape_text(shape); }
+std::string dims_string(const std::vector<int64_t>& shape) { return shape_string(shape); }
 
 // Estimated heap bytes the parser keeps per tensor / metadata entry beyond the strings themselves.
 constexpr uint64_t kEntryOverhead = sizeof(SafetensorsTensor) + sizeof(uint32_t) + 32;
@@ -229,7 +229,7 @@ class HeaderHandler {
     if (!have_shape_) return fail_entry("missing field 'shape'");
     if (!have_offsets_) return fail_entry("missing field 'data_offsets'");
     cur_.dtype = safetensors_dtype(cur_dtype_);
-    if (cur_.dtype == ir::DType::kUndefined) {
+    if (cur_.dtype == DType::kUndefined) {
       for (std::string_view u : kUnsupportedDTypes)
         if (cur_dtype_ == u)
           return fail(StatusCode::kUnsupported, entry_prefix() + "dtype " + quote_escaped(cur_dtype_) +
@@ -243,7 +243,7 @@ class HeaderHandler {
         return fail_entry("shape " + dims_string(cur_.shape) + ": the element count overflows 64 bits");
     }
     uint64_t nbytes = 0;
-    const uint64_t esize = ir::dtype_size(cur_.dtype);
+    const uint64_t esize = dtype_size(cur_.dtype);
     if (__builtin_mul_overflow(elements, esize, &nbytes))
       return fail_entry("shape " + dims_string(cur_.shape) + " x " + std::to_string(esize) + " bytes overflows 64 bits");
     const uint64_t begin = offsets_[0], end = offsets_[1];
@@ -321,26 +321,16 @@ Result<json> parse_json_object(const std::vector<char>& text, const std::string&
 
 // ---- names and messages ------------------------------------------------------------------------
 
-ir::DType safetensors_dtype(std::string_view name) {
+DType safetensors_dtype(std::string_view name) {
   for (const DTypeName& d : kDTypes)
     if (d.name == name) return d.dtype;
-  return ir::DType::kUndefined;
+  return DType::kUndefined;
 }
 
-std::string_view safetensors_dtype_name(ir::DType t) {
+std::string_view safetensors_dtype_name(DType t) {
   for (const DTypeName& d : kDTypes)
     if (d.dtype == t) return d.name;
   return {};
-}
-
-std::string shape_text(std::span<const int64_t> shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) out += ", ";
-    out += std::to_string(shape[i]);
-  }
-  out += "]";
-  return out;
 }
 
 std::string escape_for_message(std::string_view s) {

@@ -47,9 +47,9 @@ Result<std::unique_ptr<LaneClassifier>> LaneClassifier::build(const std::string&
   c->engine_ = std::move(engine);
   if (c->engine_->num_outputs() < 1) return unsupported(model_path + ": the model has no output");
   const int64_t classes = ir::shape_elements(c->engine_->output_desc(0).shape);
-  if (options.k < 1 || options.k > ref::kMaxTopK || options.k > classes) {
+  if (options.k < 1 || options.k > kMaxTopK || options.k > classes) {
     return invalid_argument("top-k " + std::to_string(options.k) + " is out of range 1.." +
-                            std::to_string(std::min<int64_t>(ref::kMaxTopK, classes)) + " for a model with " +
+                            std::to_string(std::min<int64_t>(kMaxTopK, classes)) + " for a model with " +
                             std::to_string(classes) + " classes");
   }
   return c;

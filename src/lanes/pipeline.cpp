@@ -20,9 +20,9 @@
 
 namespace ws {
 
-static_assert(sizeof(ref::TopKEntry) == sizeof(kernels::TopKPair), "TopKEntry and TopKPair must share a layout");
-static_assert(offsetof(ref::TopKEntry, score) == offsetof(kernels::TopKPair, score));
-static_assert(offsetof(ref::TopKEntry, index) == offsetof(kernels::TopKPair, index));
+static_assert(sizeof(TopKEntry) == sizeof(kernels::TopKPair), "TopKEntry and TopKPair must share a layout");
+static_assert(offsetof(TopKEntry, score) == offsetof(kernels::TopKPair, score));
+static_assert(offsetof(TopKEntry, index) == offsetof(kernels::TopKPair, index));
 
 const char* lane_input_name(LaneInput mode) {
   switch (mode) {
@@ -122,7 +122,7 @@ Status Pipeline::enqueue_frame(LaneSlot& l, int64_t w, int64_t h) {
     cuda::NvtxRange r("preprocess");
     WS_RETURN_IF_ERROR(kernels::preprocess_rgb8_to_nchw(
         l.source, h, w, 3 * w, l.context->input(0),
-        input_fp16_ ? kernels::TensorDType::kFloat16 : kernels::TensorDType::kFloat32, in_h_, in_w_, l.normalize, s));
+        input_fp16_ ? DType::kFloat16 : DType::kFloat32, in_h_, in_w_, l.normalize, s));
   }
   {
     cuda::NvtxRange r("network");
@@ -361,7 +361,7 @@ Status Pipeline::submit(Lane lane, int64_t w, int64_t h) {
   return Status::ok();
 }
 
-Result<std::span<const ref::TopKEntry>> Pipeline::wait(Lane lane) {
+Result<std::span<const TopKEntry>> Pipeline::wait(Lane lane) {
   if (lane.index < lanes_.size() && lanes_[lane.index]->load_state() == LaneState::kCompleted) {
     WS_RETURN_IF_ERROR(check(lane, LaneState::kCompleted, "wait"));
   } else {
@@ -374,7 +374,7 @@ Result<std::span<const ref::TopKEntry>> Pipeline::wait(Lane lane) {
   // after it); acquire ordering keeps the reads below from being hoisted above the synchronisation.
   std::atomic_thread_fence(std::memory_order_acquire);
   const LaneSlot& l = *lanes_[lane.index];
-  return std::span<const ref::TopKEntry>(static_cast<const ref::TopKEntry*>(l.result.get()),
+  return std::span<const TopKEntry>(static_cast<const TopKEntry*>(l.result.get()),
                                          static_cast<size_t>(options_.k));
 }
 

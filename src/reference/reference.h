@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/binary_op.h"
+#include "warpstream/classification.h"
 #include "warpstream/status.h"
 
 namespace ws::ref {
@@ -84,7 +86,7 @@ struct UnaryParams {
 /// y[i] = op(x[i]) for i < count. HardSwish = x * max(0, min(1, x/6 + 0.5)). In-place allowed.
 void unary(UnaryOp op, const float* x, float* y, int64_t count, const UnaryParams& params = {});
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+using ws::BinaryOp;  ///< src/core/binary_op.h (shared with the CUDA kernels)
 /// numpy multidirectional broadcasting. y_dims must equal broadcast(a_dims, b_dims)
 /// (use broadcast_dims). Shapes of any rank (rank 0 = scalar).
 void binary_broadcast(BinaryOp op, const float* a, std::span<const int64_t> a_dims, const float* b,
@@ -123,11 +125,8 @@ void concat(std::span<const void* const> inputs, std::span<const Dims> input_dim
 // ---------------------------------------------------------------------------------------------
 // Image preprocess and Top-K (written exactly as the GPU kernels compute them)
 
-/// Per-channel normalisation applied after ×1/255: out = (x - mean[c]) * inv_std[c].
-struct Normalize {
-  float mean[3] = {0.485f, 0.456f, 0.406f};                       ///< ImageNet (torchvision)
-  float inv_std[3] = {1.0f / 0.229f, 1.0f / 0.224f, 1.0f / 0.225f};
-};
+/// Per-channel normalisation (the public ws::Normalize, include/warpstream/classification.h).
+using Normalize = ws::Normalize;
 
 /// RGB8 interleaved [src_h, src_w, 3] (row pitch `src_row_bytes` >= 3*src_w) → float32 NCHW
 /// [1, 3, dst_h, dst_w]. Bilinear, pixel-centre aligned (OpenCV INTER_LINEAR / PyTorch
@@ -138,11 +137,8 @@ struct Normalize {
 Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes,
                                float* out, int64_t dst_h, int64_t dst_w, const Normalize& norm = {});
 
-struct TopKEntry {
-  float score;
-  int32_t index;
-};
-inline constexpr int kMaxTopK = 32;
+using TopKEntry = ws::TopKEntry;  ///< include/warpstream/classification.h
+using ws::kMaxTopK;
 /// The K largest of `logits[0..classes)`, descending; ties → lower index; NaN ranks as -inf
 /// (but keeps its NaN score if selected). Errors: k < 1, k > kMaxTopK, k > classes.
 Status topk(const float* logits, int64_t classes, int k, TopKEntry* out);

@@ -36,8 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     o.threads = 1;
     o.max_host_bytes = 64u << 20;
     o.quantize = [](const ws::io::SafetensorsTensor& t) {
-      return t.shape.size() == 2 && (t.dtype == ws::ir::DType::kBFloat16 || t.dtype == ws::ir::DType::kFloat16 ||
-                                     t.dtype == ws::ir::DType::kFloat32);
+      return t.shape.size() == 2 && (t.dtype == ws::DType::kBFloat16 || t.dtype == ws::DType::kFloat16 ||
+                                     t.dtype == ws::DType::kFloat32);
     };
     auto s = ws::flow::WeightStore::load(checkpoint, o);
     if (!s.is_ok()) {

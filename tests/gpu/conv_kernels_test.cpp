@@ -1,6 +1,6 @@
 // WarpStream's own conv kernels (src/kernels/conv) vs the CPU reference (ref::conv_nd + the activation on the
 // host), and the CUDA executor built with tactic_sources = warpstream only vs the CPU executor.
-// Inputs, weights and bias ~ U(-1, 1), fresh seed per run (printed; WS_TEST_SEED replays). Outputs are
+// Inputs, weights and bias ~ U(-1, 1), fresh seed per run (printed; WS_SEED replays). Outputs are
 // poisoned with NaN (0xFF bytes) before each launch. Tolerances, relative to max|ref| of the case:
 // fp32 1e-5 (FMA, fp32 accumulate; only the summation order differs), fp16 2e-2 (inputs/weights rounded to
 // fp16 for both sides; fp16 output rounding + tensor-core accumulation order).
@@ -24,6 +24,7 @@
 #include "cuda_engine_test_support.h"
 #include "kernels/conv/conv.h"
 #include "reference/reference.h"
+#include "support/cuda_check.h"
 
 namespace ws {
 namespace {
@@ -69,7 +70,9 @@ float host_act(float v, Activation a) {
 struct DeviceBuf {
   void* p = nullptr;
   explicit DeviceBuf(size_t bytes) { EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(bytes, 4)), cudaSuccess); }
-  ~DeviceBuf() { cudaFree(p); }
+  ~DeviceBuf() {
+    if (p) WS_EXPECT_CUDA(cudaFree(p));
+  }
 };
 
 void upload(ElemType t, const std::vector<float>& v, void* dst) {

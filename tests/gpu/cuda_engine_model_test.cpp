@@ -11,8 +11,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "cuda_engine_test_support.h"
+#include "support/cuda_check.h"
 
 namespace ws {
 namespace {
@@ -76,7 +78,7 @@ TEST(CudaEngineModel, GraphReplayEqualsDirectBitwise) {
     ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());
     ASSERT_EQ(cudaStreamSynchronize(b.stream.get()), cudaSuccess);
     std::vector<unsigned char> direct(bytes), replay(bytes);
-    cudaMemcpy(direct.data(), b.ctx->output(0), bytes, cudaMemcpyDeviceToHost);
+    WS_ASSERT_CUDA(cudaMemcpy(direct.data(), b.ctx->output(0), bytes, cudaMemcpyDeviceToHost));
     // Capture (after the warm enqueue above), poison, replay.
     cudaGraph_t graph = nullptr;
     ASSERT_EQ(cudaStreamBeginCapture(b.stream.get(), cudaStreamCaptureModeThreadLocal), cudaSuccess);
@@ -85,16 +87,16 @@ TEST(CudaEngineModel, GraphReplayEqualsDirectBitwise) {
     ASSERT_TRUE(s.is_ok()) << s.to_string();
     cudaGraphExec_t exec = nullptr;
     ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
-    cudaMemset(const_cast<void*>(b.ctx->output(0)), 0xFF, bytes);
+    WS_ASSERT_CUDA(cudaMemset(const_cast<void*>(b.ctx->output(0)), 0xFF, bytes));
     for (int i = 0; i < 3; ++i) ASSERT_EQ(cudaGraphLaunch(exec, b.stream.get()), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(b.stream.get()), cudaSuccess);
-    cudaMemcpy(replay.data(), b.ctx->output(0), bytes, cudaMemcpyDeviceToHost);
+    WS_ASSERT_CUDA(cudaMemcpy(replay.data(), b.ctx->output(0), bytes, cudaMemcpyDeviceToHost));
     EXPECT_EQ(direct, replay);
     size_t nodes = 0;
-    cudaGraphGetNodes(graph, nullptr, &nodes);
+    WS_EXPECT_CUDA(cudaGraphGetNodes(graph, nullptr, &nodes));
     std::printf("[ capture  ] %s graph nodes %zu, engine kernel_count %zu\n", precision_name(p), nodes, b.engine->kernel_count());
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
+    WS_EXPECT_CUDA(cudaGraphExecDestroy(exec));
+    WS_EXPECT_CUDA(cudaGraphDestroy(graph));
   }
 }
 
@@ -105,14 +107,14 @@ TEST(CudaEngineModel, ThousandEnqueuesAllocateNothing) {
   ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());  // warm
   ASSERT_EQ(cudaStreamSynchronize(b.stream.get()), cudaSuccess);
   size_t free0 = 0, free1 = 0, total = 0;
-  cudaMemGetInfo(&free0, &total);
+  WS_ASSERT_CUDA(cudaMemGetInfo(&free0, &total));
   const uint64_t allocs0 = cuda::cuda_allocation_count();
   cuda::Event start = std::move(cuda::Event::create()).value(), stop = std::move(cuda::Event::create()).value();
-  cudaEventRecord(start.get(), b.stream.get());
+  WS_ASSERT_CUDA(cudaEventRecord(start.get(), b.stream.get()));
   for (int i = 0; i < 1000; ++i) ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());
-  cudaEventRecord(stop.get(), b.stream.get());
+  WS_ASSERT_CUDA(cudaEventRecord(stop.get(), b.stream.get()));
   ASSERT_EQ(cudaStreamSynchronize(b.stream.get()), cudaSuccess);
-  cudaMemGetInfo(&free1, &total);
+  WS_ASSERT_CUDA(cudaMemGetInfo(&free1, &total));
   EXPECT_EQ(cuda::cuda_allocation_count(), allocs0);
   EXPECT_EQ(free0, free1) << "device free memory changed during 1000 enqueues";
   std::printf("[ enqueue  ] demo fp32: %.2f us per enqueue (1000 back to back, direct), arena %zu B, weights %zu B\n",
@@ -152,7 +154,24 @@ TEST(CudaEngineModel, TimingCacheRoundTrip) {
     EXPECT_GT(t.time_us, 0.0f) << t.node;
     EXPECT_FALSE(t.from_cache) << t.node << ": a cache for another graph must not be used";
   }
+  // One wrong-typed entry in an otherwise valid cache (issue 16): the whole cache is ignored with a warning,
+  // every node is timed again, and the file is rewritten valid (the next build reads every tactic from it).
+  {
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t at = text.find("\"time_us\"");
+    ASSERT_NE(at, std::string::npos) << text;
+    text.insert(at, "\"algo\": \"not a number\", ");
+    std::ofstream(path, std::ios::trunc) << text;
+  }
+  auto fourth = CudaEngine::build(test::demo_graph(o2), opt);
+  ASSERT_TRUE(fourth.is_ok()) << fourth.status().to_string();
+  for (const auto& t : (*fourth)->tactics()) EXPECT_FALSE(t.from_cache) << t.node << ": a malformed cache must be ignored whole";
+  auto fifth = CudaEngine::build(test::demo_graph(o2), opt);
+  ASSERT_TRUE(fifth.is_ok()) << fifth.status().to_string();
+  for (const auto& t : (*fifth)->tactics()) EXPECT_TRUE(t.from_cache) << t.node << ": the rewritten cache must be used";
   std::filesystem::remove(path);
+  std::filesystem::remove(path + ".lock");
 }
 
 TEST(CudaEngineModel, EfficientNetLite0MatchesCpu) {
@@ -185,17 +204,17 @@ TEST(CudaEngineModel, EfficientNetLite0MatchesCpu) {
     ASSERT_TRUE(ctx.is_ok()) << ctx.status().to_string();
     ASSERT_TRUE(test::write_input(**gpu, **ctx, 0, in).is_ok());
     cuda::Stream st = std::move(cuda::Stream::create()).value();
-    cudaMemset(const_cast<void*>((*ctx)->output(0)), 0xFF, n * 4);
+    WS_ASSERT_CUDA(cudaMemset(const_cast<void*>((*ctx)->output(0)), 0xFF, n * 4));
     ASSERT_TRUE((*ctx)->enqueue(st.get()).is_ok());
     ASSERT_EQ(cudaStreamSynchronize(st.get()), cudaSuccess);
     std::vector<float> got(n);
-    cudaMemcpy(got.data(), (*ctx)->output(0), n * 4, cudaMemcpyDeviceToHost);
+    WS_ASSERT_CUDA(cudaMemcpy(got.data(), (*ctx)->output(0), n * 4, cudaMemcpyDeviceToHost));
     // Time 200 direct enqueues (rough first figure; the benchmark is its own issue).
     cuda::Event a = std::move(cuda::Event::create()).value(), b = std::move(cuda::Event::create()).value();
-    cudaEventRecord(a.get(), st.get());
+    WS_ASSERT_CUDA(cudaEventRecord(a.get(), st.get()));
     for (int i = 0; i < 200; ++i) ASSERT_TRUE((*ctx)->enqueue(st.get()).is_ok());
-    cudaEventRecord(b.get(), st.get());
-    cudaStreamSynchronize(st.get());
+    WS_ASSERT_CUDA(cudaEventRecord(b.get(), st.get()));
+    WS_ASSERT_CUDA(cudaStreamSynchronize(st.get()));
     auto cmp = test::compare(got, ref, 1e30, 0);
     const double rel = cmp.max_abs / cmp.max_ref;
     size_t argmax_g = std::max_element(got.begin(), got.end()) - got.begin(), argmax_c = std::max_element(ref.begin(), ref.end()) - ref.begin();

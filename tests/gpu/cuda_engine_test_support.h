@@ -70,6 +70,10 @@ struct Comparison {
   double max_abs = 0, max_rel = 0, max_ref = 0;
   size_t bad = 0, count = 0;
   std::string first_bad;
+  /// Filled by run_both: output 0 of each executor and the graph inputs both saw (for near_dump).
+  std::vector<float> got, ref;
+  std::vector<std::string> input_names;
+  std::vector<std::vector<float>> inputs;
 };
 
 inline Comparison compare(const std::vector<float>& got, const std::vector<float>& ref, double abs_tol, double rel_tol) {
@@ -88,8 +92,10 @@ inline Comparison compare(const std::vector<float>& got, const std::vector<float
   return c;
 }
 
-/// Runs `graph` on the CPU executor and the CUDA executor (precision p) on the same random inputs;
-/// returns the comparison of output 0. Outputs are poisoned (0xFF = NaN) before the enqueue.
+/// Runs `graph` on the CPU executor and the CUDA executor (precision p) on the same random inputs (input i
+/// from random_values(seed + i)); returns the comparison of output 0, with both outputs and the inputs for an
+/// operand dump (test::near_dump). Outputs are poisoned (0xFF = NaN) before the enqueue; every CUDA call is
+/// checked (a failure sets *error).
 inline Comparison run_both(const ir::Graph& graph, Precision p, double abs_tol, double rel_tol, uint64_t seed,
                            std::string* error = nullptr, CudaBuildOptions opt = {}) {
   Comparison none;
@@ -107,19 +113,33 @@ inline Comparison run_both(const ir::Graph& graph, Precision p, double abs_tol, 
     std::copy(v.begin(), v.end(), static_cast<float*>((*cpu)->input(i)));
     Status s = write_input(**gpu, **ctx, i, v);
     if (!s.is_ok()) { if (error) *error = s.to_string(); return none; }
+    none.input_names.push_back((*cpu)->input_desc(i).name);
+    none.inputs.push_back(std::move(v));
   }
   Status rs = (*cpu)->run();
+  if (!rs.is_ok()) { if (error) *error = "cpu run: " + rs.to_string(); return none; }
   const size_t n = (*cpu)->output_desc(0).bytes / 4;
   std::vector<float> ref(static_cast<const float*>((*cpu)->output(0)), static_cast<const float*>((*cpu)->output(0)) + n);
   cuda::Stream stream = std::move(cuda::Stream::create()).value();
-  cudaMemset(const_cast<void*>((*ctx)->output(0)), 0xFF, n * 4);
+  if (cudaError_t me = cudaMemset(const_cast<void*>((*ctx)->output(0)), 0xFF, n * 4); me != cudaSuccess) {
+    if (error) *error = std::string("poison cudaMemset: ") + cudaGetErrorString(me);
+    return none;
+  }
   Status es = (*ctx)->enqueue(stream.get());
   if (!es.is_ok()) { if (error) *error = "enqueue: " + es.to_string(); return none; }
   cudaError_t ce = cudaStreamSynchronize(stream.get());
   if (ce != cudaSuccess) { if (error) *error = std::string("sync: ") + cudaGetErrorString(ce); return none; }
   std::vector<float> got(n);
-  cudaMemcpy(got.data(), (*ctx)->output(0), n * 4, cudaMemcpyDeviceToHost);
-  return compare(got, ref, abs_tol, rel_tol);
+  if (cudaError_t me = cudaMemcpy(got.data(), (*ctx)->output(0), n * 4, cudaMemcpyDeviceToHost); me != cudaSuccess) {
+    if (error) *error = std::string("output cudaMemcpy: ") + cudaGetErrorString(me);
+    return none;
+  }
+  Comparison c = compare(got, ref, abs_tol, rel_tol);
+  c.got = std::move(got);
+  c.ref = std::move(ref);
+  c.input_names = std::move(none.input_names);
+  c.inputs = std::move(none.inputs);
+  return c;
 }
 
 }  // namespace ws::test

@@ -8,9 +8,10 @@
 #include <vector>
 
 #include "cuda/cuda_util.h"
-#include "flow/int8_chain.h"
+#include "bench/flow/int8_chain.h"
 #include "flow/streamer.h"
 #include "reference/gemm_s8.h"
+#include "support/cuda_check.h"
 
 namespace ws::flow {
 namespace {
@@ -21,8 +22,8 @@ bool have_device() {
 }
 bool have_sm80() {
   int dev = 0, major = 0;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  EXPECT_TRUE(test::cuda_ok(cudaGetDevice(&dev), "cudaGetDevice"));
+  EXPECT_TRUE(test::cuda_ok(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "cc major"));
   return major >= 8;
 }
 #define WS_REQUIRE_GPU()                                   \
@@ -65,9 +66,9 @@ struct Chain {
   }
   int8_t* final_x() const { return (layers - 1) % 2 ? pong.as<int8_t>() : ping.as<int8_t>(); }
   void poison() {
-    cudaMemset(ping.get(), 0x5A, ping.bytes());
-    cudaMemset(pong.get(), 0x5A, pong.bytes());
-    cudaMemset(acc.get(), 0x5A, acc.bytes());
+    WS_EXPECT_CUDA(cudaMemset(ping.get(), 0x5A, ping.bytes()));
+    WS_EXPECT_CUDA(cudaMemset(pong.get(), 0x5A, pong.bytes()));
+    WS_EXPECT_CUDA(cudaMemset(acc.get(), 0x5A, acc.bytes()));
   }
   void read(std::vector<int32_t>* a, std::vector<int8_t>* x) {
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);

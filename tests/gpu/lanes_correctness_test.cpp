@@ -5,7 +5,7 @@
 // each result read from the mapped result slot right after wait(), never a stale one.
 // Tolerances (logits vs CPU, |gpu − cpu| <= rel · max(|cpu|, 1)): fp32 1e-4 (cuDNN/our kernels sum in
 // another order than the reference; the demo net is 4 layers deep), fp16 2e-2 (the fp16 bar).
-// Frames are random (seed printed; WS_TEST_SEED=<n> replays).
+// Frames are random (seed printed; WS_SEED=<n> replays).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -131,7 +131,7 @@ TEST(LaneGraphVsDirect, BitwiseEqualLogits) {
     for (int f = 0; f < 4; ++f) {
       const auto frame = random_frame(kW, kH, test::seed_for("graph-vs-direct-" + std::to_string(f)));
       std::vector<float> logits[2];
-      std::vector<ref::TopKEntry> top[2];
+      std::vector<TopKEntry> top[2];
       int i = 0;
       for (Pipeline* p : {g->get(), d->get()}) {
         auto lane = p->try_acquire();
@@ -147,7 +147,7 @@ TEST(LaneGraphVsDirect, BitwiseEqualLogits) {
         ++i;
       }
       EXPECT_EQ(std::memcmp(logits[0].data(), logits[1].data(), logits[0].size() * 4), 0) << "frame " << f;
-      EXPECT_EQ(std::memcmp(top[0].data(), top[1].data(), top[0].size() * sizeof(ref::TopKEntry)), 0) << "frame " << f;
+      EXPECT_EQ(std::memcmp(top[0].data(), top[1].data(), top[0].size() * sizeof(TopKEntry)), 0) << "frame " << f;
     }
   }
 }
@@ -188,7 +188,7 @@ TEST(LaneMappedOrdering, AlternatingFramesNeverStale) {
     auto built = Pipeline::build(engine, o);
     ASSERT_TRUE(built.is_ok()) << built.status().to_string();
     Pipeline& p = **built;
-    std::vector<ref::TopKEntry> expect[2];
+    std::vector<TopKEntry> expect[2];
     std::mt19937 rng(uint32_t(test::seed_for("c10-pattern")));
     int stale = 0, frames = 0;
     int n = 2000;  // WS_LANES_C10_FRAMES=<n> shortens it (sanitizer runs)
@@ -205,7 +205,7 @@ TEST(LaneMappedOrdering, AlternatingFramesNeverStale) {
       if (f < 2) {
         expect[which].assign(top->begin(), top->end());
         test::expect_topk_matches(*top, which == 0 ? ra : rb, 1e-4, which == 0 ? "frame A" : "frame B");
-      } else if (std::memcmp(top->data(), expect[which].data(), size_t(kK) * sizeof(ref::TopKEntry)) != 0) {
+      } else if (std::memcmp(top->data(), expect[which].data(), size_t(kK) * sizeof(TopKEntry)) != 0) {
         if (++stale <= 5) ADD_FAILURE() << "frame " << f << " (" << (which ? "B" : "A") << "): result differs from that frame's";
       }
       ASSERT_TRUE(p.release(*lane).is_ok());

@@ -1,6 +1,6 @@
 #pragma once
 // Shared helpers of the lane-kernel GPU tests (device, preprocess, top-k): skip without a device,
-// one-time device set-up, per-run seeds (fresh each run, printed; WS_TEST_SEED=<n> replays a run).
+// one-time device set-up, per-run seeds from support/seed.h (fresh each run, printed; WS_SEED=<n> replays a run).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cuda/device.h"
+#include "support/seed.h"  // base_seed(), seed_for(label), test_seed(what): $WS_SEED replays
 
 namespace ws::test {
 
@@ -29,29 +30,6 @@ inline bool cuda_device_present(std::string* why) {
     return false;
   }
   return true;
-}
-
-/// Base seed of this process: $WS_TEST_SEED if set, else fresh from std::random_device; printed once.
-inline uint64_t base_seed() {
-  static const uint64_t seed = [] {
-    uint64_t s;
-    if (const char* env = std::getenv("WS_TEST_SEED")) {
-      s = std::strtoull(env, nullptr, 0);
-    } else {
-      std::random_device rd;
-      s = (uint64_t(rd()) << 32) ^ rd();
-    }
-    std::printf("[ seed     ] WS_TEST_SEED=%llu (set it to replay this run)\n", (unsigned long long)s);
-    return s;
-  }();
-  return seed;
-}
-
-/// Seed for one operand: base seed mixed with a label (stable within a run).
-inline uint64_t seed_for(const std::string& label) {
-  uint64_t h = base_seed() ^ 0x9E3779B97F4A7C15ull;
-  for (char c : label) h = (h ^ uint8_t(c)) * 0x100000001B3ull;
-  return h;
 }
 
 }  // namespace ws::test

@@ -51,15 +51,15 @@ TEST(LanesKernelsTiming, DISABLED_Preprocess1080pTo224) {
   ASSERT_EQ(cudaMemset(dev->get(), 0x7B, size_t(bytes)), cudaSuccess);
   for (int64_t i = 0; i < bytes; ++i) mapped->as<uint8_t>()[i] = uint8_t(i * 31);
   const kernels::PreprocessNormalize n;
-  for (auto dt : {kernels::TensorDType::kFloat32, kernels::TensorDType::kFloat16}) {
+  for (auto dt : {DType::kFloat32, DType::kFloat16}) {
     char name[128];
     std::snprintf(name, sizeof name, "preprocess_rgb8 1920x1080->224x224 %s, device src",
-                  kernels::tensor_dtype_name(dt));
+                  dtype_name(dt).c_str());
     time_launches(name, [&](cudaStream_t s) {
       return kernels::preprocess_rgb8_to_nchw(dev->as<const uint8_t>(), h, w, 3 * w, out->get(), dt, 224, 224, n, s);
     });
     std::snprintf(name, sizeof name, "preprocess_rgb8 1920x1080->224x224 %s, mapped src",
-                  kernels::tensor_dtype_name(dt));
+                  dtype_name(dt).c_str());
     time_launches(name, [&](cudaStream_t s) {
       return kernels::preprocess_rgb8_to_nchw(static_cast<const uint8_t*>(mapped->device_ptr()), h, w, 3 * w,
                                               out->get(), dt, 224, 224, n, s);

@@ -4,7 +4,7 @@
 // printed. fp16: identical to the reference rounded to nearest-even (__float2half_rn).
 // Sources: device memory and mapped pinned host memory (the device alias), row pitch with padding.
 // Outputs are poisoned with 0xFF bytes (NaN in fp32 and fp16) and guarded by a poisoned tail.
-// Random images are fresh per run; the seed is printed (WS_TEST_SEED=<n> replays).
+// Random images are fresh per run; the seed is printed (WS_SEED=<n> replays).
 // Hand cases: latency-anchors C11 (ramp 10x10 → 5x5), C12 (coordinate modes), C13 (per-channel std).
 #include <cuda_fp16.h>
 #include <gtest/gtest.h>
@@ -23,8 +23,6 @@
 
 namespace ws {
 namespace {
-
-using kernels::TensorDType;
 
 enum class Source { kDevice, kMapped };
 const char* source_name(Source s) { return s == Source::kDevice ? "device" : "mapped"; }
@@ -78,7 +76,7 @@ SourceBuffer upload(const Image& im, Source where) {
 /// Runs the kernel into a poisoned buffer; returns the output (3*dst_h*dst_w elements, raw bits in
 /// uint32 for fp32 / uint16 for fp16) and checks the guard tail. Empty on failure (already reported).
 template <typename Bits>
-std::vector<Bits> run_gpu(const SourceBuffer& src, const Image& im, int64_t dst_w, int64_t dst_h, TensorDType dt,
+std::vector<Bits> run_gpu(const SourceBuffer& src, const Image& im, int64_t dst_w, int64_t dst_h, DType dt,
                           const ref::Normalize& norm) {
   const size_t n = size_t(3 * dst_h * dst_w);
   auto out = cuda::DeviceBuffer::allocate((n + kGuardElems) * sizeof(Bits));
@@ -143,7 +141,7 @@ void check_case(int64_t src_w, int64_t src_h, int64_t dst_w, int64_t dst_h, int6
   const SourceBuffer src = upload(im, where);
 
   // float32: bitwise, and the 1e-5 bar.
-  const std::vector<uint32_t> got32 = run_gpu<uint32_t>(src, im, dst_w, dst_h, TensorDType::kFloat32, norm);
+  const std::vector<uint32_t> got32 = run_gpu<uint32_t>(src, im, dst_w, dst_h, DType::kFloat32, norm);
   ASSERT_EQ(got32.size(), want.size());
   double max_diff = 0;
   size_t not_bitwise = 0, first_bad = SIZE_MAX;
@@ -157,7 +155,7 @@ void check_case(int64_t src_w, int64_t src_h, int64_t dst_w, int64_t dst_h, int6
     }
   }
   // fp16: exactly the reference rounded to nearest-even.
-  const std::vector<uint16_t> got16 = run_gpu<uint16_t>(src, im, dst_w, dst_h, TensorDType::kFloat16, norm);
+  const std::vector<uint16_t> got16 = run_gpu<uint16_t>(src, im, dst_w, dst_h, DType::kFloat16, norm);
   ASSERT_EQ(got16.size(), want.size());
   size_t half_bad = 0;
   double half_max_diff = 0;
@@ -206,7 +204,7 @@ TEST(PreprocessGpu, InvalidArgumentsAreRejected) {
   const auto* p = img->as<const uint8_t>();
   const kernels::PreprocessNormalize n;
   auto code = [&](const uint8_t* src, int64_t sh, int64_t sw, int64_t pitch, void* o, int64_t dh, int64_t dw) {
-    return kernels::preprocess_rgb8_to_nchw(src, sh, sw, pitch, o, TensorDType::kFloat32, dh, dw, n, nullptr).code();
+    return kernels::preprocess_rgb8_to_nchw(src, sh, sw, pitch, o, DType::kFloat32, dh, dw, n, nullptr).code();
   };
   EXPECT_EQ(code(p, 0, 4, 12, out->get(), 4, 4), StatusCode::kInvalidArgument);
   EXPECT_EQ(code(p, 4, 0, 12, out->get(), 4, 4), StatusCode::kInvalidArgument);
@@ -238,7 +236,7 @@ Resampled resample_gray(const std::vector<std::vector<int>>& v, int64_t dw, int6
     for (int64_t x = 0; x < im.w; ++x)
       for (int c = 0; c < 3; ++c) im.bytes[size_t(y * im.pitch + x * 3 + c)] = uint8_t(v[y][x]);
   const SourceBuffer src = upload(im, where);
-  const std::vector<uint32_t> bits = run_gpu<uint32_t>(src, im, dw, dh, TensorDType::kFloat32, norm);
+  const std::vector<uint32_t> bits = run_gpu<uint32_t>(src, im, dw, dh, DType::kFloat32, norm);
   Resampled r;
   for (uint32_t b : bits) r.out.push_back(bits_to_float(b));
   const std::vector<float> want = reference(im, dw, dh, norm);
@@ -318,7 +316,7 @@ TEST(PreprocessGpu, C13PerChannelStdNotScalar) {
     for (Source where : {Source::kDevice, Source::kMapped}) {
       Image im{1, 1, 3, {c.rgb[0], c.rgb[1], c.rgb[2]}};
       const SourceBuffer src = upload(im, where);
-      const std::vector<uint32_t> bits = run_gpu<uint32_t>(src, im, 1, 1, TensorDType::kFloat32, imagenet);
+      const std::vector<uint32_t> bits = run_gpu<uint32_t>(src, im, 1, 1, DType::kFloat32, imagenet);
       ASSERT_EQ(bits.size(), 3u);
       for (int ch = 0; ch < 3; ++ch) {
         const double got = bits_to_float(bits[ch]);

@@ -3,7 +3,7 @@
 // signed zeros, for 10, 1000 and 21843 classes and K in {1, 5, 32} (K > classes → error), plus degenerate
 // vectors (all NaN, all equal, NaN/−inf mixes). Results are written into mapped pinned memory, poisoned
 // with 0xFF beforehand, and read after the stream has synchronised; entries past K must stay poisoned.
-// Random logits are fresh per run; the seed is printed (WS_TEST_SEED=<n> replays).
+// Random logits are fresh per run; the seed is printed (WS_SEED=<n> replays).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// CPU tests of the streaming ring planner (flow/plan/stream_plan.h): ring arithmetic, layout, errors.
+// CPU tests of the streaming ring planner (flow/host/stream_plan.h): ring arithmetic, layout, errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "flow/plan/stream_plan.h"
+#include "flow/host/stream_plan.h"
 
 namespace ws::flow {
 namespace {

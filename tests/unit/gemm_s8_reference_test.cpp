@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "kernels/gemm/gemm_s8_variants.h"
+#include "bench/gemm/gemm_s8_variants.h"
 #include "reference/gemm_s8.h"
 
 namespace ws::ref {

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reference/reference.h"
 #include "warpstream/classifier.h"
 
 namespace ws {

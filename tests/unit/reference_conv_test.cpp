@@ -3,9 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -196,60 +194,6 @@ TEST(ReferenceConv, WindowsPastThePadsContributeNothing) {
   EXPECT_FLOAT_EQ(y[0], 21);
   EXPECT_FLOAT_EQ(y[1], 43);
   EXPECT_FLOAT_EQ(y[2], 5);
-}
-
-TEST(ReferenceConv, EfficientNetLite0Timing) {
-  // The conv layers of EfficientNet-Lite0 at 224x224 (~0.39 GMAC); prints the time, asserts a loose bound.
-  struct Layer {
-    int64_t cin, cout, groups, in, k, s;
-  };
-  std::vector<Layer> layers = {{3, 32, 1, 224, 3, 2}, {32, 32, 32, 112, 3, 1}, {32, 16, 1, 112, 1, 1}};
-  auto block = [&](int64_t cin, int64_t cout, int64_t in, int64_t k, int64_t s) {
-    const int64_t e = cin * 6;
-    layers.push_back({cin, e, 1, in, 1, 1});
-    layers.push_back({e, e, e, in, k, s});
-    layers.push_back({e, cout, 1, in / s, 1, 1});
-  };
-  block(16, 24, 112, 3, 2);
-  block(24, 24, 56, 3, 1);
-  block(24, 40, 56, 5, 2);
-  block(40, 40, 28, 5, 1);
-  block(40, 80, 28, 3, 2);
-  for (int i = 0; i < 2; ++i) block(80, 80, 14, 3, 1);
-  block(80, 112, 14, 5, 1);
-  for (int i = 0; i < 2; ++i) block(112, 112, 14, 5, 1);
-  block(112, 192, 14, 5, 2);
-  for (int i = 0; i < 3; ++i) block(192, 192, 7, 5, 1);
-  block(192, 320, 7, 3, 1);
-  layers.push_back({320, 1280, 1, 7, 1, 1});
-  std::vector<float> x(3 * 224 * 224 * 16, 0.5f), w(1280 * 1152, 0.01f), b(1280, 0.1f), y(32 * 112 * 112 * 8);
-  double macs = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (const Layer& l : layers) {
-    ConvParams p;
-    p.c_in = l.cin, p.c_out = l.cout, p.groups = l.groups;
-    p.in[0] = p.in[1] = l.in;
-    p.kernel[0] = p.kernel[1] = l.k;
-    p.stride[0] = p.stride[1] = l.s;
-    const int64_t pad_total = std::max<int64_t>(0, ((l.in + l.s - 1) / l.s - 1) * l.s + l.k - l.in);
-    p.pad_begin[0] = p.pad_begin[1] = pad_total / 2;
-    p.pad_end[0] = p.pad_end[1] = pad_total - pad_total / 2;
-    p.out[0] = p.out[1] = (l.in + l.s - 1) / l.s;
-    macs += double(p.out[0] * p.out[1]) * l.cout * (l.cin / l.groups) * l.k * l.k;
-    conv_nd(x.data(), w.data(), b.data(), y.data(), p);
-  }
-  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("EfficientNet-Lite0 convs: %.3f GMAC in %.3f s (%.2f GMAC/s)\n", macs * 1e-9, sec, macs * 1e-9 / sec);
-
-  // One 1x1 conv 112x112x32 -> 16.
-  ConvParams p;
-  p.c_in = 32, p.c_out = 16;
-  p.in[0] = p.in[1] = p.out[0] = p.out[1] = 112;
-  const auto t1 = std::chrono::steady_clock::now();
-  for (int i = 0; i < 10; ++i) conv_nd(x.data(), w.data(), b.data(), y.data(), p);
-  const double sec1 = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count() / 10;
-  std::printf("1x1 conv 112x112x32->16: %.3f ms\n", sec1 * 1e3);
-  // A benchmark is not a test: timings are printed, never asserted.
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/file_io.h"
+#include "reference/reference.h"
 
 namespace ws {
 

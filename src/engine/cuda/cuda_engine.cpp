@@ -1,5 +1,5 @@
-// CUDA executor: CudaEngine::build (passes, Conv+activation fusion, per-node tactics through the CUDA
-// op table in cuda_ops.cpp, timing cache, weights upload, one arena plan) and the ExecutionContext
+// CUDA executor: CudaEngine::build as named stages (device-free ones in build_stages.h; per-node tactics
+// through the op table of ops/*.cpp and the TimingCache of timing_cache.h) and the ExecutionContext
 // (one arena = activations + shared workspace, handles per context, addresses bound once; enqueue
 // launches the bound steps only). See include/warpstream/cuda_engine.h.
 #include <cuda_fp16.h>
@@ -8,14 +8,14 @@
 #include <cstdint>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "engine/cuda/build_stages.h"
 #include "engine/cuda/cuda_ops.h"
-#include "engine/ir/fusion.h"
-#include "warpstream/engine.h"
+#include "engine/cuda/timing_cache.h"
+#include "warpstream/arena.h"
 
 namespace ws {
 
@@ -24,79 +24,7 @@ const char* precision_name(Precision p) { return p == Precision::kFloat16 ? "fp1
 namespace cudaexec {
 namespace {
 
-constexpr size_t kAlign = 256;
-size_t align_up(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
-
-uint64_t fnv(uint64_t h, const void* data, size_t n) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001B3ull;
-  return h;
-}
-uint64_t fnv(uint64_t h, const std::string& s) { return fnv(h, s.data(), s.size() + 1); }
-
-/// Hash of the optimised graph: structure, attributes, shapes and constant data.
-std::string graph_hash(const ir::Graph& g) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  h = fnv(h, &g.opset, sizeof(g.opset));
-  for (const ir::Node& n : g.nodes) {
-    h = fnv(h, n.name);
-    h = fnv(h, n.op_type);
-    for (ir::TensorId id : n.inputs) h = fnv(h, &id, sizeof(id));
-    for (ir::TensorId id : n.outputs) h = fnv(h, &id, sizeof(id));
-    for (const auto& [k, a] : n.attributes) {
-      h = fnv(h, k);
-      h = fnv(h, &a.i, sizeof(a.i));
-      h = fnv(h, &a.f, sizeof(a.f));
-      h = fnv(h, a.s);
-      h = fnv(h, a.ints.data(), a.ints.size() * 8);
-      h = fnv(h, a.floats.data(), a.floats.size() * 4);
-    }
-  }
-  for (const ir::Tensor& t : g.tensors) {
-    h = fnv(h, &t.dtype, sizeof(t.dtype));
-    h = fnv(h, t.shape.data(), t.shape.size() * 8);
-    if (t.is_constant()) h = fnv(h, t.data->data(), t.data->size());
-  }
-  for (ir::TensorId id : g.inputs) h = fnv(h, &id, sizeof(id));
-  for (ir::TensorId id : g.outputs) h = fnv(h, &id, sizeof(id));
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
-/// Folds Relu / Clip after a Conv (single consumer, not a graph output) into the Conv's epilogue:
-/// the Conv writes the activation's output; the activation node disappears.
-std::map<std::string, std::pair<kernels::Activation, kernels::ActivationParams>> fuse_conv_activations(ir::Graph& g) {
-  std::map<std::string, std::pair<kernels::Activation, kernels::ActivationParams>> fused;
-  std::map<ir::TensorId, int> uses;
-  std::map<ir::TensorId, size_t> producer;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    for (ir::TensorId in : g.nodes[i].inputs) if (in != ir::kNoTensor) uses[in]++;
-    for (ir::TensorId o : g.nodes[i].outputs) if (o != ir::kNoTensor) producer[o] = i;
-  }
-  for (ir::TensorId o : g.outputs) uses[o] += 100;
-  std::vector<bool> drop(g.nodes.size(), false);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    ir::Node& act = g.nodes[i];
-    if (act.op_type != "Relu" && act.op_type != "Clip") continue;
-    auto p = producer.find(act.inputs[0]);
-    if (p == producer.end() || uses[act.inputs[0]] != 1) continue;
-    ir::Node& conv = g.nodes[p->second];
-    if (conv.op_type != "Conv" || fused.count(conv.name) || g.tensor(act.inputs[0]).shape.size() != 4) continue;
-    kernels::Activation a;
-    kernels::ActivationParams prm;
-    if (!activation_of(g, act, a, prm)) continue;
-    fused[conv.name] = {a, prm};
-    conv.outputs[0] = act.outputs[0];
-    drop[i] = true;
-  }
-  std::vector<ir::Node> kept;
-  for (size_t i = 0; i < g.nodes.size(); ++i) if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(kept);
-  return fused;
-}
-
-size_t tensor_bytes(const ir::Tensor& t, size_t elem) { return static_cast<size_t>(std::max<int64_t>(t.elements(), 0)) * elem; }
+size_t align_up(size_t v) { return arena_align_up(v); }
 
 class ContextImpl;
 
@@ -260,120 +188,66 @@ Result<nlohmann::json> cache_identity(int device, const std::string& hash, const
                         {"tactic_sources", tactic_sources_string(o.tactic_sources)}};
 }
 
-}  // namespace
-}  // namespace cudaexec
 
-Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const CudaBuildOptions& options) {
-  using namespace cudaexec;
-  WS_RETURN_IF_ERROR(ir::optimize(graph));
-  auto e = std::make_unique<EngineImpl>();
-  e->precision_ = options.precision;
-  e->device_ = options.device;
-  for (ir::TensorId id : graph.inputs)
-    if (graph.tensor(id).dtype != ir::DType::kFloat32)
-      return unsupported(graph.source + ": graph input '" + graph.tensor(id).name + "' has element type " + ir::dtype_name(graph.tensor(id).dtype) + "; only float32 inputs are supported");
-  for (ir::TensorId id : graph.outputs)
-    if (graph.tensor(id).dtype != ir::DType::kFloat32 || graph.tensor(id).is_constant())
-      return unsupported(graph.source + ": graph output '" + graph.tensor(id).name + "' must be a float32 runtime tensor");
-  std::map<std::string, std::pair<kernels::Activation, kernels::ActivationParams>> fused;
-  std::set<std::string> residual_convs;
-  if (!options.debug_keep_all_tensors && options.fuse_residual) residual_convs = ir::fuse_conv_residual_adds(graph);
-  if (!options.debug_keep_all_tensors) fused = fuse_conv_activations(graph);
-  e->graph_ = std::move(graph);
-  const ir::Graph& g = e->graph_;
+// ---- Device stages of CudaEngine::build (the device-free ones are in build_stages.h) -----------------
+
+/// Every node validated by the CPU op table (analyze_node: shapes, attributes), then by its CUDA entry's
+/// supports(): no device work, so an unsupported model fails before any handle or allocation. `view` is
+/// onnx_view(...) and must outlive the result (each NodeContext refers to its node).
+Result<std::vector<engine::NodeContext>> check_support(const ir::Graph& g, const std::vector<ir::Node>& view,
+                                                       const CudaBuildOptions& options, BuildDevice& dev) {
   const bool half = options.precision == Precision::kFloat16;
-  const size_t eb = half ? 2 : 4;
-  const kernels::ElemType et = half ? kernels::ElemType::kFloat16 : kernels::ElemType::kFloat32;
-
-  // 1. Every node: validated by the CPU op table, then checked against the CUDA table (no device work yet).
-  BuildDevice dev;  // handles created after the support checks
   std::vector<engine::NodeContext> analyzed;
-  analyzed.reserve(g.nodes.size());
-  // A Conv carrying a fused residual is analysed as the ONNX Conv it was (first 3 inputs).
-  std::vector<ir::Node> onnx_view;
-  onnx_view.reserve(g.nodes.size());
-  for (const ir::Node& n : g.nodes) {
-    onnx_view.push_back(n);
-    if (residual_convs.count(n.name)) onnx_view.back().inputs.resize(3);
-    while (onnx_view.back().inputs.size() > 2 && onnx_view.back().inputs.back() == ir::kNoTensor && n.op_type == "Conv")
-      onnx_view.back().inputs.pop_back();
-  }
-  for (const ir::Node& node : onnx_view) {
+  analyzed.reserve(view.size());
+  for (const ir::Node& node : view) {
     analyzed.push_back(engine::NodeContext{g, node, {}, {}, {}});
     WS_RETURN_IF_ERROR(engine::analyze_node(analyzed.back()));
     const CudaOpDef* def = find_cuda_op(node.op_type);
-    std::vector<TacticRecord> none;
-    TacticCache no_cache;
     if (!def) {
       std::string list;
       for (const auto& n : cuda_supported_ops()) list += (list.empty() ? "" : ", ") + n;
       return unsupported(node.describe(g.opset) + ": op type '" + node.op_type + "' has no CUDA kernel (CUDA executor supports: " + list + ")");
     }
-    BindContext bc{g, node, analyzed.back(), options, options.precision, et, eb, {}, {}, {}, {}, dev, no_cache, none};
+    std::vector<TacticRecord> none;
+    TimingCache no_cache;
+    BindContext bc{g, node, analyzed.back(), options, options.precision,
+                   half ? kernels::ElemType::kFloat16 : kernels::ElemType::kFloat32, half ? size_t{2} : size_t{4},
+                   {}, {}, {}, {}, dev, no_cache, none};
     WS_RETURN_IF_ERROR(def->supports(bc));
   }
+  return analyzed;
+}
 
-  // 2. Arena plan over the optimised graph, runtime tensors in the activation type.
-  ArenaPlan plan;
-  {
-    ir::Graph shadow;
-    shadow.nodes = g.nodes;
-    shadow.inputs = g.inputs;
-    shadow.outputs = g.outputs;
-    shadow.tensors.reserve(g.tensors.size());
-    for (const ir::Tensor& t : g.tensors) {
-      ir::Tensor s;
-      s.name = t.name; s.shape = t.shape; s.shape_known = t.shape_known;
-      s.dtype = t.dtype == ir::DType::kFloat32 && half ? ir::DType::kFloat16 : t.dtype;
-      if (t.is_constant()) s.data = std::vector<std::byte>();  // marks constant (plan_arena skips it)
-      shadow.tensors.push_back(std::move(s));
-    }
-    if (options.debug_keep_all_tensors) {
-      plan.offsets.assign(g.tensors.size(), ArenaPlan::kNotInArena);
-      std::vector<bool> used(g.tensors.size(), false);
-      for (ir::TensorId id : g.inputs) used[static_cast<size_t>(id)] = true;
-      for (const ir::Node& n : g.nodes) {
-        for (ir::TensorId id : n.inputs) if (id != ir::kNoTensor) used[static_cast<size_t>(id)] = true;
-        for (ir::TensorId id : n.outputs) if (id != ir::kNoTensor) used[static_cast<size_t>(id)] = true;
-      }
-      for (size_t id = 0; id < g.tensors.size(); ++id) {
-        if (!used[id] || g.tensors[id].is_constant()) continue;
-        plan.offsets[id] = plan.bytes;
-        plan.bytes += align_up(std::max<size_t>(tensor_bytes(shadow.tensors[id], ir::dtype_size(shadow.tensors[id].dtype)), 1));
-      }
-      plan.naive_bytes = plan.bytes;
-    } else {
-      plan = plan_arena(shadow);
-    }
-  }
-  size_t arena_end = align_up(plan.bytes);
-  e->tensor_offsets_ = plan.offsets;
-
-  // 3. Device resources for build-time timing; the timing cache.
+/// The tactic timer's device resources (handles, stream, events) on options.device.
+Status open_build_device(const CudaBuildOptions& options, BuildDevice& dev) {
   WS_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device));
   WS_CUDNN_RETURN_IF_ERROR(cudnnCreate(&dev.cudnn));
   WS_CUBLAS_RETURN_IF_ERROR(cublasLtCreate(&dev.lt));
   WS_ASSIGN_OR_RETURN(dev.stream, cuda::Stream::create());
   WS_ASSIGN_OR_RETURN(dev.start, cuda::Event::create());
   WS_ASSIGN_OR_RETURN(dev.stop, cuda::Event::create());
-  WS_ASSIGN_OR_RETURN(nlohmann::json identity, cache_identity(options.device, graph_hash(g), options));
-  TacticCache cache;
-  bool cache_matched = false;
-  if (!options.timing_cache_path.empty()) {
-    std::ifstream f(options.timing_cache_path);
-    if (f) {
-      nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
-      if (!j.is_discarded() && j.is_object() && j.value("key", nlohmann::json()) == identity && j.contains("entries") && j["entries"].is_object()) {
-        cache.entries = j["entries"];
-        cache_matched = true;
-      }
-    }
-  }
+  return Status::ok();
+}
 
-  // 4. Constants on the device (deduplicated per tensor and type).
-  std::map<std::pair<ir::TensorId, bool>, const void*> uploaded;
-  auto upload_values = [&e, half](const std::vector<float>& v, bool as_float32) -> Result<const void*> {
-    const bool h = half && !as_float32;
+/// The timing cache of this build: this device's and libraries' identity + the graph hash; loaded from
+/// options.timing_cache_path when set (a malformed file is ignored whole, with a warning on stderr).
+Result<TimingCache> open_timing_cache(const ir::Graph& g, const CudaBuildOptions& options) {
+  WS_ASSIGN_OR_RETURN(nlohmann::json identity, cache_identity(options.device, graph_hash(g), options));
+  TimingCache cache(std::move(identity));
+  if (!options.timing_cache_path.empty()) {
+    cache.load(options.timing_cache_path);
+    if (!cache.warning().empty()) std::fprintf(stderr, "warpstream: warning: %s\n", cache.warning().c_str());
+  }
+  return cache;
+}
+
+/// Uploads constants to the device once per (tensor, type) and owns them in the engine.
+class ConstantUploader {
+ public:
+  ConstantUploader(EngineImpl& e, const ir::Graph& g, bool half) : e_(e), g_(g), half_(half) {}
+  /// Host float data converted to the activation type (as_float32 false) or kept float32.
+  Result<const void*> values(const std::vector<float>& v, bool as_float32) {
+    const bool h = half_ && !as_float32;
     const size_t bytes = v.size() * (h ? 2 : 4);
     WS_ASSIGN_OR_RETURN(cuda::DeviceBuffer b, cuda::DeviceBuffer::allocate(std::max<size_t>(bytes, 4)));
     if (h) {
@@ -383,29 +257,50 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
     } else if (bytes) {
       WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(b.get(), v.data(), bytes, cudaMemcpyHostToDevice));
     }
-    e->weight_bytes_ += bytes;
+    e_.weight_bytes_ += bytes;
     const void* p = b.get();
-    e->weights_.push_back(std::move(b));
+    e_.weights_.push_back(std::move(b));
     return p;
-  };
-  auto upload = [&](ir::TensorId id, bool as_float32) -> Result<const void*> {
-    auto it = uploaded.find({id, as_float32});
-    if (it != uploaded.end()) return it->second;
-    const ir::Tensor& t = g.tensor(id);
+  }
+  /// Constant tensor `id` (float32 only).
+  Result<const void*> tensor(ir::TensorId id, bool as_float32) {
+    auto it = uploaded_.find({id, as_float32});
+    if (it != uploaded_.end()) return it->second;
+    const ir::Tensor& t = g_.tensor(id);
     if (t.dtype != ir::DType::kFloat32) return unsupported("constant '" + t.name + "' has element type " + ir::dtype_name(t.dtype) + " (float32 only)");
     std::vector<float> v(t.data_as<float>(), t.data_as<float>() + t.elements());
-    WS_ASSIGN_OR_RETURN(const void* p, upload_values(v, as_float32));
-    uploaded[{id, as_float32}] = p;
+    WS_ASSIGN_OR_RETURN(const void* p, values(v, as_float32));
+    uploaded_[{id, as_float32}] = p;
     return p;
-  };
+  }
 
-  // 5. Bind every node.
+ private:
+  EngineImpl& e_;
+  const ir::Graph& g_;
+  const bool half_;
+  std::map<std::pair<ir::TensorId, bool>, const void*> uploaded_;
+};
+
+/// Binds every node: its arena / constant operands, then its entry's bind() — which chooses the tactic
+/// through the timing cache (timing candidates on `dev` on a miss) and returns the step's run function.
+/// Returns the largest workspace a step needs.
+Result<size_t> bind_steps(EngineImpl& e, const OptimizedGraph& og, const std::vector<engine::NodeContext>& analyzed,
+                          const ArenaPlan& plan, const CudaBuildOptions& options, BuildDevice& dev, TimingCache& cache) {
+  const ir::Graph& g = e.graph_;
+  const bool half = options.precision == Precision::kFloat16;
+  ConstantUploader up(e, g, half);
+  auto upload = [&up](ir::TensorId id, bool as_float32) { return up.tensor(id, as_float32); };
+  auto upload_values = [&up](const std::vector<float>& v, bool as_float32) { return up.values(v, as_float32); };
   size_t workspace = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
     const CudaOpDef* def = find_cuda_op(node.op_type);
-    BindContext bc{g, node, analyzed[i], options, options.precision, et, eb, kernels::Activation::kNone, {}, upload, upload_values, dev, cache, e->tactics_};
-    if (auto f = fused.find(node.name); f != fused.end()) { bc.fused_act = f->second.first; bc.fused_params = f->second.second; }
+    BindContext bc{g, node, analyzed[i], options, options.precision,
+                   half ? kernels::ElemType::kFloat16 : kernels::ElemType::kFloat32, half ? size_t{2} : size_t{4},
+                   kernels::Activation::kNone, {}, upload, upload_values, dev, cache, e.tactics_};
+    if (auto f = og.fused_activation.find(node.name); f != og.fused_activation.end())
+      if (!activation_of(g, f->second, bc.fused_act, bc.fused_params))
+        return internal_error(node.describe(g.opset) + ": fused activation '" + f->second.name + "' has no epilogue form");
     Step s;
     s.node = node.name;
     s.op_type = node.op_type;
@@ -419,7 +314,7 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
           o.offset = plan.offsets[static_cast<size_t>(id)];
         } else if (def->data_inputs < 0 || static_cast<int>(k) < def->data_inputs) {
           o.kind = Operand::Kind::kConst;
-          WS_ASSIGN_OR_RETURN(o.ptr, upload(id, false));
+          WS_ASSIGN_OR_RETURN(o.ptr, up.tensor(id, false));
         }
       }
       s.inputs.push_back(o);
@@ -431,21 +326,27 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
     }
     WS_RETURN_IF_ERROR(def->bind(bc, s));
     workspace = std::max(workspace, s.workspace_bytes);
-    e->kernel_count_ += static_cast<size_t>(s.kernels);
-    e->steps_.push_back(std::move(s));
+    e.kernel_count_ += static_cast<size_t>(s.kernels);
+    e.steps_.push_back(std::move(s));
   }
+  return workspace;
+}
 
-  // 6. Ports. fp16: the input is fp16 in place; each output gets a float32 copy written by a cast step.
+/// The ports. fp16: the input is fp16 in place; each output gets a float32 copy written by a cast step
+/// placed after `arena_end`. Returns the new arena end.
+size_t bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end) {
+  const ir::Graph& g = e.graph_;
+  const bool half = e.precision_ == Precision::kFloat16;
   for (ir::TensorId id : g.inputs) {
     const ir::Tensor& t = g.tensor(id);
-    e->inputs_.push_back(TensorDesc{t.name, half ? ir::DType::kFloat16 : ir::DType::kFloat32, t.shape, tensor_bytes(t, eb)});
-    e->input_offsets_.push_back(plan.offsets[static_cast<size_t>(id)]);
+    e.inputs_.push_back(TensorDesc{t.name, half ? ir::DType::kFloat16 : ir::DType::kFloat32, t.shape, tensor_bytes(t, half ? 2 : 4)});
+    e.input_offsets_.push_back(plan.offsets[static_cast<size_t>(id)]);
   }
   for (ir::TensorId id : g.outputs) {
     const ir::Tensor& t = g.tensor(id);
-    e->outputs_.push_back(TensorDesc{t.name, ir::DType::kFloat32, t.shape, tensor_bytes(t, 4)});
+    e.outputs_.push_back(TensorDesc{t.name, ir::DType::kFloat32, t.shape, tensor_bytes(t, 4)});
     if (!half) {
-      e->output_offsets_.push_back(plan.offsets[static_cast<size_t>(id)]);
+      e.output_offsets_.push_back(plan.offsets[static_cast<size_t>(id)]);
       continue;
     }
     Step s;
@@ -453,24 +354,49 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
     s.op_type = "Cast";
     s.inputs.push_back({Operand::Kind::kArena, plan.offsets[static_cast<size_t>(id)], nullptr});
     s.outputs.push_back({Operand::Kind::kArena, arena_end, nullptr});
-    e->output_offsets_.push_back(arena_end);
+    e.output_offsets_.push_back(arena_end);
     const int64_t count = t.elements();
     s.run = [count](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::cast_f16_to_f32(io.in[0], static_cast<float*>(io.out[0]), count, st); };
     arena_end += align_up(tensor_bytes(t, 4));
-    e->kernel_count_ += 1;
-    e->steps_.push_back(std::move(s));
+    e.kernel_count_ += 1;
+    e.steps_.push_back(std::move(s));
   }
+  return arena_end;
+}
+
+}  // namespace
+}  // namespace cudaexec
+
+// The stages, in order: optimize (build_stages.h) -> check support (no device work) -> plan the arena
+// (build_stages.h) -> choose tactics through the TimingCache while binding each node -> ports -> save the cache.
+Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const CudaBuildOptions& options) {
+  using namespace cudaexec;
+  WS_ASSIGN_OR_RETURN(OptimizedGraph og, optimize_for_cuda(std::move(graph), options));
+  auto e = std::make_unique<EngineImpl>();
+  e->precision_ = options.precision;
+  e->device_ = options.device;
+  e->graph_ = std::move(og.graph);
+  og.graph = ir::Graph{};  // moved into the engine; og keeps the fusion records
+  const ir::Graph& g = e->graph_;
+  const bool half = options.precision == Precision::kFloat16;
+
+  BuildDevice dev;  // handles created after the support checks
+  const std::vector<ir::Node> view = onnx_view(g, og.residual_convs);
+  WS_ASSIGN_OR_RETURN(std::vector<engine::NodeContext> analyzed, check_support(g, view, options, dev));
+
+  const ArenaPlan plan = plan_cuda_arena(g, half, options.debug_keep_all_tensors);
+  e->tensor_offsets_ = plan.offsets;
+
+  WS_RETURN_IF_ERROR(open_build_device(options, dev));
+  WS_ASSIGN_OR_RETURN(TimingCache cache, open_timing_cache(g, options));
+  WS_ASSIGN_OR_RETURN(const size_t workspace, bind_steps(*e, og, analyzed, plan, options, dev, cache));
+  const size_t arena_end = bind_ports(*e, plan, align_up(plan.bytes));
   e->workspace_offset_ = arena_end;
   e->workspace_bytes_ = workspace;
   e->arena_bytes_ = arena_end + workspace;
 
-  // 7. Persist the timing cache (rewritten when it did not match or gained entries).
-  if (!options.timing_cache_path.empty() && (!cache_matched || cache.dirty)) {
-    nlohmann::json j{{"format", "warpstream-timing-cache-1"}, {"key", identity}, {"entries", cache.entries}};
-    std::ofstream f(options.timing_cache_path, std::ios::trunc);
-    if (!f) return not_found("cannot write the timing cache '" + options.timing_cache_path + "'");
-    f << j.dump(1) << "\n";
-  }
+  // The timing cache is rewritten when it did not match or gained entries (temp file + rename, locked).
+  if (!options.timing_cache_path.empty() && cache.needs_save()) WS_RETURN_IF_ERROR(cache.save(options.timing_cache_path));
   WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(dev.stream.get()));
   return std::unique_ptr<CudaEngine>(std::move(e));
 }

@@ -1,6 +1,7 @@
 #pragma once
 /// \file cuda_ops.h
-/// The CUDA executor's op table (internal). One entry per ONNX op type, mirroring the CPU op table's
+/// The CUDA executor's op table (internal). One entry per ONNX op type, defined in the family files
+/// src/engine/cuda/ops/<family>.cpp and assembled by cuda_op_table.cpp, mirroring the CPU op table's
 /// names (src/engine/ir/op_table.cpp, whose analyze_node validates every node and infers its shapes
 /// first). Each entry holds both halves: `supports` (CUDA-specific limits, checked for every node before
 /// any device work, so an unsupported node fails the build naming node, op and reason) and `bind` (chooses
@@ -19,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "cuda/cuda_util.h"
+#include "engine/cuda/tactic_timer.h"
+#include "engine/cuda/timing_cache.h"
 #include "engine/ir/op_table.h"
 #include "kernels/elementwise/elementwise.h"
 #include "warpstream/cuda_engine.h"
@@ -75,35 +76,6 @@ Status cublas_status(cublasStatus_t s, const char* what, const char* file, int l
     if (ws_cublas_s_ != CUBLAS_STATUS_SUCCESS) return ::ws::cudaexec::cublas_status(ws_cublas_s_, #call, __FILE__, __LINE__); \
   } while (0)
 
-/// Build-time device resources for timing tactics: handles, a stream, events, growable scratch buffers.
-struct BuildDevice {
-  cudnnHandle_t cudnn = nullptr;
-  cublasLtHandle_t lt = nullptr;
-  cuda::Stream stream;
-  cuda::Event start, stop;
-  cuda::DeviceBuffer scratch[3];  ///< 0: input, 1: output, 2: workspace
-  ~BuildDevice();
-  /// Scratch buffer `slot` of at least `bytes` (zero-filled when (re)allocated).
-  Result<void*> get(int slot, size_t bytes);
-  /// Mean µs of `reps` runs of `fn` after 2 warm-up runs (events on `stream`); synchronises.
-  /// capture: the reps are captured into one CUDA graph and replayed (as the lanes run; no host launch
-  /// gaps), falling back to stream launches when capture fails. Used for our own kernels; cuDNN candidates
-  /// are timed on the stream (capturing every cuDNN algorithm at build — FFT ones included — hung an
-  /// fp32 EfficientNet build on the H200, 2026-11-29), which charges them host launch gaps on tiny convs.
-  Result<float> time_us(const std::function<Status(cudaStream_t)>& fn, int reps = 10, bool capture = false);
-};
-
-/// Timing cache entries of this build (the whole file is loaded/saved by the engine).
-struct TacticCache {
-  nlohmann::json entries = nlohmann::json::object();
-  bool dirty = false;
-  const nlohmann::json* find(const std::string& key) const {
-    auto it = entries.find(key);
-    return it == entries.end() ? nullptr : &*it;
-  }
-  void put(const std::string& key, nlohmann::json v) { entries[key] = std::move(v); dirty = true; }
-};
-
 /// What an entry sees while binding one node.
 struct BindContext {
   const ir::Graph& graph;
@@ -120,9 +92,50 @@ struct BindContext {
   /// Device copy of arbitrary host float data converted to the activation type (engine-owned).
   std::function<Result<const void*>(const std::vector<float>&, bool as_float32)> upload_values;
   BuildDevice& dev;
-  TacticCache& cache;
+  TimingCache& cache;
   std::vector<TacticRecord>& tactics;
   std::string cache_key() const;  ///< "<precision>|<node name>|<op>|<input shapes>"
+};
+
+/// A tensor of an OpSample graph: a runtime input, or a constant (float32 or int64).
+struct OpSampleTensor {
+  enum class Kind { kRuntime, kConstant, kConstantInt64 };
+  std::string name;
+  std::vector<int64_t> shape;
+  Kind kind = Kind::kRuntime;
+  std::vector<float> values;  ///< kConstant: these exact values; empty = uniform random in [-scale, scale)
+  std::vector<int64_t> ints;  ///< kConstantInt64
+  float scale = 1.0f;
+  bool nonzero = false;       ///< random values kept at |v| >= 0.5 (divisors)
+};
+/// An attribute of an OpSample node.
+struct OpSampleAttr {
+  enum class Kind { kInt, kFloat, kInts, kString };
+  std::string name;
+  Kind kind = Kind::kInt;
+  int64_t i = 0;
+  float f = 0.0f;
+  std::vector<int64_t> ints;
+  std::string s;
+  static OpSampleAttr integer(std::string n, int64_t v) { return {std::move(n), Kind::kInt, v, 0.0f, {}, {}}; }
+  static OpSampleAttr real(std::string n, float v) { return {std::move(n), Kind::kFloat, 0, v, {}, {}}; }
+  static OpSampleAttr integers(std::string n, std::vector<int64_t> v) { return {std::move(n), Kind::kInts, 0, 0.0f, std::move(v), {}}; }
+  static OpSampleAttr text(std::string n, std::string v) { return {std::move(n), Kind::kString, 0, 0.0f, {}, std::move(v)}; }
+};
+struct OpSampleNode {
+  std::string op_type;
+  std::vector<std::string> inputs;  ///< "" = an omitted optional input
+  std::vector<std::string> outputs;
+  std::vector<OpSampleAttr> attrs;
+};
+/// One form an entry accepts (an attribute combination, constant vs runtime operands, a fused epilogue), as a
+/// small graph whose only output is "y": the CPU-vs-CUDA consistency test (tests/gpu/cuda_engine_ops_test.cpp)
+/// builds and compares one graph per sample of every entry of cuda_op_table(). Host data only.
+struct OpSample {
+  std::string label;
+  std::vector<OpSampleTensor> tensors;
+  std::vector<OpSampleNode> nodes;
+  int64_t opset = 13;
 };
 
 struct CudaOpDef {
@@ -132,10 +145,22 @@ struct CudaOpDef {
   int data_inputs;
   Status (*supports)(const BindContext& c);
   Status (*bind)(BindContext& c, Step& step);
+  /// The forms of `op_type` this entry accepts, for the consistency test (at least one per entry).
+  std::vector<OpSample> (*samples)(const std::string& op_type);
 };
 
+/// The whole table, sorted by op type (cuda_op_table.cpp assembles it from the family files).
+const std::vector<CudaOpDef>& cuda_op_table();
 const CudaOpDef* find_cuda_op(const std::string& op_type);
 std::vector<std::string> cuda_supported_ops();
+
+/// The entries of each family file (src/engine/cuda/ops/<family>.cpp); only cuda_op_table() calls them.
+std::vector<CudaOpDef> conv_ops();         ///< ops/conv.cpp: Conv
+std::vector<CudaOpDef> elementwise_ops();  ///< ops/elementwise.cpp: unary activations, broadcast binary ops
+std::vector<CudaOpDef> gemm_ops();         ///< ops/gemm.cpp: Gemm, MatMul
+std::vector<CudaOpDef> pool_ops();         ///< ops/pool.cpp: MaxPool, AveragePool, GlobalAveragePool
+std::vector<CudaOpDef> shape_ops();        ///< ops/shape.cpp: Reshape-like copies, Transpose, Concat
+std::vector<CudaOpDef> softmax_ops();      ///< ops/softmax.cpp: Softmax
 
 /// Conv followed by these may fold the activation into the conv epilogue.
 bool activation_of(const ir::Graph& g, const ir::Node& n, kernels::Activation& act, kernels::ActivationParams& p);

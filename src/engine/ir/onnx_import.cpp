@@ -8,9 +8,15 @@
 
 #include <cstring>
 
-#include "core/file_io.h"
+#include <algorithm>
 #include <fstream>
 #include <unordered_map>
+
+#include "core/checked_math.h"
+#include "core/escape.h"
+#include "core/file_io.h"
+#include "core/limits.h"
+#include "engine/ir/tensor_proto.h"
 
 #include "warpstream/graph.h"
 
@@ -22,7 +28,11 @@ bool is_supported_dtype(int32_t t) {
 }
 
 // Converts a TensorProto (dims + data) into a Tensor; `what` labels errors.
+// Every byte count is checked against the data actually present in the protobuf BEFORE anything is
+// allocated, so a few bytes of dims cannot make us zero-fill gigabytes (issue 16). `max_bytes` is
+// further capped by the build limit (core/limits.h, WS_MAX_TENSOR_BYTES).
 Result<Tensor> convert_tensor(const onnx::TensorProto& tp, const std::string& what, size_t max_bytes) {
+  max_bytes = std::min(max_bytes, build_limits().max_tensor_bytes);
   Tensor t;
   t.name = tp.name();
   if (tp.data_location() == onnx::TensorProto::EXTERNAL || tp.external_data_size() > 0) {
@@ -50,29 +60,38 @@ Result<Tensor> convert_tensor(const onnx::TensorProto& tp, const std::string& wh
     return invalid_model(what + ": dims " + shape_string(t.shape) + " need " + std::to_string(count) +
                          " elements but the data holds " + std::to_string(have));
   };
-  std::vector<std::byte> data(bytes);
+  // How many elements the typed field holds (checked before allocating).
+  int64_t have = 0;
   if (tp.has_raw_data()) {
     if (tp.raw_data().size() != bytes) {
       return invalid_model(what + ": dims " + shape_string(t.shape) + " need " + std::to_string(bytes) +
                            " bytes of raw_data but it holds " + std::to_string(tp.raw_data().size()));
     }
+  } else {
+    switch (t.dtype) {
+      case DType::kFloat32: have = tp.float_data_size(); break;
+      case DType::kInt64: have = tp.int64_data_size(); break;
+      case DType::kFloat64: have = tp.double_data_size(); break;
+      case DType::kUInt32: case DType::kUInt64: have = tp.uint64_data_size(); break;
+      default: have = tp.int32_data_size(); break;
+    }
+    if (have != count) return mismatch(static_cast<size_t>(have));
+  }
+  std::vector<std::byte> data(bytes);
+  if (tp.has_raw_data()) {
     if (bytes) std::memcpy(data.data(), tp.raw_data().data(), bytes);
   } else {
     switch (t.dtype) {
       case DType::kFloat32:
-        if (static_cast<int64_t>(tp.float_data_size()) != count) return mismatch(tp.float_data_size());
         if (bytes) std::memcpy(data.data(), tp.float_data().data(), bytes);
         break;
       case DType::kInt64:
-        if (static_cast<int64_t>(tp.int64_data_size()) != count) return mismatch(tp.int64_data_size());
         if (bytes) std::memcpy(data.data(), tp.int64_data().data(), bytes);
         break;
       case DType::kFloat64:
-        if (static_cast<int64_t>(tp.double_data_size()) != count) return mismatch(tp.double_data_size());
         if (bytes) std::memcpy(data.data(), tp.double_data().data(), bytes);
         break;
       case DType::kUInt32: case DType::kUInt64:
-        if (static_cast<int64_t>(tp.uint64_data_size()) != count) return mismatch(tp.uint64_data_size());
         for (int64_t i = 0; i < count; ++i) {
           uint64_t v = tp.uint64_data(static_cast<int>(i));
           if (esize == 4) { uint32_t v32 = static_cast<uint32_t>(v); std::memcpy(data.data() + i * 4, &v32, 4); }
@@ -80,7 +99,6 @@ Result<Tensor> convert_tensor(const onnx::TensorProto& tp, const std::string& wh
         }
         break;
       default:  // int32 / int16 / int8 / uint8 / uint16 / bool / float16 / bfloat16 live in int32_data
-        if (static_cast<int64_t>(tp.int32_data_size()) != count) return mismatch(tp.int32_data_size());
         for (int64_t i = 0; i < count; ++i) {
           int32_t v = tp.int32_data(static_cast<int>(i));
           std::memcpy(data.data() + i * esize, &v, esize);  // little-endian truncation
@@ -104,7 +122,7 @@ Result<Attribute> convert_attribute(const onnx::AttributeProto& a, const std::st
     case A::STRINGS: out.kind = Attribute::Kind::kStrings; out.strings.assign(a.strings().begin(), a.strings().end()); break;
     case A::TENSOR: {
       out.kind = Attribute::Kind::kTensor;
-      WS_ASSIGN_OR_RETURN(Tensor t, convert_tensor(a.t(), what + " attribute '" + a.name() + "'", max_bytes));
+      WS_ASSIGN_OR_RETURN(Tensor t, convert_tensor(a.t(), what + " attribute " + quoted(a.name()), max_bytes));
       out.tensor = std::move(t);
       break;
     }
@@ -117,8 +135,8 @@ Result<Attribute> convert_attribute(const onnx::AttributeProto& a, const std::st
 Status convert_value_info(const onnx::ValueInfoProto& vi, Tensor& t, const ImportOptions& opt, bool is_input) {
   t.name = vi.name();
   if (!vi.type().has_tensor_type()) {
-    return unsupported("graph " + std::string(is_input ? "input" : "output") + " '" + vi.name() +
-                       "' is not a tensor (sequence/map/optional types are not supported)");
+    return unsupported("graph " + std::string(is_input ? "input" : "output") + " " + quoted(vi.name()) +
+                       " is not a tensor (sequence/map/optional types are not supported)");
   }
   const auto& tt = vi.type().tensor_type();
   t.dtype = static_cast<DType>(tt.elem_type());
@@ -126,7 +144,7 @@ Status convert_value_info(const onnx::ValueInfoProto& vi, Tensor& t, const Impor
   if (is_input && fixed == opt.input_shapes.end()) fixed = opt.input_shapes.find("*");
   if (fixed != opt.input_shapes.end()) {
     if (tt.has_shape() && tt.shape().dim_size() != static_cast<int>(fixed->second.size())) {
-      return invalid_argument("input '" + vi.name() + "' has rank " + std::to_string(tt.shape().dim_size()) +
+      return invalid_argument("input " + quoted(vi.name()) + " has rank " + std::to_string(tt.shape().dim_size()) +
                               " but the fixed shape " + shape_string(fixed->second) + " has rank " +
                               std::to_string(fixed->second.size()));
     }
@@ -134,7 +152,7 @@ Status convert_value_info(const onnx::ValueInfoProto& vi, Tensor& t, const Impor
       for (int i = 0; i < tt.shape().dim_size(); ++i) {
         const auto& d = tt.shape().dim(i);
         if (d.has_dim_value() && d.dim_value() != fixed->second[static_cast<size_t>(i)]) {
-          return invalid_argument("input '" + vi.name() + "' dim " + std::to_string(i) + " is fixed to " +
+          return invalid_argument("input " + quoted(vi.name()) + " dim " + std::to_string(i) + " is fixed to " +
                                   std::to_string(d.dim_value()) + " by the model, not " +
                                   std::to_string(fixed->second[static_cast<size_t>(i)]));
         }
@@ -142,10 +160,10 @@ Status convert_value_info(const onnx::ValueInfoProto& vi, Tensor& t, const Impor
     }
     t.shape = fixed->second;
     t.shape_known = true;
-    return Status::ok();
+    return check_shape_within_limits(t.shape, "input " + quoted(vi.name()));
   }
   if (!tt.has_shape()) {
-    if (is_input) return invalid_model("graph input '" + vi.name() + "' has no shape; fix it at build (input_shapes)");
+    if (is_input) return invalid_model("graph input " + quoted(vi.name()) + " has no shape; fix it at build (input_shapes)");
     return Status::ok();
   }
   t.shape.clear();
@@ -153,8 +171,8 @@ Status convert_value_info(const onnx::ValueInfoProto& vi, Tensor& t, const Impor
     const auto& d = tt.shape().dim(i);
     if (!d.has_dim_value() || d.dim_value() < 0) {
       if (is_input) {
-        return invalid_model("graph input '" + vi.name() + "' dim " + std::to_string(i) + " ('" + d.dim_param() +
-                             "') is not a fixed number; the engine is fixed-shape: give the input's full shape at build "
+        return invalid_model("graph input " + quoted(vi.name()) + " dim " + std::to_string(i) + " (" + quoted(d.dim_param()) +
+                             ") is not a fixed number; the engine is fixed-shape: give the input's full shape at build "
                              "(e.g. warpstream classify --input-shape 1x3x224x224)");
       }
       t.shape.clear();
@@ -163,13 +181,16 @@ Status convert_value_info(const onnx::ValueInfoProto& vi, Tensor& t, const Impor
     t.shape.push_back(d.dim_value());
   }
   t.shape_known = true;
+  // A runtime input's size decides the arena and the caller's buffer: bound it like any tensor.
+  if (is_input) return check_shape_within_limits(t.shape, "graph input " + quoted(vi.name()));
   return Status::ok();
 }
 
 }  // namespace
 
-Result<Graph> import_onnx_bytes(std::span<const std::byte> bytes, const std::string& source,
+Result<Graph> import_onnx_bytes(std::span<const std::byte> bytes, const std::string& source_name,
                                 const ImportOptions& options) {
+  const std::string source = escape_text(source_name);  // a file name is a string from outside too
   if (bytes.empty()) return invalid_model(source + ": file is empty (0 bytes); expected an ONNX model");
   onnx::ModelProto model;
   google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
@@ -204,7 +225,7 @@ Result<Graph> import_onnx_bytes(std::span<const std::byte> bytes, const std::str
 
   for (int i = 0; i < gp.initializer_size(); ++i) {
     const auto& tp = gp.initializer(i);
-    WS_ASSIGN_OR_RETURN(Tensor t, convert_tensor(tp, source + ": initializer '" + tp.name() + "'",
+    WS_ASSIGN_OR_RETURN(Tensor t, convert_tensor(tp, source + ": initializer " + quoted(tp.name()) + "",
                                                  options.max_tensor_bytes));
     TensorId id = get_or_add(tp.name());
     g.tensor(id) = std::move(t);
@@ -232,7 +253,7 @@ Result<Graph> import_onnx_bytes(std::span<const std::byte> bytes, const std::str
     if (n.first == "*") continue;
     bool found = false;
     for (TensorId id : g.inputs) found |= g.tensor(id).name == n.first;
-    if (!found) return invalid_argument(source + ": no graph input named '" + n.first + "' to fix the shape of");
+    if (!found) return invalid_argument(source + ": no graph input named " + quoted(n.first) + " to fix the shape of");
   }
   for (int i = 0; i < gp.node_size(); ++i) {
     const auto& np = gp.node(i);
@@ -240,11 +261,11 @@ Result<Graph> import_onnx_bytes(std::span<const std::byte> bytes, const std::str
     node.op_type = np.op_type();
     node.name = np.name().empty() ? np.op_type() + "_" + std::to_string(i) : np.name();
     if (!np.domain().empty() && np.domain() != "ai.onnx") {
-      return unsupported(source + ": node '" + node.name + "' (" + np.op_type() + ") is in domain '" + np.domain() +
-                         "'; only the default ONNX domain is supported");
+      return unsupported(source + ": node " + quoted(node.name) + " (" + escape_text(np.op_type()) + ") is in domain " + quoted(np.domain()) +
+                         "; only the default ONNX domain is supported");
     }
     for (const auto& a : np.attribute()) {
-      WS_ASSIGN_OR_RETURN(Attribute attr, convert_attribute(a, source + ": node '" + node.name + "'",
+      WS_ASSIGN_OR_RETURN(Attribute attr, convert_attribute(a, source + ": node " + quoted(node.name),
                                                             options.max_tensor_bytes));
       node.attributes.emplace(a.name(), std::move(attr));
     }
@@ -252,15 +273,15 @@ Result<Graph> import_onnx_bytes(std::span<const std::byte> bytes, const std::str
       if (in.empty()) { node.inputs.push_back(kNoTensor); continue; }
       auto it = ids.find(in);
       if (it == ids.end()) {
-        return invalid_model(source + ": node '" + node.name + "' (" + np.op_type() + ") reads '" + in +
-                             "', which no earlier node, input or initializer produces");
+        return invalid_model(source + ": node " + quoted(node.name) + " (" + escape_text(np.op_type()) + ") reads " + quoted(in) +
+                             ", which no earlier node, input or initializer produces");
       }
       node.inputs.push_back(it->second);
     }
     for (const auto& out : np.output()) {
       if (out.empty()) { node.outputs.push_back(kNoTensor); continue; }
       if (ids.count(out)) {
-        return invalid_model(source + ": node '" + node.name + "' writes '" + out + "', which already exists");
+        return invalid_model(source + ": node " + quoted(node.name) + " writes " + quoted(out) + ", which already exists");
       }
       node.outputs.push_back(get_or_add(out));
     }
@@ -299,7 +320,7 @@ Result<Graph> import_onnx_bytes(std::span<const std::byte> bytes, const std::str
   }
   for (const auto& vi : gp.output()) {
     auto it = ids.find(vi.name());
-    if (it == ids.end()) return invalid_model(source + ": graph output '" + vi.name() + "' is produced by no node");
+    if (it == ids.end()) return invalid_model(source + ": graph output " + quoted(vi.name()) + " is produced by no node");
     Tensor& t = g.tensor(it->second);
     if (!t.is_constant() && !t.shape_known) {
       Tensor declared;
@@ -325,14 +346,30 @@ Result<Graph> import_onnx(const std::string& path, const ImportOptions& options)
   return import_onnx_bytes(std::as_bytes(std::span<const char>(*raw)), path, options);
 }
 
-Result<Tensor> read_tensor_proto(const std::string& path, size_t max_tensor_bytes) {
-  WS_ASSIGN_OR_RETURN(std::vector<char> bytes, read_regular_file(path, "tensor file", max_tensor_bytes + (1 << 20)));
+Result<Tensor> parse_tensor_proto(std::span<const std::byte> bytes, const std::string& source_name,
+                                  size_t max_tensor_bytes) {
+  const std::string source = escape_text(source_name);
+  max_tensor_bytes = std::min(max_tensor_bytes, build_limits().max_tensor_bytes);
+  // The file itself is bounded too: a tensor's encoding is at most a little over its data.
+  if (bytes.size() > max_tensor_bytes + (size_t{1} << 20) || bytes.size() > size_t{INT32_MAX}) {
+    return resource_exhausted(source + ": " + std::to_string(bytes.size()) + " bytes is over the " +
+                              std::to_string(max_tensor_bytes) + "-byte tensor limit (WS_MAX_TENSOR_BYTES)");
+  }
   onnx::TensorProto tp;
   if (bytes.empty() || !tp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return invalid_model(path + ": not an ONNX TensorProto (" + std::to_string(bytes.size()) + " bytes)");
+    return invalid_model(source + ": not an ONNX TensorProto (" + std::to_string(bytes.size()) + " bytes)");
   }
-  if (tp.data_type() == 0) return unsupported(path + ": not a plain tensor (sequence/optional/map value?)");
-  return convert_tensor(tp, path, max_tensor_bytes);
+  if (tp.data_type() == 0) return unsupported(source + ": not a plain tensor (sequence/optional/map value?)");
+  WS_ASSIGN_OR_RETURN(Tensor t, convert_tensor(tp, source, max_tensor_bytes));
+  // A runtime input's shape decides buffers and work; bound its extent like any tensor.
+  WS_RETURN_IF_ERROR(check_shape_within_limits(t.shape, source));
+  return t;
+}
+
+Result<Tensor> read_tensor_proto(const std::string& path, size_t max_tensor_bytes) {
+  max_tensor_bytes = std::min(max_tensor_bytes, build_limits().max_tensor_bytes);
+  WS_ASSIGN_OR_RETURN(std::vector<char> bytes, read_regular_file(path, "tensor file", max_tensor_bytes + (1 << 20)));
+  return parse_tensor_proto(std::as_bytes(std::span<const char>(bytes)), path, max_tensor_bytes);
 }
 
 }  // namespace ws::ir

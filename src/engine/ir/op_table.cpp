@@ -10,6 +10,11 @@
 #include <cstring>
 #include <limits>
 
+#include "core/checked_math.h"
+#include "core/escape.h"
+#include "core/limits.h"
+#include "engine/ir/op_table_ext.h"
+#include "reference/ops_ext.h"
 #include "reference/pad.h"
 #include "reference/reference.h"
 
@@ -52,7 +57,7 @@ Status require_float(const NodeContext& c, size_t i) {
   if (!c.has_input(i)) return Status::ok();
   const auto& t = c.input(i);
   if (t.dtype != DType::kFloat32) {
-    return c.error(StatusCode::kUnsupported, "input " + std::to_string(i) + " ('" + t.name + "') has element type " +
+    return c.error(StatusCode::kUnsupported, "input " + std::to_string(i) + " (" + quoted(t.name) + ") has element type " +
                                                  ir::dtype_name(t.dtype) + "; only float32 is supported");
   }
   return Status::ok();
@@ -112,31 +117,50 @@ Status resolve_window(const NodeContext& c, const Shape& x, const std::vector<in
     w.kernel[i] = kernel[static_cast<size_t>(i)];
     w.stride[i] = strides[static_cast<size_t>(i)];
     w.dilation[i] = dilations[static_cast<size_t>(i)];
-    if (w.kernel[i] < 1) return c.bad_attribute("kernel_shape", "values must be >= 1");
-    if (w.stride[i] < 1) return c.bad_attribute("strides", "values must be >= 1");
-    if (w.dilation[i] < 1) return c.bad_attribute("dilations", "values must be >= 1");
-    const int64_t eff = (w.kernel[i] - 1) * w.dilation[i] + 1;
+    // Values the spec rules out make the model invalid (a failure of the model, not a skip).
+    if (w.kernel[i] < 1) return c.error(StatusCode::kInvalidModel, "attribute 'kernel_shape' values must be >= 1");
+    if (w.stride[i] < 1) return c.error(StatusCode::kInvalidModel, "attribute 'strides' values must be >= 1");
+    if (w.dilation[i] < 1) return c.error(StatusCode::kInvalidModel, "attribute 'dilations' values must be >= 1");
+    // Every quantity the reference kernels derive from the window (effective extent, padded
+    // extent, last window start) is computed here with overflow checks; the per-tensor element
+    // bound (core/limits.h) then bounds the output. Kernels rely on these values being in range.
+    auto overflow = [&](const char* what) {
+      return c.error(StatusCode::kInvalidModel, std::string(what) + " overflows 64-bit arithmetic along spatial axis " +
+                                                    std::to_string(i) + " (kernel " + std::to_string(w.kernel[i]) + ", stride " +
+                                                    std::to_string(w.stride[i]) + ", dilation " + std::to_string(w.dilation[i]) + ")");
+    };
+    std::optional<int64_t> eff_o = checked_mul(w.kernel[i] - 1, w.dilation[i]);
+    if (eff_o) eff_o = checked_add(*eff_o, 1);
+    if (!eff_o) return overflow("the window extent (kernel - 1) × dilation + 1");
+    const int64_t eff = *eff_o;
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      w.out[i] = (w.in[i] + w.stride[i] - 1) / w.stride[i];
-      const int64_t total = std::max<int64_t>(0, (w.out[i] - 1) * w.stride[i] + eff - w.in[i]);
+      w.out[i] = w.in[i] / w.stride[i] + (w.in[i] % w.stride[i] != 0 ? 1 : 0);
+      std::optional<int64_t> need = checked_mul(std::max<int64_t>(w.out[i] - 1, 0), w.stride[i]);
+      if (need) need = checked_add(*need, eff);
+      if (!need) return overflow("the SAME padding");
+      const int64_t total = std::max<int64_t>(0, *need - w.in[i]);
       w.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       w.pad_end[i] = total - w.pad_begin[i];
+      if (!checked_add(w.in[i], total)) return overflow("the padded input");
     } else if (auto_pad == "VALID" || auto_pad == "NOTSET") {
       if (auto_pad == "NOTSET") {
         w.pad_begin[i] = pads[static_cast<size_t>(i)];
         w.pad_end[i] = pads[static_cast<size_t>(i + rank)];
-        if (w.pad_begin[i] < 0 || w.pad_end[i] < 0) return c.bad_attribute("pads", "values must be >= 0");
+        if (w.pad_begin[i] < 0 || w.pad_end[i] < 0) return c.error(StatusCode::kInvalidModel, "attribute 'pads' = " + ir::shape_string(pads) + ": values must be >= 0");
       }
-      const int64_t span = w.in[i] + w.pad_begin[i] + w.pad_end[i] - eff;
+      std::optional<int64_t> padded = checked_add(w.in[i], w.pad_begin[i]);
+      if (padded) padded = checked_add(*padded, w.pad_end[i]);
+      if (!padded) return overflow("the padded input (input + pads)");
+      const int64_t span = *padded - eff;
       if (span < 0) {
         return c.error(StatusCode::kInvalidModel, "window of " + std::to_string(eff) + " (kernel × dilation) is larger than the padded input " +
-                                                      std::to_string(w.in[i] + w.pad_begin[i] + w.pad_end[i]) + " along spatial axis " + std::to_string(i));
+                                                      std::to_string(*padded) + " along spatial axis " + std::to_string(i));
       }
-      w.out[i] = (ceil_mode ? (span + w.stride[i] - 1) / w.stride[i] : span / w.stride[i]) + 1;
+      w.out[i] = (ceil_mode ? span / w.stride[i] + (span % w.stride[i] != 0 ? 1 : 0) : span / w.stride[i]) + 1;
       // A window may not start in the end padding (PyTorch/ONNX reference rule for ceil_mode).
       if (ceil_mode && (w.out[i] - 1) * w.stride[i] >= w.in[i] + w.pad_begin[i]) --w.out[i];
     } else {
-      return c.bad_attribute("auto_pad", "= '" + auto_pad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+      return c.bad_attribute("auto_pad", "= " + quoted(auto_pad) + " is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
     }
   }
   return Status::ok();
@@ -170,12 +194,12 @@ Status analyze_conv(NodeContext& c) {
     return c.error(StatusCode::kInvalidModel, "weight " + ir::shape_string(wt) + " and input " + ir::shape_string(x) + " differ in rank");
   }
   if (group < 1 || x[1] % group != 0 || wt[0] % group != 0) {
-    return c.bad_attribute("group", "= " + std::to_string(group) + " must be >= 1 and divide input channels " +
+    return c.error(StatusCode::kInvalidModel, "attribute 'group' = " + std::to_string(group) + " must be >= 1 and divide input channels " +
                                         std::to_string(x[1]) + " and output channels " + std::to_string(wt[0]));
   }
-  if (wt[1] * group != x[1]) {
-    return c.error(StatusCode::kInvalidModel, "weight " + ir::shape_string(wt) + " expects " + std::to_string(wt[1] * group) +
-                                                  " input channels but X has " + std::to_string(x[1]));
+  if (const auto cin = checked_mul(wt[1], group); !cin || *cin != x[1]) {
+    return c.error(StatusCode::kInvalidModel, "weight " + ir::shape_string(wt) + " with group " + std::to_string(group) +
+                                                  " does not match the " + std::to_string(x[1]) + " input channels of X");
   }
   std::vector<int64_t> wk(wt.begin() + 2, wt.end());
   WS_ASSIGN_OR_RETURN(auto kernel, attr_ints(c, "kernel_shape", wk));
@@ -301,7 +325,7 @@ Result<float> scalar_input(const NodeContext& c, size_t i, float fallback) {
   if (!c.has_input(i)) return fallback;
   const auto& t = c.input(i);
   if (t.dtype != DType::kFloat32 || t.elements() != 1) {
-    return c.error(StatusCode::kUnsupported, "input " + std::to_string(i) + " ('" + t.name + "') must be a float32 scalar");
+    return c.error(StatusCode::kUnsupported, "input " + std::to_string(i) + " (" + quoted(t.name) + ") must be a float32 scalar");
   }
   return *t.data_as<float>();
 }
@@ -340,8 +364,12 @@ Status analyze_dropout(NodeContext& c) {
   if (c.has_input(2)) {
     const auto& t = c.input(2);
     if (t.dtype != DType::kBool || t.elements() != 1) return c.error(StatusCode::kInvalidModel, "training_mode must be a bool scalar");
-    if (static_cast<uint8_t>((*t.data)[0]) != 0) {
-      return c.error(StatusCode::kUnsupported, "training mode (training_mode = true) is not supported; inference only");
+    // Training mode with ratio 0 drops nothing: y = x and the mask is all true (exactly what an
+    // inference run computes), as exporters write for train-mode models with dropout 0.
+    const bool zero_ratio = c.has_input(1) && c.input(1).dtype == DType::kFloat32 && c.input(1).elements() == 1 &&
+                            *c.input(1).data_as<float>() == 0.0f;
+    if (static_cast<uint8_t>((*t.data)[0]) != 0 && !zero_ratio) {
+      return c.error(StatusCode::kUnsupported, "training mode (training_mode = true) with a non-zero ratio is not supported; inference only");
     }
   }
   const auto& x = c.input(0);
@@ -360,11 +388,29 @@ Status analyze_dropout(NodeContext& c) {
 }
 
 Status analyze_binary(NodeContext& c, ref::BinaryOp op) {
-  WS_RETURN_IF_ERROR(require_all_float(c));
-  if (c.node.find("broadcast") || c.node.find("axis")) {
-    return c.bad_attribute(c.node.find("axis") ? "axis" : "broadcast", "(legacy opset < 7 broadcasting) is not supported");
+  Shape a = c.input(0).shape, b = c.input(1).shape;
+  // Opset < 7: no numpy broadcasting; with broadcast = 1, B's dims align with A's from `axis`
+  // (default: B is a suffix of A). Rewritten as numpy broadcasting by padding B's dims with 1s.
+  if (c.graph.opset < 7) {
+    WS_ASSIGN_OR_RETURN(int64_t bc, attr_int(c, "broadcast", 0));
+    if (bc != 0) {
+      const int64_t ra = static_cast<int64_t>(a.size()), rb = static_cast<int64_t>(b.size());
+      WS_ASSIGN_OR_RETURN(int64_t axis, attr_int(c, "axis", ra - rb));
+      if (axis < 0) axis += ra;
+      if (axis < 0 || axis + rb > ra) return c.bad_attribute("axis", "= " + std::to_string(axis) + " does not place B " + ir::shape_string(b) + " inside A " + ir::shape_string(a) + " (legacy broadcast, opset < 7)");
+      b.insert(b.end(), static_cast<size_t>(ra - axis - rb), 1);
+    } else if (a != b) {
+      return c.error(StatusCode::kInvalidModel, "A " + ir::shape_string(a) + " and B " + ir::shape_string(b) + " differ and broadcast = 0 (opset < 7 has no implicit broadcasting)");
+    }
+  } else if (c.node.find("broadcast") || c.node.find("axis")) {
+    return c.bad_attribute(c.node.find("axis") ? "axis" : "broadcast", "is a legacy (opset < 7) attribute; this model declares opset " + std::to_string(c.graph.opset));
   }
-  const Shape a = c.input(0).shape, b = c.input(1).shape;
+  if (c.input(0).dtype == DType::kInt64 && c.input(1).dtype == DType::kInt64) {  // shape arithmetic
+    const ref::Binary2Op op2 = op == ref::BinaryOp::kAdd ? ref::Binary2Op::kAdd : op == ref::BinaryOp::kSub ? ref::Binary2Op::kSub
+                             : op == ref::BinaryOp::kMul ? ref::Binary2Op::kMul : ref::Binary2Op::kDiv;
+    return ext::bind_binary_i64(c, static_cast<int>(op2), a, b);
+  }
+  WS_RETURN_IF_ERROR(require_all_float(c));
   auto y = ref::broadcast_dims(a, b);
   if (!y) return c.error(StatusCode::kInvalidModel, y.status().message());
   set_single_output(c, DType::kFloat32, *y);
@@ -406,6 +452,7 @@ Status analyze_reshape(NodeContext& c) {
   if (c.graph.opset < 5) {
     WS_ASSIGN_OR_RETURN(target, attr_ints(c, "shape", {}));
   } else {
+    WS_RETURN_IF_ERROR(c.require_input(1, "shape"));
     const auto& s = c.input(1);
     if (s.dtype != DType::kInt64 || s.shape.size() != 1) {
       return c.error(StatusCode::kInvalidModel, "shape input must be a 1-D int64 tensor, got " + ir::dtype_name(s.dtype) + " " + ir::shape_string(s.shape));
@@ -429,7 +476,9 @@ Status analyze_reshape(NodeContext& c) {
     }
     if (d < 0) return c.error(StatusCode::kInvalidModel, "shape " + ir::shape_string(target) + " has a negative dimension");
     y[i] = d;
-    known *= d;
+    const auto k = checked_mul(known, d);
+    if (!k) return c.error(StatusCode::kInvalidModel, "shape " + ir::shape_string(target) + " has more elements than 64-bit arithmetic holds");
+    known = *k;
   }
   const int64_t total = x.elements();
   if (infer_at >= 0) {
@@ -489,7 +538,9 @@ Status analyze_concat(NodeContext& c) {
                                                       " does not match " + ir::shape_string(x0.shape) + " off the concat axis");
       }
     }
-    y[static_cast<size_t>(axis)] += t.shape[static_cast<size_t>(axis)];
+    const auto sum = checked_add(y[static_cast<size_t>(axis)], t.shape[static_cast<size_t>(axis)]);
+    if (!sum) return c.error(StatusCode::kInvalidModel, "the concatenated axis overflows 64-bit arithmetic");
+    y[static_cast<size_t>(axis)] = *sum;
     dims.push_back(t.shape);
   }
   const size_t es = ir::dtype_size(x0.dtype);
@@ -502,7 +553,12 @@ Status analyze_concat(NodeContext& c) {
 
 Status analyze_gemm(NodeContext& c) {
   WS_RETURN_IF_ERROR(require_all_float(c));
-  if (c.node.find("broadcast")) return c.bad_attribute("broadcast", "(legacy opset < 7) is not supported");
+  // Gemm-6 and earlier: C broadcasts only with broadcast = 1 (then unidirectionally, as from
+  // opset 7 on); broadcast = 0 requires C to be exactly [M, N] (checked below).
+  WS_ASSIGN_OR_RETURN(int64_t legacy_broadcast, attr_int(c, "broadcast", 0));
+  if (c.node.find("broadcast") && c.graph.opset >= 7) {
+    return c.bad_attribute("broadcast", "is a legacy (opset < 7) attribute; this model declares opset " + std::to_string(c.graph.opset));
+  }
   WS_ASSIGN_OR_RETURN(int64_t ta, attr_int(c, "transA", 0));
   WS_ASSIGN_OR_RETURN(int64_t tb, attr_int(c, "transB", 0));
   WS_ASSIGN_OR_RETURN(float alpha, attr_float(c, "alpha", 1.0f));
@@ -518,6 +574,9 @@ Status analyze_gemm(NodeContext& c) {
     cd = c.input(2).shape;
     auto bc = ref::broadcast_dims(cd, Shape{m, n});
     if (!bc || *bc != Shape{m, n} || cd.size() > 2) return c.error(StatusCode::kInvalidModel, "C " + ir::shape_string(cd) + " does not broadcast to [" + std::to_string(m) + ", " + std::to_string(n) + "]");
+    if (c.graph.opset < 7 && !legacy_broadcast && cd != Shape{m, n}) {
+      return c.error(StatusCode::kInvalidModel, "C " + ir::shape_string(cd) + " must be [" + std::to_string(m) + ", " + std::to_string(n) + "] without broadcast = 1 (opset < 7)");
+    }
   }
   set_single_output(c, DType::kFloat32, {m, n});
   const bool has_c = c.has_input(2);
@@ -637,13 +696,14 @@ Status analyze_pad(NodeContext& c) {
   if (mode_s == "constant") mode = ref::PadMode::kConstant;
   else if (mode_s == "reflect") mode = ref::PadMode::kReflect;
   else if (mode_s == "edge") mode = ref::PadMode::kEdge;
-  else return c.bad_attribute("mode", "= '" + mode_s + "' is not one of constant, reflect, edge");
+  else return c.bad_attribute("mode", "= " + quoted(mode_s) + " is not one of constant, reflect, edge");
   std::vector<int64_t> pads;
   float value = 0.0f;
   if (c.graph.opset < 11) {
     WS_ASSIGN_OR_RETURN(pads, attr_ints(c, "pads", {}));
     WS_ASSIGN_OR_RETURN(value, attr_float(c, "value", 0.0f));
   } else {
+    WS_RETURN_IF_ERROR(c.require_input(1, "pads"));
     const auto& p = c.input(1);
     if (p.dtype != DType::kInt64 || p.shape.size() != 1) return c.error(StatusCode::kInvalidModel, "pads must be a 1-D int64 tensor");
     pads.assign(p.data_as<int64_t>(), p.data_as<int64_t>() + p.elements());
@@ -656,7 +716,10 @@ Status analyze_pad(NodeContext& c) {
     if (pads[i] < 0 || pads[i + r] < 0) return c.error(StatusCode::kUnsupported, "negative pads (cropping) are not supported");
     if (mode == ref::PadMode::kReflect && (pads[i] >= x[i] || pads[i + r] >= x[i]) && (pads[i] || pads[i + r]))
       return c.error(StatusCode::kInvalidModel, "reflect padding of " + std::to_string(std::max(pads[i], pads[i + r])) + " needs axis " + std::to_string(i) + " longer than " + std::to_string(x[i]));
-    y[i] = x[i] + pads[i] + pads[i + r];
+    std::optional<int64_t> yi = checked_add(x[i], pads[i]);
+    if (yi) yi = checked_add(*yi, pads[i + r]);
+    if (!yi) return c.error(StatusCode::kInvalidModel, "padded axis " + std::to_string(i) + " overflows 64-bit arithmetic");
+    y[i] = *yi;
   }
   set_single_output(c, DType::kFloat32, y);
   c.kernel = [x, pads, mode, value](std::span<const void* const> in, std::span<void* const> out) {
@@ -667,49 +730,159 @@ Status analyze_pad(NodeContext& c) {
 
 const std::vector<OpDef>& op_defs() {
   static const std::vector<std::string> kWindow = {"auto_pad", "dilations", "kernel_shape", "pads", "strides"};
+  static const std::vector<std::string> kReduce = {"axes", "keepdims", "noop_with_empty_axes"};
   auto with = [](std::vector<std::string> base, std::initializer_list<const char*> more) {
     for (const char* m : more) base.push_back(m);
     return base;
   };
   static const std::vector<OpDef> defs = {
-      {"Add", 2, 2, 1, 1, {}, {}, analyze_add},
+      {"Abs", 1, 1, 1, 1, {}, {}, ext::analyze_abs},
+      {"Acos", 1, 1, 1, 1, {}, {}, ext::analyze_acos},
+      {"Acosh", 1, 1, 1, 1, {}, {}, ext::analyze_acosh},
+      {"Add", 2, 2, 1, 1, {}, {"broadcast", "axis"}, analyze_add},
+      {"And", 2, 2, 1, 1, {}, {}, ext::analyze_and},
+      {"ArgMax", 1, 1, 1, 1, {}, {"axis", "keepdims", "select_last_index"}, ext::analyze_arg_max},
+      {"ArgMin", 1, 1, 1, 1, {}, {"axis", "keepdims", "select_last_index"}, ext::analyze_arg_min},
+      {"Asin", 1, 1, 1, 1, {}, {}, ext::analyze_asin},
+      {"Asinh", 1, 1, 1, 1, {}, {}, ext::analyze_asinh},
+      {"Atan", 1, 1, 1, 1, {}, {}, ext::analyze_atan},
+      {"Atanh", 1, 1, 1, 1, {}, {}, ext::analyze_atanh},
       {"AveragePool", 1, 1, 1, 1, {}, with(kWindow, {"ceil_mode", "count_include_pad"}), analyze_average_pool},
       {"BatchNormalization", 5, 5, 1, 5, {}, {"epsilon", "momentum", "spatial", "training_mode", "is_test", "consumed_inputs"}, analyze_batch_norm},
+      {"Cast", 1, 1, 1, 1, {}, {"to"}, ext::analyze_cast},
+      {"CastLike", 2, 2, 1, 1, {}, {}, ext::analyze_cast_like},
+      {"Ceil", 1, 1, 1, 1, {}, {}, ext::analyze_ceil},
+      {"Celu", 1, 1, 1, 1, {}, {"alpha"}, ext::analyze_celu},
       {"Clip", 1, 3, 1, 1, {1, 2}, {"min", "max"}, analyze_clip},
       {"Concat", 1, 1 << 20, 1, 1, {}, {"axis"}, analyze_concat},
+      {"ConstantOfShape", 1, 1, 1, 1, {0}, {"value"}, ext::analyze_constant_of_shape},
       {"Conv", 2, 3, 1, 1, {}, with(kWindow, {"group"}), analyze_conv},
-      {"Div", 2, 2, 1, 1, {}, {}, analyze_div},
+      {"ConvTranspose", 2, 3, 1, 1, {}, with(kWindow, {"group", "output_padding", "output_shape"}), ext::analyze_conv_transpose},
+      {"Cos", 1, 1, 1, 1, {}, {}, ext::analyze_cos},
+      {"Cosh", 1, 1, 1, 1, {}, {}, ext::analyze_cosh},
+      {"CumSum", 2, 2, 1, 1, {1}, {"exclusive", "reverse"}, ext::analyze_cum_sum},
+      {"DepthToSpace", 1, 1, 1, 1, {}, {"blocksize", "mode"}, ext::analyze_depth_to_space},
+      {"Div", 2, 2, 1, 1, {}, {"broadcast", "axis"}, analyze_div},
       {"Dropout", 1, 3, 1, 2, {1, 2}, {"ratio", "seed", "is_test"}, analyze_dropout},
+      {"Elu", 1, 1, 1, 1, {}, {"alpha"}, ext::analyze_elu},
+      {"Equal", 2, 2, 1, 1, {}, {}, ext::analyze_equal},
+      {"Erf", 1, 1, 1, 1, {}, {}, ext::analyze_erf},
+      {"Exp", 1, 1, 1, 1, {}, {}, ext::analyze_exp},
+      {"Expand", 2, 2, 1, 1, {1}, {}, ext::analyze_expand},
       {"Flatten", 1, 1, 1, 1, {}, {"axis"}, analyze_flatten},
+      {"Floor", 1, 1, 1, 1, {}, {}, ext::analyze_floor},
+      {"Gather", 2, 2, 1, 1, {1}, {"axis"}, ext::analyze_gather},
+      {"GatherElements", 2, 2, 1, 1, {1}, {"axis"}, ext::analyze_gather_elements},
+      {"Gelu", 1, 1, 1, 1, {}, {"approximate"}, ext::analyze_gelu},
       {"Gemm", 2, 3, 1, 1, {}, {"alpha", "beta", "transA", "transB", "broadcast"}, analyze_gemm},
       {"GlobalAveragePool", 1, 1, 1, 1, {}, {}, analyze_global_average_pool},
+      {"GlobalMaxPool", 1, 1, 1, 1, {}, {}, ext::analyze_global_max_pool},
+      {"Greater", 2, 2, 1, 1, {}, {}, ext::analyze_greater},
+      {"GreaterOrEqual", 2, 2, 1, 1, {}, {}, ext::analyze_greater_or_equal},
       {"HardSigmoid", 1, 1, 1, 1, {}, {"alpha", "beta"}, analyze_hard_sigmoid},
       {"HardSwish", 1, 1, 1, 1, {}, {}, analyze_hard_swish},
+      {"Hardmax", 1, 1, 1, 1, {}, {"axis"}, ext::analyze_hardmax},
       {"Identity", 1, 1, 1, 1, {}, {}, analyze_identity},
+      {"InstanceNormalization", 3, 3, 1, 1, {}, {"epsilon"}, ext::analyze_instance_normalization},
+      {"IsInf", 1, 1, 1, 1, {}, {"detect_negative", "detect_positive"}, ext::analyze_is_inf},
+      {"IsNaN", 1, 1, 1, 1, {}, {}, ext::analyze_is_nan},
+      {"LayerNormalization", 2, 3, 1, 3, {}, {"axis", "epsilon", "stash_type"}, ext::analyze_layer_normalization},
+      {"LeakyRelu", 1, 1, 1, 1, {}, {"alpha"}, ext::analyze_leaky_relu},
+      {"Less", 2, 2, 1, 1, {}, {}, ext::analyze_less},
+      {"LessOrEqual", 2, 2, 1, 1, {}, {}, ext::analyze_less_or_equal},
+      {"Log", 1, 1, 1, 1, {}, {}, ext::analyze_log},
+      {"LogSoftmax", 1, 1, 1, 1, {}, {"axis"}, ext::analyze_log_softmax},
       {"MatMul", 2, 2, 1, 1, {}, {}, analyze_matmul},
+      {"Max", 1, 1 << 20, 1, 1, {}, {}, ext::analyze_max},
       {"MaxPool", 1, 1, 1, 2, {}, with(kWindow, {"ceil_mode", "storage_order"}), analyze_max_pool},
-      {"Mul", 2, 2, 1, 1, {}, {}, analyze_mul},
+      {"Mean", 1, 1 << 20, 1, 1, {}, {}, ext::analyze_mean},
+      {"Min", 1, 1 << 20, 1, 1, {}, {}, ext::analyze_min},
+      {"Mod", 2, 2, 1, 1, {}, {"fmod"}, ext::analyze_mod},
+      {"Mul", 2, 2, 1, 1, {}, {"broadcast", "axis"}, analyze_mul},
+      {"Neg", 1, 1, 1, 1, {}, {}, ext::analyze_neg},
+      {"Not", 1, 1, 1, 1, {}, {}, ext::analyze_not},
+      {"Or", 2, 2, 1, 1, {}, {}, ext::analyze_or},
+      {"PRelu", 2, 2, 1, 1, {}, {}, ext::analyze_prelu},
       {"Pad", 1, 4, 1, 1, {1, 2, 3}, {"mode", "pads", "value"}, analyze_pad},
+      {"Pow", 2, 2, 1, 1, {}, {}, ext::analyze_pow},
+      {"Range", 3, 3, 1, 1, {0, 1, 2}, {}, ext::analyze_range},
+      {"Reciprocal", 1, 1, 1, 1, {}, {}, ext::analyze_reciprocal},
+      {"ReduceL1", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_l1},
+      {"ReduceL2", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_l2},
+      {"ReduceLogSum", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_log_sum},
+      {"ReduceLogSumExp", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_log_sum_exp},
+      {"ReduceMax", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_max},
+      {"ReduceMean", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_mean},
+      {"ReduceMin", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_min},
+      {"ReduceProd", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_prod},
+      {"ReduceSum", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_sum},
+      {"ReduceSumSquare", 1, 2, 1, 1, {1}, kReduce, ext::analyze_reduce_sum_square},
       {"Relu", 1, 1, 1, 1, {}, {}, analyze_relu},
       {"Reshape", 1, 2, 1, 1, {1}, {"shape", "allowzero"}, analyze_reshape},
+      {"Resize", 1, 4, 1, 1, {1, 2, 3}, {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside", "extrapolation_value", "antialias", "axes", "keep_aspect_ratio_policy"}, ext::analyze_resize},
+      {"Round", 1, 1, 1, 1, {}, {}, ext::analyze_round},
+      {"ScatterND", 3, 3, 1, 1, {1}, {"reduction"}, ext::analyze_scatter_nd},
+      {"Selu", 1, 1, 1, 1, {}, {"alpha", "gamma"}, ext::analyze_selu},
       {"Shape", 1, 1, 1, 1, {}, {"start", "end"}, analyze_shape},
+      {"Shrink", 1, 1, 1, 1, {}, {"bias", "lambd"}, ext::analyze_shrink},
       {"Sigmoid", 1, 1, 1, 1, {}, {}, analyze_sigmoid},
+      {"Sign", 1, 1, 1, 1, {}, {}, ext::analyze_sign},
+      {"Sin", 1, 1, 1, 1, {}, {}, ext::analyze_sin},
+      {"Sinh", 1, 1, 1, 1, {}, {}, ext::analyze_sinh},
+      {"Size", 1, 1, 1, 1, {}, {}, ext::analyze_size},
+      {"Slice", 1, 5, 1, 1, {1, 2, 3, 4}, {"starts", "ends", "axes"}, ext::analyze_slice},
       {"Softmax", 1, 1, 1, 1, {}, {"axis"}, analyze_softmax},
+      {"Softplus", 1, 1, 1, 1, {}, {}, ext::analyze_softplus},
+      {"Softsign", 1, 1, 1, 1, {}, {}, ext::analyze_softsign},
+      {"SpaceToDepth", 1, 1, 1, 1, {}, {"blocksize"}, ext::analyze_space_to_depth},
+      {"Split", 1, 2, 1, 1 << 20, {1}, {"axis", "split", "num_outputs"}, ext::analyze_split},
+      {"Sqrt", 1, 1, 1, 1, {}, {}, ext::analyze_sqrt},
       {"Squeeze", 1, 2, 1, 1, {1}, {"axes"}, analyze_squeeze},
-      {"Sub", 2, 2, 1, 1, {}, {}, analyze_sub},
+      {"Sub", 2, 2, 1, 1, {}, {"broadcast", "axis"}, analyze_sub},
+      {"Sum", 1, 1 << 20, 1, 1, {}, {}, ext::analyze_sum},
+      {"Tan", 1, 1, 1, 1, {}, {}, ext::analyze_tan},
+      {"Tanh", 1, 1, 1, 1, {}, {}, ext::analyze_tanh},
+      {"ThresholdedRelu", 1, 1, 1, 1, {}, {"alpha"}, ext::analyze_thresholded_relu},
+      {"Tile", 2, 2, 1, 1, {1}, {}, ext::analyze_tile},
       {"Transpose", 1, 1, 1, 1, {}, {"perm"}, analyze_transpose},
+      {"Trilu", 1, 2, 1, 1, {1}, {"upper"}, ext::analyze_trilu},
       {"Unsqueeze", 1, 2, 1, 1, {1}, {"axes"}, analyze_unsqueeze},
+      {"Upsample", 1, 2, 1, 1, {1}, {"mode", "scales"}, ext::analyze_upsample},
+      {"Where", 3, 3, 1, 1, {}, {}, ext::analyze_where},
+      {"Xor", 2, 2, 1, 1, {}, {}, ext::analyze_xor},
   };
   return defs;
 }
 
 }  // namespace
 
+const ir::Tensor& NodeContext::input(size_t i) const {
+  if (has_input(i)) return graph.tensor(node.inputs[i]);
+  // An analyzer asked for an input the node does not have: never index past node.inputs; hand
+  // back an empty placeholder (no element is readable through it) and fail the node.
+  static const ir::Tensor kAbsent = [] {
+    ir::Tensor t;
+    t.name = "(absent)";
+    t.shape = {0};
+    t.data = std::vector<std::byte>{};
+    return t;
+  }();
+  if (missing_input_error.is_ok()) missing_input_error = require_input(i, "an input this op reads");
+  return kAbsent;
+}
+
+Status NodeContext::require_input(size_t i, const char* role) const {
+  if (has_input(i)) return Status::ok();
+  return error(StatusCode::kInvalidModel, "input " + std::to_string(i) + " (" + role + ") is missing: the node has " +
+                                              std::to_string(node.inputs.size()) + " input(s)" +
+                                              (i < node.inputs.size() ? " and input " + std::to_string(i) + " is empty" : ""));
+}
+
 Status NodeContext::error(StatusCode code, const std::string& message) const {
-  return Status(code, node.describe(graph.opset) + ": " + message);
+  return Status(code, node.describe(graph.opset) + ": " + message);  // describe() escapes name and op type
 }
 Status NodeContext::bad_attribute(const std::string& attr, const std::string& message) const {
-  return Status(StatusCode::kUnsupported, node.describe(graph.opset) + ": attribute '" + attr + "' " + message);
+  return error(StatusCode::kUnsupported, "attribute " + quoted(attr) + " " + message);
 }
 
 const OpDef* find_op(const std::string& op_type) {
@@ -728,7 +901,7 @@ Status analyze_node(NodeContext& ctx) {
   const ir::Node& node = ctx.node;
   const OpDef* def = find_op(node.op_type);
   if (!def) {
-    return ctx.error(StatusCode::kUnsupported, "op type '" + node.op_type + "' is not supported");
+    return ctx.error(StatusCode::kUnsupported, "op type " + quoted(node.op_type) + " is not supported");
   }
   const int nin = static_cast<int>(node.inputs.size()), nout = static_cast<int>(node.outputs.size());
   if (nin < def->min_inputs || nin > def->max_inputs) {
@@ -744,6 +917,13 @@ Status analyze_node(NodeContext& ctx) {
       return ctx.error(StatusCode::kInvalidModel, "required input " + std::to_string(i) + " is missing");
     }
   }
+  // Kernels write every output position below min_outputs: an omitted ("") one would be a null
+  // destination at run time.
+  for (int i = 0; i < def->min_outputs; ++i) {
+    if (node.outputs[static_cast<size_t>(i)] == ir::kNoTensor) {
+      return ctx.error(StatusCode::kInvalidModel, "required output " + std::to_string(i) + " is missing (empty name)");
+    }
+  }
   for (const auto& [name, attr] : node.attributes) {
     if (std::find(def->attributes.begin(), def->attributes.end(), name) == def->attributes.end()) {
       return ctx.bad_attribute(name, "is not supported");
@@ -753,16 +933,51 @@ Status analyze_node(NodeContext& ctx) {
     if (node.inputs[i] == ir::kNoTensor) continue;
     const ir::Tensor& t = ctx.input(i);
     if (!t.shape_known) {
-      return ctx.error(StatusCode::kInternal, "input " + std::to_string(i) + " ('" + t.name + "') has no inferred shape");
+      return ctx.error(StatusCode::kInternal, "input " + std::to_string(i) + " (" + quoted(t.name) + ") has no inferred shape");
+    }
+    const std::string what = ctx.node.describe(ctx.graph.opset) + ": input " + std::to_string(i) + " " + quoted(t.name);
+    if (!t.is_constant()) {
+      WS_RETURN_IF_ERROR(check_shape_within_limits(t.shape, what));
+    } else {
+      // Constants are bounded by the bytes the file really holds (checked at import), so a large
+      // weight passes; only dims whose extent overflows or exceeds both bounds (zero dims next
+      // to huge ones) are refused.
+      const auto extent = checked_extent(t.shape);
+      if (!extent || (*extent > build_limits().max_tensor_elements && *extent != t.elements())) {
+        WS_RETURN_IF_ERROR(check_shape_within_limits(t.shape, what));
+      }
+      // Constant data must hold exactly what the shape promises (initializers are checked at import;
+      // this guards folded constants and frozen inputs too), so analyzers may read it.
+      const int64_t n = t.elements();
+      const size_t es = ir::dtype_size(t.dtype);
+      if (n < 0 || (es != 0 && t.data->size() != static_cast<size_t>(n) * es)) {
+        return ctx.error(StatusCode::kInvalidModel, "constant input " + std::to_string(i) + " (" + quoted(t.name) + ") holds " +
+                                                        std::to_string(t.data->size()) + " bytes, not what its shape " + ir::shape_string(t.shape) + " needs");
+      }
     }
     const bool must_be_constant =
         std::find(def->constant_inputs.begin(), def->constant_inputs.end(), static_cast<int>(i)) != def->constant_inputs.end();
     if (must_be_constant && !t.is_constant()) {
-      return ctx.error(StatusCode::kUnsupported, "input " + std::to_string(i) + " ('" + t.name +
-                                                     "') must be known at build (an initializer or constant) in this fixed-shape engine");
+      return ctx.error(StatusCode::kUnsupported, "input " + std::to_string(i) + " (" + quoted(t.name) +
+                                                     ") must be known at build (an initializer or constant) in this fixed-shape engine");
     }
   }
-  return def->analyze(ctx);
+  Status s = def->analyze(ctx);
+  if (!ctx.missing_input_error.is_ok()) return ctx.missing_input_error;
+  if (!s.is_ok()) return s;
+  if (ctx.output_shapes.size() != node.outputs.size() || ctx.output_dtypes.size() != node.outputs.size()) {
+    return ctx.error(StatusCode::kInternal, "analyzer produced " + std::to_string(ctx.output_shapes.size()) + " output shapes for " +
+                                                std::to_string(node.outputs.size()) + " outputs");
+  }
+  // The per-tensor element bound (core/limits.h) on every inferred output: refuses absurd-but-valid
+  // sizes (pads of 65536, a mutated input dimension) before the arena or any kernel sees them.
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    if (node.outputs[i] == ir::kNoTensor) continue;
+    WS_RETURN_IF_ERROR(check_shape_within_limits(
+        ctx.output_shapes[i], ctx.node.describe(ctx.graph.opset) + ": output " + std::to_string(i) + " " +
+                                  quoted(ctx.graph.tensor(node.outputs[i]).name)));
+  }
+  return Status::ok();
 }
 
 }  // namespace ws::engine

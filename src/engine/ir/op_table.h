@@ -31,10 +31,21 @@ struct NodeContext {
 
   size_t input_count() const { return node.inputs.size(); }
   bool has_input(size_t i) const { return i < node.inputs.size() && node.inputs[i] != ir::kNoTensor; }
-  const ir::Tensor& input(size_t i) const { return graph.tensor(node.inputs[i]); }
-  /// Error prefixed with the node description: "node 'x' (Conv, opset 13): <message>".
+  /// The one way an analyzer reads an input. Positions below the op's min_inputs are checked
+  /// present by analyze_node before analyze() runs. For an optional position, test has_input(i)
+  /// first or call require_input(i, role). input(i) never reads out of bounds: for an absent
+  /// input it returns an empty placeholder (dtype undefined, shape [0], empty data) and records
+  /// an error that analyze_node returns instead of whatever the analyzer produced.
+  const ir::Tensor& input(size_t i) const;
+  /// Ok when input i is present; else an error "required input i (<role>) is missing".
+  Status require_input(size_t i, const char* role) const;
+  /// Error prefixed with the node description: "node 'x' (Conv, opset 13): <message>". The node
+  /// name and op type are escaped (core/escape.h); put other model strings in through quoted().
   Status error(StatusCode code, const std::string& message) const;
+  /// "node ...: attribute 'name' <message>" (the attribute name escaped).
   Status bad_attribute(const std::string& attr, const std::string& message) const;
+  /// Set by input() when an analyzer asked for an input the node does not have.
+  mutable Status missing_input_error = Status::ok();
 };
 
 struct OpDef {

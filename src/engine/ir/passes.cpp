@@ -8,6 +8,7 @@
 
 #include "engine/ir/op_table.h"
 #include "warpstream/graph.h"
+#include "core/escape.h"
 
 namespace ws::ir {
 
@@ -49,7 +50,7 @@ Status infer_shapes(Graph& graph) {
       Tensor& t = graph.tensor(node.outputs[i]);
       const int64_t n = shape_elements(ctx.output_shapes[i]);
       if (n < 0 || static_cast<uint64_t>(n) * dtype_size(ctx.output_dtypes[i]) > (uint64_t{1} << 34)) {
-        return resource_exhausted(node.describe(graph.opset) + ": output '" + t.name + "' " +
+        return resource_exhausted(node.describe(graph.opset) + ": output " + quoted(t.name) + " " +
                                   shape_string(ctx.output_shapes[i]) + " exceeds 16 GiB");
       }
       if (!t.is_constant()) {

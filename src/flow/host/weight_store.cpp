@@ -32,15 +32,15 @@ uint64_t physical_memory_bytes() {
   return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : UINT64_MAX;
 }
 
-bool is_float_source(ir::DType t) {
-  return t == ir::DType::kFloat32 || t == ir::DType::kFloat16 || t == ir::DType::kBFloat16;
+bool is_float_source(DType t) {
+  return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16;
 }
 
 // Element i of a float-typed source (unaligned little-endian bytes) widened to float.
-float load_float(const std::byte* p, ir::DType t, size_t i) {
+float load_float(const std::byte* p, DType t, size_t i) {
   switch (t) {
-    case ir::DType::kFloat32: { float f; std::memcpy(&f, p + 4 * i, 4); return f; }
-    case ir::DType::kBFloat16: { uint16_t b; std::memcpy(&b, p + 2 * i, 2); return bf16_to_float(b); }
+    case DType::kFloat32: { float f; std::memcpy(&f, p + 4 * i, 4); return f; }
+    case DType::kBFloat16: { uint16_t b; std::memcpy(&b, p + 2 * i, 2); return bf16_to_float(b); }
     default: { uint16_t b; std::memcpy(&b, p + 2 * i, 2); return half_to_float(b); }
   }
 }
@@ -158,8 +158,8 @@ Result<const StoredTensor*> WeightStore::get(std::string_view name) const {
 Result<const StoredTensor*> WeightStore::get(std::string_view name, std::span<const int64_t> shape) const {
   WS_ASSIGN_OR_RETURN(const StoredTensor* t, get(name));
   if (!std::equal(t->shape.begin(), t->shape.end(), shape.begin(), shape.end()))
-    return invalid_model("tensor " + quote_escaped(name) + " has shape " + io::shape_text(t->shape) + ", expected " +
-                         io::shape_text(shape));
+    return invalid_model("tensor " + quote_escaped(name) + " has shape " + shape_string(t->shape) + ", expected " +
+                         shape_string(shape));
   return t;
 }
 
@@ -197,8 +197,8 @@ Result<WeightStore> WeightStore::load(const io::SafetensorsCheckpoint& checkpoin
                 (options.quantize ? options.quantize(t) : is_ltx_block_linear_weight(t.name));
     if (p.convert) {
       if (t.shape.size() != 2 || !is_float_source(t.dtype))
-        return invalid_argument(where + "tensor " + quote_escaped(t.name) + " (" + ir::dtype_name(t.dtype) + " " +
-                                io::shape_text(t.shape) + ") is selected for " + std::string(weight_format_name(options.format)) +
+        return invalid_argument(where + "tensor " + quote_escaped(t.name) + " (" + dtype_name(t.dtype) + " " +
+                                shape_string(t.shape) + ") is selected for " + std::string(weight_format_name(options.format)) +
                                 " conversion, which needs a 2-D float32/float16/bfloat16 [out, in] weight");
     }
     const uint64_t elements = static_cast<uint64_t>(t.elements());  // validated by the reader: no overflow
@@ -251,7 +251,7 @@ Result<WeightStore> WeightStore::load(const io::SafetensorsCheckpoint& checkpoin
     s.bytes = p.bytes;
     s.data = base + p.offset;
     if (p.convert) {
-      s.dtype = options.format == WeightFormat::kInt8 ? ir::DType::kInt8 : ir::DType::kFloat8E4M3FN;
+      s.dtype = options.format == WeightFormat::kInt8 ? DType::kInt8 : DType::kFloat8E4M3FN;
       s.scales_offset = p.scales_offset;
       s.scales = reinterpret_cast<const float*>(base + p.scales_offset);
     }

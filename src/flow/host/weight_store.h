@@ -30,7 +30,8 @@
 #include <string_view>
 #include <vector>
 
-#include "warpstream/graph.h"
+#include "warpstream/dtype.h"
+#include "warpstream/shape.h"
 #include "warpstream/safetensors.h"
 #include "warpstream/status.h"
 
@@ -72,20 +73,16 @@ struct WeightStoreOptions {
 /// One tensor of the store. Pointers stay valid as long as the store (also across moves).
 struct StoredTensor {
   std::string name;
-  ir::DType dtype = ir::DType::kUndefined;         ///< as stored, or kInt8 / kFloat8E4M3FN when converted
-  ir::DType source_dtype = ir::DType::kUndefined;  ///< dtype in the checkpoint
-  ir::Shape shape;                                 ///< unchanged by conversion ([out, in] for converted weights)
+  DType dtype = DType::kUndefined;         ///< as stored, or kInt8 / kFloat8E4M3FN when converted
+  DType source_dtype = DType::kUndefined;  ///< dtype in the checkpoint
+  Shape shape;                                 ///< unchanged by conversion ([out, in] for converted weights)
   const std::byte* data = nullptr;                 ///< 256-byte aligned, inside storage()
   uint64_t offset = 0;                             ///< data - storage().data()
   uint64_t bytes = 0;
   const float* scales = nullptr;                   ///< float32 [shape[0]] when converted, else null
   uint64_t scales_offset = 0;                      ///< scales - storage().data() (0 when null)
   template <typename T> const T* data_as() const { return reinterpret_cast<const T*>(data); }
-  int64_t elements() const {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return n;
-  }
+  int64_t elements() const { return shape_elements(shape); }
 };
 
 class WeightStore {

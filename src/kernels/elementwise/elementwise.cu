@@ -95,10 +95,17 @@ __global__ void pad_2d_kernel(const T* x, T* y, int64_t planes, int64_t in_h, in
   }
 }
 
+// The element types these kernels have an instantiation for; anything else is refused, not misread.
+Status check_elem_type(ElemType t, const char* what) {
+  if (t == ElemType::kFloat32 || t == ElemType::kFloat16) return Status::ok();
+  return unsupported(std::string(what) + ": element type " + dtype_name(t) + " (float32 or float16 only)");
+}
+
 }  // namespace
 
 Status pad_2d_zero(ElemType t, const void* x, void* y, int64_t planes, int64_t in_h, int64_t in_w, int64_t top,
                    int64_t left, int64_t out_h, int64_t out_w, cudaStream_t stream) {
+  WS_RETURN_IF_ERROR(check_elem_type(t, "pad_2d_zero"));
   const int64_t count = planes * out_h * out_w;
   if (count <= 0) return Status::ok();
   if (t == ElemType::kFloat32)
@@ -126,6 +133,7 @@ const char* activation_name(Activation a) {
 Status bias_residual_activation(ElemType t, const void* x, void* y, const float* bias, const void* residual,
                                 int64_t count, int64_t channels, int64_t inner, Activation act,
                                 const ActivationParams& p, cudaStream_t stream) {
+  WS_RETURN_IF_ERROR(check_elem_type(t, "bias_activation"));
   if (count < 0 || channels < 1 || inner < 1) return invalid_argument("bias_activation: bad dims");
   if (count == 0) return Status::ok();
   if (t == ElemType::kFloat32)
@@ -147,6 +155,7 @@ Status bias_activation(ElemType t, const void* x, void* y, const float* bias, in
 
 Status binary_broadcast(ElemType t, BinaryOp op, const void* a, const void* b, void* y, const BroadcastDims& d,
                         cudaStream_t stream) {
+  WS_RETURN_IF_ERROR(check_elem_type(t, "binary_broadcast"));
   if (d.rank < 0 || d.rank > kMaxBroadcastRank) return invalid_argument("binary_broadcast: rank " + std::to_string(d.rank));
   int64_t count = 1;
   for (int k = 0; k < d.rank; ++k) count *= d.y_dims[k];

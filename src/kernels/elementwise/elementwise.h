@@ -9,11 +9,15 @@
 
 #include <cstdint>
 
+#include "core/binary_op.h"
+#include "warpstream/dtype.h"
 #include "warpstream/status.h"
 
 namespace ws::kernels {
 
-enum class ElemType { kFloat32, kFloat16 };
+/// Element type of a tensor the kernels read or write: ws::DType, kFloat32 or kFloat16 (arithmetic in
+/// float32). Spelled ElemType in the executor's code; it is the one DType of include/warpstream/dtype.h.
+using ElemType = ws::DType;
 
 /// Activation applied by the epilogue. Semantics match ws::ref::unary (NaN propagates through Clip/Relu
 /// as the CPU reference does).
@@ -37,7 +41,7 @@ Status bias_residual_activation(ElemType t, const void* x, void* y, const float*
                                 int64_t count, int64_t channels, int64_t inner, Activation act,
                                 const ActivationParams& p, cudaStream_t stream);
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+using ws::BinaryOp;  ///< src/core/binary_op.h (the reference names the same type)
 inline constexpr int kMaxBroadcastRank = 6;
 /// numpy broadcasting: y has `rank` dims `y_dims`; a_strides / b_strides are element strides of a and b
 /// per y dim (0 on broadcast dims). rank <= kMaxBroadcastRank.

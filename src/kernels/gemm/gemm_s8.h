@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "warpstream/dtype.h"
 #include "warpstream/status.h"
 
 namespace ws::kernels {
@@ -29,8 +30,19 @@ Status gemm_s8s8s32_dp4a_tiled(int k_depth, int smem_stride, const int32_t* a_pa
 enum class MmaTile { k128x128, k128x256 };
 const char* mma_tile_name(MmaTile t);
 
-/// Output of the tensor-core GEMM.
-enum class GemmOut { kS32, kF16, kBF16 };
+/// Output element type of the tensor-core GEMM: the three ws::DType values it can write (int32, and
+/// float16 / bfloat16 with the scaled epilogue), so a DType converts without a table (gemm_out_for).
+enum class GemmOut : int32_t {
+  kS32 = static_cast<int32_t>(DType::kInt32),
+  kF16 = static_cast<int32_t>(DType::kFloat16),
+  kBF16 = static_cast<int32_t>(DType::kBFloat16),
+};
+inline constexpr DType gemm_out_dtype(GemmOut o) { return static_cast<DType>(o); }
+/// The GemmOut of `t`; kInvalidArgument for a type the GEMM cannot write.
+inline Result<GemmOut> gemm_out_for(DType t) {
+  if (t == DType::kInt32 || t == DType::kFloat16 || t == DType::kBFloat16) return static_cast<GemmOut>(t);
+  return invalid_argument("INT8 GEMM output: element type " + dtype_name(t) + " (int32, float16 or bfloat16 only)");
+}
 
 /// Fused epilogue: out[m,n] = acc[m,n] * row_scale[m] * col_scale[n] (+ bias[n]) rounded to fp16/bf16.
 /// row_scale: [M] per-token activation scale; col_scale: [N] per-output-channel weight scale; bias: [N] or null.

@@ -2,6 +2,8 @@
 // cutlass/*.cu (a separate static library compiled for sm_90a with the CUTLASS headers, only when found).
 #include "kernels/gemm/gemm_s8_cutlass.h"
 
+#include <string>
+
 #include "cuda/cuda_util.h"
 #ifdef WS_HAVE_CUTLASS
 #include "kernels/gemm/cutlass/gemm_s8_cutlass_impl.h"
@@ -25,8 +27,23 @@ bool gemm_s8_cutlass_built() {
 #endif
 }
 
-Status gemm_s8_cutlass(CutlassSchedule schedule, GemmOut out_kind, const int8_t* a, const int8_t* bt, void* out,
-                       int m, int n, int k, const GemmEpilogue& ep, cudaStream_t stream) {
+struct CutlassGemmPlan::State {
+#ifdef WS_HAVE_CUTLASS
+  std::unique_ptr<cutlass_sm90::PlanState> plan;
+#endif
+  cuda::DeviceBuffer workspace;
+};
+
+CutlassGemmPlan::CutlassGemmPlan() = default;
+CutlassGemmPlan::~CutlassGemmPlan() = default;
+CutlassGemmPlan::CutlassGemmPlan(CutlassGemmPlan&&) noexcept = default;
+CutlassGemmPlan& CutlassGemmPlan::operator=(CutlassGemmPlan&&) noexcept = default;
+
+size_t CutlassGemmPlan::workspace_bytes() const { return state_ ? state_->workspace.bytes() : 0; }
+
+Result<CutlassGemmPlan> CutlassGemmPlan::create(CutlassSchedule schedule, GemmOut out_kind, const int8_t* a,
+                                                const int8_t* bt, void* out, int m, int n, int k,
+                                                const GemmEpilogue& ep, cudaStream_t stream) {
 #ifndef WS_HAVE_CUTLASS
   (void)schedule, (void)out_kind, (void)a, (void)bt, (void)out, (void)m, (void)n, (void)k, (void)ep, (void)stream;
   return unsupported("gemm_s8_cutlass: not built (configure with -DWS_CUTLASS_DIR=<cutlass include dir>)");
@@ -34,36 +51,63 @@ Status gemm_s8_cutlass(CutlassSchedule schedule, GemmOut out_kind, const int8_t*
   if (m < 1 || n < 1 || k < 1) return invalid_argument("gemm_s8_cutlass: M, N, K must be >= 1");
   if (out_kind != GemmOut::kS32 && (!ep.row_scale || !ep.col_scale))
     return invalid_argument("gemm_s8_cutlass: fp16/bf16 output needs row_scale and col_scale");
-  static int cc = -1;
-  if (cc < 0) {
-    int dev = 0, major = 0, minor = 0;
-    WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
-    WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    cc = major * 10 + minor;
-  }
-  if (cc != 90) return unsupported("gemm_s8_cutlass: sm_90a kernels need compute capability 9.0");
+  int dev = 0, major = 0, minor = 0, sm_count = 0;
+  WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
+  WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+  WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, dev));
+  if (major * 10 + minor != 90) return unsupported("gemm_s8_cutlass: sm_90a kernels need compute capability 9.0");
   const int n_align = out_kind == GemmOut::kS32 ? 4 : 8;
   auto misaligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) % 16) != 0; };
   if (k % 16 != 0 || n % n_align != 0 || misaligned(a) || misaligned(bt) || misaligned(out))
     return unsupported("gemm_s8_cutlass: TMA needs K % 16 == 0, N % " + std::to_string(n_align) +
                        " == 0 and 16-byte aligned bases");
   using namespace cutlass_sm90;
-  const RunArgs r{a, bt, out, m, n, k, ep.row_scale, ep.col_scale, ep.bias, stream};
+  const RunArgs r{a, bt, out, m, n, k, ep.row_scale, ep.col_scale, ep.bias, stream, sm_count};
   const bool pp = schedule == CutlassSchedule::kPingpong128x128;
-  RunResult res = RunResult::kError;
+  PlanFn fn = nullptr;
   switch (out_kind) {
-    case GemmOut::kS32: res = pp ? s32_pingpong_128x128x128(r) : s32_coop_256x128x128(r); break;
-    case GemmOut::kF16: res = pp ? f16_pingpong_128x128x128(r) : f16_coop_256x128x128(r); break;
-    case GemmOut::kBF16: res = pp ? bf16_pingpong_128x128x128(r) : bf16_coop_256x128x128(r); break;
+    case GemmOut::kS32: fn = pp ? s32_pingpong_128x128x128 : s32_coop_256x128x128; break;
+    case GemmOut::kF16: fn = pp ? f16_pingpong_128x128x128 : f16_coop_256x128x128; break;
+    case GemmOut::kBF16: fn = pp ? bf16_pingpong_128x128x128 : bf16_coop_256x128x128; break;
   }
+  if (!fn) return invalid_argument("gemm_s8_cutlass: unknown output kind");
+  size_t ws_bytes = 0;
+  RunResult res = fn(r, nullptr, &ws_bytes, nullptr);
   if (res == RunResult::kUnsupported) return unsupported("gemm_s8_cutlass: CUTLASS can_implement() refused the shape");
-  if (res == RunResult::kError) {
+  if (res != RunResult::kOk) return internal_error("gemm_s8_cutlass: CUTLASS planning failed");
+  CutlassGemmPlan plan;
+  plan.state_ = std::make_unique<State>();
+  if (ws_bytes > 0) {
+    WS_ASSIGN_OR_RETURN(plan.state_->workspace, cuda::DeviceBuffer::allocate(ws_bytes));
+  }
+  res = fn(r, plan.state_->workspace.get(), &ws_bytes, &plan.state_->plan);
+  if (res != RunResult::kOk || !plan.state_->plan) {
     WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-    return internal_error("gemm_s8_cutlass: CUTLASS initialize/run failed");
+    return internal_error("gemm_s8_cutlass: CUTLASS initialize() failed");
+  }
+  return plan;
+#endif
+}
+
+Status CutlassGemmPlan::run(cudaStream_t stream) const {
+#ifndef WS_HAVE_CUTLASS
+  (void)stream;
+  return failed_precondition("gemm_s8_cutlass: not built");
+#else
+  if (!state_ || !state_->plan) return failed_precondition("CutlassGemmPlan::run: empty plan (not created or moved from)");
+  if (state_->plan->run(stream) != cutlass_sm90::RunResult::kOk) {
+    WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return internal_error("gemm_s8_cutlass: CUTLASS run failed");
   }
   return Status::ok();
 #endif
+}
+
+Status gemm_s8_cutlass(CutlassSchedule schedule, GemmOut out_kind, const int8_t* a, const int8_t* bt, void* out,
+                       int m, int n, int k, const GemmEpilogue& ep, cudaStream_t stream) {
+  WS_ASSIGN_OR_RETURN(CutlassGemmPlan plan, CutlassGemmPlan::create(schedule, out_kind, a, bt, out, m, n, k, ep, stream));
+  return plan.run(stream);
 }
 
 Status gemm_s8_tensor_core(GemmOut out_kind, const int8_t* a, const int8_t* bt, void* out, int m, int n, int k,

@@ -65,10 +65,8 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
 
 }  // namespace
 
-const char* tensor_dtype_name(TensorDType t) { return t == TensorDType::kFloat16 ? "fp16" : "fp32"; }
-
 Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
-                               TensorDType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
+                               DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
                                cudaStream_t stream) {
   // Messages are built only on the error paths: this runs per frame in direct enqueue (no allocation there).
   auto dims = [&] {
@@ -86,6 +84,9 @@ Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w,
     return invalid_argument("preprocess (GPU): row pitch " + std::to_string(src_row_bytes) +
                             " bytes is less than 3 * width = " + std::to_string(3 * src_w));
   if (!rgb || !out) return invalid_argument("preprocess (GPU): null image or output pointer");
+  if (out_dtype != DType::kFloat32 && out_dtype != DType::kFloat16)
+    return invalid_argument("preprocess (GPU): output element type " + dtype_name(out_dtype) +
+                            " (float32 or float16 only)");
 
   Params p;
   p.scale_x = static_cast<float>(src_w) / static_cast<float>(dst_w);
@@ -99,7 +100,7 @@ Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w,
   }
   const dim3 block(kBlockX, kBlockY);
   const dim3 grid(unsigned((dst_w + kBlockX - 1) / kBlockX), unsigned((dst_h + kBlockY - 1) / kBlockY));
-  if (out_dtype == TensorDType::kFloat16) {
+  if (out_dtype == DType::kFloat16) {
     preprocess_rgb8_to_nchw_kernel<__half><<<grid, block, 0, stream>>>(
         rgb, int(src_h), int(src_w), src_row_bytes, static_cast<__half*>(out), int(dst_h), int(dst_w), p);
   } else {

@@ -10,18 +10,16 @@
 
 #include <cstdint>
 
-#include "reference/reference.h"
+#include "warpstream/classification.h"
+#include "warpstream/dtype.h"
 #include "warpstream/status.h"
 
 namespace ws::kernels {
 
-/// Element type of the destination tensor.
-enum class TensorDType { kFloat32, kFloat16 };
-const char* tensor_dtype_name(TensorDType t);
-
 /// Per-channel normalisation after ×1/255: out = (x − mean[c]) · inv_std[c] (R, G, B).
-/// The reference's type (defaults: ImageNet, torchvision), so kernel and reference share one definition.
-using PreprocessNormalize = ref::Normalize;
+/// The public ws::Normalize (defaults: ImageNet, torchvision), the one type the kernel, the reference
+/// (ref::Normalize is the same type) and the lanes share.
+using PreprocessNormalize = ws::Normalize;
 
 /// Largest accepted extents: a destination side up to kPreprocessMaxDstExtent (the grid's y limit with
 /// margin), a source side up to kPreprocessMaxSrcExtent (every coordinate exact in float32).
@@ -32,12 +30,13 @@ inline constexpr int64_t kPreprocessMaxSrcExtent = int64_t(1) << 24;
 ///   rgb:           device-visible pointer to RGB8 interleaved [src_h, src_w, 3] with row pitch
 ///                  `src_row_bytes` (>= 3·src_w) — device memory, or the device alias of mapped pinned
 ///                  host memory (PinnedBuffer::device_ptr(); under UVA the host pointer itself).
-///   out:           device-visible pointer to [1, 3, dst_h, dst_w] of `out_dtype` (float / __half).
+///   out:           device-visible pointer to [1, 3, dst_h, dst_w] of `out_dtype`: DType::kFloat32 (float)
+///                  or DType::kFloat16 (__half); any other element type is kInvalidArgument.
 ///   Thread mapping: one thread per destination pixel (all three channels), 32×8 blocks.
 /// Errors (kInvalidArgument, nothing enqueued): any extent < 1 or above the limits above, row pitch
 /// < 3·src_w, null pointer. kCuda: the launch failed.
 Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
-                               TensorDType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
+                               DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
                                cudaStream_t stream);
 
 }  // namespace ws::kernels

@@ -3,9 +3,9 @@
 
 namespace ws::kernels::cutlass_sm90 {
 
-RunResult f16_pingpong_128x128x128(const RunArgs& r) {
+RunResult f16_pingpong_128x128x128(const RunArgs& r, void* workspace, size_t* workspace_bytes, std::unique_ptr<PlanState>* plan) {
   using Cfg = GemmS8Config<cutlass::half_t, true, PingpongTile, Cluster2x1, Pingpong, PingpongEpi>;
-  return run_config<Cfg, true>(r);
+  return plan_config<Cfg, true>(r, workspace, workspace_bytes, plan);
 }
 
 }  // namespace ws::kernels::cutlass_sm90

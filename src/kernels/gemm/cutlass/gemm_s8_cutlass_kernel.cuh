@@ -2,7 +2,8 @@
 /// \file gemm_s8_cutlass_kernel.cuh
 /// CUTLASS 3.x (4.x headers) INT8 x INT8 -> INT32 GEMM for sm_90a: TMA loads, wgmma, warp-specialised
 /// persistent kernels (pingpong / cooperative), TMA-store epilogue. Included only by the instantiation files of
-/// this folder, each of which instantiates ONE configuration (compile time: ~1 min of nvcc each).
+/// this folder, each of which instantiates ONE configuration (compile time: ~1 min of nvcc each). No static
+/// state: the caller owns each plan and its workspace (gemm_s8_cutlass.h, CutlassGemmPlan).
 /// Layout ("TN", same as the mma path and cuBLASLt): A[M,K] row-major, Bt[N,K] row-major (= B column-major,
 /// K-major), D[M,N] row-major. Epilogues:
 ///  - s32: D = acc (LinearCombination alpha 1, no C operand: ElementC = void).
@@ -12,7 +13,9 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
@@ -71,29 +74,21 @@ struct GemmS8Config {
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 };
 
-// Grow-only device workspace, one per instantiation (cached parameters keep pointing at it).
+// One initialised GEMM of configuration Cfg (see PlanState in gemm_s8_cutlass_impl.h).
 template <class Cfg>
-cudaError_t ensure_workspace(size_t bytes, void** ptr) {
-  static void* ws = nullptr;
-  static size_t have = 0;
-  if (bytes == 0) {
-    *ptr = nullptr;
-    return cudaSuccess;
+class ConfigPlan final : public PlanState {
+ public:
+  typename Cfg::Gemm gemm;
+  RunResult run(cudaStream_t stream) override {
+    if (gemm.run(stream) != cutlass::Status::kSuccess) return RunResult::kError;
+    return cudaGetLastError() == cudaSuccess ? RunResult::kOk : RunResult::kError;
   }
-  if (bytes > have) {
-    if (ws) cudaFree(ws);
-    ws = nullptr;
-    have = 0;
-    cudaError_t e = cudaMalloc(&ws, bytes);
-    if (e != cudaSuccess) return e;
-    have = bytes;
-  }
-  *ptr = ws;
-  return cudaSuccess;
-}
+};
 
+// Plans one GEMM of configuration Cfg (the two-call protocol of gemm_s8_cutlass_impl.h). Every host set-up
+// (can_implement, TMA descriptors, workspace initialisation) happens here, so a plan's run() carries none.
 template <class Cfg, bool kScaled>
-RunResult run_config(const RunArgs& r) {
+RunResult plan_config(const RunArgs& r, void* workspace, size_t* workspace_bytes, std::unique_ptr<PlanState>* plan) {
   using Gemm = typename Cfg::Gemm;
   using StrideA = typename Gemm::GemmKernel::StrideA;
   using StrideB = typename Gemm::GemmKernel::StrideB;
@@ -119,29 +114,15 @@ RunResult run_config(const RunArgs& r) {
     args.epilogue.thread.alpha = 1;
     args.epilogue.thread.beta = 0;
   }
-  // SM count queried once (the adapter would query it on every initialize()).
-  static const int sm_count = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(0);
-  args.hw_info.sm_count = sm_count;
-  // One-entry plan cache per instantiation: a repeated call with the same pointers and shape replays the
-  // initialised kernel parameters (TMA descriptors) with run() only, so timed launches carry no host set-up.
-  // Not thread-safe (the driver is single-threaded); a different call re-initialises.
-  static Gemm gemm;
-  static RunArgs last{};
-  static bool have_last = false;
-  const bool same = have_last && last.a == r.a && last.bt == r.bt && last.out == r.out && last.m == r.m &&
-                    last.n == r.n && last.k == r.k && last.row_scale == r.row_scale &&
-                    last.col_scale == r.col_scale && last.bias == r.bias;
-  if (!same) {
-    have_last = false;
-    if (gemm.can_implement(args) != cutlass::Status::kSuccess) return RunResult::kUnsupported;
-    void* workspace = nullptr;
-    if (ensure_workspace<Cfg>(Gemm::get_workspace_size(args), &workspace) != cudaSuccess) return RunResult::kError;
-    if (gemm.initialize(args, workspace, r.stream) != cutlass::Status::kSuccess) return RunResult::kError;
-    last = r;
-    have_last = true;
-  }
-  if (gemm.run(r.stream) != cutlass::Status::kSuccess) return RunResult::kError;
-  return cudaGetLastError() == cudaSuccess ? RunResult::kOk : RunResult::kError;
+  // The caller's device's SM count (the adapter would otherwise query it on every initialize()).
+  args.hw_info.sm_count = r.sm_count;
+  if (Gemm::can_implement(args) != cutlass::Status::kSuccess) return RunResult::kUnsupported;
+  *workspace_bytes = Gemm::get_workspace_size(args);
+  if (!plan) return RunResult::kOk;
+  auto p = std::make_unique<ConfigPlan<Cfg>>();
+  if (p->gemm.initialize(args, workspace, r.stream) != cutlass::Status::kSuccess) return RunResult::kError;
+  *plan = std::move(p);
+  return RunResult::kOk;
 }
 
 // The two schedules measured (cuBLASLt's fastest INT8 tiles on H200 are 128x128 and 256x128).

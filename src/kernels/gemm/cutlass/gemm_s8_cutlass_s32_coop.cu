@@ -3,9 +3,9 @@
 
 namespace ws::kernels::cutlass_sm90 {
 
-RunResult s32_coop_256x128x128(const RunArgs& r) {
+RunResult s32_coop_256x128x128(const RunArgs& r, void* workspace, size_t* workspace_bytes, std::unique_ptr<PlanState>* plan) {
   using Cfg = GemmS8Config<int32_t, false, CoopTile, Cluster2x1, Coop, CoopEpi>;
-  return run_config<Cfg, false>(r);
+  return plan_config<Cfg, false>(r, workspace, workspace_bytes, plan);
 }
 
 }  // namespace ws::kernels::cutlass_sm90

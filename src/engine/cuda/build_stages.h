@@ -1,0 +1,214 @@
+#pragma once
+/// \file build_stages.h
+/// The device-free stages of CudaEngine::build (cuda_engine.cpp), in build order:
+///   1. optimize_for_cuda: ir::optimize, the port checks (float32 runtime inputs/outputs), and the CUDA
+///      executor's fusions (a residual Add into the Conv producing one operand; a Relu / Clip with constant
+///      bounds into the Conv before it);
+///   2. onnx_view: the nodes as ONNX defines them (a Conv carrying a fused residual analysed as the plain
+///      Conv it was), for analyze_node and each entry's supports();
+///   3. plan_cuda_arena: one arena over the optimised graph, runtime tensors in the activation type;
+///   plus graph_hash (the timing cache's model identity).
+/// The device stages — choose tactics through a TimingCache (timing_cache.h), bind steps, ports — follow in
+/// cuda_engine.cpp. Everything here is plain C++ on the IR (no CUDA), unit-tested on the CPU in
+/// tests/unit/engine_cuda_stages_test.cpp.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/ir/fusion.h"
+#include "warpstream/arena.h"
+#include "warpstream/cuda_engine.h"
+#include "warpstream/graph.h"
+#include "warpstream/status.h"
+
+namespace ws::cudaexec {
+
+/// Arena ranges and the shared workspace start on 256-byte boundaries.
+constexpr size_t kArenaAlign = 256;
+inline size_t arena_align_up(size_t v) { return (v + kArenaAlign - 1) / kArenaAlign * kArenaAlign; }
+
+/// Bytes of `t` with elements of `elem` bytes (0 for unknown / negative element counts).
+inline size_t tensor_bytes(const ir::Tensor& t, size_t elem) {
+  return static_cast<size_t>(std::max<int64_t>(t.elements(), 0)) * elem;
+}
+
+/// Clip's bounds when they are build-time constants: the opset < 11 attributes, or float32 scalar constant
+/// inputs 1 (min) and 2 (max); absent bounds leave *min / *max unchanged. False for runtime bounds.
+inline bool clip_bounds_constant(const ir::Graph& g, const ir::Node& n, float* min, float* max) {
+  if (g.opset < 11) {
+    if (const ir::Attribute* a = n.find("min")) *min = a->f;
+    if (const ir::Attribute* a = n.find("max")) *max = a->f;
+    return true;
+  }
+  for (size_t i = 1; i < 3 && i < n.inputs.size(); ++i) {
+    if (n.inputs[i] == ir::kNoTensor) continue;
+    const ir::Tensor& t = g.tensor(n.inputs[i]);
+    if (!t.is_constant() || t.dtype != ir::DType::kFloat32 || t.elements() != 1) return false;
+    *(i == 1 ? min : max) = *t.data_as<float>();
+  }
+  return true;
+}
+
+/// Stage 1's result: the graph the CUDA executor binds, and what its fusions folded into which Conv.
+struct OptimizedGraph {
+  ir::Graph graph;
+  /// Conv node name -> the Relu / Clip node folded into its epilogue (the Conv now writes that node's output).
+  std::map<std::string, ir::Node> fused_activation;
+  /// Conv nodes carrying a fused residual Add as input 3 (ir::fuse_conv_residual_adds).
+  std::set<std::string> residual_convs;
+};
+
+/// Folds Relu / Clip (constant bounds) after a Conv — the Conv's output has a single consumer, is 4-D and is
+/// not a graph output — into the Conv's epilogue: the Conv writes the activation's output; the activation
+/// node disappears. Returns conv name -> the folded activation node.
+inline std::map<std::string, ir::Node> fuse_conv_activations(ir::Graph& g) {
+  std::map<std::string, ir::Node> fused;
+  std::map<ir::TensorId, int> uses;
+  std::map<ir::TensorId, size_t> producer;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (ir::TensorId in : g.nodes[i].inputs)
+      if (in != ir::kNoTensor) uses[in]++;
+    for (ir::TensorId o : g.nodes[i].outputs)
+      if (o != ir::kNoTensor) producer[o] = i;
+  }
+  for (ir::TensorId o : g.outputs) uses[o] += 100;
+  std::vector<bool> drop(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    ir::Node& act = g.nodes[i];
+    if (act.op_type != "Relu" && act.op_type != "Clip") continue;
+    auto p = producer.find(act.inputs[0]);
+    if (p == producer.end() || uses[act.inputs[0]] != 1) continue;
+    ir::Node& conv = g.nodes[p->second];
+    if (conv.op_type != "Conv" || fused.count(conv.name) || g.tensor(act.inputs[0]).shape.size() != 4) continue;
+    float lo = 0, hi = 0;
+    if (act.op_type == "Clip" && !clip_bounds_constant(g, act, &lo, &hi)) continue;
+    fused.emplace(conv.name, act);
+    conv.outputs[0] = act.outputs[0];
+    drop[i] = true;
+  }
+  std::vector<ir::Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+  return fused;
+}
+
+/// Stage 1. Errors: ir::optimize's; kUnsupported for a non-float32 graph input or a graph output that is
+/// not a float32 runtime tensor (naming the tensor).
+inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuildOptions& options) {
+  WS_RETURN_IF_ERROR(ir::optimize(graph));
+  for (ir::TensorId id : graph.inputs)
+    if (graph.tensor(id).dtype != ir::DType::kFloat32)
+      return unsupported(graph.source + ": graph input '" + graph.tensor(id).name + "' has element type " +
+                         ir::dtype_name(graph.tensor(id).dtype) + "; only float32 inputs are supported");
+  for (ir::TensorId id : graph.outputs)
+    if (graph.tensor(id).dtype != ir::DType::kFloat32 || graph.tensor(id).is_constant())
+      return unsupported(graph.source + ": graph output '" + graph.tensor(id).name + "' must be a float32 runtime tensor");
+  OptimizedGraph r;
+  if (!options.debug_keep_all_tensors && options.fuse_residual) r.residual_convs = ir::fuse_conv_residual_adds(graph);
+  if (!options.debug_keep_all_tensors) r.fused_activation = fuse_conv_activations(graph);
+  r.graph = std::move(graph);
+  return r;
+}
+
+/// Stage 2. The nodes of `g` (OptimizedGraph::graph) as ONNX defines them: a Conv with a fused residual keeps its first 3
+/// inputs, and a Conv's trailing omitted inputs beyond the weight are dropped. One entry per node, in order.
+inline std::vector<ir::Node> onnx_view(const ir::Graph& g, const std::set<std::string>& residual_convs) {
+  std::vector<ir::Node> view;
+  view.reserve(g.nodes.size());
+  for (const ir::Node& n : g.nodes) {
+    view.push_back(n);
+    if (residual_convs.count(n.name)) view.back().inputs.resize(3);
+    while (view.back().inputs.size() > 2 && view.back().inputs.back() == ir::kNoTensor && n.op_type == "Conv")
+      view.back().inputs.pop_back();
+  }
+  return view;
+}
+
+/// Stage 3. The arena over `g`'s runtime tensors, float32 ones stored as float16 when `half`. Normally
+/// plan_arena's lifetime-based reuse; with `keep_all_tensors` (CudaBuildOptions::debug_keep_all_tensors)
+/// every runtime tensor a node or port touches gets its own 256-byte-aligned range, in tensor-id order.
+inline ArenaPlan plan_cuda_arena(const ir::Graph& g, bool half, bool keep_all_tensors) {
+  ir::Graph shadow;
+  shadow.nodes = g.nodes;
+  shadow.inputs = g.inputs;
+  shadow.outputs = g.outputs;
+  shadow.tensors.reserve(g.tensors.size());
+  for (const ir::Tensor& t : g.tensors) {
+    ir::Tensor s;
+    s.name = t.name;
+    s.shape = t.shape;
+    s.shape_known = t.shape_known;
+    s.dtype = t.dtype == ir::DType::kFloat32 && half ? ir::DType::kFloat16 : t.dtype;
+    if (t.is_constant()) s.data = std::vector<std::byte>();  // marks constant (plan_arena skips it)
+    shadow.tensors.push_back(std::move(s));
+  }
+  if (!keep_all_tensors) return plan_arena(shadow);
+  ArenaPlan plan;
+  plan.offsets.assign(g.tensors.size(), ArenaPlan::kNotInArena);
+  std::vector<bool> used(g.tensors.size(), false);
+  for (ir::TensorId id : g.inputs) used[static_cast<size_t>(id)] = true;
+  for (const ir::Node& n : g.nodes) {
+    for (ir::TensorId id : n.inputs)
+      if (id != ir::kNoTensor) used[static_cast<size_t>(id)] = true;
+    for (ir::TensorId id : n.outputs)
+      if (id != ir::kNoTensor) used[static_cast<size_t>(id)] = true;
+  }
+  for (size_t id = 0; id < g.tensors.size(); ++id) {
+    if (!used[id] || g.tensors[id].is_constant()) continue;
+    plan.offsets[id] = plan.bytes;
+    plan.bytes += arena_align_up(
+        std::max<size_t>(tensor_bytes(shadow.tensors[id], ir::dtype_size(shadow.tensors[id].dtype)), 1));
+  }
+  plan.naive_bytes = plan.bytes;
+  return plan;
+}
+
+namespace detail {
+inline uint64_t fnv(uint64_t h, const void* data, size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001B3ull;
+  return h;
+}
+inline uint64_t fnv(uint64_t h, const std::string& s) { return fnv(h, s.data(), s.size() + 1); }
+}  // namespace detail
+
+/// Hash (FNV-1a, 16 hex digits) of the optimised graph: structure, attributes, shapes and constant data —
+/// the model part of the timing cache's identity.
+inline std::string graph_hash(const ir::Graph& g) {
+  using detail::fnv;
+  uint64_t h = 0xcbf29ce484222325ull;
+  h = fnv(h, &g.opset, sizeof(g.opset));
+  for (const ir::Node& n : g.nodes) {
+    h = fnv(h, n.name);
+    h = fnv(h, n.op_type);
+    for (ir::TensorId id : n.inputs) h = fnv(h, &id, sizeof(id));
+    for (ir::TensorId id : n.outputs) h = fnv(h, &id, sizeof(id));
+    for (const auto& [k, a] : n.attributes) {
+      h = fnv(h, k);
+      h = fnv(h, &a.i, sizeof(a.i));
+      h = fnv(h, &a.f, sizeof(a.f));
+      h = fnv(h, a.s);
+      h = fnv(h, a.ints.data(), a.ints.size() * 8);
+      h = fnv(h, a.floats.data(), a.floats.size() * 4);
+    }
+  }
+  for (const ir::Tensor& t : g.tensors) {
+    h = fnv(h, &t.dtype, sizeof(t.dtype));
+    h = fnv(h, t.shape.data(), t.shape.size() * 8);
+    if (t.is_constant()) h = fnv(h, t.data->data(), t.data->size());
+  }
+  for (ir::TensorId id : g.inputs) h = fnv(h, &id, sizeof(id));
+  for (ir::TensorId id : g.outputs) h = fnv(h, &id, sizeof(id));
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace ws::cudaexec

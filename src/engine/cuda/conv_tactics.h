@@ -1,0 +1,97 @@
+#pragma once
+/// \file conv_tactics.h
+/// Our own conv kernels (src/kernels/conv: depthwise, pointwise GEMM with optional split-K, direct) as Conv
+/// tactics beside cuDNN: which of them may run a node (ws_conv_candidates, in timing order), their
+/// timing-cache keys, and the plan a chosen one runs (one kernel with padding, bias, residual and
+/// activation fused; split-K adds a reduction kernel and needs workspace).
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/cuda/cuda_ops.h"
+#include "kernels/conv/conv.h"
+
+namespace ws::cudaexec {
+
+using kernels::Activation;
+using kernels::ElemType;
+
+// ---- our own conv kernels (src/kernels/conv) as tactics ----
+enum class WsConv { kDepthwise, kDepthwise4, kPointwise64, kPointwise32, kDirect, kPointwise32Split4, kPointwise32Split8,
+                    kPointwise32Split16, kPointwise64Split4 };
+// Direct kernel as a timed candidate (beside cuDNN) up to this reduction length Cin/group·kh·kw; beyond it
+// (or for depthwise convs, which have their own kernel) only when nothing else could run the node.
+constexpr int64_t kDirectMaxReduction = 576;
+
+/// Split-K factor of a pointwise tactic (1: none).
+int ws_conv_splits(WsConv i);
+/// The tactic's timing-cache "impl" value (e.g. "ws_pointwise_32x32_splitk4").
+const char* ws_conv_key(WsConv i);
+/// The conv geometry of a 2-D Conv node (x, weight, y shapes; pads resolved from auto_pad).
+kernels::Conv2dGeometry conv_geometry(const BindContext& c, const ir::Shape& x, const ir::Shape& wt, const ir::Shape& y);
+/// Our kernels that may run this conv, in timing order (empty when warpstream is not an enabled source).
+std::vector<WsConv> ws_conv_candidates(const BindContext& c, const kernels::Conv2dGeometry& g, bool tensor_cores);
+
+struct WsConvPlan {
+  WsConv impl = WsConv::kDirect;
+  kernels::Conv2dGeometry g;
+  kernels::ConvEpilogue epi;
+  ElemType et = ElemType::kFloat32;
+  const void* weight = nullptr;
+  size_t workspace_bytes() const { return kernels::conv2d_pointwise_workspace_bytes(g, ws_conv_splits(impl)); }
+  Status run(const void* x, void* y, cudaStream_t st, const void* residual = nullptr, void* workspace = nullptr) const {
+    kernels::ConvEpilogue e = epi;
+    e.residual = residual;
+    switch (impl) {
+      case WsConv::kPointwise32Split4:
+      case WsConv::kPointwise32Split8:
+      case WsConv::kPointwise32Split16:
+        return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k32x32, g, x, weight, y, e, st, ws_conv_splits(impl), workspace);
+      case WsConv::kPointwise64Split4:
+        return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k64x64, g, x, weight, y, e, st, 4, workspace);
+      case WsConv::kDepthwise: return kernels::conv2d_depthwise(et, g, x, weight, y, e, st, 1);
+      case WsConv::kDepthwise4: return kernels::conv2d_depthwise(et, g, x, weight, y, e, st, 4);
+      case WsConv::kPointwise64: return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k64x64, g, x, weight, y, e, st);
+      case WsConv::kPointwise32: return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k32x32, g, x, weight, y, e, st);
+      case WsConv::kDirect: return kernels::conv2d_direct(et, g, x, weight, y, e, st);
+    }
+    return internal_error("unknown WarpStream conv kernel");
+  }
+  // e.g. "ws depthwise 3x3 s2, NCHW, fp16, fused pad+bias+clip"
+  std::string describe(Precision prec) const {
+    const std::string k = std::to_string(g.kernel_h) + "x" + std::to_string(g.kernel_w);
+    const std::string st = " s" + (g.stride_h == g.stride_w ? std::to_string(g.stride_h) : std::to_string(g.stride_h) + "x" + std::to_string(g.stride_w));
+    std::string r;
+    switch (impl) {
+      case WsConv::kDepthwise: r = "ws depthwise " + k + st; break;
+      case WsConv::kDepthwise4: r = "ws depthwise " + k + st + " x4"; break;
+      case WsConv::kPointwise64:
+      case WsConv::kPointwise32:
+      case WsConv::kPointwise32Split4:
+      case WsConv::kPointwise32Split8:
+      case WsConv::kPointwise32Split16:
+      case WsConv::kPointwise64Split4: {
+        const bool t64 = impl == WsConv::kPointwise64 || impl == WsConv::kPointwise64Split4;
+        const int sp = ws_conv_splits(impl);
+        r = std::string("ws pointwise ") + (t64 ? "64x64" : "32x32") + (sp > 1 ? " split-K " + std::to_string(sp) : "") +
+            (prec == Precision::kFloat16 ? " (wmma tensor cores)" : " (fp32 FMA)");
+        break;
+      }
+      case WsConv::kDirect:
+        r = "ws direct " + k + st + (g.group > 1 ? " g" + std::to_string(g.group) : "") +
+            (g.dilation_h > 1 || g.dilation_w > 1 ? " d" + std::to_string(g.dilation_h) : "");
+        break;
+    }
+    std::string fused;
+    auto add = [&fused](const std::string& part) { fused += (fused.empty() ? "" : "+") + part; };
+    if (g.pad_top || g.pad_left || g.pad_bottom || g.pad_right) add("pad");
+    if (epi.bias) add("bias");
+    if (epi.act != Activation::kNone) add(kernels::activation_name(epi.act));
+    return r + ", NCHW, " + precision_name(prec) + ", " + (fused.empty() ? std::string("no epilogue") : "fused " + fused);
+  }
+};
+
+}  // namespace ws::cudaexec

@@ -1,0 +1,56 @@
+// The CUDA executor's op table (see cuda_ops.h): the entries of every family file under ops/, in one
+// sorted list, and the lookups the engine uses. The table is the only place an op type is named.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "engine/cuda/cuda_ops.h"
+
+namespace ws::cudaexec {
+namespace {
+
+const std::vector<CudaOpDef>& defs() {
+  static const std::vector<CudaOpDef> d = [] {
+    std::vector<CudaOpDef> all;
+    for (auto family : {conv_ops, elementwise_ops, gemm_ops, pool_ops, shape_ops, softmax_ops}) {
+      std::vector<CudaOpDef> f = family();
+      all.insert(all.end(), f.begin(), f.end());
+    }
+    std::sort(all.begin(), all.end(), [](const CudaOpDef& a, const CudaOpDef& b) { return std::string(a.op_type) < b.op_type; });
+    return all;
+  }();
+  return d;
+}
+
+}  // namespace
+
+const std::vector<CudaOpDef>& cuda_op_table() { return defs(); }
+
+Status cudnn_status(cudnnStatus_t s, const char* what, const char* file, int line) {
+  return Status(StatusCode::kCuda, std::string(what) + " failed: " + cudnnGetErrorString(s) + " (" + file + ":" + std::to_string(line) + ")");
+}
+Status cublas_status(cublasStatus_t s, const char* what, const char* file, int line) {
+  return Status(StatusCode::kCuda, std::string(what) + " failed: cublas status " + std::to_string(int(s)) + " (" + file + ":" + std::to_string(line) + ")");
+}
+
+
+std::string BindContext::cache_key() const {
+  std::string k = std::string(precision_name(precision)) + "|" + node.name + "|" + node.op_type + "|";
+  for (ir::TensorId id : node.inputs) k += id == ir::kNoTensor ? "-" : ir::shape_string(graph.tensor(id).shape);
+  k += "|act=" + std::string(kernels::activation_name(fused_act));
+  return k;
+}
+
+const CudaOpDef* find_cuda_op(const std::string& op_type) {
+  for (const auto& d : defs())
+    if (op_type == d.op_type) return &d;
+  return nullptr;
+}
+
+std::vector<std::string> cuda_supported_ops() {
+  std::vector<std::string> v;
+  for (const auto& d : defs()) v.emplace_back(d.op_type);
+  return v;
+}
+
+}  // namespace ws::cudaexec

@@ -1,0 +1,305 @@
+// CUDA op-table entry: Conv (2-D, NCHW). Tactics, timed at build and kept in the timing cache: cuDNN
+// (cudnn_conv_plan.h: algorithm x fused/unfused epilogue) and our own fused kernels (conv_tactics.h),
+// per CudaBuildOptions::tactic_sources.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // cuDNN legacy API (see cudnn_conv_plan.h)
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/cuda/conv_tactics.h"
+#include "engine/cuda/cudnn_conv_plan.h"
+#include "engine/cuda/op_util.h"
+
+namespace ws::cudaexec {
+namespace {
+
+using kernels::Activation;
+using kernels::ActivationParams;
+using kernels::ElemType;
+
+Status supports_conv(const BindContext& c) {
+  WS_RETURN_IF_ERROR(ok_float0(c));
+  if (in_t(c, 0).shape.size() != 4) return refuse(c, "only 2-D convolution (NCHW input) is implemented");
+  if (!in_t(c, 1).is_constant()) return refuse(c, "the weight must be a build-time constant");
+  if (has_in(c, 2) && !in_t(c, 2).is_constant()) return refuse(c, "the bias must be a build-time constant");
+  const uint32_t src = c.options.tactic_sources;
+  const std::string enabled = " (enabled tactic sources: " + tactic_sources_string(src) + ")";
+  if (!(src & (kTacticCudnn | kTacticWarpStream))) return refuse(c, "Conv needs tactic source cudnn or warpstream" + enabled);
+  if (!(src & kTacticCudnn)) {
+    const ir::Shape& x = in_t(c, 0).shape;
+    const ir::Shape& wt = in_t(c, 1).shape;
+    const Status v = kernels::validate_conv2d(conv_geometry(c, x, wt, out_shape(c)));
+    if (!v.is_ok()) return refuse(c, "no WarpStream conv kernel runs it (" + v.message() + ") and cudnn is not enabled" + enabled);
+  }
+  return Status::ok();
+}
+
+Status bind_conv(BindContext& c, Step& s) {
+  auto plan = std::make_shared<ConvPlan>();
+  ConvPlan& p = *plan;
+  const ir::Shape& x = in_t(c, 0).shape;
+  const ir::Shape& wt = in_t(c, 1).shape;
+  const ir::Shape& y = out_shape(c);
+  const int64_t group = attr_i(c.node, "group", 1);
+  const Window2d win = window_of(c.node, x, y, {wt[2], wt[3]});
+  const cudnnDataType_t dt = c.precision == Precision::kFloat16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+  const uint32_t sources = c.options.tactic_sources;
+  const bool use_cudnn = (sources & kTacticCudnn) != 0;
+  p.et = c.elem;
+  p.act = c.fused_act;
+  p.act_params = c.fused_params;
+  p.count = ir::shape_elements(y); p.channels = y[1]; p.inner = y[2] * y[3];
+  // A fused residual Add (engine pass fuse_conv_residual_adds) rides as input 3 (runtime tensor of y's shape).
+  p.residual = c.node.inputs.size() > 3 && c.node.inputs[3] != ir::kNoTensor;
+  const bool resid = p.residual;
+
+  // Our own kernels: padding by bounds checks (no pad kernel, no workspace), bias + activation fused.
+  auto own = std::make_shared<WsConvPlan>();
+  own->g = conv_geometry(c, x, wt, y);
+  own->et = c.elem;
+  own->epi.act = c.fused_act;
+  own->epi.params = c.fused_params;
+  int cc_major = 0;
+  WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, c.options.device));
+  const std::vector<WsConv> own_candidates = ws_conv_candidates(c, own->g, cc_major >= 7);
+  if (!use_cudnn && own_candidates.empty())
+    return refuse(c, "no WarpStream conv kernel runs it and cudnn is not enabled (enabled tactic sources: " + tactic_sources_string(sources) + ")");
+
+  // cuDNN: pads — symmetric ones go to cuDNN; asymmetric ones are applied by an explicit zero-pad kernel.
+  int64_t sym[2] = {win.pb[0], win.pb[1]};
+  int64_t xin[2] = {x[2], x[3]};
+  if (win.pb[0] != win.pe[0] || win.pb[1] != win.pe[1]) {
+    p.padded = true;
+    p.planes = x[0] * x[1]; p.in_h = x[2]; p.in_w = x[3]; p.top = win.pb[0]; p.left = win.pb[1];
+    p.ph = x[2] + win.pb[0] + win.pe[0]; p.pw = x[3] + win.pb[1] + win.pe[1];
+    p.pad_bytes = align_up(static_cast<size_t>(p.planes * p.ph * p.pw) * c.elem_bytes);
+    sym[0] = sym[1] = 0;
+    xin[0] = p.ph; xin[1] = p.pw;
+  }
+  if (use_cudnn) {
+    WS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&p.x));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&p.y));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&p.bias));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnCreateFilterDescriptor(&p.w));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnCreateConvolutionDescriptor(&p.conv));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnCreateActivationDescriptor(&p.act_desc));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(p.x, CUDNN_TENSOR_NCHW, dt, int(x[0]), int(x[1]), int(xin[0]), int(xin[1])));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(p.y, CUDNN_TENSOR_NCHW, dt, int(y[0]), int(y[1]), int(y[2]), int(y[3])));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(p.bias, CUDNN_TENSOR_NCHW, dt, 1, int(y[1]), 1, 1));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetFilter4dDescriptor(p.w, dt, CUDNN_TENSOR_NCHW, int(wt[0]), int(wt[1]), int(wt[2]), int(wt[3])));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetConvolution2dDescriptor(p.conv, int(sym[0]), int(sym[1]), int(win.s[0]), int(win.s[1]), int(win.d[0]),
+                                                             int(win.d[1]), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(p.conv, int(group)));
+    // fp32: plain FMA math (no TF32), so results track the CPU executor; fp16: tensor cores, fp32 accumulate.
+    const cudnnMathType_t math = c.precision == Precision::kFloat16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(p.conv, math));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetActivationDescriptor(p.act_desc, c.fused_act == Activation::kRelu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+                                                          CUDNN_PROPAGATE_NAN, 0.0));
+    int on = 0, oc = 0, oh = 0, ow = 0;
+    WS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolution2dForwardOutputDim(p.conv, p.x, p.w, &on, &oc, &oh, &ow));
+    if (on != y[0] || oc != y[1] || oh != y[2] || ow != y[3]) return internal_error(c.node.describe(c.graph.opset) + ": cuDNN output shape disagrees with shape inference");
+  }
+
+  WS_ASSIGN_OR_RETURN(p.weight, c.upload(c.node.inputs[1], false));
+  own->weight = p.weight;
+  if (has_in(c, 2)) {
+    WS_ASSIGN_OR_RETURN(const void* b32, c.upload(c.node.inputs[2], true));
+    p.bias32 = static_cast<const float*>(b32);
+    if (use_cudnn) {
+      WS_ASSIGN_OR_RETURN(p.bias_act, c.upload(c.node.inputs[2], false));
+    }
+  } else if (use_cudnn) {
+    WS_ASSIGN_OR_RETURN(p.bias_act, c.upload_values(std::vector<float>(static_cast<size_t>(y[1]), 0.0f), false));
+  }
+  own->epi.bias = p.bias32;
+  // The fused cuDNN path expresses bias + ReLU / bias only (identity only with IMPLICIT_PRECOMP_GEMM).
+  const bool fusable = c.fused_act == Activation::kRelu || c.fused_act == Activation::kNone;
+
+  // Timing-cache entry: {"impl": "cudnn" | ws_conv_key(...), "algo", "fused", "time_us"}; entries written
+  // before our kernels existed lack "impl" and mean cuDNN. An entry naming a tactic this build cannot use
+  // (e.g. another source set — normally excluded by the cache identity) is ignored and re-timed.
+  const std::string key = c.cache_key();
+  float best_us = 0;
+  std::string impl;  // chosen: "cudnn" or a ws_conv_key
+  if (const TimingEntry* e = c.cache.find(key)) {
+    const std::string ci = e->impl.value_or("cudnn");
+    // An algo outside cuDNN's enum (a hand-edited or foreign cache) is a miss: the node is timed again.
+    if (ci == "cudnn" && use_cudnn && e->algo && e->fused && *e->algo < CUDNN_CONVOLUTION_FWD_ALGO_COUNT) {
+      p.algo = static_cast<cudnnConvolutionFwdAlgo_t>(*e->algo);
+      p.fused = *e->fused;
+      WS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardWorkspaceSize(c.dev.cudnn, p.x, p.w, p.conv, p.y, p.algo, &p.cudnn_ws));
+      impl = ci;
+    }
+    for (WsConv o : own_candidates)
+      if (ci == ws_conv_key(o)) { own->impl = o; impl = ci; }
+    if (!impl.empty()) best_us = e->time_us;
+  }
+  const bool from_cache = !impl.empty();
+  if (impl.empty()) {
+    const size_t xb_own = static_cast<size_t>(ir::shape_elements(x)) * c.elem_bytes;
+    const size_t xb = std::max(xb_own, static_cast<size_t>(x[0] * x[1] * xin[0] * xin[1]) * c.elem_bytes);
+    const size_t yb = static_cast<size_t>(p.count) * c.elem_bytes;
+    WS_ASSIGN_OR_RETURN(void* sx, c.dev.get(0, xb));
+    WS_ASSIGN_OR_RETURN(void* sy, c.dev.get(1, yb));
+    bool found = false;
+    if (use_cudnn) {
+      // Workspace scratch as at enqueue: [explicit-pad buffer][cuDNN workspace], so timed runs include the pad kernel.
+      WS_ASSIGN_OR_RETURN(void* sws, c.dev.get(2, c.options.max_workspace_bytes + p.pad_bytes));
+      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      int returned = 0;
+      // cudnnFind…Ex times every algorithm; should it refuse this configuration, the heuristic list of
+      // cudnnGet…_v7 is timed by us instead (each candidate below is re-timed either way).
+      if (cudnnFindConvolutionForwardAlgorithmEx(c.dev.cudnn, p.x, sx, p.w, p.weight, p.conv, p.y, sy, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                 &returned, perf, sws, c.options.max_workspace_bytes) != CUDNN_STATUS_SUCCESS) {
+        (void)cudaGetLastError();
+        if (cudnnGetConvolutionForwardAlgorithm_v7(c.dev.cudnn, p.x, p.w, p.conv, p.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf) !=
+            CUDNN_STATUS_SUCCESS) {
+          returned = 0;
+          if (own_candidates.empty()) WS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(c.dev.cudnn, p.x, p.w, p.conv, p.y,
+                                                                                                      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
+        }
+        for (int i = 0; i < returned; ++i) {
+          if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+          size_t ws = 0;
+          if (cudnnGetConvolutionForwardWorkspaceSize(c.dev.cudnn, p.x, p.w, p.conv, p.y, perf[i].algo, &ws) == CUDNN_STATUS_SUCCESS) perf[i].memory = ws;
+        }
+      }
+      int tried = 0;
+      cudnnConvolutionFwdAlgo_t best_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+      bool best_fused = false;
+      size_t best_ws = 0;
+      // Timed as enqueued: explicit pad kernel (asymmetric pads) + convolution + epilogue, so the comparison with
+      // our single fused kernels is fair.
+      // Pass 0: deterministic algorithms, fp32 on FMA math (no TF32); pass 1 (only when pass 0 found nothing): any.
+      for (int pass = 0; pass < 2 && !found; ++pass)
+      for (int i = 0; i < returned && tried < 4; ++i) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > c.options.max_workspace_bytes) continue;
+        if (pass == 0 && c.precision == Precision::kFloat32 && perf[i].mathType != CUDNN_FMA_MATH) continue;
+        if (pass == 0 && perf[i].determinism != CUDNN_DETERMINISTIC) continue;  // replay must equal direct bitwise
+        // Multi-kernel algorithms (transforms + GEMM) only when nothing else runs: timed on the stream they
+        // looked fastest, yet in the lanes' graph replay they cost ~55 µs per ResNet-50 3x3 conv against
+        // ~11-18 µs average for IMPLICIT_PRECOMP_GEMM (H200 per-layer profiles, docs/results/H200.md, 2026-11-29;
+        // chosen after that evidence run, not yet measured on the device).
+        if (pass == 0 && (perf[i].algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT || perf[i].algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+                          perf[i].algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED))
+          continue;
+        ++tried;
+        for (int variant = 0; variant < 2; ++variant) {
+          const bool fused = variant == 1;
+          if (fused && (!fusable || (c.fused_act == Activation::kNone && perf[i].algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM))) continue;
+          p.algo = perf[i].algo;
+          p.fused = fused;
+          p.cudnn_ws = perf[i].memory;
+          // a residual is timed in place (z = y: cuDNN and our epilogue read each element before writing it)
+          auto t = c.dev.time_us([&](cudaStream_t st) { return p.run(c.dev.cudnn, sx, sy, sws, st, resid ? sy : nullptr); });
+          if (!t) { (void)cudaGetLastError(); continue; }  // e.g. the fused call refuses this algo
+          if (!found || *t < best_us) { best_us = *t; found = true; best_algo = p.algo; best_fused = fused; best_ws = p.cudnn_ws; }
+        }
+      }
+      p.algo = best_algo;
+      p.fused = best_fused;
+      p.cudnn_ws = best_ws;
+      if (found) impl = "cudnn";
+    }
+    for (WsConv o : own_candidates) {
+      WsConvPlan trial = *own;
+      trial.impl = o;
+      void* tws = nullptr;
+      if (trial.workspace_bytes() > 0) {
+        auto got = c.dev.get(2, trial.workspace_bytes());
+        if (!got) continue;
+        tws = *got;
+      }
+      auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, st, resid ? sy : nullptr, tws); }, 10, true);
+      if (!t) { (void)cudaGetLastError(); continue; }
+      if (!found || *t < best_us) { best_us = *t; found = true; own->impl = o; impl = ws_conv_key(o); }
+    }
+    if (!found) {
+      if (!use_cudnn) return refuse(c, "no WarpStream conv kernel ran (enabled tactic sources: " + tactic_sources_string(sources) + ")");
+      return refuse(c, "no cuDNN forward algorithm runs within max_workspace_bytes = " + std::to_string(c.options.max_workspace_bytes) +
+                           (own_candidates.empty() ? std::string() : " and no WarpStream conv kernel ran"));
+    }
+    TimingEntry entry{.impl = impl, .time_us = best_us};
+    if (impl == "cudnn") { entry.algo = int(p.algo); entry.fused = p.fused; }
+    c.cache.put(key, std::move(entry));
+  }
+  if (impl != "cudnn") {
+    s.workspace_bytes = align_up(own->workspace_bytes());
+    s.kernels = ws_conv_splits(own->impl) > 1 ? 2 : 1;
+    c.tactics.push_back({c.node.name, "Conv", own->describe(c.precision) + (resid ? " + residual" : ""), best_us, from_cache});
+    s.run = [own, resid](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+      return own->run(io.in[0], io.out[0], st, resid ? io.in[3] : nullptr, io.workspace);
+    };
+    return Status::ok();
+  }
+  s.workspace_bytes = p.pad_bytes + align_up(p.cudnn_ws);
+  s.kernels = 1 + (p.padded ? 1 : 0) + (p.epilogue() ? 1 : 0);
+  const std::string epi = p.fused ? std::string(resid ? "cuDNN fused bias+residual" : "cuDNN fused bias") + (c.fused_act == Activation::kRelu ? "+relu" : "")
+                                  : (p.epilogue() ? std::string("epilogue bias+") + (resid ? "residual+" : "") + kernels::activation_name(p.act) : "no epilogue");
+  c.tactics.push_back({c.node.name, "Conv", "cudnn algo " + std::to_string(int(p.algo)) + " (" + algo_name(p.algo) + "), NCHW, " +
+                                                precision_name(c.precision) + (p.padded ? ", explicit pad" : "") + ", " + epi,
+                       best_us, from_cache});
+  s.run = [plan](const StepIo& io, const ContextLibs& libs, cudaStream_t st) {
+    return plan->run(libs.cudnn, io.in[0], io.out[0], io.workspace, st, plan->residual ? io.in[3] : nullptr);
+  };
+  return Status::ok();
+}
+
+// ---- consistency-test forms ----
+using A = OpSampleAttr;
+
+// x [xs] -> Conv (w [ws], optional bias, attrs) -> optional Relu / Clip(0, 0.3) (fused into the epilogue).
+OpSample conv_sample(std::string label, std::vector<int64_t> xs, std::vector<int64_t> ws, bool bias, std::vector<OpSampleAttr> attrs,
+                     const std::string& act) {
+  const float wscale = 1.0f / std::sqrt(static_cast<float>(ws[1] * ws[2] * ws[3]));
+  OpSample s{std::move(label), {runtime("x", xs), constant("w", ws, wscale)}, {}};
+  std::vector<std::string> in{"x", "w"};
+  if (bias) {
+    s.tensors.push_back(constant("b", {ws[0]}, 0.2f));
+    in.push_back("b");
+  }
+  s.nodes.push_back(sample_node("Conv", in, {act.empty() ? "y" : "c"}, std::move(attrs)));
+  if (act == "Relu") s.nodes.push_back(sample_node("Relu", {"c"}, {"y"}));
+  if (act == "Clip") {
+    s.tensors.push_back(constant_values("lo", {}, {0.0f}));
+    s.tensors.push_back(constant_values("hi", {}, {0.3f}));
+    s.nodes.push_back(sample_node("Clip", {"c", "lo", "hi"}, {"y"}));
+  }
+  return s;
+}
+
+std::vector<OpSample> conv_samples(const std::string&) {
+  std::vector<OpSample> r = {
+      conv_sample("Conv3x3_pad1_bias", {1, 8, 12, 12}, {16, 8, 3, 3}, true, {A::integers("pads", {1, 1, 1, 1})}, ""),
+      conv_sample("Conv1x1_relu", {1, 16, 7, 7}, {24, 16, 1, 1}, true, {}, "Relu"),
+      conv_sample("ConvDepthwise_s2_asympad_clip", {1, 8, 11, 11}, {8, 1, 3, 3}, true,
+                  {A::integer("group", 8), A::integers("strides", {2, 2}), A::integers("pads", {0, 0, 1, 1})}, "Clip"),
+      conv_sample("Conv_nobias_dil2_s2", {1, 4, 13, 10}, {6, 4, 3, 3}, false,
+                  {A::integers("strides", {2, 2}), A::integers("dilations", {2, 2}), A::integers("pads", {2, 1, 2, 1})}, ""),
+      conv_sample("Conv_group2_sameupper_relu", {1, 8, 9, 9}, {6, 4, 3, 3}, true,
+                  {A::integer("group", 2), A::text("auto_pad", "SAME_UPPER"), A::integers("strides", {2, 2})}, "Relu"),
+      conv_sample("Conv7x7_s2_resnet_stem_relu", {1, 3, 32, 32}, {8, 3, 7, 7}, true,
+                  {A::integers("strides", {2, 2}), A::integers("pads", {3, 3, 3, 3})}, "Relu"),
+      conv_sample("Conv_valid_batch2", {2, 3, 9, 8}, {5, 3, 3, 2}, true, {A::text("auto_pad", "VALID")}, ""),
+      conv_sample("Conv_pointwise_deep_c256", {1, 256, 7, 7}, {32, 256, 1, 1}, true, {}, "Relu"),
+  };
+  // A residual Add folded into the Conv's epilogue: y = Relu(conv(x) + b + x).
+  OpSample res = conv_sample("Conv3x3_residual_add_relu", {1, 8, 6, 6}, {8, 8, 3, 3}, true, {A::integers("pads", {1, 1, 1, 1})}, "");
+  res.nodes[0].outputs = {"c"};
+  res.nodes.push_back(sample_node("Add", {"c", "x"}, {"s"}));
+  res.nodes.push_back(sample_node("Relu", {"s"}, {"y"}));
+  r.push_back(std::move(res));
+  return r;
+}
+
+}  // namespace
+
+std::vector<CudaOpDef> conv_ops() {
+  return {
+      {"Conv", 0, supports_conv, bind_conv, conv_samples},
+  };
+}
+
+}  // namespace ws::cudaexec

@@ -1,0 +1,83 @@
+// CUDA op-table entries: 2-D pooling (MaxPool, AveragePool; NCHW) and GlobalAveragePool; src/kernels/pool.
+#include <string>
+#include <vector>
+
+#include "engine/cuda/op_util.h"
+#include "kernels/pool/pool.h"
+
+namespace ws::cudaexec {
+namespace {
+
+using kernels::Activation;
+using kernels::ActivationParams;
+using kernels::ElemType;
+
+// ------------------------------------------------------------------------------------------------
+// Pools, Softmax
+
+Status supports_pool(const BindContext& c) {
+  WS_RETURN_IF_ERROR(ok_float0(c));
+  if (in_t(c, 0).shape.size() != 4) return refuse(c, "only 2-D pooling (NCHW input) is implemented");
+  if (c.node.outputs.size() > 1 && c.node.outputs[1] != ir::kNoTensor) return refuse(c, "the Indices output of MaxPool is not produced");
+  return Status::ok();
+}
+template <bool kMax>
+Status bind_pool(BindContext& c, Step& s) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const ir::Shape& y = out_shape(c);
+  const Window2d w = window_of(c.node, x, y, attr_is(c.node, "kernel_shape", {}));
+  kernels::Pool2dParams p;
+  p.planes = x[0] * x[1]; p.in_h = x[2]; p.in_w = x[3]; p.out_h = y[2]; p.out_w = y[3];
+  p.k_h = w.k[0]; p.k_w = w.k[1]; p.s_h = w.s[0]; p.s_w = w.s[1]; p.d_h = w.d[0]; p.d_w = w.d[1];
+  p.pad_top = w.pb[0]; p.pad_left = w.pb[1]; p.pad_bottom = w.pe[0]; p.pad_right = w.pe[1];
+  p.count_include_pad = attr_i(c.node, "count_include_pad", 0) != 0;
+  const ElemType et = c.elem;
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    return kMax ? kernels::max_pool_2d(et, io.in[0], io.out[0], p, st) : kernels::average_pool_2d(et, io.in[0], io.out[0], p, st);
+  };
+  return Status::ok();
+}
+
+Status bind_global_average_pool(BindContext& c, Step& s) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  int64_t spatial = 1;
+  for (size_t i = 2; i < x.size(); ++i) spatial *= x[i];
+  const int64_t planes = x[0] * x[1];
+  const ElemType et = c.elem;
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    return kernels::global_average_pool(et, io.in[0], io.out[0], planes, spatial, st);
+  };
+  return Status::ok();
+}
+
+// ---- consistency-test forms ----
+using A = OpSampleAttr;
+
+std::vector<OpSample> pool_samples(const std::string& op) {
+  const std::vector<int64_t> x = {1, 5, 13, 11};
+  if (op == "MaxPool")
+    return {single("MaxPool_k3s2p1", op, x, {A::integers("kernel_shape", {3, 3}), A::integers("strides", {2, 2}), A::integers("pads", {1, 1, 1, 1})}),
+            single("MaxPool_ceil", op, x, {A::integers("kernel_shape", {2, 2}), A::integers("strides", {2, 2}), A::integer("ceil_mode", 1)}),
+            single("MaxPool_dilation2", op, x, {A::integers("kernel_shape", {2, 2}), A::integers("dilations", {2, 2})}),
+            single("MaxPool_same_upper", op, x, {A::integers("kernel_shape", {3, 3}), A::integers("strides", {2, 2}), A::text("auto_pad", "SAME_UPPER")})};
+  return {single("AveragePool_excl", op, x, {A::integers("kernel_shape", {3, 3}), A::integers("pads", {1, 1, 1, 1})}),
+          single("AveragePool_incl_s2", op, x,
+                 {A::integers("kernel_shape", {3, 2}), A::integers("strides", {2, 2}), A::integers("pads", {1, 0, 1, 1}), A::integer("count_include_pad", 1)}),
+          single("AveragePool_same_lower", op, x, {A::integers("kernel_shape", {2, 2}), A::text("auto_pad", "SAME_LOWER")})};
+}
+
+std::vector<OpSample> global_pool_samples(const std::string& op) {
+  return {single("GlobalAveragePool", op, {1, 37, 7, 7}), single("GlobalAveragePool_batch2", op, {2, 5, 3, 4})};
+}
+
+}  // namespace
+
+std::vector<CudaOpDef> pool_ops() {
+  return {
+      {"AveragePool", 1, supports_pool, bind_pool<false>, pool_samples},
+      {"GlobalAveragePool", 1, ok_float0, bind_global_average_pool, global_pool_samples},
+      {"MaxPool", 1, supports_pool, bind_pool<true>, pool_samples},
+  };
+}
+
+}  // namespace ws::cudaexec

@@ -1,0 +1,138 @@
+// CUDA op-table entries: shape ops — the copies (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout;
+// a device copy, or nothing when input and output share the arena range), Transpose and Concat.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/cuda/op_util.h"
+
+namespace ws::cudaexec {
+namespace {
+
+using kernels::Activation;
+using kernels::ActivationParams;
+using kernels::ElemType;
+
+// ------------------------------------------------------------------------------------------------
+// Copies (Reshape-like ops), Transpose, Concat
+
+Status supports_copy(const BindContext& c) {
+  WS_RETURN_IF_ERROR(ok_float0(c));
+  for (size_t i = 1; i < c.node.outputs.size(); ++i)
+    if (c.node.outputs[i] != ir::kNoTensor) return refuse(c, "optional output " + std::to_string(i) + " (e.g. a Dropout mask) is not produced");
+  return Status::ok();
+}
+Status bind_copy(BindContext& c, Step& s) {
+  const size_t bytes = static_cast<size_t>(in_t(c, 0).elements()) * c.elem_bytes;
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    if (bytes && io.in[0] != io.out[0]) WS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(io.out[0], io.in[0], bytes, cudaMemcpyDeviceToDevice, st));
+    return Status::ok();
+  };
+  return Status::ok();
+}
+
+Status supports_transpose(const BindContext& c) {
+  WS_RETURN_IF_ERROR(ok_float0(c));
+  if (in_t(c, 0).shape.size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return refuse(c, "rank above 6");
+  return Status::ok();
+}
+Status bind_transpose(BindContext& c, Step& s) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  std::vector<int64_t> def(static_cast<size_t>(rank));
+  for (int64_t i = 0; i < rank; ++i) def[static_cast<size_t>(i)] = rank - 1 - i;
+  const auto perm = attr_is(c.node, "perm", def);
+  std::vector<int64_t> xs(static_cast<size_t>(rank), 1);
+  for (int64_t i = rank - 2; i >= 0; --i) xs[static_cast<size_t>(i)] = xs[static_cast<size_t>(i + 1)] * x[static_cast<size_t>(i + 1)];
+  kernels::TransposeDims d;
+  d.rank = static_cast<int>(rank);
+  for (int64_t k = 0; k < rank; ++k) {
+    d.y_dims[k] = x[static_cast<size_t>(perm[static_cast<size_t>(k)])];
+    d.x_strides[k] = xs[static_cast<size_t>(perm[static_cast<size_t>(k)])];
+  }
+  const int eb = static_cast<int>(c.elem_bytes);
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::transpose(eb, io.in[0], io.out[0], d, st); };
+  return Status::ok();
+}
+
+Status supports_concat(const BindContext& c) {
+  for (size_t i = 0; i < c.node.inputs.size(); ++i) WS_RETURN_IF_ERROR(require_runtime_float(c, i));
+  return Status::ok();
+}
+Status bind_concat(BindContext& c, Step& s) {
+  const ir::Shape& y = out_shape(c);
+  const int64_t rank = static_cast<int64_t>(y.size());
+  int64_t axis = attr_i(c.node, "axis", 0);
+  if (axis < 0) axis += rank;
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= y[static_cast<size_t>(i)];
+  for (int64_t i = axis + 1; i < rank; ++i) inner *= y[static_cast<size_t>(i)];
+  const size_t es = c.elem_bytes;
+  const size_t dpitch = static_cast<size_t>(y[static_cast<size_t>(axis)] * inner) * es;
+  std::vector<std::pair<size_t, size_t>> parts;  // (dst byte offset, row bytes)
+  size_t off = 0;
+  for (size_t i = 0; i < c.node.inputs.size(); ++i) {
+    const size_t row = static_cast<size_t>(in_t(c, i).shape[static_cast<size_t>(axis)] * inner) * es;
+    parts.emplace_back(off, row);
+    off += row;
+  }
+  s.kernels = static_cast<int>(parts.size());
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (!parts[i].second || outer == 0) continue;
+      WS_CUDA_RETURN_IF_ERROR(cudaMemcpy2DAsync(static_cast<char*>(io.out[0]) + parts[i].first, dpitch, io.in[i], parts[i].second,
+                                                parts[i].second, static_cast<size_t>(outer), cudaMemcpyDeviceToDevice, st));
+    }
+    return Status::ok();
+  };
+  return Status::ok();
+}
+
+// ---- consistency-test forms ----
+using A = OpSampleAttr;
+
+std::vector<OpSample> copy_samples(const std::string& op) {
+  if (op == "Reshape")
+    return {{"Reshape_minus1", {runtime("x", {1, 6, 2, 2}), constant_i64("s", {2}, {4, -1})}, {sample_node("Reshape", {"x", "s"}, {"y"})}},
+            {"Reshape_zero_copies_dim", {runtime("x", {2, 6, 2}), constant_i64("s", {3}, {0, 3, -1})}, {sample_node("Reshape", {"x", "s"}, {"y"})}}};
+  if (op == "Flatten") return {single("Flatten_default", op, {1, 6, 2, 2}), single("Flatten_axis2", op, {2, 3, 2, 2}, {A::integer("axis", 2)})};
+  if (op == "Squeeze")
+    return {{"Squeeze_axes_input", {runtime("x", {1, 6, 1, 2}), constant_i64("ax", {1}, {2})}, {sample_node("Squeeze", {"x", "ax"}, {"y"})}},
+            single("Squeeze_all_ones", op, {1, 6, 1, 2}),
+            {"Squeeze_opset11_attribute", {runtime("x", {1, 6, 1, 2})}, {sample_node("Squeeze", {"x"}, {"y"}, {A::integers("axes", {0})})}, 11}};
+  if (op == "Unsqueeze")
+    return {{"Unsqueeze_axes_input", {runtime("x", {6, 2}), constant_i64("ax", {2}, {0, -1})}, {sample_node("Unsqueeze", {"x", "ax"}, {"y"})}},
+            {"Unsqueeze_opset11_attribute", {runtime("x", {6, 2})}, {sample_node("Unsqueeze", {"x"}, {"y"}, {A::integers("axes", {1})})}, 11}};
+  // Identity / Dropout: a chain that ends in a kernel (the copies may be folded away by the passes).
+  return {{op + "_then_Relu", {runtime("x", {2, 8})}, {sample_node(op, {"x"}, {"i"}), sample_node("Relu", {"i"}, {"y"})}},
+          single(op + "_alone", op, {2, 8})};
+}
+
+std::vector<OpSample> transpose_samples(const std::string& op) {
+  return {single("Transpose_0231", op, {1, 3, 4, 5}, {A::integers("perm", {0, 2, 3, 1})}),
+          single("Transpose_default_reverse", op, {2, 3, 4})};
+}
+
+std::vector<OpSample> concat_samples(const std::string& op) {
+  return {{"Concat_axis1", {runtime("a", {1, 3, 4, 5}), runtime("b", {1, 2, 4, 5})}, {sample_node(op, {"a", "b"}, {"y"}, {A::integer("axis", 1)})}},
+          {"Concat_axis_minus1_three", {runtime("a", {2, 3}), runtime("b", {2, 1}), runtime("c", {2, 4})},
+           {sample_node(op, {"a", "b", "c"}, {"y"}, {A::integer("axis", -1)})}},
+          {"Concat_with_constant", {runtime("a", {2, 3}), constant("b", {1, 3})}, {sample_node(op, {"a", "b"}, {"y"}, {A::integer("axis", 0)})}}};
+}
+
+}  // namespace
+
+std::vector<CudaOpDef> shape_ops() {
+  return {
+      {"Concat", -1, supports_concat, bind_concat, concat_samples},
+      {"Dropout", 1, supports_copy, bind_copy, copy_samples},
+      {"Flatten", 1, supports_copy, bind_copy, copy_samples},
+      {"Identity", 1, supports_copy, bind_copy, copy_samples},
+      {"Reshape", 1, supports_copy, bind_copy, copy_samples},
+      {"Squeeze", 1, supports_copy, bind_copy, copy_samples},
+      {"Transpose", 1, supports_transpose, bind_transpose, transpose_samples},
+      {"Unsqueeze", 1, supports_copy, bind_copy, copy_samples},
+  };
+}
+
+}  // namespace ws::cudaexec

@@ -1,0 +1,35 @@
+#pragma once
+/// \file tactic_timer.h
+/// The tactic timer: build-time device resources for timing candidate kernels (library handles, a stream,
+/// an event pair, growable scratch buffers). Used only while building an engine (never on the run path).
+#include <cublasLt.h>
+#include <cudnn.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <functional>
+
+#include "cuda/cuda_util.h"
+#include "warpstream/status.h"
+
+namespace ws::cudaexec {
+
+/// Build-time device resources for timing tactics: handles, a stream, events, growable scratch buffers.
+struct BuildDevice {
+  cudnnHandle_t cudnn = nullptr;
+  cublasLtHandle_t lt = nullptr;
+  cuda::Stream stream;
+  cuda::Event start, stop;
+  cuda::DeviceBuffer scratch[3];  ///< 0: input, 1: output, 2: workspace
+  ~BuildDevice();
+  /// Scratch buffer `slot` of at least `bytes` (zero-filled when (re)allocated).
+  Result<void*> get(int slot, size_t bytes);
+  /// Mean µs of `reps` runs of `fn` after 2 warm-up runs (events on `stream`); synchronises.
+  /// capture: the reps are captured into one CUDA graph and replayed (as the lanes run; no host launch
+  /// gaps), falling back to stream launches when capture fails. Used for our own kernels; cuDNN candidates
+  /// are timed on the stream (capturing every cuDNN algorithm at build — FFT ones included — hung an
+  /// fp32 EfficientNet build on the H200, 2026-11-29), which charges them host launch gaps on tiny convs.
+  Result<float> time_us(const std::function<Status(cudaStream_t)>& fn, int reps = 10, bool capture = false);
+};
+
+}  // namespace ws::cudaexec

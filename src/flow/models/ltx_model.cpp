@@ -1,0 +1,773 @@
+// The whole LTX-Video transformer on the GPU (see ltx_model.h for the math, placements and contracts).
+#include "flow/models/ltx_model.h"
+
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <utility>
+
+#include "cuda/cuda_util.h"
+#include "flow/models/ltx_linear.h"
+#include "flow/models/ltx_model_kernels.h"
+#include "flow/plan/stream_plan.h"
+#include "flow/streamer.h"
+#include "kernels/transformer/transformer.h"
+#include "reference/transformer.h"
+
+namespace ws::flow {
+namespace {
+
+constexpr uint64_t kAlign = 256;
+constexpr int kTimestepChannels = 256;  // diffusers Timesteps(num_channels=256), fixed
+constexpr float kNormOutEps = 1e-6f;    // norm_out = LayerNorm(D, eps=1e-6, elementwise_affine=False)
+
+uint64_t align_up(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+std::string bytes_str(uint64_t b) { return format_bytes(b) + " (" + std::to_string(b) + " B)"; }
+
+uint16_t f32_to_bf16_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // quiet NaN
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+// One host tensor read through the source, shape-checked; fp8 refused (bf16 model path).
+Result<LtxHostTensor> fetch(const LtxTensorSource& src, const std::string& name, const std::vector<int64_t>& shape) {
+  Result<LtxHostTensor> r = src(name);
+  if (!r.is_ok()) return r.status();
+  const LtxHostTensor& t = r.value();
+  if (t.shape != shape)
+    return invalid_model("LTX model: tensor '" + name + "' in " + t.file + " has shape " + shape_str(t.shape) +
+                         ", the config needs " + shape_str(shape));
+  if (t.data == nullptr) return invalid_model("LTX model: tensor '" + name + "' in " + t.file + " has no data");
+  if (t.type != LtxHostTensor::Type::kF32 && t.type != LtxHostTensor::Type::kBF16)
+    return unsupported("LTX model: tensor '" + name + "' in " + t.file +
+                       " is fp8/int8: the whole-model GPU path reads bf16/float32 weights only (8-bit blocks: "
+                       "ltx-block --weights fp8|int8)");
+  return r;
+}
+
+// Writes `count` values of t (from element `first`) as bf16 at dst.
+void write_bf16(const LtxHostTensor& t, size_t first, size_t count, uint8_t* dst) {
+  auto* d = reinterpret_cast<uint16_t*>(dst);
+  if (t.type == LtxHostTensor::Type::kBF16) {
+    std::memcpy(d, static_cast<const uint16_t*>(t.data) + first, count * 2);
+    return;
+  }
+  const float* s = static_cast<const float*>(t.data) + first;
+  for (size_t i = 0; i < count; ++i) d[i] = f32_to_bf16_bits(s[i]);
+}
+
+size_t elems(const std::vector<int64_t>& shape) {
+  size_t n = 1;
+  for (int64_t v : shape) n *= static_cast<size_t>(v);
+  return n;
+}
+
+// ---- the block image: the device layout LtxBlock binds to (bf16; fused attn1 q/k/v and attn2 k/v) ----
+struct LinearSlot {
+  uint64_t w = 0, b = 0;
+  int out = 0, in = 0;
+  std::vector<std::string> parts;  // block-relative names of the stacked parts
+};
+struct BlockLayout {
+  int d = 0, dc = 0, ff = 0;
+  uint64_t sst = 0, n1q = 0, n1k = 0, n2q = 0, n2k = 0;
+  LinearSlot qkv, o1, q2, kv2, o2, f0, f2;
+  uint64_t bytes = 0;
+};
+
+BlockLayout make_block_layout(int d, int dc, int ff) {
+  BlockLayout L;
+  L.d = d; L.dc = dc; L.ff = ff;
+  uint64_t off = 0;
+  auto take = [&](uint64_t n_elems) {
+    uint64_t o = off;
+    off = align_up(off + n_elems * 2);
+    return o;
+  };
+  L.sst = take(6ull * d);
+  L.n1q = take(d); L.n1k = take(d); L.n2q = take(d); L.n2k = take(d);
+  auto lin = [&](LinearSlot& s, std::vector<std::string> parts, int out_each, int in) {
+    s.parts = std::move(parts);
+    s.out = out_each * static_cast<int>(s.parts.size());
+    s.in = in;
+    s.w = take(static_cast<uint64_t>(s.out) * in);
+    s.b = take(static_cast<uint64_t>(s.out));
+  };
+  lin(L.qkv, {"attn1.to_q", "attn1.to_k", "attn1.to_v"}, d, d);
+  lin(L.o1, {"attn1.to_out.0"}, d, d);
+  lin(L.q2, {"attn2.to_q"}, d, d);
+  lin(L.kv2, {"attn2.to_k", "attn2.to_v"}, d, dc);
+  lin(L.o2, {"attn2.to_out.0"}, d, d);
+  lin(L.f0, {"ff.net.0.proj"}, ff, d);
+  lin(L.f2, {"ff.net.2"}, d, ff);
+  L.bytes = off;
+  return L;
+}
+
+std::unique_ptr<LtxBlockWeights> block_view(const BlockLayout& L, const void* base_ptr) {
+  auto w = std::make_unique<LtxBlockWeights>();
+  const auto* base = static_cast<const uint8_t*>(base_ptr);
+  auto lin = [&](const LinearSlot& s) {
+    LtxBlockWeights::Linear l;
+    l.w = base + s.w;
+    l.bias = base + s.b;
+    l.scale = nullptr;
+    l.out = s.out;
+    l.in = s.in;
+    return l;
+  };
+  w->attn1_qkv = lin(L.qkv); w->attn1_out = lin(L.o1); w->attn2_q = lin(L.q2); w->attn2_kv = lin(L.kv2);
+  w->attn2_out = lin(L.o2); w->ff0 = lin(L.f0); w->ff2 = lin(L.f2);
+  w->sst = base + L.sst;
+  w->attn1_norm_q = base + L.n1q; w->attn1_norm_k = base + L.n1k;
+  w->attn2_norm_q = base + L.n2q; w->attn2_norm_k = base + L.n2k;
+  w->format = LtxWeightFormat::kBF16;
+  return w;
+}
+
+// Fills one block image (host, L.bytes, zeroed padding) from the source under `prefix`; dst == nullptr only checks
+// every tensor (presence, shape, dtype) without writing.
+Status fill_block_image(const LtxTensorSource& src, const std::string& prefix, const BlockLayout& L, uint8_t* dst) {
+  if (dst) std::memset(dst, 0, L.bytes);
+  auto vec = [&](const std::string& local, std::vector<int64_t> shape, uint64_t off) -> Status {
+    WS_ASSIGN_OR_RETURN(LtxHostTensor t, fetch(src, prefix + local, shape));
+    if (dst) write_bf16(t, 0, elems(shape), dst + off);
+    return Status::ok();
+  };
+  WS_RETURN_IF_ERROR(vec("scale_shift_table", {6, L.d}, L.sst));
+  WS_RETURN_IF_ERROR(vec("attn1.norm_q.weight", {L.d}, L.n1q));
+  WS_RETURN_IF_ERROR(vec("attn1.norm_k.weight", {L.d}, L.n1k));
+  WS_RETURN_IF_ERROR(vec("attn2.norm_q.weight", {L.d}, L.n2q));
+  WS_RETURN_IF_ERROR(vec("attn2.norm_k.weight", {L.d}, L.n2k));
+  for (const LinearSlot* s : {&L.qkv, &L.o1, &L.q2, &L.kv2, &L.o2, &L.f0, &L.f2}) {
+    const int out_each = s->out / static_cast<int>(s->parts.size());
+    for (size_t k = 0; k < s->parts.size(); ++k) {
+      const std::string& p = s->parts[k];
+      WS_ASSIGN_OR_RETURN(LtxHostTensor w, fetch(src, prefix + p + ".weight", {out_each, s->in}));
+      WS_ASSIGN_OR_RETURN(LtxHostTensor b, fetch(src, prefix + p + ".bias", {out_each}));
+      if (!dst) continue;
+      write_bf16(w, 0, static_cast<size_t>(out_each) * s->in, dst + s->w + k * static_cast<uint64_t>(out_each) * s->in * 2);
+      write_bf16(b, 0, static_cast<size_t>(out_each), dst + s->b + k * static_cast<uint64_t>(out_each) * 2);
+    }
+  }
+  return Status::ok();
+}
+
+// ---- the non-block (resident) weights ----
+struct HeadLayout {
+  struct Lin {
+    std::string name;
+    int out = 0, in = 0;
+    uint64_t w = 0, b = 0;
+  };
+  Lin proj_in, t1, t2, tl, c1, c2, proj_out;
+  uint64_t sst = 0;
+  uint64_t bytes = 0;
+};
+
+HeadLayout make_head_layout(const LtxConfig& c) {
+  HeadLayout H;
+  const int d = static_cast<int>(c.inner_dim());
+  uint64_t off = 0;
+  auto take = [&](uint64_t n) {
+    uint64_t o = off;
+    off = align_up(off + n * 2);
+    return o;
+  };
+  auto lin = [&](HeadLayout::Lin& l, std::string name, int out, int in) {
+    l.name = std::move(name); l.out = out; l.in = in;
+    l.w = take(static_cast<uint64_t>(out) * in);
+    l.b = take(static_cast<uint64_t>(out));
+  };
+  lin(H.proj_in, "proj_in", d, static_cast<int>(c.in_channels));
+  H.sst = take(2ull * d);
+  lin(H.t1, "time_embed.emb.timestep_embedder.linear_1", d, kTimestepChannels);
+  lin(H.t2, "time_embed.emb.timestep_embedder.linear_2", d, d);
+  lin(H.tl, "time_embed.linear", 6 * d, d);
+  lin(H.c1, "caption_projection.linear_1", d, static_cast<int>(c.caption_channels));
+  lin(H.c2, "caption_projection.linear_2", d, d);
+  lin(H.proj_out, "proj_out", static_cast<int>(c.out_channels), d);
+  H.bytes = off;
+  return H;
+}
+
+Status validate_config(const LtxConfig& c) {
+  const int64_t d = c.inner_dim();
+  if (c.patch_size != 1 || c.patch_size_t != 1)
+    return unsupported("LTX model: patch_size " + std::to_string(c.patch_size) + " / patch_size_t " +
+                       std::to_string(c.patch_size_t) + " (only 1 / 1: packed latents)");
+  if (c.cross_attention_dim != d)
+    return invalid_model("LTX model: cross_attention_dim " + std::to_string(c.cross_attention_dim) +
+                         " != inner dim " + std::to_string(d) + " (the caption projection maps to the inner dim)");
+  if (d > (1 << 16) || c.num_layers > 4096)
+    return invalid_model("LTX model: inner dim " + std::to_string(d) + " / num_layers " + std::to_string(c.num_layers) +
+                         " out of range");
+  return Status::ok();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
+
+struct LtxModel::Impl {
+  LtxConfig cfg;
+  LtxModelGeometry geo;
+  LtxModelOptions opt;
+  BlockLayout bl;
+  HeadLayout hl;
+  int d = 0, S = 0, T = 0, B = 0, R = 0;  // R = rows of the time embedding (B or B*S)
+  LtHandle lt;
+  cuda::DeviceBuffer head_weights;    // non-block weights
+  cuda::DeviceBuffer block_weights;   // resident: L block images
+  cuda::PinnedBuffer host_blocks;     // streamed: the one pinned image of all blocks (repack path)
+  void* registered = nullptr;         // streamed from a WeightStore: its registered allocation (zero-copy path)
+  uint64_t registered_bytes = 0;
+  bool zero_copy = false;
+  std::string zero_copy_note = "not built from a WeightStore";
+  cuda::DeviceBuffer arena;           // model-level activations, inputs, rope tables, GEMM workspace
+  std::unique_ptr<Streamer> streamer;
+  std::vector<std::unique_ptr<LtxBlockWeights>> views;  // one per block instance (borrowed by the blocks)
+  std::vector<std::unique_ptr<LtxBlock>> blocks;        // L (resident) or S (streamed)
+  LayerCompute layer_fn;
+  std::unique_ptr<LtLinear> l_proj_in, l_t1, l_t2, l_tl, l_c1, l_c2, l_proj_out;
+  LtxModelDeviceInputs in;
+  void *mask_bias = nullptr, *x = nullptr, *tproj = nullptr, *t1 = nullptr, *t1s = nullptr, *emb = nullptr,
+       *embs = nullptr, *temb = nullptr, *c1 = nullptr, *enc = nullptr, *nout = nullptr, *out = nullptr;
+  float *rope_cos = nullptr, *rope_sin = nullptr;
+  void* gemm_ws = nullptr;
+  uint64_t arena_bytes = 0;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t graph_exec = nullptr;
+
+  ~Impl() {
+    // Nothing may still read the ring, the pinned image or the arena when they are freed (not a steady-state path).
+    (void)cudaDeviceSynchronize();
+    if (registered) (void)cudaHostUnregister(registered);
+    if (graph_exec) cudaGraphExecDestroy(graph_exec);
+    if (graph) cudaGraphDestroy(graph);
+    // Blocks before their weight views; the streamer (ring) after the blocks that read it.
+    blocks.clear();
+    views.clear();
+  }
+};
+
+Result<LtxModelFootprint> LtxModel::footprint(const LtxConfig& config) {
+  WS_RETURN_IF_ERROR(validate_config(config));
+  const int d = static_cast<int>(config.inner_dim());
+  LtxModelFootprint f;
+  f.resident_weight_bytes = align_up(make_head_layout(config).bytes);
+  f.block_bytes = make_block_layout(d, static_cast<int>(config.cross_attention_dim),
+                                    static_cast<int>(config.ff_inner_dim())).bytes;
+  f.layers = static_cast<int>(config.num_layers);
+  return f;
+}
+
+namespace {
+// Where each block image lies inside a WeightStore allocation, when the store can be streamed from directly.
+struct StoreImages {
+  const WeightStore* store = nullptr;
+  std::vector<uint64_t> block_offsets;  // [L] offset of block i's image in store.storage()
+};
+}  // namespace
+
+static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& config, const LtxTensorSource& source,
+                                                          const LtxModelGeometry& geo, const LtxModelOptions& options,
+                                                          const StoreImages* images, std::string note);
+
+Result<std::unique_ptr<LtxModel>> LtxModel::build(const LtxConfig& config, const LtxTensorSource& source,
+                                                  const LtxModelGeometry& geo, const LtxModelOptions& options) {
+  WS_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, build_impl(config, source, geo, options, nullptr,
+                                                             "not built from a WeightStore"));
+  return std::unique_ptr<LtxModel>(new LtxModel(std::move(impl)));
+}
+
+std::vector<std::string> LtxModel::store_tensor_order(const LtxConfig& config) {
+  std::vector<std::string> n;
+  const HeadLayout hl = make_head_layout(config);
+  for (const HeadLayout::Lin* l : {&hl.proj_in, &hl.t1, &hl.t2, &hl.tl, &hl.c1, &hl.c2, &hl.proj_out}) {
+    n.push_back(l->name + ".weight");
+    n.push_back(l->name + ".bias");
+  }
+  n.push_back("scale_shift_table");
+  const BlockLayout bl = make_block_layout(static_cast<int>(config.inner_dim()),
+                                           static_cast<int>(config.cross_attention_dim),
+                                           static_cast<int>(config.ff_inner_dim()));
+  for (int64_t i = 0; i < config.num_layers; ++i) {
+    const std::string p = "transformer_blocks." + std::to_string(i) + ".";
+    for (const char* v : {"scale_shift_table", "attn1.norm_q.weight", "attn1.norm_k.weight", "attn2.norm_q.weight",
+                          "attn2.norm_k.weight"})
+      n.push_back(p + v);
+    for (const LinearSlot* s : {&bl.qkv, &bl.o1, &bl.q2, &bl.kv2, &bl.o2, &bl.f0, &bl.f2}) {
+      for (const auto& part : s->parts) n.push_back(p + part + ".weight");
+      for (const auto& part : s->parts) n.push_back(p + part + ".bias");
+    }
+  }
+  return n;
+}
+
+Result<std::unique_ptr<LtxModel>> LtxModel::build_from_store(const LtxConfig& config, const WeightStore& store,
+                                                             const std::string& file, const LtxModelGeometry& geo,
+                                                             const LtxModelOptions& options) {
+  WS_RETURN_IF_ERROR(validate_config(config));
+  const LtxTensorSource source = [&store, file](const std::string& name) -> Result<LtxHostTensor> {
+    const StoredTensor* st = store.find(name);
+    if (st == nullptr) return not_found("LTX model: tensor '" + name + "' not found in the weight store of " + file);
+    LtxHostTensor t;
+    if (st->dtype == ir::DType::kBFloat16) t.type = LtxHostTensor::Type::kBF16;
+    else if (st->dtype == ir::DType::kFloat32) t.type = LtxHostTensor::Type::kF32;
+    else
+      return unsupported("LTX model: tensor '" + name + "' in " + file + " has dtype " + ir::dtype_name(st->dtype) +
+                         " (the whole-model GPU path reads bf16/float32)");
+    t.shape.assign(st->shape.begin(), st->shape.end());
+    t.data = st->data;
+    t.file = file;
+    return t;
+  };
+  // Zero-copy check: every block tensor bf16 and at its layout offset from the block's first tensor.
+  const BlockLayout bl = make_block_layout(static_cast<int>(config.inner_dim()),
+                                           static_cast<int>(config.cross_attention_dim),
+                                           static_cast<int>(config.ff_inner_dim()));
+  StoreImages images;
+  images.store = &store;
+  std::string note = "zero-copy: streaming from the WeightStore's registered allocation";
+  bool ok = options.vram_budget_bytes > 0;
+  if (!ok) note = "resident: block weights uploaded once from the WeightStore";
+  const uint64_t storage = store.storage().size();
+  for (int64_t i = 0; ok && i < config.num_layers; ++i) {
+    const std::string p = "transformer_blocks." + std::to_string(i) + ".";
+    const StoredTensor* first = store.find(p + "scale_shift_table");
+    if (first == nullptr) break;  // build_impl reports the missing tensor
+    const uint64_t base = first->offset;
+    auto at = [&](const std::string& name, uint64_t want) {
+      const StoredTensor* st = store.find(p + name);
+      if (st == nullptr || st->dtype != ir::DType::kBFloat16 || st->offset != base + want) {
+        ok = false;
+        note = "repacked into one pinned image: '" + p + name + "' is " +
+               (st == nullptr ? std::string("missing")
+                              : st->dtype != ir::DType::kBFloat16 ? "not bf16"
+                                                                  : "not at its layout offset (load the store with "
+                                                                    "LtxModel::store_tensor_order)");
+      }
+    };
+    at("scale_shift_table", bl.sst);
+    at("attn1.norm_q.weight", bl.n1q); at("attn1.norm_k.weight", bl.n1k);
+    at("attn2.norm_q.weight", bl.n2q); at("attn2.norm_k.weight", bl.n2k);
+    for (const LinearSlot* s : {&bl.qkv, &bl.o1, &bl.q2, &bl.kv2, &bl.o2, &bl.f0, &bl.f2}) {
+      const uint64_t out_each = static_cast<uint64_t>(s->out) / s->parts.size();
+      for (size_t k = 0; ok && k < s->parts.size(); ++k) {
+        at(s->parts[k] + ".weight", s->w + k * out_each * static_cast<uint64_t>(s->in) * 2);
+        at(s->parts[k] + ".bias", s->b + k * out_each * 2);
+      }
+    }
+    if (ok && base + bl.bytes > storage) {
+      ok = false;
+      note = "repacked: block " + std::to_string(i) + "'s image would end past the store";
+    }
+    images.block_offsets.push_back(base);
+  }
+  WS_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl,
+                      build_impl(config, source, geo, options, ok ? &images : nullptr, note));
+  return std::unique_ptr<LtxModel>(new LtxModel(std::move(impl)));
+}
+
+static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& config, const LtxTensorSource& source,
+                                                          const LtxModelGeometry& geo, const LtxModelOptions& options,
+                                                          const StoreImages* images, std::string note) {
+  using Impl = LtxModel::Impl;
+  WS_RETURN_IF_ERROR(validate_config(config));
+  if (geo.batch < 1 || geo.batch > 64 || geo.frames < 1 || geo.height < 1 || geo.width < 1 || geo.text_tokens < 1 ||
+      static_cast<int64_t>(geo.frames) * geo.height * geo.width > (1 << 22))
+    return invalid_argument("LTX model: batch " + std::to_string(geo.batch) + ", grid " + std::to_string(geo.frames) +
+                            "x" + std::to_string(geo.height) + "x" + std::to_string(geo.width) + ", text tokens " +
+                            std::to_string(geo.text_tokens) + " (batch 1..64, grid and T >= 1, S <= 2^22)");
+  if (options.vram_budget_bytes > 0 && options.max_slots < 2)
+    return invalid_argument("LTX model: max_slots " + std::to_string(options.max_slots) + " (streaming needs >= 2)");
+  auto impl = std::make_unique<Impl>();
+  Impl& I = *impl;
+  I.zero_copy_note = std::move(note);
+  I.cfg = config;
+  I.geo = geo;
+  I.opt = options;
+  I.d = static_cast<int>(config.inner_dim());
+  I.S = geo.tokens();
+  I.T = geo.text_tokens;
+  I.B = geo.batch;
+  I.R = geo.per_token_timestep ? I.B * I.S : I.B;
+  const int d = I.d, L = static_cast<int>(config.num_layers);
+  const int cap = static_cast<int>(config.caption_channels), cin = static_cast<int>(config.in_channels),
+            cout = static_cast<int>(config.out_channels);
+  I.bl = make_block_layout(d, static_cast<int>(config.cross_attention_dim), static_cast<int>(config.ff_inner_dim()));
+  I.hl = make_head_layout(config);
+  const bool streamed = options.vram_budget_bytes > 0;
+
+  // ---- budget -> slots (before any allocation) ----
+  int slots = 0;
+  if (streamed) {
+    const uint64_t resident = align_up(I.hl.bytes);
+    const int min_slots = std::min(2, L);
+    const uint64_t needed = resident + static_cast<uint64_t>(min_slots) * I.bl.bytes;
+    if (options.vram_budget_bytes < needed)
+      return resource_exhausted("LTX model: VRAM budget " + bytes_str(options.vram_budget_bytes) +
+                                " is too small: needed at least " + bytes_str(needed) + " = resident non-block weights " +
+                                bytes_str(resident) + " + " + std::to_string(min_slots) + " ring slots x " +
+                                bytes_str(I.bl.bytes) + " (one block image)");
+    const uint64_t fit = (options.vram_budget_bytes - resident) / I.bl.bytes;
+    slots = static_cast<int>(std::min<uint64_t>({fit, static_cast<uint64_t>(options.max_slots),
+                                                  static_cast<uint64_t>(L)}));
+  }
+
+  // ---- non-block weights: host staging -> one device buffer ----
+  {
+    std::vector<uint8_t> st(align_up(I.hl.bytes), 0);
+    for (const HeadLayout::Lin* l : {&I.hl.proj_in, &I.hl.t1, &I.hl.t2, &I.hl.tl, &I.hl.c1, &I.hl.c2, &I.hl.proj_out}) {
+      WS_ASSIGN_OR_RETURN(LtxHostTensor w, fetch(source, l->name + ".weight", {l->out, l->in}));
+      WS_ASSIGN_OR_RETURN(LtxHostTensor b, fetch(source, l->name + ".bias", {l->out}));
+      write_bf16(w, 0, static_cast<size_t>(l->out) * l->in, st.data() + l->w);
+      write_bf16(b, 0, static_cast<size_t>(l->out), st.data() + l->b);
+    }
+    WS_ASSIGN_OR_RETURN(LtxHostTensor sst, fetch(source, "scale_shift_table", {2, d}));
+    write_bf16(sst, 0, 2ull * d, st.data() + I.hl.sst);
+    WS_ASSIGN_OR_RETURN(I.head_weights, cuda::DeviceBuffer::allocate(st.size()));
+    WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(I.head_weights.get(), st.data(), st.size(), cudaMemcpyHostToDevice));
+  }
+
+  // ---- model-level arena ----
+  const int64_t M = static_cast<int64_t>(I.B) * I.S, MT = static_cast<int64_t>(I.B) * I.T;
+  struct Piece { void** ptr; uint64_t bytes; };
+  void* hidden_in = nullptr; void* enc_in = nullptr; void* ts = nullptr; void* mask = nullptr;
+  void* rc = nullptr; void* rs = nullptr;
+  const uint64_t ws_bytes = options.block.gemm_workspace_bytes;
+  std::vector<Piece> pieces = {
+      {&hidden_in, M * cin * 2ull}, {&enc_in, MT * cap * 2ull}, {&ts, I.R * 4ull},
+      {&mask, geo.mask ? MT * 4ull : 0}, {&I.mask_bias, geo.mask ? MT * 2ull : 0}, {&I.x, M * d * 2ull},
+      {&I.tproj, I.R * 2ull * kTimestepChannels}, {&I.t1, I.R * 2ull * d}, {&I.t1s, I.R * 2ull * d},
+      {&I.emb, I.R * 2ull * d}, {&I.embs, I.R * 2ull * d}, {&I.temb, I.R * 12ull * d}, {&I.c1, MT * 2ull * d},
+      {&I.enc, MT * 2ull * d}, {&I.nout, M * 2ull * d}, {&I.out, M * 2ull * cout},
+      {&rc, static_cast<uint64_t>(I.S) * d * 4}, {&rs, static_cast<uint64_t>(I.S) * d * 4}, {&I.gemm_ws, ws_bytes}};
+  uint64_t total = 0;
+  for (const Piece& p : pieces) total += align_up(p.bytes);
+  WS_ASSIGN_OR_RETURN(I.arena, cuda::DeviceBuffer::allocate(total));
+  {
+    uint64_t off = 0;
+    for (const Piece& p : pieces) {
+      *p.ptr = p.bytes ? static_cast<uint8_t*>(I.arena.get()) + off : nullptr;
+      off += align_up(p.bytes);
+    }
+  }
+  I.arena_bytes = total;
+  I.in.hidden = hidden_in;
+  I.in.encoder = enc_in;
+  I.in.timestep = static_cast<float*>(ts);
+  I.in.mask = static_cast<float*>(mask);
+  I.rope_cos = static_cast<float*>(rc);
+  I.rope_sin = static_cast<float*>(rs);
+  // Poison the inputs (NaN bf16 / float) so a forward that runs before upload_inputs shows it.
+  WS_CUDA_RETURN_IF_ERROR(cudaMemset(I.arena.get(), 0xff, total));
+
+  // ---- RoPE tables (host, the reference's function; uploaded once) ----
+  {
+    ref::LtxRopeParams rp;
+    rp.dim = d;
+    rp.patch_size = config.patch_size;
+    rp.patch_size_t = config.patch_size_t;
+    std::vector<float> c(static_cast<size_t>(I.S) * d), s(c.size());
+    ref::ltx_rope_tables(rp, geo.frames, geo.height, geo.width,
+                         geo.rope_scale ? geo.rope_interpolation_scale.data() : nullptr, c.data(), s.data());
+    WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(I.rope_cos, c.data(), c.size() * 4, cudaMemcpyHostToDevice));
+    WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(I.rope_sin, s.data(), s.size() * 4, cudaMemcpyHostToDevice));
+  }
+
+  // ---- model-level linears ----
+  WS_ASSIGN_OR_RETURN(I.lt, LtHandle::create());
+  auto* hw = static_cast<uint8_t*>(I.head_weights.get());
+  auto plan = [&](std::unique_ptr<LtLinear>& dst, const HeadLayout::Lin& l, int64_t m, LinearEpilogue e,
+                  const void* x, void* y) -> Status {
+    LinearShape s;
+    s.m = m; s.n = l.out; s.k = l.in; s.format = LinearFormat::kBF16; s.epilogue = e;
+    WS_ASSIGN_OR_RETURN(dst, LtLinear::build(I.lt.get(), s, ws_bytes, l.name));
+    LinearBinding b;
+    b.x = x; b.w = hw + l.w; b.bias = hw + l.b; b.y = y;
+    return dst->bind(b, I.gemm_ws);
+  };
+  WS_RETURN_IF_ERROR(plan(I.l_proj_in, I.hl.proj_in, M, LinearEpilogue::kBias, hidden_in, I.x));
+  WS_RETURN_IF_ERROR(plan(I.l_t1, I.hl.t1, I.R, LinearEpilogue::kBias, I.tproj, I.t1));
+  WS_RETURN_IF_ERROR(plan(I.l_t2, I.hl.t2, I.R, LinearEpilogue::kBias, I.t1s, I.emb));
+  WS_RETURN_IF_ERROR(plan(I.l_tl, I.hl.tl, I.R, LinearEpilogue::kBias, I.embs, I.temb));
+  WS_RETURN_IF_ERROR(plan(I.l_c1, I.hl.c1, MT, LinearEpilogue::kBiasGeluTanh, enc_in, I.c1));
+  WS_RETURN_IF_ERROR(plan(I.l_c2, I.hl.c2, MT, LinearEpilogue::kBias, I.c1, I.enc));
+  WS_RETURN_IF_ERROR(plan(I.l_proj_out, I.hl.proj_out, M, LinearEpilogue::kBias, I.nout, I.out));
+
+  // ---- block weights + block instances ----
+  LtxBlockConfig bc;
+  bc.heads = static_cast<int>(config.num_attention_heads);
+  bc.head_dim = static_cast<int>(config.attention_head_dim);
+  bc.cross_dim = static_cast<int>(config.cross_attention_dim);
+  bc.ff_dim = static_cast<int>(config.ff_inner_dim());
+  bc.norm_eps = config.norm_eps;
+  LtxBlockGeometry bg;
+  bg.batch = I.B;
+  bg.tokens = I.S;
+  bg.text_tokens = I.T;
+  bg.temb_rows = geo.per_token_timestep ? I.S : 1;
+  bg.mask = geo.mask;
+  bg.rope = true;
+  LtxBlockIO io;
+  io.x = I.x;
+  io.temb = I.temb;
+  io.enc = I.enc;
+  io.enc_bias = geo.mask ? I.mask_bias : nullptr;
+  io.rope_cos = I.rope_cos;
+  io.rope_sin = I.rope_sin;
+  auto prefix = [](int i) { return "transformer_blocks." + std::to_string(i) + "."; };
+  auto add_block = [&](const void* base) -> Status {
+    I.views.push_back(block_view(I.bl, base));
+    WS_ASSIGN_OR_RETURN(std::unique_ptr<LtxBlock> blk, LtxBlock::build(bc, bg, *I.views.back(), io, options.block));
+    I.blocks.push_back(std::move(blk));
+    return Status::ok();
+  };
+  if (!streamed) {
+    WS_ASSIGN_OR_RETURN(I.block_weights, cuda::DeviceBuffer::allocate(I.bl.bytes * static_cast<uint64_t>(L)));
+    std::vector<uint8_t> st(I.bl.bytes);
+    for (int i = 0; i < L; ++i) {
+      WS_RETURN_IF_ERROR(fill_block_image(source, prefix(i), I.bl, st.data()));
+      uint8_t* dst = static_cast<uint8_t*>(I.block_weights.get()) + I.bl.bytes * static_cast<uint64_t>(i);
+      WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, st.data(), st.size(), cudaMemcpyHostToDevice));
+      WS_RETURN_IF_ERROR(add_block(dst));
+    }
+    Impl* P = impl.get();
+    I.layer_fn = [P](int layer, const void*, uint64_t, cudaStream_t s) {
+      return P->blocks[static_cast<size_t>(layer)]->enqueue(s);
+    };
+  } else {
+    std::vector<HostLayer> layers;
+    if (images != nullptr && static_cast<int>(images->block_offsets.size()) == L) {
+      // Zero-copy: check every block tensor, then register the store's one allocation once and stream each block
+      // image from it.
+      for (int i = 0; i < L; ++i) WS_RETURN_IF_ERROR(fill_block_image(source, prefix(i), I.bl, nullptr));
+      auto storage = images->store->storage();
+      const cudaError_t reg = cudaHostRegister(const_cast<std::byte*>(storage.data()), storage.size(),
+                                               cudaHostRegisterDefault);
+      if (reg == cudaErrorHostMemoryAlreadyRegistered) {
+        (void)cudaGetLastError();  // pinned by its owner (or another model on the same store): not ours to unregister
+      } else if (reg != cudaSuccess) {
+        return cuda::cuda_status(reg, "cudaHostRegister(weight store)", __FILE__, __LINE__);
+      } else {
+        I.registered = const_cast<std::byte*>(storage.data());
+      }
+      I.registered_bytes = storage.size();
+      I.zero_copy = true;
+      for (int i = 0; i < L; ++i)
+        layers.push_back({storage.data() + images->block_offsets[static_cast<size_t>(i)], I.bl.bytes});
+    } else {
+      WS_ASSIGN_OR_RETURN(I.host_blocks, cuda::PinnedBuffer::allocate(I.bl.bytes * static_cast<uint64_t>(L)));
+      for (int i = 0; i < L; ++i) {
+        uint8_t* img = static_cast<uint8_t*>(I.host_blocks.get()) + I.bl.bytes * static_cast<uint64_t>(i);
+        WS_RETURN_IF_ERROR(fill_block_image(source, prefix(i), I.bl, img));
+        layers.push_back({img, I.bl.bytes});
+      }
+    }
+    StreamerOptions so;
+    so.slots = slots;
+    so.vram_budget_bytes = I.bl.bytes * static_cast<uint64_t>(slots);
+    so.prefetch_next_pass = true;
+    so.record_timeline = options.record_timeline;
+    WS_ASSIGN_OR_RETURN(Streamer st, Streamer::create(std::move(layers), so));
+    I.streamer = std::make_unique<Streamer>(std::move(st));
+    for (int s = 0; s < slots; ++s) WS_RETURN_IF_ERROR(add_block(I.streamer->slot_ptr(s)));
+    Impl* P = impl.get();
+    I.layer_fn = [P](int layer, const void* dev, uint64_t, cudaStream_t s) -> Status {
+      const int slot = P->streamer->plan().layer_slot[static_cast<size_t>(layer)];
+      if (dev != P->streamer->slot_ptr(slot))
+        return internal_error("LTX model: layer " + std::to_string(layer) + " was handed a slot address that is not "
+                              "slot " + std::to_string(slot) + "'s");
+      return P->blocks[static_cast<size_t>(slot)]->enqueue(s);
+    };
+    cudaStream_t cs = I.streamer->copy_stream();
+    WS_RETURN_IF_ERROR(I.streamer->prime(cs));
+    WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(cs));
+  }
+  WS_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
+  return impl;
+}
+
+Status LtxModel::enqueue_prologue(cudaStream_t s) {
+  Impl& I = *impl_;
+  const int64_t MT = static_cast<int64_t>(I.B) * I.T;
+  if (I.geo.mask) WS_RETURN_IF_ERROR(ltx::mask_to_bias_bf16(I.in.mask, I.mask_bias, MT, s));
+  WS_RETURN_IF_ERROR(I.l_proj_in->enqueue(s));
+  WS_RETURN_IF_ERROR(ltx::timestep_sinusoid(I.in.timestep, I.tproj, I.R, kTimestepChannels, s));
+  WS_RETURN_IF_ERROR(I.l_t1->enqueue(s));
+  WS_RETURN_IF_ERROR(ltx::silu_bf16(I.t1, I.t1s, static_cast<int64_t>(I.R) * I.d, s));
+  WS_RETURN_IF_ERROR(I.l_t2->enqueue(s));
+  WS_RETURN_IF_ERROR(ltx::silu_bf16(I.emb, I.embs, static_cast<int64_t>(I.R) * I.d, s));
+  WS_RETURN_IF_ERROR(I.l_tl->enqueue(s));
+  WS_RETURN_IF_ERROR(I.l_c1->enqueue(s));
+  return I.l_c2->enqueue(s);
+}
+
+Status LtxModel::enqueue_blocks(cudaStream_t s) {
+  Impl& I = *impl_;
+  if (I.streamer) return I.streamer->enqueue(s, I.layer_fn);
+  // Resident: the same per-layer function, in order, on the caller's stream.
+  for (int i = 0; i < static_cast<int>(I.blocks.size()); ++i) {
+    Status st = I.layer_fn(i, nullptr, 0, s);
+    if (!st.is_ok()) return Status(st.code(), "LTX model block " + std::to_string(i) + ": " + st.message());
+  }
+  return Status::ok();
+}
+
+Status LtxModel::enqueue_head(cudaStream_t s) {
+  Impl& I = *impl_;
+  kernels::AdaLnTable mod;
+  mod.table = static_cast<const uint8_t*>(I.head_weights.get()) + I.hl.sst;
+  mod.temb = static_cast<const __nv_bfloat16*>(I.emb);
+  mod.temb_row_stride = I.d;
+  mod.temb_chunk_stride = 0;
+  mod.tokens_per_temb_row = I.geo.per_token_timestep ? 1 : I.S;
+  WS_RETURN_IF_ERROR(kernels::layer_norm_modulate(static_cast<const __nv_bfloat16*>(I.x),
+                                                  static_cast<__nv_bfloat16*>(I.nout),
+                                                  static_cast<int64_t>(I.B) * I.S, I.d, kNormOutEps, mod,
+                                                  kernels::kShiftOut, kernels::kScaleOut, s));
+  return I.l_proj_out->enqueue(s);
+}
+
+Status LtxModel::enqueue(cudaStream_t s) {
+  WS_RETURN_IF_ERROR(enqueue_prologue(s));
+  WS_RETURN_IF_ERROR(enqueue_blocks(s));
+  return enqueue_head(s);
+}
+
+Status LtxModel::enqueue_timed(cudaStream_t s) {
+  Impl& I = *impl_;
+  if (!I.streamer || !I.opt.record_timeline)
+    return failed_precondition("LTX model: enqueue_timed needs a streamed model built with record_timeline");
+  WS_RETURN_IF_ERROR(enqueue_prologue(s));
+  WS_RETURN_IF_ERROR(I.streamer->enqueue_timed(s, I.layer_fn));
+  return enqueue_head(s);
+}
+
+Result<std::vector<LayerTiming>> LtxModel::timeline() const {
+  if (!impl_->streamer) return failed_precondition("LTX model: timeline of a resident model");
+  return impl_->streamer->timeline();
+}
+
+Status LtxModel::capture_graph(cudaStream_t s) {
+  Impl& I = *impl_;
+  if (s == nullptr) return invalid_argument("LTX model: capture_graph needs a non-default stream");
+  if (I.graph_exec) cudaGraphExecDestroy(I.graph_exec);
+  if (I.graph) cudaGraphDestroy(I.graph);
+  I.graph_exec = nullptr;
+  I.graph = nullptr;
+  WS_CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  Status st = enqueue(s);
+  cudaGraph_t g = nullptr;
+  cudaError_t end = cudaStreamEndCapture(s, &g);
+  if (!st.is_ok()) {
+    if (g) cudaGraphDestroy(g);
+    return st;
+  }
+  if (end != cudaSuccess) return cuda::cuda_status(end, "cudaStreamEndCapture", __FILE__, __LINE__);
+  I.graph = g;
+  cudaError_t inst = cudaGraphInstantiate(&I.graph_exec, I.graph, 0);
+  if (inst != cudaSuccess) {
+    cudaGraphDestroy(I.graph);
+    I.graph = nullptr;
+    I.graph_exec = nullptr;
+    return cuda::cuda_status(inst, "cudaGraphInstantiate", __FILE__, __LINE__);
+  }
+  return Status::ok();
+}
+
+Status LtxModel::launch_graph(cudaStream_t s) {
+  if (!impl_->graph_exec) return failed_precondition("LTX model: launch_graph before capture_graph");
+  WS_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(impl_->graph_exec, s));
+  return Status::ok();
+}
+
+const LtxModelDeviceInputs& LtxModel::inputs() const { return impl_->in; }
+
+LtxModelStages LtxModel::stages() const {
+  const Impl& I = *impl_;
+  LtxModelStages r;
+  r.x = I.x; r.timestep_proj = I.tproj; r.embedded_timestep = I.emb; r.temb = I.temb; r.caption = I.enc;
+  r.mask_bias = I.mask_bias; r.norm_out_mod = I.nout; r.output = I.out;
+  return r;
+}
+
+Status LtxModel::upload_inputs(const float* hidden, const float* encoder, const float* timestep, const float* mask) {
+  const Impl& I = *impl_;
+  if (hidden == nullptr || encoder == nullptr || timestep == nullptr || (I.geo.mask && mask == nullptr))
+    return invalid_argument("LTX model: upload_inputs with a null hidden/encoder/timestep" +
+                            std::string(I.geo.mask ? "/mask" : "") + " pointer");
+  WS_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
+  auto up_bf16 = [](const float* src, size_t n, void* dst) -> Status {
+    std::vector<uint16_t> h(n);
+    for (size_t i = 0; i < n; ++i) h[i] = f32_to_bf16_bits(src[i]);
+    WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, h.data(), n * 2, cudaMemcpyHostToDevice));
+    return Status::ok();
+  };
+  const size_t M = static_cast<size_t>(I.B) * I.S, MT = static_cast<size_t>(I.B) * I.T;
+  WS_RETURN_IF_ERROR(up_bf16(hidden, M * static_cast<size_t>(I.cfg.in_channels), I.in.hidden));
+  WS_RETURN_IF_ERROR(up_bf16(encoder, MT * static_cast<size_t>(I.cfg.caption_channels), I.in.encoder));
+  WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(I.in.timestep, timestep, static_cast<size_t>(I.R) * 4, cudaMemcpyHostToDevice));
+  if (I.geo.mask) WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(I.in.mask, mask, MT * 4, cudaMemcpyHostToDevice));
+  return Status::ok();
+}
+
+Result<std::vector<float>> LtxModel::download_bf16(const void* device, size_t count) {
+  if (device == nullptr) return invalid_argument("LTX model: download_bf16 of a null pointer");
+  WS_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
+  std::vector<uint16_t> h(count);
+  WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(h.data(), device, count * 2, cudaMemcpyDeviceToHost));
+  std::vector<float> out(count);
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t u = static_cast<uint32_t>(h[i]) << 16;
+    std::memcpy(&out[i], &u, 4);
+  }
+  return out;
+}
+
+bool LtxModel::streamed() const { return impl_->streamer != nullptr; }
+int LtxModel::slots() const { return impl_->streamer ? impl_->streamer->plan().slots : 0; }
+int LtxModel::layers() const { return static_cast<int>(impl_->cfg.num_layers); }
+uint64_t LtxModel::resident_weight_bytes() const { return impl_->head_weights.bytes(); }
+uint64_t LtxModel::block_weight_device_bytes() const {
+  return impl_->streamer ? impl_->streamer->peak_device_bytes() : impl_->block_weights.bytes();
+}
+uint64_t LtxModel::pinned_host_bytes() const {
+  return impl_->zero_copy ? impl_->registered_bytes : impl_->host_blocks.bytes();
+}
+bool LtxModel::store_zero_copy() const { return impl_->zero_copy; }
+const std::string& LtxModel::store_zero_copy_note() const { return impl_->zero_copy_note; }
+uint64_t LtxModel::streamed_bytes_per_forward() const {
+  return impl_->streamer ? impl_->streamer->plan().total_layer_bytes : 0;
+}
+uint64_t LtxModel::activation_bytes() const {
+  uint64_t b = impl_->arena_bytes;
+  for (const auto& blk : impl_->blocks) b += blk->device_bytes();
+  return b;
+}
+const LtxModelGeometry& LtxModel::geometry() const { return impl_->geo; }
+const LtxConfig& LtxModel::config() const { return impl_->cfg; }
+std::string LtxModel::attention_backends() const {
+  if (impl_->blocks.empty()) return "no blocks";
+  return "attn1: " + impl_->blocks[0]->attn1_backend() + ", attn2: " + impl_->blocks[0]->attn2_backend();
+}
+
+LtxModel::LtxModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LtxModel::~LtxModel() = default;
+
+}  // namespace ws::flow

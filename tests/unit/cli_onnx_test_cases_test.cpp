@@ -1,0 +1,90 @@
+// `warpstream onnx-test` on hand-made case folders, run as a user runs it (the real binary,
+// WS_CLI_PATH): a model with a symbolic input dimension takes it from its test data (two test sets
+// with different batch sizes both pass), and a model the spec rules out (a Conv group that does not
+// divide the channels) fails as an invalid model with its reason instead of being skipped.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "engine/ir/model_builder.h"
+#include "support/test_util.h"
+
+namespace ws {
+namespace {
+
+using ir::DType;
+using ir::ModelBuilder;
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+void write_tensor(const std::string& path, const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& v) {
+  test::write_file(path, ModelBuilder::float_tensor(name, dims, v).SerializeAsString());
+}
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+};
+CliRun onnx_test(const test::TempDir& dir, const std::string& case_dir) {
+  const std::string out = dir.file("stdout.txt");
+  const int rc = std::system((quote(WS_CLI_PATH) + " onnx-test " + quote(case_dir) + " > " + quote(out) + " 2>&1").c_str());
+  CliRun r;
+  if (WIFEXITED(rc)) r.exit_code = WEXITSTATUS(rc);
+  r.out = test::read_file(out);
+  return r;
+}
+
+TEST(CliOnnxTest, SymbolicInputDimTakenFromTestData) {
+  test::TempDir dir;
+  const std::filesystem::path c = dir.file("test_symbolic_relu");
+  std::filesystem::create_directories(c / "test_data_set_0");
+  std::filesystem::create_directories(c / "test_data_set_1");
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {"N", 3});
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  ASSERT_TRUE(m.save((c / "model.onnx").string()).is_ok());
+  write_tensor((c / "test_data_set_0/input_0.pb").string(), "x", {1, 3}, {-1, 2, -3});
+  write_tensor((c / "test_data_set_0/output_0.pb").string(), "y", {1, 3}, {0, 2, 0});
+  write_tensor((c / "test_data_set_1/input_0.pb").string(), "x", {2, 3}, {1, -2, 3, -4, 5, -6});
+  write_tensor((c / "test_data_set_1/output_0.pb").string(), "y", {2, 3}, {1, 0, 3, 0, 5, 0});
+  const CliRun r = onnx_test(dir, c.string());
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("1 passed, 0 failed, 0 skipped"), std::string::npos) << r.out;
+  // A wrong expected value in the second set must still fail: the shapes come from the data, the
+  // comparison is real.
+  write_tensor((c / "test_data_set_1/output_0.pb").string(), "y", {2, 3}, {1, 0, 3, 0, 5, 1});
+  const CliRun bad = onnx_test(dir, c.string());
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("FAIL test_symbolic_relu"), std::string::npos) << bad.out;
+}
+
+TEST(CliOnnxTest, InvalidModelIsAFailureWithItsReason) {
+  test::TempDir dir;
+  const std::filesystem::path c = dir.file("test_conv_bad_group");
+  std::filesystem::create_directories(c / "test_data_set_0");
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 4, 3, 3});
+  m.initializer("w", {3, 2, 1, 1}, std::vector<float>(6, 1.0f));
+  m.node("Conv", {"x", "w"}, {"y"}).i("group", 3);
+  m.output("y");
+  ASSERT_TRUE(m.save((c / "model.onnx").string()).is_ok());
+  write_tensor((c / "test_data_set_0/input_0.pb").string(), "x", {1, 4, 3, 3}, std::vector<float>(36, 1.0f));
+  write_tensor((c / "test_data_set_0/output_0.pb").string(), "y", {1, 3, 3, 3}, std::vector<float>(27, 2.0f));
+  const CliRun r = onnx_test(dir, c.string());
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("FAIL test_conv_bad_group: invalid model:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("'group'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 passed, 1 failed, 0 skipped"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace ws

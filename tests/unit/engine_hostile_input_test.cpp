@@ -1,0 +1,343 @@
+// Hostile models and files (issue 16): one minimal input per class of finding, each refused with a
+// Status — never an out-of-bounds read, a signed overflow, or an allocation a few bytes can
+// inflate. The classes: inputs an analyzer reads that the node does not have; shape arithmetic
+// that overflows int64; dims that promise more memory than the file holds; absurd-but-valid sizes
+// over the per-tensor element bound; model strings (names, op types, attributes) in messages.
+#include <gtest/gtest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "core/checked_math.h"
+#include "core/escape.h"
+#include "core/limits.h"
+#include "engine/ir/op_table.h"
+#include "engine/ir/tensor_proto.h"
+#include "support/alloc_counter.h"
+#include "support/engine_util.h"
+
+namespace ws {
+namespace {
+
+using ir::DType;
+using ir::ModelBuilder;
+
+#define EXPECT_MESSAGE_HAS(status, text) \
+  EXPECT_NE((status).message().find(text), std::string::npos) << "missing '" << (text) << "' in: " << (status).to_string()
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+// ---- checked arithmetic ------------------------------------------------------------------------
+
+TEST(CheckedMath, AddMulSubRefuseOverflow) {
+  EXPECT_EQ(checked_add(kMax - 1, 1), kMax);
+  EXPECT_FALSE(checked_add(kMax, 1));
+  EXPECT_FALSE(checked_sub(std::numeric_limits<int64_t>::min(), 1));
+  EXPECT_EQ(checked_mul(int64_t{1} << 31, int64_t{1} << 31), int64_t{1} << 62);
+  EXPECT_FALSE(checked_mul(int64_t{1} << 32, int64_t{1} << 31));
+  EXPECT_FALSE(checked_mul_size(size_t{1} << 63, 2));
+  EXPECT_EQ(checked_add_size(1, 2), 3u);
+}
+
+TEST(CheckedMath, ExtentCountsZeroAsOneSoPartialProductsAreBounded) {
+  const std::vector<int64_t> zero_then_huge{0, int64_t{1} << 40, int64_t{1} << 40};
+  EXPECT_FALSE(checked_extent(zero_then_huge));  // elements() is 0, but 2^80 partial products
+  const std::vector<int64_t> ok{0, 3, 4};
+  EXPECT_EQ(checked_extent(ok), 12);
+  const std::vector<int64_t> neg{2, -1};
+  EXPECT_FALSE(checked_extent(neg));
+}
+
+// ---- escaping --------------------------------------------------------------------------------
+
+TEST(Escape, ControlBytesAndInvalidUtf8BecomeHex) {
+  EXPECT_EQ(escape_text("conv1"), "conv1");
+  EXPECT_EQ(escape_text("a\nb"), "a\\x0ab");
+  EXPECT_EQ(escape_text("\x1b[2J"), "\\x1b[2J");
+  EXPECT_EQ(escape_text("\xff\xfe"), "\\xff\\xfe");
+  EXPECT_EQ(escape_text("\xc2\x9b"), "\\xc2\\x9b");          // C1 CSI as UTF-8
+  EXPECT_EQ(escape_text("\xe2\x80\xae"), "\\xe2\\x80\\xae");  // right-to-left override
+  EXPECT_EQ(escape_text("N×C ᵀ"), "N×C ᵀ");                  // printable UTF-8 stays
+  EXPECT_EQ(escape_text(escape_text("x\n\x1b")), escape_text("x\n\x1b"));  // idempotent
+  EXPECT_EQ(quoted("a\rb"), "'a\\x0db'");
+}
+
+TEST(Escape, NodeNameOpTypeAndAttributeAreEscapedInErrors) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 4});
+  m.node("Relu\x1b]0;pwned\x07", {"x"}, {"y"}, "evil\nerror: forged line");
+  m.output("y");
+  auto e = test::build_engine(m);
+  ASSERT_FALSE(e.is_ok());
+  const std::string msg = e.status().to_string();
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\x1b'), std::string::npos) << msg;
+  EXPECT_MESSAGE_HAS(e.status(), "evil\\x0aerror: forged line");
+  EXPECT_MESSAGE_HAS(e.status(), "Relu\\x1b]0;pwned\\x07");
+
+  ModelBuilder a(13);
+  a.input("x", DType::kFloat32, {1, 4});
+  a.node("Relu", {"x"}, {"y"}, "r").i("bad\x1b[31m", 1);
+  a.output("y");
+  auto ea = test::build_engine(a);
+  ASSERT_FALSE(ea.is_ok());
+  EXPECT_MESSAGE_HAS(ea.status(), "'bad\\x1b[31m'");
+}
+
+TEST(Escape, StatusToStringIsOneLineWhateverTheMessage) {
+  Status s = invalid_model("line1\nline2\x1b[2J");
+  EXPECT_EQ(s.to_string(), "invalid model: line1\\x0aline2\\x1b[2J");
+}
+
+TEST(Escape, ImportErrorsEscapeTensorAndSourceNames) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 4});
+  m.node("Relu", {"no\nsuch"}, {"y"}, "r");
+  m.output("y");
+  auto g = ir::import_onnx_bytes(m.bytes(), "file\x1b.onnx");
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_MESSAGE_HAS(g.status(), "'no\\x0asuch'");
+  EXPECT_MESSAGE_HAS(g.status(), "file\\x1b.onnx");
+}
+
+// ---- inputs an analyzer reads that the node does not have ---------------------------------------
+
+TEST(HostileInput, ReshapeWithoutShapeInputIsRefused) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 4});
+  m.node("Reshape", {"x"}, {"y"}, "reshape");
+  m.output("y");
+  auto e = test::build_engine(m);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kInvalidModel);
+  EXPECT_MESSAGE_HAS(e.status(), "'reshape'");
+  EXPECT_MESSAGE_HAS(e.status(), "input 1 (shape) is missing");
+}
+
+TEST(HostileInput, ReshapeWithEmptyShapeInputNameIsRefused) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 4});
+  m.node("Reshape", {"x", ""}, {"y"}, "reshape");
+  m.output("y");
+  auto e = test::build_engine(m);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_MESSAGE_HAS(e.status(), "input 1 (shape) is missing");
+  EXPECT_MESSAGE_HAS(e.status(), "is empty");
+}
+
+TEST(HostileInput, PadWithoutPadsInputIsRefused) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 4});
+  m.node("Pad", {"x"}, {"y"}, "pad");
+  m.output("y");
+  auto e = test::build_engine(m);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kInvalidModel);
+  EXPECT_MESSAGE_HAS(e.status(), "input 1 (pads) is missing");
+}
+
+TEST(HostileInput, AccessorNeverReadsPastTheInputList) {
+  // The generic guard behind every analyzer: input(i) on an absent position fails the node.
+  ir::Graph g;
+  g.opset = 13;
+  ir::Tensor x;
+  x.name = "x";
+  x.dtype = DType::kFloat32;
+  x.shape = {1};
+  x.shape_known = true;
+  g.inputs.push_back(g.add_tensor(x));
+  ir::Node n;
+  n.name = "n";
+  n.op_type = "Relu";
+  n.inputs = {0};
+  engine::NodeContext ctx{g, n, {}, {}, {}};
+  const ir::Tensor& absent = ctx.input(5);
+  EXPECT_EQ(absent.elements(), 0);
+  EXPECT_FALSE(ctx.missing_input_error.is_ok());
+  EXPECT_MESSAGE_HAS(ctx.missing_input_error, "input 5");
+}
+
+TEST(HostileInput, OmittedRequiredOutputIsRefused) {
+  // Found by onnx_structure_fuzz (tests/data/hostile/fuzz-shape-empty-output.onnx): a Shape node
+  // whose only output is named "" was evaluated at build into a null destination.
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 4});
+  m.node("Shape", {"x"}, {""}, "shape");
+  m.node("Relu", {"x"}, {"y"}, "relu");
+  m.output("y");
+  auto e = test::build_engine(m);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kInvalidModel);
+  EXPECT_MESSAGE_HAS(e.status(), "required output 0 is missing");
+}
+
+// ---- shape arithmetic overflow ------------------------------------------------------------------
+
+TEST(HostileInput, ConvPadsNearInt64MaxAreRefused) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 1, 4, 4});
+  m.initializer("w", {1, 1, 1, 1}, {1.0f});
+  m.node("Conv", {"x", "w"}, {"y"}, "conv").ints("pads", {0, 0, kMax, 0});
+  m.output("y");
+  auto e = test::build_engine(m);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kInvalidModel);
+  EXPECT_MESSAGE_HAS(e.status(), "overflows");
+}
+
+TEST(HostileInput, PoolDilationAndKernelOverflowAreRefused) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 1, 4, 4});
+  m.node("MaxPool", {"x"}, {"y"}, "pool").ints("kernel_shape", {2, 2}).ints("dilations", {kMax, 1});
+  m.output("y");
+  auto e = test::build_engine(m);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_MESSAGE_HAS(e.status(), "overflows");
+}
+
+TEST(HostileInput, ConvSameUpperHugeStrideDoesNotOverflow) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 1, 4, 4});
+  m.initializer("w", {1, 1, 1, 1}, {1.0f});
+  m.node("Conv", {"x", "w"}, {"y"}, "conv").s("auto_pad", "SAME_UPPER").ints("strides", {kMax, kMax});
+  m.output("y");
+  auto e = test::build_engine(m);  // legal: one output position per axis
+  ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+  EXPECT_EQ((*e)->output_desc(0).shape, (ir::Shape{1, 1, 1, 1}));
+}
+
+TEST(HostileInput, ConvGroupTimesChannelsOverflowIsRefused) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 2, 4, 4});
+  m.initializer("w", {2, 1, 1, 1}, {1.0f, 1.0f});
+  m.node("Conv", {"x", "w"}, {"y"}, "conv").i("group", int64_t{1} << 62);
+  m.output("y");
+  auto e = test::build_engine(m);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_MESSAGE_HAS(e.status(), "'group'");
+}
+
+TEST(HostileInput, ReshapeTargetProductOverflowIsRefused) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 4});
+  m.initializer_i64("s", {3}, {int64_t{1} << 40, int64_t{1} << 40, -1});
+  m.node("Reshape", {"x", "s"}, {"y"}, "reshape");
+  m.output("y");
+  auto e = test::build_engine(m);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kInvalidModel);
+  EXPECT_MESSAGE_HAS(e.status(), "64-bit");
+}
+
+TEST(HostileInput, ZeroDimNextToHugeDimsIsRefused) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {0, int64_t{1} << 40, int64_t{1} << 40});
+  m.node("Softmax", {"x"}, {"y"}, "softmax");
+  m.output("y");
+  auto g = test::import_builder(m);
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_MESSAGE_HAS(g.status(), "'x'");
+}
+
+// ---- memory a few bytes can promise -------------------------------------------------------------
+
+TEST(HostileInput, InitializerDimsWithoutDataAllocateNothingBig) {
+  for (bool raw : {true, false}) {
+    ModelBuilder m(13);
+    m.input("x", DType::kFloat32, {1, 4});
+    auto& t = m.raw_initializer("big", DType::kFloat32, {int64_t{1} << 27});  // 512 MiB promised
+    if (raw) t.set_raw_data("abcd");
+    m.node("Relu", {"x"}, {"y"}, "relu");
+    m.output("y");
+    const auto bytes = m.bytes();
+    test::reset_largest_allocation();
+    auto g = ir::import_onnx_bytes(bytes, "big.onnx");
+    ASSERT_FALSE(g.is_ok());
+    EXPECT_EQ(g.status().code(), StatusCode::kInvalidModel);
+    EXPECT_MESSAGE_HAS(g.status(), "'big'");
+    EXPECT_LT(test::largest_allocation(), uint64_t{1} << 20) << "import allocated what the dims promise";
+  }
+}
+
+TEST(HostileInput, TensorProtoWithDimsAndNoDataAllocatesNothingBig) {
+  onnx::TensorProto tp;
+  tp.set_data_type(onnx::TensorProto::FLOAT);
+  tp.add_dims(int64_t{1} << 28);  // 1 GiB promised by 13 bytes
+  std::string bytes;
+  ASSERT_TRUE(tp.SerializeToString(&bytes));
+  test::reset_largest_allocation();
+  auto t = ir::parse_tensor_proto(std::as_bytes(std::span<const char>(bytes)), "input_0.pb");
+  ASSERT_FALSE(t.is_ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidModel);
+  EXPECT_MESSAGE_HAS(t.status(), "input_0.pb");
+  EXPECT_LT(test::largest_allocation(), uint64_t{1} << 20);
+}
+
+TEST(HostileInput, LargePadsAreBoundedByTheElementLimit) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 32, 112, 112});
+  m.initializer("w", {32, 1, 3, 3}, std::vector<float>(32 * 9, 0.1f));
+  m.node("Conv", {"x", "w"}, {"y"}, "dw").i("group", 32).ints("pads", {65536, 0, 0, 0});
+  m.output("y");
+  auto e = test::build_engine(m);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_MESSAGE_HAS(e.status(), "'dw'");
+  EXPECT_MESSAGE_HAS(e.status(), "WS_MAX_TENSOR_ELEMENTS");
+}
+
+TEST(HostileInput, ElementLimitIsUserSettable) {
+  const BuildLimits saved = build_limits();
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 64});
+  m.node("Relu", {"x"}, {"y"}, "relu");
+  m.output("y");
+  ASSERT_TRUE(test::build_engine(m).is_ok());
+  BuildLimits tight = saved;
+  tight.max_tensor_elements = 32;
+  set_build_limits(tight);
+  auto e = test::build_engine(m);
+  set_build_limits(saved);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_MESSAGE_HAS(e.status(), "32 elements");
+}
+
+TEST(HostileInput, TensorByteLimitIsUserSettable) {
+  const BuildLimits saved = build_limits();
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 4});
+  m.initializer("w", {1, 4}, {1, 2, 3, 4});
+  m.node("Add", {"x", "w"}, {"y"}, "add");
+  m.output("y");
+  BuildLimits tight = saved;
+  tight.max_tensor_bytes = 8;
+  set_build_limits(tight);
+  auto g = test::import_builder(m);
+  set_build_limits(saved);
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_MESSAGE_HAS(g.status(), "'w'");
+}
+
+TEST(HostileInput, ConstantWhoseDataDisagreesWithItsShapeIsRefused) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 4});
+  m.node("Relu", {"x"}, {"y"}, "relu");
+  m.output("y");
+  ir::ImportOptions opt;
+  ir::Tensor frozen;
+  frozen.dtype = DType::kFloat32;
+  frozen.shape = {1, 4};
+  frozen.data = std::vector<std::byte>(4);  // 1 element for a [1, 4] shape
+  opt.frozen_inputs["x"] = frozen;
+  auto e = test::build_engine(m, opt);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_MESSAGE_HAS(e.status(), "holds 4 bytes");
+}
+
+}  // namespace
+}  // namespace ws
