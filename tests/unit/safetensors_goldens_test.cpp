@@ -25,7 +25,7 @@ io::SafetensorsCheckpoint open_or_die(const std::string& path) {
 }
 
 template <typename T>
-std::vector<T> values(const io::SafetensorsCheckpoint& c, const std::string& name, ir::DType dtype) {
+std::vector<T> values(const io::SafetensorsCheckpoint& c, const std::string& name, DType dtype) {
   io::CheckpointTensor t = c.find(name);
   EXPECT_NE(t.tensor, nullptr) << name;
   if (t.tensor == nullptr) return {};
@@ -38,9 +38,9 @@ std::vector<T> values(const io::SafetensorsCheckpoint& c, const std::string& nam
 TEST(SafetensorsGoldens, TorchCastsMatchNumericH) {
   io::SafetensorsCheckpoint c = open_or_die(kDir + "/torch_goldens.safetensors");
   EXPECT_EQ(c.files()[0].metadata().at("generator"), "tools/safetensors_goldens.py");
-  const auto src = values<float>(c, "src.f32", ir::DType::kFloat32);
-  const auto bf = values<uint16_t>(c, "src.to_bf16", ir::DType::kBFloat16);
-  const auto f8 = values<uint8_t>(c, "src.to_fp8", ir::DType::kFloat8E4M3FN);
+  const auto src = values<float>(c, "src.f32", DType::kFloat32);
+  const auto bf = values<uint16_t>(c, "src.to_bf16", DType::kBFloat16);
+  const auto f8 = values<uint8_t>(c, "src.to_fp8", DType::kFloat8E4M3FN);
   ASSERT_GT(src.size(), 2000u);
   ASSERT_EQ(bf.size(), src.size());
   ASSERT_EQ(f8.size(), src.size());
@@ -61,9 +61,9 @@ TEST(SafetensorsGoldens, TorchCastsMatchNumericH) {
 TEST(SafetensorsGoldens, WeightStoreMatchesTorchPerChannelQuantisation) {
   io::SafetensorsCheckpoint c = open_or_die(kDir + "/torch_goldens.safetensors");
   const std::vector<std::string> names = {"weight"};
-  struct Case { flow::WeightFormat format; const char* q; const char* scale; ir::DType dtype; };
-  for (const Case& k : {Case{flow::WeightFormat::kInt8, "int8.q", "int8.scale", ir::DType::kInt8},
-                        Case{flow::WeightFormat::kFp8E4M3, "fp8.q", "fp8.scale", ir::DType::kFloat8E4M3FN}}) {
+  struct Case { flow::WeightFormat format; const char* q; const char* scale; DType dtype; };
+  for (const Case& k : {Case{flow::WeightFormat::kInt8, "int8.q", "int8.scale", DType::kInt8},
+                        Case{flow::WeightFormat::kFp8E4M3, "fp8.q", "fp8.scale", DType::kFloat8E4M3FN}}) {
     SCOPED_TRACE(flow::weight_format_name(k.format));
     flow::WeightStoreOptions o;
     o.format = k.format;
@@ -72,9 +72,9 @@ TEST(SafetensorsGoldens, WeightStoreMatchesTorchPerChannelQuantisation) {
     ASSERT_TRUE(s.is_ok()) << s.status().to_string();
     const flow::StoredTensor& w = **s->get("weight");
     ASSERT_EQ(w.dtype, k.dtype);
-    ASSERT_EQ(w.shape, (ir::Shape{64, 96}));
+    ASSERT_EQ(w.shape, (Shape{64, 96}));
     const auto q = values<uint8_t>(c, k.q, k.dtype);
-    const auto scale = values<float>(c, k.scale, ir::DType::kFloat32);
+    const auto scale = values<float>(c, k.scale, DType::kFloat32);
     ASSERT_EQ(q.size(), 64u * 96u);
     ASSERT_EQ(scale.size(), 64u);
     for (size_t r = 0; r < 64; ++r) ASSERT_EQ(w.scales[r], scale[r]) << "scale row " << r;
@@ -99,7 +99,7 @@ TEST(SafetensorsGoldens, DiffusersShardedFolder) {
     total += t.tensor->bytes();
   }
   EXPECT_EQ(total, index.at("metadata").at("total_size").get<uint64_t>());
-  struct Expect { const char* name; ir::Shape shape; };
+  struct Expect { const char* name; Shape shape; };
   for (const Expect& e : {Expect{"proj_in.weight", {16, 4}}, Expect{"transformer_blocks.0.attn1.to_q.weight", {16, 16}},
                           Expect{"transformer_blocks.0.attn2.to_k.weight", {16, 16}},
                           Expect{"transformer_blocks.0.ff.net.0.proj.weight", {64, 16}},
@@ -109,7 +109,7 @@ TEST(SafetensorsGoldens, DiffusersShardedFolder) {
     io::CheckpointTensor t = c.find(e.name);
     ASSERT_NE(t.tensor, nullptr) << e.name;
     EXPECT_EQ(t.tensor->shape, e.shape) << e.name;
-    EXPECT_EQ(t.tensor->dtype, ir::DType::kFloat32) << e.name;
+    EXPECT_EQ(t.tensor->dtype, DType::kFloat32) << e.name;
   }
 
   ASSERT_TRUE(c.has_config());
@@ -132,9 +132,9 @@ TEST(SafetensorsGoldens, DiffusersShardedFolder) {
     if (t.scales != nullptr) {
       ++converted;
       EXPECT_TRUE(flow::is_ltx_block_linear_weight(t.name)) << t.name;
-      EXPECT_EQ(t.dtype, ir::DType::kFloat8E4M3FN);
+      EXPECT_EQ(t.dtype, DType::kFloat8E4M3FN);
     } else {
-      EXPECT_EQ(t.dtype, ir::DType::kFloat32) << t.name;
+      EXPECT_EQ(t.dtype, DType::kFloat32) << t.name;
     }
   }
   EXPECT_EQ(converted, 10);

@@ -87,9 +87,9 @@ TEST(Safetensors, ValidFileRoundTrip) {
   }
   EXPECT_EQ(f.find("missing"), nullptr);
   EXPECT_EQ(f.find("blocks.0"), nullptr);
-  EXPECT_EQ(f.tensors()[0].dtype, ir::DType::kFloat32);
-  EXPECT_EQ(f.tensors()[1].dtype, ir::DType::kBFloat16);
-  EXPECT_EQ(f.tensors()[4].dtype, ir::DType::kFloat8E4M3FN);
+  EXPECT_EQ(f.tensors()[0].dtype, DType::kFloat32);
+  EXPECT_EQ(f.tensors()[1].dtype, DType::kBFloat16);
+  EXPECT_EQ(f.tensors()[4].dtype, DType::kFloat8E4M3FN);
   EXPECT_EQ(f.tensors()[6].elements(), 1);
   EXPECT_EQ(f.tensors()[7].elements(), 0);
   float w1;

@@ -143,9 +143,9 @@ TEST(WeightStore, Int8PerChannel) {
   expect_inside_and_aligned(*r);
 
   const StoredTensor& q = **r->get(kQ);
-  EXPECT_EQ(q.dtype, ir::DType::kInt8);
-  EXPECT_EQ(q.source_dtype, ir::DType::kBFloat16);
-  EXPECT_EQ(q.shape, (ir::Shape{4, 8}));
+  EXPECT_EQ(q.dtype, DType::kInt8);
+  EXPECT_EQ(q.source_dtype, DType::kBFloat16);
+  EXPECT_EQ(q.shape, (Shape{4, 8}));
   EXPECT_EQ(q.bytes, 32u);
   ASSERT_NE(q.scales, nullptr);
   // Row 0: scale 127/127 = 1; RNE: -63.5 -> -64, 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> 0.
@@ -178,10 +178,10 @@ TEST(WeightStore, Int8PerChannel) {
     }
   }
   // Not selected: bias, table, norm stay as stored.
-  EXPECT_EQ((*r->get(kQBias))->dtype, ir::DType::kBFloat16);
+  EXPECT_EQ((*r->get(kQBias))->dtype, DType::kBFloat16);
   EXPECT_EQ((*r->get(kQBias))->scales, nullptr);
-  EXPECT_EQ((*r->get(kTable))->dtype, ir::DType::kBFloat16);
-  EXPECT_EQ((*r->get(kNorm))->dtype, ir::DType::kFloat32);
+  EXPECT_EQ((*r->get(kTable))->dtype, DType::kBFloat16);
+  EXPECT_EQ((*r->get(kNorm))->dtype, DType::kFloat32);
   EXPECT_EQ((*r->get(kNorm))->data_as<float>()[7], 8.0f);
 }
 
@@ -194,7 +194,7 @@ TEST(WeightStore, Fp8PerChannel) {
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   expect_inside_and_aligned(*r);
   const StoredTensor& q = **r->get(kQ);
-  EXPECT_EQ(q.dtype, ir::DType::kFloat8E4M3FN);
+  EXPECT_EQ(q.dtype, DType::kFloat8E4M3FN);
   ASSERT_NE(q.scales, nullptr);
   // Row 2: absmax 448 -> scale 1: codes are the values' own e4m3 codes.
   EXPECT_EQ(q.scales[2], 1.0f);
@@ -224,7 +224,7 @@ TEST(WeightStore, Fp8PerChannel) {
       ASSERT_LE(std::fabs(deq - w), bound) << "row " << row << " col " << k << " w " << w;
     }
   }
-  EXPECT_EQ((*r->get(kQBias))->dtype, ir::DType::kBFloat16);
+  EXPECT_EQ((*r->get(kQBias))->dtype, DType::kBFloat16);
 }
 
 TEST(WeightStore, ThreadCountDoesNotChangeTheStore) {
@@ -255,7 +255,7 @@ TEST(WeightStore, NamedSubsetAndPredicate) {
   EXPECT_EQ(r->find(kFf), nullptr);
 
   WeightStoreOptions o;
-  o.select = [](const io::SafetensorsTensor& t) { return t.dtype == ir::DType::kBFloat16; };
+  o.select = [](const io::SafetensorsTensor& t) { return t.dtype == DType::kBFloat16; };
   Result<WeightStore> bf = WeightStore::load(c, o);
   ASSERT_TRUE(bf.is_ok());
   EXPECT_EQ(bf->tensors().size(), 4u);
