@@ -4,7 +4,7 @@
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Isrc \
 //     tests/fuzz/safetensors_fuzz.cpp src/io/safetensors.cpp src/flow/host/weight_store.cpp \
 //     src/core/status.cpp src/core/file_io.cpp src/engine/ir/graph.cpp -o safetensors_fuzz
-// Run: ./safetensors_fuzz -rss_limit_mb=1024 -max_len=65536 tests/fuzz/corpus/safetensors
+// Run: ./safetensors_fuzz -rss_limit_mb=1024 -max_len=65536 tests/fuzz/seeds/safetensors
 // Checks beyond "no crash": an accepted file's tensors all lie inside the data section and are found
 // by name; a store never exceeds its host bound; every refusal carries a message.
 #include <cstddef>
