@@ -22,7 +22,7 @@
 #include "flow/host/weight_store.h"
 #include "flow/models/ltx_block_source.h"
 #include "flow/models/ltx_model.h"
-#include "flow/plan/stream_plan.h"
+#include "flow/host/stream_plan.h"
 #endif
 
 namespace {

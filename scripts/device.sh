@@ -6,6 +6,8 @@
 #   sanitize       compute-sanitizer memcheck, racecheck, synccheck, initcheck over the whole GPU suite
 #   ltx            LTX-Video: diffusers goldens for one full-size 2B block (tools/ltx_goldens.py), the LTX GPU
 #                  tests against them, `warpstream ltx-block` timing beside diffusers' block in the same run
+#   ltx-model      LTX-Video 2B whole transformer: diffusers goldens + time, GPU model tests, `warpstream ltx`
+#                  resident vs streamed under a 1 GiB budget (batch 1 and 2)
 #   bench-latency  `warpstream bench` matrix (EfficientNet-Lite0, ResNet-50) + PyTorch peers + floor + plots
 #   bench-gemm     `warpstream gemm --check` and `--bench` (INT8 GEMM campaigns vs cuBLASLt)
 #   bench-flow     Flow streamer tests, `warpstream h2d`, `warpstream overlap`
@@ -50,6 +52,7 @@ suite_sanitize() {
 }
 
 suite_ltx() { source scripts/lib/ltx.sh; }
+suite_ltx_model() { source scripts/lib/ltx-model.sh; }
 suite_bench_latency() { ws_build warpstream exp_graph_launch_00_empty_kernel || { FAILED=1; return; }; source scripts/lib/bench-latency.sh; }
 suite_bench_gemm() { source scripts/lib/bench-gemm.sh; }
 suite_bench_flow() { source scripts/lib/bench-flow.sh; }
@@ -59,6 +62,7 @@ for s in "$@"; do
     test) suite_test ;;
     sanitize) suite_sanitize ;;
     ltx) suite_ltx ;;
+    ltx-model) suite_ltx_model ;;
     bench-latency) suite_bench_latency ;;
     bench-gemm) suite_bench_gemm ;;
     bench-flow) suite_bench_flow ;;

@@ -27,7 +27,7 @@ const std::string kDir = std::string(WS_TEST_DATA_DIR) + "/ltx_tiny";
 
 std::vector<float> floats(const io::SafetensorsFile& f, const std::string& name) {
   const io::SafetensorsTensor* t = f.find(name);
-  if (t == nullptr || t->dtype != ir::DType::kFloat32) {
+  if (t == nullptr || t->dtype != ws::DType::kFloat32) {
     ADD_FAILURE() << "golden " << name << " missing or not F32";
     return {};
   }
@@ -258,7 +258,7 @@ TEST(LtxCpuWeights, FullSizeModelMatchesDiffusersGoldensFromEnv) {
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
   Result<io::SafetensorsCheckpoint> ck = io::open_checkpoint(dir);
   ASSERT_TRUE(ck.is_ok());
-  const bool bf16 = ck->find("proj_in.weight").tensor->dtype == ir::DType::kBFloat16;
+  const bool bf16 = ck->find("proj_in.weight").tensor->dtype == ws::DType::kBFloat16;
   const std::string p = "model.";
   const auto hs = floats(*g, p + "in.hidden_states");
   const auto enc = floats(*g, p + "in.encoder_hidden_states");

@@ -41,14 +41,14 @@ inline LtxTensorSource ltx_source_from_floats(const std::map<std::string, LtxFlo
 }
 
 #if WS_LTX_HAVE_SAFETENSORS
-inline Result<LtxHostTensor::Type> ltx_host_type(ir::DType d, const std::string& name, const std::string& file) {
+inline Result<LtxHostTensor::Type> ltx_host_type(ws::DType d, const std::string& name, const std::string& file) {
   switch (d) {
-    case ir::DType::kFloat32: return LtxHostTensor::Type::kF32;
-    case ir::DType::kBFloat16: return LtxHostTensor::Type::kBF16;
-    case ir::DType::kFloat8E4M3FN: return LtxHostTensor::Type::kF8E4M3;
-    case ir::DType::kInt8: return LtxHostTensor::Type::kS8;
+    case ws::DType::kFloat32: return LtxHostTensor::Type::kF32;
+    case ws::DType::kBFloat16: return LtxHostTensor::Type::kBF16;
+    case ws::DType::kFloat8E4M3FN: return LtxHostTensor::Type::kF8E4M3;
+    case ws::DType::kInt8: return LtxHostTensor::Type::kS8;
     default:
-      return unsupported("LTX block: tensor '" + name + "' in " + file + " has dtype " + ir::dtype_name(d) +
+      return unsupported("LTX block: tensor '" + name + "' in " + file + " has dtype " + ws::dtype_name(d) +
                          " (the block reads float32, bfloat16, or float8e4m3fn / int8 with per-channel scales)");
   }
 }
@@ -96,10 +96,10 @@ inline Result<LtxFloatTensor> ltx_read_floats(const io::SafetensorsFile& f, cons
   auto bytes = f.bytes(*t);
   LtxFloatTensor out;
   out.shape = t->shape;
-  if (t->dtype == ir::DType::kFloat32) {
+  if (t->dtype == ws::DType::kFloat32) {
     out.values.resize(bytes.size() / 4);
     std::memcpy(out.values.data(), bytes.data(), out.values.size() * 4);
-  } else if (t->dtype == ir::DType::kBFloat16) {
+  } else if (t->dtype == ws::DType::kBFloat16) {
     out.values.resize(bytes.size() / 2);
     for (size_t i = 0; i < out.values.size(); ++i) {
       uint16_t b;
@@ -108,7 +108,7 @@ inline Result<LtxFloatTensor> ltx_read_floats(const io::SafetensorsFile& f, cons
       std::memcpy(&out.values[i], &u, 4);
     }
   } else {
-    return unsupported("tensor '" + name + "' in " + f.path() + " has dtype " + ir::dtype_name(t->dtype) +
+    return unsupported("tensor '" + name + "' in " + f.path() + " has dtype " + ws::dtype_name(t->dtype) +
                        " (float32 or bfloat16 expected)");
   }
   return out;

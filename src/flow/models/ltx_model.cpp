@@ -12,7 +12,7 @@
 #include "cuda/cuda_util.h"
 #include "flow/models/ltx_linear.h"
 #include "flow/models/ltx_model_kernels.h"
-#include "flow/plan/stream_plan.h"
+#include "flow/host/stream_plan.h"
 #include "flow/streamer.h"
 #include "kernels/transformer/transformer.h"
 #include "reference/transformer.h"
@@ -326,10 +326,10 @@ Result<std::unique_ptr<LtxModel>> LtxModel::build_from_store(const LtxConfig& co
     const StoredTensor* st = store.find(name);
     if (st == nullptr) return not_found("LTX model: tensor '" + name + "' not found in the weight store of " + file);
     LtxHostTensor t;
-    if (st->dtype == ir::DType::kBFloat16) t.type = LtxHostTensor::Type::kBF16;
-    else if (st->dtype == ir::DType::kFloat32) t.type = LtxHostTensor::Type::kF32;
+    if (st->dtype == ws::DType::kBFloat16) t.type = LtxHostTensor::Type::kBF16;
+    else if (st->dtype == ws::DType::kFloat32) t.type = LtxHostTensor::Type::kF32;
     else
-      return unsupported("LTX model: tensor '" + name + "' in " + file + " has dtype " + ir::dtype_name(st->dtype) +
+      return unsupported("LTX model: tensor '" + name + "' in " + file + " has dtype " + ws::dtype_name(st->dtype) +
                          " (the whole-model GPU path reads bf16/float32)");
     t.shape.assign(st->shape.begin(), st->shape.end());
     t.data = st->data;
@@ -353,11 +353,11 @@ Result<std::unique_ptr<LtxModel>> LtxModel::build_from_store(const LtxConfig& co
     const uint64_t base = first->offset;
     auto at = [&](const std::string& name, uint64_t want) {
       const StoredTensor* st = store.find(p + name);
-      if (st == nullptr || st->dtype != ir::DType::kBFloat16 || st->offset != base + want) {
+      if (st == nullptr || st->dtype != ws::DType::kBFloat16 || st->offset != base + want) {
         ok = false;
         note = "repacked into one pinned image: '" + p + name + "' is " +
                (st == nullptr ? std::string("missing")
-                              : st->dtype != ir::DType::kBFloat16 ? "not bf16"
+                              : st->dtype != ws::DType::kBFloat16 ? "not bf16"
                                                                   : "not at its layout offset (load the store with "
                                                                     "LtxModel::store_tensor_order)");
       }
