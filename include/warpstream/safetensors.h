@@ -64,7 +64,7 @@ struct SafetensorsTensor {
 DType safetensors_dtype(std::string_view name);
 /// DType -> safetensors dtype string ("BF16"); "" when the format has no spelling for it.
 std::string_view safetensors_dtype_name(DType t);
-/// `s` with every byte outside printable ASCII (and '\\', '\'') written as \xNN, for messages.
+/// `s` with every byte outside printable ASCII (control bytes, DEL, non-ASCII) written as \xNN, for messages.
 std::string escape_for_message(std::string_view s);
 
 /// A parsed safetensors file: the validated header plus a read-only view of the data section.
@@ -128,6 +128,9 @@ struct CheckpointTensor {
 class SafetensorsCheckpoint {
  public:
   static Result<SafetensorsCheckpoint> open(const std::string& path, const SafetensorsLimits& limits = {});
+  /// A one-file checkpoint around an already parsed file (e.g. SafetensorsFile::parse of a buffer:
+  /// the fuzz entry for WeightStore). No config.
+  static SafetensorsCheckpoint from_file(SafetensorsFile file);
 
   /// All shards (one for a single file), in the order of first use in the weight map.
   const std::vector<SafetensorsFile>& files() const { return files_; }

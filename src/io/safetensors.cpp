@@ -339,7 +339,7 @@ std::string escape_for_message(std::string_view s) {
   out.reserve(s.size());
   for (char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c < 0x7F && c != '\\' && c != '\'') {
+    if (c >= 0x20 && c < 0x7F) {
       out.push_back(ch);
     } else {
       out += "\\x";
@@ -597,6 +597,13 @@ Result<SafetensorsCheckpoint> SafetensorsCheckpoint::open(const std::string& pat
     c.config_text_.assign(text.begin(), text.end());
     c.config_path_ = config;
   }
+  return c;
+}
+
+SafetensorsCheckpoint SafetensorsCheckpoint::from_file(SafetensorsFile file) {
+  SafetensorsCheckpoint c;
+  c.path_ = file.path();
+  c.files_.push_back(std::move(file));
   return c;
 }
 

@@ -43,7 +43,7 @@ inline std::string safetensors_image(const std::vector<SafetensorsSpec>& tensors
   std::string data;
   for (const SafetensorsSpec& t : tensors) {
     const uint64_t begin = data.size();
-    data.append(reinterpret_cast<const char*>(t.data.data()), t.data.size());
+    if (!t.data.empty()) data.append(reinterpret_cast<const char*>(t.data.data()), t.data.size());
     header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {begin, static_cast<uint64_t>(data.size())}}};
   }
   std::string text = header.dump();

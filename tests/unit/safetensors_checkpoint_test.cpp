@@ -201,3 +201,20 @@ TEST(SafetensorsCheckpoint, MalformedIndexAndConfig) {
 
 }  // namespace
 }  // namespace ws::io
+
+namespace ws::io {
+namespace {
+
+TEST(SafetensorsCheckpoint, FromParsedFile) {
+  const std::string image = test::safetensors_image({spec("m", {4, 5})});
+  Result<SafetensorsFile> f = SafetensorsFile::parse({reinterpret_cast<const std::byte*>(image.data()), image.size()}, "buffer");
+  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+  SafetensorsCheckpoint c = SafetensorsCheckpoint::from_file(std::move(f).value());
+  EXPECT_EQ(c.path(), "buffer");
+  EXPECT_EQ(c.size(), 1u);
+  EXPECT_FALSE(c.has_config());
+  EXPECT_EQ(first_float(c.find("m")), 4.0f);
+}
+
+}  // namespace
+}  // namespace ws::io

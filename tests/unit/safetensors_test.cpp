@@ -83,13 +83,13 @@ TEST(Safetensors, ValidFileRoundTrip) {
     ASSERT_EQ(found, &t);
     std::span<const std::byte> b = f.bytes(t);
     ASSERT_EQ(b.size(), specs[i].data.size());
-    EXPECT_EQ(std::memcmp(b.data(), specs[i].data.data(), b.size()), 0) << t.name;
+    if (!b.empty()) EXPECT_EQ(std::memcmp(b.data(), specs[i].data.data(), b.size()), 0) << t.name;
   }
   EXPECT_EQ(f.find("missing"), nullptr);
   EXPECT_EQ(f.find("blocks.0"), nullptr);
-  EXPECT_EQ(f.tensors()[0].dtype, ws::DType::kFloat32);
-  EXPECT_EQ(f.tensors()[1].dtype, ws::DType::kBFloat16);
-  EXPECT_EQ(f.tensors()[4].dtype, ws::DType::kFloat8E4M3FN);
+  EXPECT_EQ(f.tensors()[0].dtype, DType::kFloat32);
+  EXPECT_EQ(f.tensors()[1].dtype, DType::kBFloat16);
+  EXPECT_EQ(f.tensors()[4].dtype, DType::kFloat8E4M3FN);
   EXPECT_EQ(f.tensors()[6].elements(), 1);
   EXPECT_EQ(f.tensors()[7].elements(), 0);
   float w1;
@@ -312,7 +312,7 @@ TEST(Safetensors, NamesAreEscapedInMessages) {
   nlohmann::json j = name;  // JSON-escape the key
   const std::string h = "{" + j.dump() + R"(:{"dtype":"F32","shape":[5],"data_offsets":[0,48]}})";
   Status s = parse_both(safetensors_raw(h, 48));
-  expect_one_error(s, StatusCode::kInvalidModel, {"evil\\x1b[2J\\x0aname\\x27\\x5c", "hold 48 bytes"});
+  expect_one_error(s, StatusCode::kInvalidModel, {"evil\\x1b[2J\\x0aname'\\", "hold 48 bytes"});
   EXPECT_EQ(escape_for_message("a\x01\xff"), "a\\x01\\xff");
   EXPECT_EQ(escape_for_message("plain.name_0"), "plain.name_0");
 }

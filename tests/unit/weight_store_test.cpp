@@ -143,9 +143,9 @@ TEST(WeightStore, Int8PerChannel) {
   expect_inside_and_aligned(*r);
 
   const StoredTensor& q = **r->get(kQ);
-  EXPECT_EQ(q.dtype, ws::DType::kInt8);
-  EXPECT_EQ(q.source_dtype, ws::DType::kBFloat16);
-  EXPECT_EQ(q.shape, (ws::Shape{4, 8}));
+  EXPECT_EQ(q.dtype, DType::kInt8);
+  EXPECT_EQ(q.source_dtype, DType::kBFloat16);
+  EXPECT_EQ(q.shape, (Shape{4, 8}));
   EXPECT_EQ(q.bytes, 32u);
   ASSERT_NE(q.scales, nullptr);
   // Row 0: scale 127/127 = 1; RNE: -63.5 -> -64, 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> 0.
@@ -178,10 +178,10 @@ TEST(WeightStore, Int8PerChannel) {
     }
   }
   // Not selected: bias, table, norm stay as stored.
-  EXPECT_EQ((*r->get(kQBias))->dtype, ws::DType::kBFloat16);
+  EXPECT_EQ((*r->get(kQBias))->dtype, DType::kBFloat16);
   EXPECT_EQ((*r->get(kQBias))->scales, nullptr);
-  EXPECT_EQ((*r->get(kTable))->dtype, ws::DType::kBFloat16);
-  EXPECT_EQ((*r->get(kNorm))->dtype, ws::DType::kFloat32);
+  EXPECT_EQ((*r->get(kTable))->dtype, DType::kBFloat16);
+  EXPECT_EQ((*r->get(kNorm))->dtype, DType::kFloat32);
   EXPECT_EQ((*r->get(kNorm))->data_as<float>()[7], 8.0f);
 }
 
@@ -194,7 +194,7 @@ TEST(WeightStore, Fp8PerChannel) {
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   expect_inside_and_aligned(*r);
   const StoredTensor& q = **r->get(kQ);
-  EXPECT_EQ(q.dtype, ws::DType::kFloat8E4M3FN);
+  EXPECT_EQ(q.dtype, DType::kFloat8E4M3FN);
   ASSERT_NE(q.scales, nullptr);
   // Row 2: absmax 448 -> scale 1: codes are the values' own e4m3 codes.
   EXPECT_EQ(q.scales[2], 1.0f);
@@ -224,7 +224,23 @@ TEST(WeightStore, Fp8PerChannel) {
       ASSERT_LE(std::fabs(deq - w), bound) << "row " << row << " col " << k << " w " << w;
     }
   }
-  EXPECT_EQ((*r->get(kQBias))->dtype, ws::DType::kBFloat16);
+  EXPECT_EQ((*r->get(kQBias))->dtype, DType::kBFloat16);
+}
+
+TEST(WeightStore, ThreadCountDoesNotChangeTheStore) {
+  Fixture fx(test_seed());
+  SafetensorsCheckpoint c = fx.open();
+  for (WeightFormat f : {WeightFormat::kAsStored, WeightFormat::kInt8, WeightFormat::kFp8E4M3}) {
+    WeightStoreOptions one, many;
+    one.format = many.format = f;
+    one.threads = 1;
+    many.threads = 4;
+    Result<WeightStore> a = WeightStore::load(c, one);
+    Result<WeightStore> b = WeightStore::load(c, many);
+    ASSERT_TRUE(a.is_ok() && b.is_ok());
+    ASSERT_EQ(a->storage().size(), b->storage().size());
+    EXPECT_EQ(std::memcmp(a->storage().data(), b->storage().data(), a->storage().size()), 0) << weight_format_name(f);
+  }
 }
 
 TEST(WeightStore, NamedSubsetAndPredicate) {
@@ -239,7 +255,7 @@ TEST(WeightStore, NamedSubsetAndPredicate) {
   EXPECT_EQ(r->find(kFf), nullptr);
 
   WeightStoreOptions o;
-  o.select = [](const io::SafetensorsTensor& t) { return t.dtype == ws::DType::kBFloat16; };
+  o.select = [](const io::SafetensorsTensor& t) { return t.dtype == DType::kBFloat16; };
   Result<WeightStore> bf = WeightStore::load(c, o);
   ASSERT_TRUE(bf.is_ok());
   EXPECT_EQ(bf->tensors().size(), 4u);
@@ -295,6 +311,28 @@ TEST(WeightStore, ConversionErrors) {
   Status inf = WeightStore::load(*ck, f8).status();
   EXPECT_EQ(inf.code(), StatusCode::kInvalidModel);
   EXPECT_NE(inf.message().find("element [1, 1] is inf"), std::string::npos) << inf.message();
+}
+
+TEST(WeightStore, SubnormalRowsWhoseScaleUnderflowsQuantiseToZero) {
+  // Fuzzer finding: absmax = 1e-44 gives absmax / 127 == 0 and w / 0 = NaN (UB in the int8 cast).
+  TempDir dir;
+  const float tiny = std::numeric_limits<float>::denorm_min() * 7;  // ~1e-44
+  const std::vector<float> w = {tiny, -tiny, 0, tiny, 1, -0.5f, 0.25f, 0};
+  const std::string path = dir.file("tiny.safetensors");
+  test::write_file(path, test::safetensors_image({{kQ, "F32", {2, 4}, test::f32_bytes(w)}}));
+  Result<SafetensorsCheckpoint> ck = io::open_checkpoint(path);
+  ASSERT_TRUE(ck.is_ok());
+  for (WeightFormat f : {WeightFormat::kInt8, WeightFormat::kFp8E4M3}) {
+    WeightStoreOptions o;
+    o.format = f;
+    Result<WeightStore> s = WeightStore::load(*ck, o);
+    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+    const StoredTensor& t = **s->get(kQ);
+    EXPECT_EQ(t.scales[0], 1.0f) << weight_format_name(f);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(t.data_as<uint8_t>()[i] & 0x7F, 0) << weight_format_name(f) << " col " << i;
+    EXPECT_EQ(t.scales[1], f == WeightFormat::kInt8 ? 1.0f / 127.0f : 1.0f / 448.0f);
+    EXPECT_EQ(t.data_as<uint8_t>()[4], f == WeightFormat::kInt8 ? 127 : 0x7E);
+  }
 }
 
 TEST(WeightStore, LtxBlockLinearNames) {

@@ -5,9 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <system_error>
+#include <thread>
 
 #include "warpstream/numeric.h"
 
@@ -59,7 +62,10 @@ Status quantize_rows(const io::CheckpointTensor& src, WeightFormat format, std::
                              "; cannot compute a per-channel " + std::string(weight_format_name(format)) + " scale");
       absmax = std::max(absmax, std::fabs(w));
     }
-    const float scale = absmax > 0.0f ? absmax / qmax : 1.0f;
+    // absmax / qmax underflows to 0 for rows of tiny subnormals (found by the fuzzer: w / 0 is NaN):
+    // such a row is treated like an all-zero row.
+    float scale = absmax / qmax;
+    if (!(scale > 0.0f)) scale = 1.0f;
     scale_dst[r] = scale;
     if (format == WeightFormat::kInt8) {
       auto* q = reinterpret_cast<int8_t*>(dst) + r * cols;
@@ -231,13 +237,15 @@ Result<WeightStore> WeightStore::load(const io::SafetensorsCheckpoint& checkpoin
   }
   auto* base = static_cast<std::byte*>(store.region_->addr);
 
-  // 3. Copy / convert straight from the checkpoint mapping.
+  // 3. Copy / convert straight from the checkpoint mapping: tensors are independent, so workers take
+  //    them one at a time (results do not depend on the thread count); the first error in load order wins.
   store.tensors_.reserve(plan.size());
   for (const Plan& p : plan) {
     const io::SafetensorsTensor& t = *p.src.tensor;
     StoredTensor s;
     s.name = t.name;
     s.source_dtype = t.dtype;
+    s.dtype = t.dtype;
     s.shape = t.shape;
     s.offset = p.offset;
     s.bytes = p.bytes;
@@ -245,16 +253,36 @@ Result<WeightStore> WeightStore::load(const io::SafetensorsCheckpoint& checkpoin
     if (p.convert) {
       s.dtype = options.format == WeightFormat::kInt8 ? DType::kInt8 : DType::kFloat8E4M3FN;
       s.scales_offset = p.scales_offset;
-      auto* scales = reinterpret_cast<float*>(base + p.scales_offset);
-      s.scales = scales;
-      Status st = quantize_rows(p.src, options.format, base + p.offset, scales);
-      if (!st.is_ok()) return Status(st.code(), where + st.message());
-    } else {
-      s.dtype = t.dtype;
-      if (p.bytes > 0) std::memcpy(base + p.offset, p.src.bytes.data(), static_cast<size_t>(p.bytes));
+      s.scales = reinterpret_cast<const float*>(base + p.scales_offset);
     }
     store.tensors_.push_back(std::move(s));
   }
+  std::vector<Status> errors(plan.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next.fetch_add(1); i < plan.size(); i = next.fetch_add(1)) {
+      const Plan& p = plan[i];
+      if (p.convert) {
+        errors[i] = quantize_rows(p.src, options.format, base + p.offset, reinterpret_cast<float*>(base + p.scales_offset));
+      } else if (p.bytes > 0) {
+        std::memcpy(base + p.offset, p.src.bytes.data(), static_cast<size_t>(p.bytes));
+      }
+    }
+  };
+  unsigned threads = options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, plan.size()));
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {  // no more threads: the ones started (and this one) finish the work
+      break;
+    }
+  }
+  work();
+  for (std::thread& th : pool) th.join();
+  for (const Status& st : errors)
+    if (!st.is_ok()) return Status(st.code(), where + st.message());
   store.by_name_.resize(store.tensors_.size());
   for (uint32_t i = 0; i < store.by_name_.size(); ++i) store.by_name_[i] = i;
   std::sort(store.by_name_.begin(), store.by_name_.end(),

@@ -12,8 +12,8 @@
 /// (F32, F16 or BF16) weights; everything else stays exactly as stored (bytes copied verbatim):
 ///   - kInt8:     per output channel (row) r: s_r = absmax_r / 127; q = clamp(RNE(w / s_r), -127, 127)
 ///   - kFp8E4M3:  s_r = absmax_r / 448;  q = float_to_fp8_e4m3(w / s_r)  (RNE, saturating; numeric.h)
-/// w is the stored value widened to float; w / s_r is a float division; an all-zero row gets s_r = 1
-/// (all codes 0). Dequantised: w ~ q * s_r. Scales are float32 [out], stored in the same allocation
+/// w is the stored value widened to float; w / s_r is a float division; an all-zero row, or one so
+/// small that absmax / 127 (448) underflows to 0, gets s_r = 1 (all codes 0). Dequantised: w ~ q * s_r. Scales are float32 [out], stored in the same allocation
 /// (256-byte aligned) and exposed as StoredTensor::scales. A non-finite weight is an error (it
 /// would poison its row's scale). RNE for int8 uses std::nearbyint in the default rounding mode.
 ///
@@ -65,6 +65,9 @@ struct WeightStoreOptions {
   TensorPredicate quantize;
   /// Host memory bound for the store in bytes; 0 = the machine's physical memory.
   uint64_t max_host_bytes = 0;
+  /// Worker threads for copying/converting (one tensor at a time each); 0 = hardware concurrency.
+  /// The result is the same for any count.
+  unsigned threads = 0;
 };
 
 /// One tensor of the store. Pointers stay valid as long as the store (also across moves).
