@@ -107,6 +107,22 @@ Result<nlohmann::json> read_report_json(const std::string& path) {
   if (j.is_discarded()) return invalid_argument("report " + path + " is not valid JSON");
   if (!j.is_object() || !j.contains("schema") || j["schema"] != kReportSchema)
     return invalid_argument("report " + path + " is not a " + std::string(kReportSchema) + " report (\"schema\" field)");
+  // The fields `compare` reads must have the types it reads them as: a wrong type is a bad report
+  // (exit 2 naming the field), not an exception ending in "internal error" (found by bench_report_fuzz).
+  auto wrong = [&](const std::string& field, const char* want) {
+    return invalid_argument("report " + path + ": field \"" + field + "\" must be " + want);
+  };
+  for (const char* key : {"label", "primary"})
+    if (j.contains(key) && !j[key].is_string()) return wrong(key, "a string");
+  if (j.contains("dropped_samples") && !j["dropped_samples"].is_number_integer()) return wrong("dropped_samples", "an integer");
+  if (j.contains("metrics")) {
+    if (!j["metrics"].is_object()) return wrong("metrics", "an object");
+    for (const auto& [name, m] : j["metrics"].items()) {
+      if (!m.is_object()) return wrong("metrics." + name, "an object");
+      for (const char* q : {"p50", "p99", "p99_9"})
+        if (m.contains(q) && !m[q].is_number()) return wrong("metrics." + name + "." + q, "a number");
+    }
+  }
   return j;
 }
 

@@ -42,6 +42,7 @@ State& state() {
     read("WS_MAX_TENSOR_ELEMENTS", st.limits.max_tensor_elements, uint64_t{1} << 62);
     read("WS_MAX_TENSOR_BYTES", st.limits.max_tensor_bytes, uint64_t{1} << 62);
     read("WS_MAX_IMAGE_PIXELS", st.limits.max_image_pixels, uint64_t{1} << 62);
+    read("WS_MAX_ARENA_BYTES", st.limits.max_arena_bytes, uint64_t{1} << 62);
     return st;
   }();
   return s;

@@ -10,11 +10,12 @@
 ///                         product of its dims with 0 counted as 1 (so no partial product of a
 ///                         shape's dims can overflow either);
 ///   max_tensor_bytes    = 1 GiB per constant tensor read from a file;
-///   max_image_pixels    = 2^28 (kMaxImagePixels in warpstream/image.h) per decoded image.
+///   max_image_pixels    = 2^28 (kMaxImagePixels in warpstream/image.h) per decoded image;
+///   max_arena_bytes     = 4 GiB for the CPU engine's activation arena (CpuEngine::build's bound
+///                         is the smaller of its argument and this).
 /// User-settable: set_build_limits() (API, tests, fuzzers) or, read once at first use, the
-/// environment variables WS_MAX_TENSOR_ELEMENTS, WS_MAX_TENSOR_BYTES and WS_MAX_IMAGE_PIXELS
-/// (decimal, > 0). The CPU
-/// arena has its own bound (CpuEngine::build's max_arena_bytes, default 4 GiB).
+/// environment variables WS_MAX_TENSOR_ELEMENTS, WS_MAX_TENSOR_BYTES, WS_MAX_IMAGE_PIXELS and
+/// WS_MAX_ARENA_BYTES (decimal, > 0).
 
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +33,8 @@ struct BuildLimits {
   int64_t max_tensor_elements = kDefaultMaxTensorElements;
   size_t max_tensor_bytes = kDefaultMaxTensorBytes;
   int64_t max_image_pixels = kDefaultMaxImagePixels;
+  static constexpr size_t kDefaultMaxArenaBytes = size_t{4} << 30;
+  size_t max_arena_bytes = kDefaultMaxArenaBytes;
 };
 
 /// The limits in force: the defaults, overridden by the environment (first call), or by

@@ -17,6 +17,8 @@
 #include "engine/ir/tensor_proto.h"
 #include "support/alloc_counter.h"
 #include "support/engine_util.h"
+#include "support/test_util.h"
+#include "bench/report.h"
 
 namespace ws {
 namespace {
@@ -306,6 +308,23 @@ TEST(HostileInput, ElementLimitIsUserSettable) {
   EXPECT_MESSAGE_HAS(e.status(), "32 elements");
 }
 
+TEST(HostileInput, ArenaLimitIsUserSettable) {
+  const BuildLimits saved = build_limits();
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 1024});
+  m.node("Relu", {"x"}, {"y"}, "relu");
+  m.output("y");
+  BuildLimits tight = saved;
+  tight.max_arena_bytes = 4096;  // x and y need 8 KiB
+  set_build_limits(tight);
+  auto e = test::build_engine(m);
+  set_build_limits(saved);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_MESSAGE_HAS(e.status(), "WS_MAX_ARENA_BYTES");
+  ASSERT_TRUE(test::build_engine(m).is_ok());
+}
+
 TEST(HostileInput, TensorByteLimitIsUserSettable) {
   const BuildLimits saved = build_limits();
   ModelBuilder m(13);
@@ -337,6 +356,24 @@ TEST(HostileInput, ConstantWhoseDataDisagreesWithItsShapeIsRefused) {
   auto e = test::build_engine(m, opt);
   ASSERT_FALSE(e.is_ok());
   EXPECT_MESSAGE_HAS(e.status(), "holds 4 bytes");
+}
+
+// ---- bench reports (`warpstream compare`) ---------------------------------------------------------
+
+TEST(HostileInput, ReportFieldOfTheWrongTypeIsABadReport) {
+  // Found by bench_report_fuzz (tests/fuzz/seeds/bench/wrong-type-primary.json): "primary": {...} made
+  // compare_reports throw nlohmann::type_error, which the CLI reports as an internal error.
+  test::TempDir dir;
+  const std::string path = dir.file("r.json");
+  for (const std::string& bad : {std::string(R"("label": {})"), std::string(R"("primary": 3)"),
+                                 std::string(R"("metrics": {"m": []})"), std::string(R"("metrics": {"m": {"p50": "x"}})"),
+                                 std::string(R"("dropped_samples": 1e300)")}) {
+    test::write_file(path, R"({"schema": "warpstream-bench/1", )" + bad + "}");
+    auto r = bench::read_report_json(path);
+    ASSERT_FALSE(r.is_ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_MESSAGE_HAS(r.status(), "must be");
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "engine/ir/op_table.h"
 #include "warpstream/engine.h"
 #include "core/escape.h"
+#include "core/limits.h"
 
 namespace ws {
 namespace {
@@ -25,10 +26,11 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::build(ir::Graph graph, size_t max_
     }
   }
   e->plan_ = plan_arena(g);
+  max_arena_bytes = std::min(max_arena_bytes, build_limits().max_arena_bytes);  // core/limits.h, WS_MAX_ARENA_BYTES
   if (e->plan_.bytes > max_arena_bytes) {
     return resource_exhausted(g.source + ": activations need a " + std::to_string(e->plan_.bytes >> 20) +
                               " MiB arena, over the " + std::to_string(max_arena_bytes >> 20) +
-                              " MiB limit; use a smaller input shape");
+                              " MiB limit (WS_MAX_ARENA_BYTES); use a smaller input shape");
   }
   e->arena_.reset(new std::byte[std::max<size_t>(e->plan_.bytes, 1)]);
   std::memset(e->arena_.get(), 0, std::max<size_t>(e->plan_.bytes, 1));
