@@ -7,11 +7,16 @@
 //   - LtxModelGpu.StreamedEqualsResident: budgets that force 2 and 3 ring slots; streamed output == resident output
 //     bit for bit on the first forward, the second (cross-forward prefetch) and a CUDA-graph replay; no device
 //     allocation in enqueue / launch_graph, no host allocation in launch_graph.
+//   - LtxModelGpu.StreamedFp8EqualsDequantisedResident / StreamedInt8EqualsDequantisedResident: 8-bit ring images
+//     + the dequant kernel == a resident model built from the host-dequantised weights, bit for bit; cosine vs the
+//     bf16 resident output >= 0.999 (printed).
 //   - LtxModelGpu.StreamedFromWeightStoreZeroCopy: streaming straight from a WeightStore's registered allocation.
 //   - LtxModelGpu.StreamerPrefetchNextPass: the streamer's cross-forward prefetch alone (byte-exact layers per pass).
-//   - LtxModelGpu.BudgetTooSmallRefused / MissingAndWrongShapedTensor: one clear error each, numbers/names in it.
+//   - LtxModelGpu.BudgetTooSmallRefused / MissingAndWrongShapedTensor: one clear error each, numbers/names in it
+//     (the budget counts weights + ring + activations + staging; a weights-only budget is refused).
 //   - LtxModelGpu.FullSize2BDiffusers: $WS_LTX_MODEL_DIR = a tools/ltx_goldens.py --case model-2b folder: resident
-//     and 1 GiB-streamed forwards vs diffusers' model output (cosine >= 0.999, max-abs printed), streamed == resident.
+//     and 1 GiB-streamed forwards vs diffusers' model output (cosine >= 0.999, max-abs printed), streamed == resident;
+//     fp8 stream weights under 1 GiB vs the bf16 resident output and vs diffusers (cosine >= 0.999, printed).
 // bf16 tolerance (as the block test): cosine >= 0.999 and max-abs <= 0.03 * max|reference| per stage. Why: every
 // stage stores bf16 (relative rounding 2^-9) and GEMMs/attention accumulate rounded operands; 0.03 of the range
 // is ~8 ulps of the top binade. The whole model chains L blocks, so the final output gets the same bar (the
@@ -371,21 +376,28 @@ TEST(LtxModelGpu, TinyDiffusersGoldens) {
 }
 #endif
 
-// Builds resident and streamed models on the same random weights and inputs; asserts bit equality.
-void streamed_vs_resident(int want_slots) {
+// Builds resident and streamed models on the same random weights and inputs; asserts bit equality. With 8-bit
+// stream weights the resident model is built with the same stream_weights, i.e. from the host-dequantised 8-bit
+// weights (the formula of the device dequant kernel), so the streamed forward (ring of 8-bit images, dequant kernel
+// into the bf16 staging image) must equal it bit for bit; its cosine vs the plain bf16 resident output is reported
+// and held to 0.999.
+void streamed_vs_resident(int want_slots, flow::LtxStreamWeights sw = flow::LtxStreamWeights::kBF16) {
   const flow::LtxConfig c = small_config(5);
   const auto weights = random_weights(c, test::test_seed("ltx streamed weights"));
   const flow::LtxTensorSource src = flow::ltx_source_from_floats(weights, "random model");
   flow::LtxModelGeometry g;
   g.batch = 2; g.frames = 2; g.height = 2; g.width = 4; g.text_tokens = 8;
   const HostInputs in = random_inputs(c, g, test::test_seed("ltx streamed inputs"));
-  auto fp = flow::LtxModel::footprint(c);
-  ASSERT_TRUE(fp.is_ok()) << fp.status().to_string();
   flow::LtxModelOptions so;
   so.max_slots = 8;
   so.record_timeline = true;
+  so.stream_weights = sw;
+  auto fp = flow::LtxModel::footprint(c, g, so);
+  ASSERT_TRUE(fp.is_ok()) << fp.status().to_string();
   so.vram_budget_bytes = fp.value().budget_for_slots(want_slots) + fp.value().block_bytes / 2;  // slack < one slot
-  auto res = flow::LtxModel::build(c, src, g);
+  flow::LtxModelOptions ro;
+  ro.stream_weights = sw;
+  auto res = flow::LtxModel::build(c, src, g, ro);
   ASSERT_TRUE(res.is_ok()) << res.status().to_string();
   auto str = flow::LtxModel::build(c, src, g, so);
   ASSERT_TRUE(str.is_ok()) << str.status().to_string();
@@ -394,8 +406,23 @@ void streamed_vs_resident(int want_slots) {
   EXPECT_FALSE(R.streamed());
   EXPECT_TRUE(M.streamed());
   EXPECT_EQ(M.slots(), want_slots);
-  EXPECT_EQ(M.streamed_bytes_per_forward(), fp.value().all_block_bytes());
+  EXPECT_EQ(M.stream_weights(), sw);
+  EXPECT_EQ(M.streamed_bytes_per_forward(), fp.value().block_bytes * static_cast<uint64_t>(fp.value().layers));
   EXPECT_EQ(M.block_weight_device_bytes(), fp.value().block_bytes * want_slots);
+  if (sw != flow::LtxStreamWeights::kBF16) {
+    EXPECT_LT(fp.value().block_bytes, fp.value().bf16_block_bytes * 6 / 10) << "8-bit slot not ~half a bf16 block";
+    EXPECT_EQ(M.staging_bytes(), fp.value().bf16_block_bytes);
+  } else {
+    EXPECT_EQ(M.staging_bytes(), 0u);
+  }
+  // One shared block arena: the model's activations are what footprint() planned, and everything fits the budget.
+  EXPECT_EQ(M.activation_bytes(), fp.value().model_activation_bytes + fp.value().block_arena_bytes);
+  EXPECT_EQ(R.activation_bytes(), fp.value().model_activation_bytes + fp.value().block_arena_bytes);
+  EXPECT_LE(M.device_bytes(), so.vram_budget_bytes);
+  std::printf("streamed %s: device %llu B (activations %llu B, staging %llu B), budget %llu B\n",
+              flow::ltx_stream_weights_name(sw), (unsigned long long)M.device_bytes(),
+              (unsigned long long)M.activation_bytes(), (unsigned long long)M.staging_bytes(),
+              (unsigned long long)so.vram_budget_bytes);
   std::printf("streamed: %d slots, ring %llu B, pinned host %llu B, %llu B per forward\n", M.slots(),
               (unsigned long long)M.block_weight_device_bytes(), (unsigned long long)M.pinned_host_bytes(),
               (unsigned long long)M.streamed_bytes_per_forward());
@@ -466,6 +493,25 @@ void streamed_vs_resident(int want_slots) {
     std::printf("host allocations in one direct streamed enqueue: %llu\n", (unsigned long long)scope.count());
   }
   ASSERT_EQ(cudaStreamSynchronize(s.get()), cudaSuccess);
+  if (sw != flow::LtxStreamWeights::kBF16) {
+    // 8-bit weights vs the bf16 model: the quantization error, held to the bf16 bar's cosine.
+    auto b16 = flow::LtxModel::build(c, src, g);
+    ASSERT_TRUE(b16.is_ok()) << b16.status().to_string();
+    ASSERT_TRUE(b16.value()->upload_inputs(in.hidden.data(), in.encoder.data(), in.timestep.data(), in.mask.data())
+                    .is_ok());
+    ASSERT_TRUE(b16.value()->enqueue(s.get()).is_ok());
+    const auto ref = download(b16.value()->stages().output, n);
+    const auto got = download(M.stages().output, n);
+    double dot = 0, ng = 0, nr = 0, max_abs = 0;
+    for (size_t i = 0; i < n; ++i) {
+      dot += (double)got[i] * ref[i]; ng += (double)got[i] * got[i]; nr += (double)ref[i] * ref[i];
+      max_abs = std::max(max_abs, (double)std::fabs(got[i] - ref[i]));
+    }
+    const double cosv = dot / std::sqrt(ng * nr);
+    std::printf("streamed %s vs bf16 resident, final output: cosine %.6f, max-abs %.4g\n",
+                flow::ltx_stream_weights_name(sw), cosv, max_abs);
+    EXPECT_GE(cosv, kCosMin) << flow::ltx_stream_weights_name(sw) << " weights vs bf16";
+  }
 }
 
 TEST(LtxModelGpu, StreamedEqualsResidentTwoSlots) {
@@ -475,6 +521,15 @@ TEST(LtxModelGpu, StreamedEqualsResidentTwoSlots) {
 TEST(LtxModelGpu, StreamedEqualsResidentThreeSlots) {
   SKIP_WITHOUT_DEVICE();
   streamed_vs_resident(3);
+}
+TEST(LtxModelGpu, StreamedFp8EqualsDequantisedResident) {
+  SKIP_WITHOUT_DEVICE();
+  streamed_vs_resident(2, flow::LtxStreamWeights::kFP8);
+  streamed_vs_resident(3, flow::LtxStreamWeights::kFP8);
+}
+TEST(LtxModelGpu, StreamedInt8EqualsDequantisedResident) {
+  SKIP_WITHOUT_DEVICE();
+  streamed_vs_resident(3, flow::LtxStreamWeights::kINT8);
 }
 
 // The streamer's cross-pass prefetch (StreamerOptions::prefetch_next_pass) on its own: every layer's compute sees
@@ -528,25 +583,43 @@ TEST(LtxModelGpu, BudgetTooSmallRefused) {
   SKIP_WITHOUT_DEVICE();
   const flow::LtxConfig c = small_config(4);
   const auto weights = random_weights(c, 7);
-  auto fp = flow::LtxModel::footprint(c);
-  ASSERT_TRUE(fp.is_ok());
   flow::LtxModelGeometry g;
   g.frames = 1; g.height = 2; g.width = 4; g.text_tokens = 8;
-  flow::LtxModelOptions o;
-  o.vram_budget_bytes = fp.value().min_streamed_budget() - 1;
-  auto m = flow::LtxModel::build(c, flow::ltx_source_from_floats(weights), g, o);
-  ASSERT_FALSE(m.is_ok());
-  const std::string msg = m.status().to_string();
-  std::printf("refusal: %s\n", msg.c_str());
-  EXPECT_EQ(m.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_NE(msg.find(std::to_string(o.vram_budget_bytes)), std::string::npos) << "given bytes not named: " << msg;
-  EXPECT_NE(msg.find(std::to_string(fp.value().min_streamed_budget())), std::string::npos)
-      << "needed bytes not named: " << msg;
-  // Exactly the minimum is accepted (2 slots).
-  o.vram_budget_bytes = fp.value().min_streamed_budget();
-  auto ok = flow::LtxModel::build(c, flow::ltx_source_from_floats(weights), g, o);
-  ASSERT_TRUE(ok.is_ok()) << ok.status().to_string();
-  EXPECT_EQ(ok.value()->slots(), 2);
+  for (flow::LtxStreamWeights sw : {flow::LtxStreamWeights::kBF16, flow::LtxStreamWeights::kFP8}) {
+    SCOPED_TRACE(flow::ltx_stream_weights_name(sw));
+    flow::LtxModelOptions o;
+    o.stream_weights = sw;
+    auto fp = flow::LtxModel::footprint(c, g, o);
+    ASSERT_TRUE(fp.is_ok()) << fp.status().to_string();
+    const flow::LtxModelFootprint& f = fp.value();
+    ASSERT_GT(f.block_arena_bytes, 0u);
+    ASSERT_GT(f.model_activation_bytes, 0u);
+    // The budget counts activations: weights + 2 slots alone (the old rule) is refused now.
+    o.vram_budget_bytes = f.resident_weight_bytes + f.staging_bytes + 2 * f.block_bytes;
+    auto w_only = flow::LtxModel::build(c, flow::ltx_source_from_floats(weights), g, o);
+    ASSERT_FALSE(w_only.is_ok()) << "a budget without room for the activations was accepted";
+    EXPECT_EQ(w_only.status().code(), StatusCode::kResourceExhausted);
+    o.vram_budget_bytes = f.min_streamed_budget() - 1;
+    auto m = flow::LtxModel::build(c, flow::ltx_source_from_floats(weights), g, o);
+    ASSERT_FALSE(m.is_ok());
+    const std::string msg = m.status().to_string();
+    std::printf("refusal: %s\n", msg.c_str());
+    EXPECT_EQ(m.status().code(), StatusCode::kResourceExhausted);
+    EXPECT_NE(msg.find(std::to_string(o.vram_budget_bytes)), std::string::npos) << "given bytes not named: " << msg;
+    EXPECT_NE(msg.find(std::to_string(f.min_streamed_budget())), std::string::npos) << "needed bytes not named: " << msg;
+    EXPECT_NE(msg.find(std::to_string(f.model_activation_bytes + f.block_arena_bytes)), std::string::npos)
+        << "activation bytes not named: " << msg;
+    EXPECT_NE(msg.find(std::to_string(f.resident_weight_bytes)), std::string::npos) << "weights not named: " << msg;
+    EXPECT_NE(msg.find(std::to_string(f.block_bytes)), std::string::npos) << "slot bytes not named: " << msg;
+    if (f.staging_bytes)
+      EXPECT_NE(msg.find(std::to_string(f.staging_bytes)), std::string::npos) << "staging not named: " << msg;
+    // Exactly the minimum is accepted (2 slots), and the model allocates no more than it.
+    o.vram_budget_bytes = f.min_streamed_budget();
+    auto ok = flow::LtxModel::build(c, flow::ltx_source_from_floats(weights), g, o);
+    ASSERT_TRUE(ok.is_ok()) << ok.status().to_string();
+    EXPECT_EQ(ok.value()->slots(), 2);
+    EXPECT_LE(ok.value()->device_bytes(), o.vram_budget_bytes);
+  }
 }
 
 TEST(LtxModelGpu, MissingAndWrongShapedTensor) {
@@ -610,9 +683,9 @@ TEST(LtxModelGpu, StreamedFromWeightStoreZeroCopy) {
   flow::LtxModelGeometry g;
   g.batch = 2; g.frames = 2; g.height = 2; g.width = 4; g.text_tokens = 8;
   const HostInputs in = random_inputs(c, g, test::test_seed("ltx store inputs"));
-  auto fp = flow::LtxModel::footprint(c);
-  ASSERT_TRUE(fp.is_ok());
   flow::LtxModelOptions so;
+  auto fp = flow::LtxModel::footprint(c, g, so);
+  ASSERT_TRUE(fp.is_ok()) << fp.status().to_string();
   so.vram_budget_bytes = fp.value().budget_for_slots(2);
   auto str = flow::LtxModel::build_from_store(c, store.value(), path, g, so);
   ASSERT_TRUE(str.is_ok()) << str.status().to_string();
@@ -683,6 +756,39 @@ TEST(LtxModelGpu, FullSize2BDiffusers) {
       resident_bits = bits;
     } else {
       for (size_t i = 0; i < n; ++i) ASSERT_EQ(bits[i], resident_bits[i]) << "streamed != resident at " << i;
+    }
+  }
+  // fp8 stream weights under the same 1 GiB: cosine vs the bf16 resident output (bar 0.999) and vs diffusers.
+  {
+    flow::LtxModelOptions o;
+    o.vram_budget_bytes = uint64_t{1} << 30;
+    o.stream_weights = flow::LtxStreamWeights::kFP8;
+    auto m = flow::LtxModel::build_from_store(cfg.value(), store.value(), dir, k.geo, o);
+    ASSERT_TRUE(m.is_ok()) << m.status().to_string();
+    flow::LtxModel& M = *m.value();
+    std::printf("2B streamed fp8 1 GiB: slots %d, slot %llu B, staging %llu B, device %llu B\n", M.slots(),
+                (unsigned long long)(M.block_weight_device_bytes() / std::max(1, M.slots())),
+                (unsigned long long)M.staging_bytes(), (unsigned long long)M.device_bytes());
+    ASSERT_TRUE(M.upload_inputs(k.in.hidden.data(), k.in.encoder.data(), k.in.timestep.data(), k.in.mask.data()).is_ok());
+    poison(M.stages().output, n);
+    ASSERT_TRUE(M.enqueue(s.get()).is_ok());
+    const auto got = download(M.stages().output, n);
+    std::vector<float> res(n);
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t u = static_cast<uint32_t>(resident_bits[i]) << 16;
+      std::memcpy(&res[i], &u, 4);
+    }
+    const std::vector<std::pair<const char*, const std::vector<float>*>> refs = {{"bf16 resident", &res},
+                                                                                 {"diffusers", &want}};
+    for (const auto& [label, ref] : refs) {
+      double dot = 0, ng = 0, nr = 0, max_abs = 0;
+      for (size_t i = 0; i < n; ++i) {
+        dot += (double)got[i] * (*ref)[i]; ng += (double)got[i] * got[i]; nr += (double)(*ref)[i] * (*ref)[i];
+        max_abs = std::max(max_abs, (double)std::fabs(got[i] - (*ref)[i]));
+      }
+      const double cosv = dot / std::sqrt(ng * nr);
+      std::printf("2B streamed fp8 vs %s, final output: cosine %.6f, max-abs %.4g\n", label, cosv, max_abs);
+      EXPECT_GE(cosv, kCosMin) << "fp8 stream weights vs " << label;
     }
   }
 }
