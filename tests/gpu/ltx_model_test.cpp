@@ -10,6 +10,8 @@
 //   - LtxModelGpu.StreamedFp8EqualsDequantisedResident / StreamedInt8EqualsDequantisedResident: 8-bit ring images
 //     + the dequant kernel == a resident model built from the host-dequantised weights, bit for bit; cosine vs the
 //     bf16 resident output >= 0.999 (printed).
+//   - LtxModelGpu.StreamedFp8FromFp8WeightStore: a store converted to fp8 at load; streamed fp8, resident fp8 and
+//     resident bf16 (dequantised while packing) give the same bits.
 //   - LtxModelGpu.StreamedFromWeightStoreZeroCopy: streaming straight from a WeightStore's registered allocation.
 //   - LtxModelGpu.StreamerPrefetchNextPass: the streamer's cross-forward prefetch alone (byte-exact layers per pass).
 //   - LtxModelGpu.BudgetTooSmallRefused / MissingAndWrongShapedTensor: one clear error each, numbers/names in it
@@ -708,6 +710,76 @@ TEST(LtxModelGpu, StreamedFromWeightStoreZeroCopy) {
     for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << "forward " << pass << ": element " << i;
   }
   str.value().reset();  // unregisters before the store goes
+}
+
+// A WeightStore converted at load to fp8 (codes + per-channel scales made by the store, not by the model): the
+// streamed fp8 model copies those codes into its ring images, the resident fp8 twin dequantises the same codes on the
+// host, and a resident bf16 model reads the fp8 tensors through the bf16 path (dequantised while packing): three
+// routes to the same bf16 weights, so all three outputs must be bit-identical.
+TEST(LtxModelGpu, StreamedFp8FromFp8WeightStore) {
+  SKIP_WITHOUT_DEVICE();
+  flow::LtxConfig c = small_config(3);
+  c.num_attention_heads = 2; c.attention_head_dim = 64; c.cross_attention_dim = 128;  // D = 128
+  const auto weights = random_weights(c, test::test_seed("ltx fp8 store weights"));
+  std::vector<test::SafetensorsSpec> specs;
+  for (const auto& [name, t] : weights) {
+    test::SafetensorsSpec sp;
+    sp.name = name; sp.dtype = "BF16"; sp.shape = t.shape;
+    sp.data.resize(t.values.size() * 2);
+    for (size_t i = 0; i < t.values.size(); ++i) {
+      uint32_t u;
+      std::memcpy(&u, &t.values[i], 4);
+      sp.data[2 * i] = static_cast<uint8_t>((u >> 16) & 0xff);
+      sp.data[2 * i + 1] = static_cast<uint8_t>(u >> 24);
+    }
+    specs.push_back(std::move(sp));
+  }
+  const std::string path = ::testing::TempDir() + "/ltx_model_fp8_store_test.safetensors";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << test::safetensors_image(specs);
+    ASSERT_TRUE(f.good()) << path;
+  }
+  auto ckpt = io::open_checkpoint(path);
+  ASSERT_TRUE(ckpt.is_ok()) << ckpt.status().to_string();
+  flow::WeightStoreOptions wo;
+  wo.format = flow::WeightFormat::kFp8E4M3;
+  auto store = flow::WeightStore::load(ckpt.value(), flow::LtxModel::store_tensor_order(c), wo);
+  ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+  ASSERT_NE(store.value().find("transformer_blocks.0.attn1.to_q.weight"), nullptr);
+  ASSERT_EQ(store.value().find("transformer_blocks.0.attn1.to_q.weight")->dtype, ws::DType::kFloat8E4M3FN);
+  flow::LtxModelGeometry g;
+  g.batch = 2; g.frames = 2; g.height = 2; g.width = 4; g.text_tokens = 8;
+  const HostInputs in = random_inputs(c, g, test::test_seed("ltx fp8 store inputs"));
+  flow::LtxModelOptions so;
+  so.stream_weights = flow::LtxStreamWeights::kFP8;
+  auto fp = flow::LtxModel::footprint(c, g, so);
+  ASSERT_TRUE(fp.is_ok()) << fp.status().to_string();
+  so.vram_budget_bytes = fp.value().budget_for_slots(2);
+  flow::LtxModelOptions r8;
+  r8.stream_weights = flow::LtxStreamWeights::kFP8;
+  auto str = flow::LtxModel::build_from_store(c, store.value(), path, g, so);
+  auto res8 = flow::LtxModel::build_from_store(c, store.value(), path, g, r8);
+  auto res16 = flow::LtxModel::build_from_store(c, store.value(), path, g);
+  ASSERT_TRUE(str.is_ok()) << str.status().to_string();
+  ASSERT_TRUE(res8.is_ok()) << res8.status().to_string();
+  ASSERT_TRUE(res16.is_ok()) << res16.status().to_string();
+  EXPECT_FALSE(str.value()->store_zero_copy());
+  std::printf("fp8 store: %s; slots %d\n", str.value()->store_zero_copy_note().c_str(), str.value()->slots());
+  const size_t n = static_cast<size_t>(g.batch) * g.tokens() * c.out_channels;
+  cuda::Stream s = make_stream();
+  std::vector<std::vector<uint16_t>> outs;
+  for (flow::LtxModel* m : {res16.value().get(), res8.value().get(), str.value().get()}) {
+    ASSERT_TRUE(m->upload_inputs(in.hidden.data(), in.encoder.data(), in.timestep.data(), in.mask.data()).is_ok());
+    poison(m->stages().output, n);
+    ASSERT_TRUE(m->enqueue(s.get()).is_ok());
+    outs.push_back(download_bits(m->stages().output, n));
+  }
+  for (uint16_t b : outs[0]) ASSERT_NE(b & 0x7fff, 0x7fff) << "output still NaN-poisoned";
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(outs[1][i], outs[0][i]) << "resident fp8 != resident bf16 from the fp8 store at " << i;
+    ASSERT_EQ(outs[2][i], outs[0][i]) << "streamed fp8 != resident bf16 from the fp8 store at " << i;
+  }
 }
 
 TEST(LtxModelGpu, FullSize2BDiffusers) {
