@@ -2,6 +2,9 @@
 // checkpoint folder, resident or streamed under a VRAM budget; times CUDA-graph replays of the whole forward
 // (CUDA events, after warm-up) and reports memory and streaming figures. Inputs are random (seeded, bf16-exact).
 //   warpstream ltx --checkpoint DIR --grid 16x16x24 --text-tokens 128 --batch 1 --vram-budget 1GiB --compare-resident
+//   ... --stream-weights fp8: the ring carries fp8 e4m3 block linear weights + per-channel scales (half the bytes),
+//   dequantised into a bf16 staging image before each block; --compare-resident then compares with a resident model
+//   holding the same dequantised weights (bit-identical expected).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -28,7 +31,7 @@
 namespace {
 
 struct LtxArgs {
-  std::string checkpoint, budget, json;
+  std::string checkpoint, budget, json, stream_weights = "bf16";
   std::vector<std::string> grid = {"16x16x24"};
   int text_tokens = 128, batch = 1, iterations = 50, warmup = 5, max_slots = 3;
   bool compare_resident = false, per_token = false, no_mask = false, timeline = false;
@@ -104,7 +107,8 @@ struct RunResult {
 
 // Builds one model, captures the forward as a CUDA graph, warms up, times `iterations` back-to-back replays.
 int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::WeightStore& store, const std::string& file,
-            const flow::LtxModelGeometry& geo, uint64_t budget, const std::vector<float>& hidden,
+            const flow::LtxModelGeometry& geo, uint64_t budget, flow::LtxStreamWeights sw,
+            const std::vector<float>& hidden,
             const std::vector<float>& enc, const std::vector<float>& ts, const std::vector<float>& mask, RunResult& out) {
   size_t free0 = 0, free1 = 0, total = 0;
   LTX_CUDA_OR_FAIL(cudaMemGetInfo(&free0, &total));
@@ -112,6 +116,7 @@ int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::WeightStor
   o.vram_budget_bytes = budget;
   o.max_slots = a.max_slots;
   o.record_timeline = a.timeline && budget > 0;
+  o.stream_weights = sw;
   auto built = flow::LtxModel::build_from_store(cfg, store, file, geo, o);
   if (!built.is_ok()) return fail(std::string("build (") + (budget ? "streamed" : "resident") + ")", built.status());
   flow::LtxModel& m = *built.value();
@@ -166,11 +171,16 @@ int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::WeightStor
   std::printf("%s: %s\n", mode, m.attention_backends().c_str());
   std::printf("%s: ms/forward median %.3f  p99 %.3f  (%d %s after %d warm-up)\n", mode, out.median_ms, out.p99_ms,
               a.iterations, capture_error.empty() ? "CUDA-graph replays" : "eager forwards", a.warmup);
-  std::printf("%s: device memory: cudaMemGetInfo delta %s; ours: resident weights %s + block weights %s (%s) + "
-              "activations %s\n",
-              mode, gib(out.mem_delta).c_str(), gib(m.resident_weight_bytes()).c_str(),
-              gib(m.block_weight_device_bytes()).c_str(),
-              m.streamed() ? ("ring of " + std::to_string(m.slots()) + " slots").c_str() : "all blocks",
+  const std::string where = m.streamed() ? "ring of " + std::to_string(m.slots()) + " " +
+                                               flow::ltx_stream_weights_name(sw) + " slots"
+                                         : std::string("all blocks, bf16") +
+                                               (sw != flow::LtxStreamWeights::kBF16
+                                                    ? std::string(" dequantised from ") + flow::ltx_stream_weights_name(sw)
+                                                    : std::string());
+  std::printf("%s: device memory: cudaMemGetInfo delta %s; ours %s = resident weights %s + block weights %s (%s) + "
+              "bf16 staging %s + activations %s (one block arena shared by every block)\n",
+              mode, gib(out.mem_delta).c_str(), gib(m.device_bytes()).c_str(), gib(m.resident_weight_bytes()).c_str(),
+              gib(m.block_weight_device_bytes()).c_str(), where.c_str(), gib(m.staging_bytes()).c_str(),
               gib(m.activation_bytes()).c_str());
   if (m.streamed()) std::printf("streamed: host copy: %s\n", m.store_zero_copy_note().c_str());
   if (m.streamed())
@@ -209,6 +219,9 @@ int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::WeightStor
            {"resident_weight_bytes", m.resident_weight_bytes()},
            {"block_weight_device_bytes", m.block_weight_device_bytes()},
            {"activation_bytes", m.activation_bytes()},
+           {"staging_bytes", m.staging_bytes()},
+           {"device_bytes", m.device_bytes()},
+           {"stream_weights", flow::ltx_stream_weights_name(sw)},
            {"slots", m.slots()},
            {"pinned_host_bytes", m.pinned_host_bytes()},
            {"host_copy", m.store_zero_copy_note()},
@@ -232,6 +245,8 @@ int run_ltx(const LtxArgs& a) {
   if (!a.budget.empty() && !parse_bytes(a.budget, budget))
     return usage("--vram-budget '" + a.budget + "' is not a size (e.g. 1GiB, 512MiB, 2GB, 1073741824)");
   if (a.compare_resident && budget == 0) return usage("--compare-resident needs --vram-budget");
+  auto sw = flow::parse_ltx_stream_weights(a.stream_weights);
+  if (!sw.is_ok()) return usage("--stream-weights '" + a.stream_weights + "': bf16, fp8 or int8");
   // Checkpoint + config.json beside it.
   std::string cfg_path = a.checkpoint + "/config.json";
   {
@@ -270,7 +285,9 @@ int run_ltx(const LtxArgs& a) {
   geo.rope_scale = true;
   geo.rope_interpolation_scale = {8.f / 25.f, 32.f, 32.f};  // LTXPipeline (8/fps at 25 fps, 32, 32)
   const flow::LtxConfig& c = cfg.value();
-  auto fp = flow::LtxModel::footprint(c);
+  flow::LtxModelOptions fo;
+  fo.stream_weights = sw.value();
+  auto fp = flow::LtxModel::footprint(c, geo, fo);
   if (!fp.is_ok()) return fail("config", fp.status(), 2);
   std::printf("ltx: %s: D %lld (%lld x %lld), %lld blocks, cross %lld, caption %lld; S %d (%dx%dx%d), T %d, B %d, %s "
               "timestep\n",
@@ -278,9 +295,15 @@ int run_ltx(const LtxArgs& a) {
               (long long)c.attention_head_dim, (long long)c.num_layers, (long long)c.cross_attention_dim,
               (long long)c.caption_channels, geo.tokens(), F, H, W, geo.text_tokens, geo.batch,
               a.per_token ? "per-token" : "per-sample");
-  std::printf("ltx: weights on the device: non-block %s, one block %s, all blocks %s; smallest streamed budget %s\n",
-              gib(fp.value().resident_weight_bytes).c_str(), gib(fp.value().block_bytes).c_str(),
-              gib(fp.value().all_block_bytes()).c_str(), gib(fp.value().min_streamed_budget()).c_str());
+  std::printf("ltx: device bytes: non-block weights %s, one bf16 block %s, all blocks %s; model buffers %s, one shared "
+              "block arena %s; streamed %s: slot %s, bf16 staging %s; smallest streamed budget %s (fixed %s + 2 "
+              "slots), resident %s\n",
+              gib(fp.value().resident_weight_bytes).c_str(), gib(fp.value().bf16_block_bytes).c_str(),
+              gib(fp.value().all_block_bytes()).c_str(), gib(fp.value().model_activation_bytes).c_str(),
+              gib(fp.value().block_arena_bytes).c_str(), flow::ltx_stream_weights_name(sw.value()),
+              gib(fp.value().block_bytes).c_str(), gib(fp.value().staging_bytes).c_str(),
+              gib(fp.value().min_streamed_budget()).c_str(), gib(fp.value().fixed_bytes()).c_str(),
+              gib(fp.value().resident_bytes()).c_str());
   // Inputs (bf16-exact, seeded).
   std::mt19937 rng(a.seed);
   std::normal_distribution<float> nd(0.f, 1.f);
@@ -293,14 +316,15 @@ int run_ltx(const LtxArgs& a) {
   for (int b = 0; b < geo.batch; ++b)
     for (int t = a.text_tokens * 3 / 4; t < a.text_tokens; ++t) mask[b * a.text_tokens + t] = 0.f;
   nlohmann::json report = {{"checkpoint", a.checkpoint}, {"grid", {F, H, W}}, {"tokens", S},
-                           {"text_tokens", a.text_tokens}, {"batch", a.batch}, {"per_token_timestep", a.per_token}};
+                           {"text_tokens", a.text_tokens}, {"batch", a.batch}, {"per_token_timestep", a.per_token},
+                           {"stream_weights", a.stream_weights}};
   RunResult resident, streamed;
   if (budget == 0 || a.compare_resident) {
-    if (int rc = run_one(a, c, store.value(), a.checkpoint, geo, 0, hidden, enc, ts, mask, resident)) return rc;
+    if (int rc = run_one(a, c, store.value(), a.checkpoint, geo, 0, sw.value(), hidden, enc, ts, mask, resident)) return rc;
     report["resident"] = resident.j;
   }
   if (budget > 0) {
-    if (int rc = run_one(a, c, store.value(), a.checkpoint, geo, budget, hidden, enc, ts, mask, streamed)) return rc;
+    if (int rc = run_one(a, c, store.value(), a.checkpoint, geo, budget, sw.value(), hidden, enc, ts, mask, streamed)) return rc;
     report["streamed"] = streamed.j;
   }
   int rc = 0;
@@ -345,7 +369,12 @@ WS_REGISTER_COMMAND(ltx, "ltx",
                       sub.add_option("--text-tokens", a->text_tokens, "text tokens T (default 128)");
                       sub.add_option("--batch", a->batch, "1 or 2 (2 = classifier-free guidance)");
                       sub.add_option("--vram-budget", a->budget,
-                                     "device bytes for the weights, e.g. 1GiB (default: resident, no streaming)");
+                                     "device bytes for everything (weights + ring + activations), e.g. 1GiB "
+                                     "(default: resident, no streaming)");
+                      sub.add_option("--stream-weights", a->stream_weights,
+                                     "block linear weights as bf16 (default), fp8 or int8 (per-channel scales; "
+                                     "dequantised to bf16 on the GPU before each block; resident: the same "
+                                     "dequantised values)");
                       sub.add_option("--max-slots", a->max_slots, "ring slots at most when streaming (default 3)");
                       sub.add_option("--iterations,--repeat", a->iterations, "timed forwards (default 50)");
                       sub.add_option("--warmup", a->warmup, "warm-up forwards (default 5)");

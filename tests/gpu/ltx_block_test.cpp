@@ -402,6 +402,81 @@ TEST(LtxBlockGpu, GraphReplayMatchesEnqueue) {
   cudaGraphDestroy(graph);
 }
 
+// LtxBlockOptions::arena: two blocks (different weights) carving ONE external arena, run one after another on one
+// stream, give bit for bit what each gives with its own arena; arena_bytes() equals what an own-arena block
+// allocates; a smaller external arena is refused naming both numbers. The shared arena is NaN-poisoned first.
+TEST(LtxBlockGpu, SharedArenaMatchesOwnArena) {
+  SKIP_WITHOUT_DEVICE();
+  BlockData d0 = make_block({"arena0", 2, 64, 128, 2, 2, 4, 4, 8, 0});
+  BlockData d1 = make_block({"arena1", 2, 64, 128, 2, 2, 4, 4, 8, 0});
+  // make_block seeds by name: different weights; same inputs shape.
+  const int64_t D = d0.rc.dim(), M = d0.B * d0.S;
+  auto src0 = flow::ltx_source_from_floats(d0.w, "random block 0");
+  auto src1 = flow::ltx_source_from_floats(d1.w, "random block 1");
+  auto w0 = flow::LtxBlockWeights::upload(src0, "", d0.gc, flow::LtxWeightFormat::kBF16);
+  auto w1 = flow::LtxBlockWeights::upload(src1, "", d1.gc, flow::LtxWeightFormat::kBF16);
+  ASSERT_TRUE(w0.is_ok() && w1.is_ok());
+  Dev x0 = Dev::bf16(d0.hidden), x = Dev::bf16(d0.hidden), enc = Dev::bf16(d0.encoder), temb = Dev::bf16(d0.temb),
+      bias = Dev::bf16(d0.mask_bias), cs = Dev::f32(d0.cos), sn = Dev::f32(d0.sin);
+  flow::LtxBlockGeometry geo;
+  geo.batch = (int)d0.B; geo.tokens = (int)d0.S; geo.text_tokens = (int)d0.T;
+  flow::LtxBlockIO io{x.get(), temb.get(), enc.get(), bias.get(), static_cast<const float*>(cs.get()),
+                      static_cast<const float*>(sn.get())};
+  auto s = cuda::Stream::create();
+  ASSERT_TRUE(s.is_ok());
+  cudaStream_t stream = s.value().get();
+  // x <- x0, then the blocks in order; returns x.
+  auto run = [&](std::vector<flow::LtxBlock*> blocks) {
+    EXPECT_EQ(cudaMemcpyAsync(x.get(), x0.get(), M * D * 2, cudaMemcpyDeviceToDevice, stream), cudaSuccess);
+    for (flow::LtxBlock* b : blocks) {
+      Status st = b->enqueue(stream);
+      EXPECT_TRUE(st.is_ok()) << st.to_string();
+    }
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    return download_bf16(x.get(), M, D, D);
+  };
+  auto own0 = flow::LtxBlock::build(d0.gc, geo, w0.value(), io);
+  auto own1 = flow::LtxBlock::build(d1.gc, geo, w1.value(), io);
+  ASSERT_TRUE(own0.is_ok() && own1.is_ok());
+  const std::vector<float> want0 = run({own0.value().get()});
+  const std::vector<float> want01 = run({own0.value().get(), own1.value().get()});
+  auto need = flow::LtxBlock::arena_bytes(d0.gc, geo, flow::LtxWeightFormat::kBF16);
+  ASSERT_TRUE(need.is_ok()) << need.status().to_string();
+  EXPECT_EQ(need.value(), own0.value()->device_bytes());
+  std::printf("block arena %zu B\n", need.value());
+  auto arena = cuda::DeviceBuffer::allocate(need.value());
+  ASSERT_TRUE(arena.is_ok());
+  WS_ASSERT_CUDA(cudaMemset(arena.value().get(), 0xFF, need.value()));
+  flow::LtxBlockOptions small;
+  small.arena = arena.value().get();
+  small.arena_bytes = need.value() - 256;
+  auto refused = flow::LtxBlock::build(d0.gc, geo, w0.value(), io, small);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find(std::to_string(need.value())), std::string::npos)
+      << refused.status().to_string();
+  EXPECT_NE(refused.status().message().find(std::to_string(need.value() - 256)), std::string::npos)
+      << refused.status().to_string();
+  flow::LtxBlockOptions shared;
+  shared.arena = arena.value().get();
+  shared.arena_bytes = need.value();
+  auto sh0 = flow::LtxBlock::build(d0.gc, geo, w0.value(), io, shared);
+  auto sh1 = flow::LtxBlock::build(d1.gc, geo, w1.value(), io, shared);
+  ASSERT_TRUE(sh0.is_ok()) << sh0.status().to_string();
+  ASSERT_TRUE(sh1.is_ok()) << sh1.status().to_string();
+  EXPECT_EQ(sh0.value()->device_bytes(), 0u);
+  EXPECT_EQ(sh0.value()->arena_used_bytes(), need.value());
+  const std::vector<float> got01 = run({sh0.value().get(), sh1.value().get()});
+  const std::vector<float> got0 = run({sh0.value().get()});
+  for (size_t k = 0; k < want0.size(); ++k) {
+    ASSERT_EQ(std::memcmp(&got0[k], &want0[k], 4), 0) << "shared arena, block 0 alone, element " << k << ": "
+                                                      << got0[k] << " vs own arena " << want0[k];
+    ASSERT_EQ(std::memcmp(&got01[k], &want01[k], 4), 0) << "shared arena, blocks 0 then 1, element " << k << ": "
+                                                        << got01[k] << " vs own arenas " << want01[k];
+  }
+  for (float v : got01) ASSERT_FALSE(std::isnan(v)) << "NaN from the poisoned shared arena";
+}
+
 #if WS_LTX_HAVE_SAFETENSORS
 // tests/data: $WS_TEST_DATA_DIR, else next to this source file.
 std::string test_data_dir() {

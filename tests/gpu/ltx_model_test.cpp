@@ -7,11 +7,18 @@
 //   - LtxModelGpu.StreamedEqualsResident: budgets that force 2 and 3 ring slots; streamed output == resident output
 //     bit for bit on the first forward, the second (cross-forward prefetch) and a CUDA-graph replay; no device
 //     allocation in enqueue / launch_graph, no host allocation in launch_graph.
+//   - LtxModelGpu.StreamedFp8EqualsDequantisedResident / StreamedInt8EqualsDequantisedResident: 8-bit ring images
+//     + the dequant kernel == a resident model built from the host-dequantised weights, bit for bit; cosine vs the
+//     bf16 resident output >= 0.999 (printed).
+//   - LtxModelGpu.StreamedFp8FromFp8WeightStore: a store converted to fp8 at load; streamed fp8, resident fp8 and
+//     resident bf16 (dequantised while packing) give the same bits.
 //   - LtxModelGpu.StreamedFromWeightStoreZeroCopy: streaming straight from a WeightStore's registered allocation.
 //   - LtxModelGpu.StreamerPrefetchNextPass: the streamer's cross-forward prefetch alone (byte-exact layers per pass).
-//   - LtxModelGpu.BudgetTooSmallRefused / MissingAndWrongShapedTensor: one clear error each, numbers/names in it.
+//   - LtxModelGpu.BudgetTooSmallRefused / MissingAndWrongShapedTensor: one clear error each, numbers/names in it
+//     (the budget counts weights + ring + activations + staging; a weights-only budget is refused).
 //   - LtxModelGpu.FullSize2BDiffusers: $WS_LTX_MODEL_DIR = a tools/ltx_goldens.py --case model-2b folder: resident
-//     and 1 GiB-streamed forwards vs diffusers' model output (cosine >= 0.999, max-abs printed), streamed == resident.
+//     and 1 GiB-streamed forwards vs diffusers' model output (cosine >= 0.999, max-abs printed), streamed == resident;
+//     fp8 stream weights under 1 GiB vs the bf16 resident output and vs diffusers (cosine >= 0.999, printed).
 // bf16 tolerance (as the block test): cosine >= 0.999 and max-abs <= 0.03 * max|reference| per stage. Why: every
 // stage stores bf16 (relative rounding 2^-9) and GEMMs/attention accumulate rounded operands; 0.03 of the range
 // is ~8 ulps of the top binade. The whole model chains L blocks, so the final output gets the same bar (the
@@ -371,21 +378,28 @@ TEST(LtxModelGpu, TinyDiffusersGoldens) {
 }
 #endif
 
-// Builds resident and streamed models on the same random weights and inputs; asserts bit equality.
-void streamed_vs_resident(int want_slots) {
+// Builds resident and streamed models on the same random weights and inputs; asserts bit equality. With 8-bit
+// stream weights the resident model is built with the same stream_weights, i.e. from the host-dequantised 8-bit
+// weights (the formula of the device dequant kernel), so the streamed forward (ring of 8-bit images, dequant kernel
+// into the bf16 staging image) must equal it bit for bit; its cosine vs the plain bf16 resident output is reported
+// and held to 0.999.
+void streamed_vs_resident(int want_slots, flow::LtxStreamWeights sw = flow::LtxStreamWeights::kBF16) {
   const flow::LtxConfig c = small_config(5);
   const auto weights = random_weights(c, test::test_seed("ltx streamed weights"));
   const flow::LtxTensorSource src = flow::ltx_source_from_floats(weights, "random model");
   flow::LtxModelGeometry g;
   g.batch = 2; g.frames = 2; g.height = 2; g.width = 4; g.text_tokens = 8;
   const HostInputs in = random_inputs(c, g, test::test_seed("ltx streamed inputs"));
-  auto fp = flow::LtxModel::footprint(c);
-  ASSERT_TRUE(fp.is_ok()) << fp.status().to_string();
   flow::LtxModelOptions so;
   so.max_slots = 8;
   so.record_timeline = true;
+  so.stream_weights = sw;
+  auto fp = flow::LtxModel::footprint(c, g, so);
+  ASSERT_TRUE(fp.is_ok()) << fp.status().to_string();
   so.vram_budget_bytes = fp.value().budget_for_slots(want_slots) + fp.value().block_bytes / 2;  // slack < one slot
-  auto res = flow::LtxModel::build(c, src, g);
+  flow::LtxModelOptions ro;
+  ro.stream_weights = sw;
+  auto res = flow::LtxModel::build(c, src, g, ro);
   ASSERT_TRUE(res.is_ok()) << res.status().to_string();
   auto str = flow::LtxModel::build(c, src, g, so);
   ASSERT_TRUE(str.is_ok()) << str.status().to_string();
@@ -394,8 +408,23 @@ void streamed_vs_resident(int want_slots) {
   EXPECT_FALSE(R.streamed());
   EXPECT_TRUE(M.streamed());
   EXPECT_EQ(M.slots(), want_slots);
-  EXPECT_EQ(M.streamed_bytes_per_forward(), fp.value().all_block_bytes());
+  EXPECT_EQ(M.stream_weights(), sw);
+  EXPECT_EQ(M.streamed_bytes_per_forward(), fp.value().block_bytes * static_cast<uint64_t>(fp.value().layers));
   EXPECT_EQ(M.block_weight_device_bytes(), fp.value().block_bytes * want_slots);
+  if (sw != flow::LtxStreamWeights::kBF16) {
+    EXPECT_LT(fp.value().block_bytes, fp.value().bf16_block_bytes * 6 / 10) << "8-bit slot not ~half a bf16 block";
+    EXPECT_EQ(M.staging_bytes(), fp.value().bf16_block_bytes);
+  } else {
+    EXPECT_EQ(M.staging_bytes(), 0u);
+  }
+  // One shared block arena: the model's activations are what footprint() planned, and everything fits the budget.
+  EXPECT_EQ(M.activation_bytes(), fp.value().model_activation_bytes + fp.value().block_arena_bytes);
+  EXPECT_EQ(R.activation_bytes(), fp.value().model_activation_bytes + fp.value().block_arena_bytes);
+  EXPECT_LE(M.device_bytes(), so.vram_budget_bytes);
+  std::printf("streamed %s: device %llu B (activations %llu B, staging %llu B), budget %llu B\n",
+              flow::ltx_stream_weights_name(sw), (unsigned long long)M.device_bytes(),
+              (unsigned long long)M.activation_bytes(), (unsigned long long)M.staging_bytes(),
+              (unsigned long long)so.vram_budget_bytes);
   std::printf("streamed: %d slots, ring %llu B, pinned host %llu B, %llu B per forward\n", M.slots(),
               (unsigned long long)M.block_weight_device_bytes(), (unsigned long long)M.pinned_host_bytes(),
               (unsigned long long)M.streamed_bytes_per_forward());
@@ -466,6 +495,25 @@ void streamed_vs_resident(int want_slots) {
     std::printf("host allocations in one direct streamed enqueue: %llu\n", (unsigned long long)scope.count());
   }
   ASSERT_EQ(cudaStreamSynchronize(s.get()), cudaSuccess);
+  if (sw != flow::LtxStreamWeights::kBF16) {
+    // 8-bit weights vs the bf16 model: the quantization error, held to the bf16 bar's cosine.
+    auto b16 = flow::LtxModel::build(c, src, g);
+    ASSERT_TRUE(b16.is_ok()) << b16.status().to_string();
+    ASSERT_TRUE(b16.value()->upload_inputs(in.hidden.data(), in.encoder.data(), in.timestep.data(), in.mask.data())
+                    .is_ok());
+    ASSERT_TRUE(b16.value()->enqueue(s.get()).is_ok());
+    const auto ref = download(b16.value()->stages().output, n);
+    const auto got = download(M.stages().output, n);
+    double dot = 0, ng = 0, nr = 0, max_abs = 0;
+    for (size_t i = 0; i < n; ++i) {
+      dot += (double)got[i] * ref[i]; ng += (double)got[i] * got[i]; nr += (double)ref[i] * ref[i];
+      max_abs = std::max(max_abs, (double)std::fabs(got[i] - ref[i]));
+    }
+    const double cosv = dot / std::sqrt(ng * nr);
+    std::printf("streamed %s vs bf16 resident, final output: cosine %.6f, max-abs %.4g\n",
+                flow::ltx_stream_weights_name(sw), cosv, max_abs);
+    EXPECT_GE(cosv, kCosMin) << flow::ltx_stream_weights_name(sw) << " weights vs bf16";
+  }
 }
 
 TEST(LtxModelGpu, StreamedEqualsResidentTwoSlots) {
@@ -475,6 +523,15 @@ TEST(LtxModelGpu, StreamedEqualsResidentTwoSlots) {
 TEST(LtxModelGpu, StreamedEqualsResidentThreeSlots) {
   SKIP_WITHOUT_DEVICE();
   streamed_vs_resident(3);
+}
+TEST(LtxModelGpu, StreamedFp8EqualsDequantisedResident) {
+  SKIP_WITHOUT_DEVICE();
+  streamed_vs_resident(2, flow::LtxStreamWeights::kFP8);
+  streamed_vs_resident(3, flow::LtxStreamWeights::kFP8);
+}
+TEST(LtxModelGpu, StreamedInt8EqualsDequantisedResident) {
+  SKIP_WITHOUT_DEVICE();
+  streamed_vs_resident(3, flow::LtxStreamWeights::kINT8);
 }
 
 // The streamer's cross-pass prefetch (StreamerOptions::prefetch_next_pass) on its own: every layer's compute sees
@@ -528,25 +585,43 @@ TEST(LtxModelGpu, BudgetTooSmallRefused) {
   SKIP_WITHOUT_DEVICE();
   const flow::LtxConfig c = small_config(4);
   const auto weights = random_weights(c, 7);
-  auto fp = flow::LtxModel::footprint(c);
-  ASSERT_TRUE(fp.is_ok());
   flow::LtxModelGeometry g;
   g.frames = 1; g.height = 2; g.width = 4; g.text_tokens = 8;
-  flow::LtxModelOptions o;
-  o.vram_budget_bytes = fp.value().min_streamed_budget() - 1;
-  auto m = flow::LtxModel::build(c, flow::ltx_source_from_floats(weights), g, o);
-  ASSERT_FALSE(m.is_ok());
-  const std::string msg = m.status().to_string();
-  std::printf("refusal: %s\n", msg.c_str());
-  EXPECT_EQ(m.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_NE(msg.find(std::to_string(o.vram_budget_bytes)), std::string::npos) << "given bytes not named: " << msg;
-  EXPECT_NE(msg.find(std::to_string(fp.value().min_streamed_budget())), std::string::npos)
-      << "needed bytes not named: " << msg;
-  // Exactly the minimum is accepted (2 slots).
-  o.vram_budget_bytes = fp.value().min_streamed_budget();
-  auto ok = flow::LtxModel::build(c, flow::ltx_source_from_floats(weights), g, o);
-  ASSERT_TRUE(ok.is_ok()) << ok.status().to_string();
-  EXPECT_EQ(ok.value()->slots(), 2);
+  for (flow::LtxStreamWeights sw : {flow::LtxStreamWeights::kBF16, flow::LtxStreamWeights::kFP8}) {
+    SCOPED_TRACE(flow::ltx_stream_weights_name(sw));
+    flow::LtxModelOptions o;
+    o.stream_weights = sw;
+    auto fp = flow::LtxModel::footprint(c, g, o);
+    ASSERT_TRUE(fp.is_ok()) << fp.status().to_string();
+    const flow::LtxModelFootprint& f = fp.value();
+    ASSERT_GT(f.block_arena_bytes, 0u);
+    ASSERT_GT(f.model_activation_bytes, 0u);
+    // The budget counts activations: weights + 2 slots alone (the old rule) is refused now.
+    o.vram_budget_bytes = f.resident_weight_bytes + f.staging_bytes + 2 * f.block_bytes;
+    auto w_only = flow::LtxModel::build(c, flow::ltx_source_from_floats(weights), g, o);
+    ASSERT_FALSE(w_only.is_ok()) << "a budget without room for the activations was accepted";
+    EXPECT_EQ(w_only.status().code(), StatusCode::kResourceExhausted);
+    o.vram_budget_bytes = f.min_streamed_budget() - 1;
+    auto m = flow::LtxModel::build(c, flow::ltx_source_from_floats(weights), g, o);
+    ASSERT_FALSE(m.is_ok());
+    const std::string msg = m.status().to_string();
+    std::printf("refusal: %s\n", msg.c_str());
+    EXPECT_EQ(m.status().code(), StatusCode::kResourceExhausted);
+    EXPECT_NE(msg.find(std::to_string(o.vram_budget_bytes)), std::string::npos) << "given bytes not named: " << msg;
+    EXPECT_NE(msg.find(std::to_string(f.min_streamed_budget())), std::string::npos) << "needed bytes not named: " << msg;
+    EXPECT_NE(msg.find(std::to_string(f.model_activation_bytes + f.block_arena_bytes)), std::string::npos)
+        << "activation bytes not named: " << msg;
+    EXPECT_NE(msg.find(std::to_string(f.resident_weight_bytes)), std::string::npos) << "weights not named: " << msg;
+    EXPECT_NE(msg.find(std::to_string(f.block_bytes)), std::string::npos) << "slot bytes not named: " << msg;
+    if (f.staging_bytes)
+      EXPECT_NE(msg.find(std::to_string(f.staging_bytes)), std::string::npos) << "staging not named: " << msg;
+    // Exactly the minimum is accepted (2 slots), and the model allocates no more than it.
+    o.vram_budget_bytes = f.min_streamed_budget();
+    auto ok = flow::LtxModel::build(c, flow::ltx_source_from_floats(weights), g, o);
+    ASSERT_TRUE(ok.is_ok()) << ok.status().to_string();
+    EXPECT_EQ(ok.value()->slots(), 2);
+    EXPECT_LE(ok.value()->device_bytes(), o.vram_budget_bytes);
+  }
 }
 
 TEST(LtxModelGpu, MissingAndWrongShapedTensor) {
@@ -610,9 +685,9 @@ TEST(LtxModelGpu, StreamedFromWeightStoreZeroCopy) {
   flow::LtxModelGeometry g;
   g.batch = 2; g.frames = 2; g.height = 2; g.width = 4; g.text_tokens = 8;
   const HostInputs in = random_inputs(c, g, test::test_seed("ltx store inputs"));
-  auto fp = flow::LtxModel::footprint(c);
-  ASSERT_TRUE(fp.is_ok());
   flow::LtxModelOptions so;
+  auto fp = flow::LtxModel::footprint(c, g, so);
+  ASSERT_TRUE(fp.is_ok()) << fp.status().to_string();
   so.vram_budget_bytes = fp.value().budget_for_slots(2);
   auto str = flow::LtxModel::build_from_store(c, store.value(), path, g, so);
   ASSERT_TRUE(str.is_ok()) << str.status().to_string();
@@ -635,6 +710,76 @@ TEST(LtxModelGpu, StreamedFromWeightStoreZeroCopy) {
     for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << "forward " << pass << ": element " << i;
   }
   str.value().reset();  // unregisters before the store goes
+}
+
+// A WeightStore converted at load to fp8 (codes + per-channel scales made by the store, not by the model): the
+// streamed fp8 model copies those codes into its ring images, the resident fp8 twin dequantises the same codes on the
+// host, and a resident bf16 model reads the fp8 tensors through the bf16 path (dequantised while packing): three
+// routes to the same bf16 weights, so all three outputs must be bit-identical.
+TEST(LtxModelGpu, StreamedFp8FromFp8WeightStore) {
+  SKIP_WITHOUT_DEVICE();
+  flow::LtxConfig c = small_config(3);
+  c.num_attention_heads = 2; c.attention_head_dim = 64; c.cross_attention_dim = 128;  // D = 128
+  const auto weights = random_weights(c, test::test_seed("ltx fp8 store weights"));
+  std::vector<test::SafetensorsSpec> specs;
+  for (const auto& [name, t] : weights) {
+    test::SafetensorsSpec sp;
+    sp.name = name; sp.dtype = "BF16"; sp.shape = t.shape;
+    sp.data.resize(t.values.size() * 2);
+    for (size_t i = 0; i < t.values.size(); ++i) {
+      uint32_t u;
+      std::memcpy(&u, &t.values[i], 4);
+      sp.data[2 * i] = static_cast<uint8_t>((u >> 16) & 0xff);
+      sp.data[2 * i + 1] = static_cast<uint8_t>(u >> 24);
+    }
+    specs.push_back(std::move(sp));
+  }
+  const std::string path = ::testing::TempDir() + "/ltx_model_fp8_store_test.safetensors";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << test::safetensors_image(specs);
+    ASSERT_TRUE(f.good()) << path;
+  }
+  auto ckpt = io::open_checkpoint(path);
+  ASSERT_TRUE(ckpt.is_ok()) << ckpt.status().to_string();
+  flow::WeightStoreOptions wo;
+  wo.format = flow::WeightFormat::kFp8E4M3;
+  auto store = flow::WeightStore::load(ckpt.value(), flow::LtxModel::store_tensor_order(c), wo);
+  ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+  ASSERT_NE(store.value().find("transformer_blocks.0.attn1.to_q.weight"), nullptr);
+  ASSERT_EQ(store.value().find("transformer_blocks.0.attn1.to_q.weight")->dtype, ws::DType::kFloat8E4M3FN);
+  flow::LtxModelGeometry g;
+  g.batch = 2; g.frames = 2; g.height = 2; g.width = 4; g.text_tokens = 8;
+  const HostInputs in = random_inputs(c, g, test::test_seed("ltx fp8 store inputs"));
+  flow::LtxModelOptions so;
+  so.stream_weights = flow::LtxStreamWeights::kFP8;
+  auto fp = flow::LtxModel::footprint(c, g, so);
+  ASSERT_TRUE(fp.is_ok()) << fp.status().to_string();
+  so.vram_budget_bytes = fp.value().budget_for_slots(2);
+  flow::LtxModelOptions r8;
+  r8.stream_weights = flow::LtxStreamWeights::kFP8;
+  auto str = flow::LtxModel::build_from_store(c, store.value(), path, g, so);
+  auto res8 = flow::LtxModel::build_from_store(c, store.value(), path, g, r8);
+  auto res16 = flow::LtxModel::build_from_store(c, store.value(), path, g);
+  ASSERT_TRUE(str.is_ok()) << str.status().to_string();
+  ASSERT_TRUE(res8.is_ok()) << res8.status().to_string();
+  ASSERT_TRUE(res16.is_ok()) << res16.status().to_string();
+  EXPECT_FALSE(str.value()->store_zero_copy());
+  std::printf("fp8 store: %s; slots %d\n", str.value()->store_zero_copy_note().c_str(), str.value()->slots());
+  const size_t n = static_cast<size_t>(g.batch) * g.tokens() * c.out_channels;
+  cuda::Stream s = make_stream();
+  std::vector<std::vector<uint16_t>> outs;
+  for (flow::LtxModel* m : {res16.value().get(), res8.value().get(), str.value().get()}) {
+    ASSERT_TRUE(m->upload_inputs(in.hidden.data(), in.encoder.data(), in.timestep.data(), in.mask.data()).is_ok());
+    poison(m->stages().output, n);
+    ASSERT_TRUE(m->enqueue(s.get()).is_ok());
+    outs.push_back(download_bits(m->stages().output, n));
+  }
+  for (uint16_t b : outs[0]) ASSERT_NE(b & 0x7fff, 0x7fff) << "output still NaN-poisoned";
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(outs[1][i], outs[0][i]) << "resident fp8 != resident bf16 from the fp8 store at " << i;
+    ASSERT_EQ(outs[2][i], outs[0][i]) << "streamed fp8 != resident bf16 from the fp8 store at " << i;
+  }
 }
 
 TEST(LtxModelGpu, FullSize2BDiffusers) {
@@ -683,6 +828,39 @@ TEST(LtxModelGpu, FullSize2BDiffusers) {
       resident_bits = bits;
     } else {
       for (size_t i = 0; i < n; ++i) ASSERT_EQ(bits[i], resident_bits[i]) << "streamed != resident at " << i;
+    }
+  }
+  // fp8 stream weights under the same 1 GiB: cosine vs the bf16 resident output (bar 0.999) and vs diffusers.
+  {
+    flow::LtxModelOptions o;
+    o.vram_budget_bytes = uint64_t{1} << 30;
+    o.stream_weights = flow::LtxStreamWeights::kFP8;
+    auto m = flow::LtxModel::build_from_store(cfg.value(), store.value(), dir, k.geo, o);
+    ASSERT_TRUE(m.is_ok()) << m.status().to_string();
+    flow::LtxModel& M = *m.value();
+    std::printf("2B streamed fp8 1 GiB: slots %d, slot %llu B, staging %llu B, device %llu B\n", M.slots(),
+                (unsigned long long)(M.block_weight_device_bytes() / std::max(1, M.slots())),
+                (unsigned long long)M.staging_bytes(), (unsigned long long)M.device_bytes());
+    ASSERT_TRUE(M.upload_inputs(k.in.hidden.data(), k.in.encoder.data(), k.in.timestep.data(), k.in.mask.data()).is_ok());
+    poison(M.stages().output, n);
+    ASSERT_TRUE(M.enqueue(s.get()).is_ok());
+    const auto got = download(M.stages().output, n);
+    std::vector<float> res(n);
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t u = static_cast<uint32_t>(resident_bits[i]) << 16;
+      std::memcpy(&res[i], &u, 4);
+    }
+    const std::vector<std::pair<const char*, const std::vector<float>*>> refs = {{"bf16 resident", &res},
+                                                                                 {"diffusers", &want}};
+    for (const auto& [label, ref] : refs) {
+      double dot = 0, ng = 0, nr = 0, max_abs = 0;
+      for (size_t i = 0; i < n; ++i) {
+        dot += (double)got[i] * (*ref)[i]; ng += (double)got[i] * got[i]; nr += (double)(*ref)[i] * (*ref)[i];
+        max_abs = std::max(max_abs, (double)std::fabs(got[i] - (*ref)[i]));
+      }
+      const double cosv = dot / std::sqrt(ng * nr);
+      std::printf("2B streamed fp8 vs %s, final output: cosine %.6f, max-abs %.4g\n", label, cosv, max_abs);
+      EXPECT_GE(cosv, kCosMin) << "fp8 stream weights vs " << label;
     }
   }
 }

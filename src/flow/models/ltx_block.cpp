@@ -6,6 +6,7 @@
 #include <cuda_fp8.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -344,7 +345,8 @@ struct LtxBlock::Impl {
   std::string b1 = "fallback kernel", b2 = "fallback kernel";
   std::vector<Stage> stages;
   std::vector<std::function<Status(cudaStream_t)>> ops;
-  size_t bytes = 0;
+  size_t bytes = 0;  // own arena bytes (0 with an external arena)
+  size_t used = 0;   // arena bytes used
 
   // The block's AdaLN source for the shared transformer kernels: scale_shift_table [6, D] + temb [B, S', 6D].
   kernels::AdaLnTable mod() const {
@@ -380,7 +382,54 @@ Result<std::unique_ptr<CudnnSdpa>> try_cudnn(const SdpaShape& s, const std::stri
   return r.status();
 }
 
+constexpr int kArenaPieces = 14;
+// Sizes of the arena pieces in the order build() carves them: n1, qkv, ao, proj1, q2, kv2, proj2, n2, ffh, ffo,
+// gemm workspace, SDPA workspace, quantized activation, per-token scales.
+std::array<size_t, kArenaPieces> arena_piece_sizes(const LtxBlockConfig& cfg, const LtxBlockGeometry& geo,
+                                                   bool quantized, size_t sdpa_ws, const LtxBlockOptions& options) {
+  const int64_t d = cfg.dim(), dc = cfg.cross_dim, ff = cfg.ff();
+  const int64_t M = (int64_t)geo.batch * geo.tokens, MT = (int64_t)geo.batch * geo.text_tokens;
+  const size_t e = 2;  // bf16
+  const int64_t quant_elems = quantized ? std::max({M * d, MT * dc, M * ff}) : 0;
+  return {static_cast<size_t>(M * d) * e,      static_cast<size_t>(M * 3 * d) * e, static_cast<size_t>(M * d) * e,
+          static_cast<size_t>(M * d) * e,      static_cast<size_t>(M * d) * e,     static_cast<size_t>(MT * 2 * d) * e,
+          static_cast<size_t>(M * d) * e,      static_cast<size_t>(M * d) * e,     static_cast<size_t>(M * ff) * e,
+          static_cast<size_t>(M * d) * e,      options.gemm_workspace_bytes,       sdpa_ws,
+          static_cast<size_t>(quant_elems),    quantized ? static_cast<size_t>(std::max(M, MT)) * 4 : 0};
+}
+
+SdpaShape attn1_shape(const LtxBlockConfig& cfg, const LtxBlockGeometry& geo) {
+  const int d = cfg.dim();
+  SdpaShape a1;
+  a1.batch = geo.batch; a1.heads = cfg.heads; a1.head_dim = cfg.head_dim; a1.sq = geo.tokens; a1.skv = geo.tokens;
+  a1.ld_q = a1.ld_k = a1.ld_v = 3 * d; a1.ld_o = d; a1.bias = false;
+  return a1;
+}
+SdpaShape attn2_shape(const LtxBlockConfig& cfg, const LtxBlockGeometry& geo) {
+  const int d = cfg.dim();
+  SdpaShape a2 = attn1_shape(cfg, geo);
+  a2.skv = geo.text_tokens; a2.ld_q = d; a2.ld_k = a2.ld_v = 2 * d; a2.bias = geo.mask;
+  return a2;
+}
+
 }  // namespace
+
+Result<size_t> LtxBlock::arena_bytes(const LtxBlockConfig& cfg, const LtxBlockGeometry& geo, LtxWeightFormat format,
+                                     const LtxBlockOptions& options) {
+  if (geo.batch < 1 || geo.tokens < 1 || geo.text_tokens < 1)
+    return invalid_argument("LTX block: arena_bytes for batch " + std::to_string(geo.batch) + ", tokens " +
+                            std::to_string(geo.tokens) + ", text tokens " + std::to_string(geo.text_tokens));
+  std::string b1, b2;
+  WS_ASSIGN_OR_RETURN(std::unique_ptr<CudnnSdpa> s1,
+                      try_cudnn(attn1_shape(cfg, geo), "attn1", options.force_fallback_attention, b1));
+  WS_ASSIGN_OR_RETURN(std::unique_ptr<CudnnSdpa> s2,
+                      try_cudnn(attn2_shape(cfg, geo), "attn2", options.force_fallback_attention, b2));
+  const size_t sdpa_ws = std::max<int64_t>(s1 ? s1->workspace_bytes() : 0, s2 ? s2->workspace_bytes() : 0);
+  const bool quantized = format != LtxWeightFormat::kBF16;
+  size_t total = 0;
+  for (size_t b : arena_piece_sizes(cfg, geo, quantized, sdpa_ws, options)) total += align_up(b);
+  return total;
+}
 
 Result<std::unique_ptr<LtxBlock>> LtxBlock::build(const LtxBlockConfig& cfg, const LtxBlockGeometry& geo,
                                                   const LtxBlockWeights& weights, const LtxBlockIO& io,
@@ -430,36 +479,42 @@ Result<std::unique_ptr<LtxBlock>> LtxBlock::build(const LtxBlockConfig& cfg, con
   WS_RETURN_IF_ERROR(plan(I.l_f2, M, d, ff, LinearEpilogue::kBias, "ff.net.2"));
 
   // ---- plan the attentions ----
-  SdpaShape a1;
-  a1.batch = geo.batch; a1.heads = cfg.heads; a1.head_dim = cfg.head_dim; a1.sq = geo.tokens; a1.skv = geo.tokens;
-  a1.ld_q = a1.ld_k = a1.ld_v = 3 * d; a1.ld_o = d; a1.bias = false;
-  SdpaShape a2 = a1;
-  a2.skv = geo.text_tokens; a2.ld_q = d; a2.ld_k = a2.ld_v = 2 * d; a2.bias = geo.mask;
+  const SdpaShape a1 = attn1_shape(cfg, geo), a2 = attn2_shape(cfg, geo);
   WS_ASSIGN_OR_RETURN(I.s1, try_cudnn(a1, "attn1", options.force_fallback_attention, I.b1));
   WS_ASSIGN_OR_RETURN(I.s2, try_cudnn(a2, "attn2", options.force_fallback_attention, I.b2));
 
-  // ---- one arena for activations and workspaces ----
-  struct Piece { void** ptr; size_t bytes; };
-  const size_t e = 2;  // bf16
-  const int64_t quant_elems = quantized ? std::max({M * (int64_t)d, MT * (int64_t)dc, M * (int64_t)ff}) : 0;
+  // ---- one arena for activations and workspaces (own, or the caller's shared one) ----
   const size_t sdpa_ws = std::max<int64_t>(I.s1 ? I.s1->workspace_bytes() : 0, I.s2 ? I.s2->workspace_bytes() : 0);
   void* xscale_raw = nullptr;
-  std::vector<Piece> pieces = {
-      {&I.n1, M * d * e},   {&I.qkv, M * 3 * d * e}, {&I.ao, M * d * e},    {&I.proj1, M * d * e},
-      {&I.q2, M * d * e},   {&I.kv2, MT * 2 * d * e}, {&I.proj2, M * d * e}, {&I.n2, M * d * e},
-      {&I.ffh, M * ff * e}, {&I.ffo, M * d * e},     {&I.gemm_ws, options.gemm_workspace_bytes},
-      {&I.sdpa_ws, sdpa_ws}, {&I.xq, (size_t)quant_elems}, {&xscale_raw, quantized ? (size_t)std::max(M, MT) * 4 : 0}};
+  void** ptrs[kArenaPieces] = {&I.n1, &I.qkv, &I.ao, &I.proj1, &I.q2, &I.kv2, &I.proj2, &I.n2,
+                               &I.ffh, &I.ffo, &I.gemm_ws, &I.sdpa_ws, &I.xq, &xscale_raw};
+  const std::array<size_t, kArenaPieces> sizes = arena_piece_sizes(cfg, geo, quantized, sdpa_ws, options);
   size_t total = 0;
-  for (auto& p : pieces) total += align_up(p.bytes);
-  WS_ASSIGN_OR_RETURN(I.arena, cuda::DeviceBuffer::allocate(total));
+  for (size_t b : sizes) total += align_up(b);
+  uint8_t* base = nullptr;
+  if (options.arena != nullptr) {
+    if (options.arena_bytes < total)
+      return resource_exhausted("LTX block: external activation arena of " + std::to_string(options.arena_bytes) +
+                                " B is smaller than the " + std::to_string(total) + " B this block needs (B " +
+                                std::to_string(geo.batch) + ", S " + std::to_string(geo.tokens) + ", T " +
+                                std::to_string(geo.text_tokens) + "; LtxBlock::arena_bytes)");
+    if (reinterpret_cast<uintptr_t>(options.arena) % kAlign != 0)
+      return invalid_argument("LTX block: external activation arena is not 256-byte aligned");
+    base = static_cast<uint8_t*>(options.arena);
+    I.bytes = 0;
+  } else {
+    WS_ASSIGN_OR_RETURN(I.arena, cuda::DeviceBuffer::allocate(total));
+    base = static_cast<uint8_t*>(I.arena.get());
+    I.bytes = total;
+  }
+  I.used = total;
   size_t off = 0;
-  for (auto& p : pieces) {
-    *p.ptr = p.bytes ? static_cast<uint8_t*>(I.arena.get()) + off : nullptr;
-    off += align_up(p.bytes);
+  for (int p = 0; p < kArenaPieces; ++p) {
+    *ptrs[p] = sizes[static_cast<size_t>(p)] ? base + off : nullptr;
+    off += align_up(sizes[static_cast<size_t>(p)]);
   }
   I.xscale = static_cast<float*>(xscale_raw);
   I.gemm_ws_bytes = options.gemm_workspace_bytes;
-  I.bytes = total;
 
   // ---- bind ----
   auto bind = [&](LtLinear& l, const void* x, const LtxBlockWeights::Linear& wl, void* y) {
@@ -584,6 +639,7 @@ const std::vector<LtxBlock::Stage>& LtxBlock::stages() const { return impl_->sta
 const std::string& LtxBlock::attn1_backend() const { return impl_->b1; }
 const std::string& LtxBlock::attn2_backend() const { return impl_->b2; }
 size_t LtxBlock::device_bytes() const { return impl_->bytes; }
+size_t LtxBlock::arena_used_bytes() const { return impl_->used; }
 
 std::vector<std::string> LtxBlock::linear_report() const {
   std::vector<std::string> out;

@@ -115,6 +115,12 @@ struct LtxBlockIO {
 struct LtxBlockOptions {
   bool force_fallback_attention = false;  ///< skip cuDNN (tests compare both paths)
   size_t gemm_workspace_bytes = 32u << 20;
+  /// External activation arena (borrowed, device, 256-B aligned): when set, the block carves its activations and
+  /// workspaces from it instead of allocating its own (LtxBlock::arena_bytes() says how many bytes; a smaller arena
+  /// is refused naming both numbers). Blocks that run one after another on ONE stream may share one arena (the
+  /// whole model does: one arena for every block instance); device_bytes() then reports 0.
+  void* arena = nullptr;
+  size_t arena_bytes = 0;
 };
 
 /// The activations left in the block's buffers after enqueue (bf16, device), for layerwise checks.
@@ -138,6 +144,12 @@ class LtxBlock {
                                                  const LtxBlockOptions& options = {});
   ~LtxBlock();
 
+  /// Bytes of activations + workspaces the block needs for this problem (what build() allocates, or what an
+  /// external LtxBlockOptions::arena must hold). Plans the attentions (cuDNN workspace) on the host; no device
+  /// allocation. `format` is the weight format the block will be built with (8-bit adds the quantized activation).
+  static Result<size_t> arena_bytes(const LtxBlockConfig& cfg, const LtxBlockGeometry& geo, LtxWeightFormat format,
+                                    const LtxBlockOptions& options = {});
+
   /// The whole block on `stream`.
   Status enqueue(cudaStream_t stream);
 
@@ -156,8 +168,10 @@ class LtxBlock {
   /// Per-linear "name: scaling mode" lines.
   std::vector<std::string> linear_report() const;
   LtxBlockIntermediates intermediates() const;
-  /// Device bytes of activations + workspaces the block allocated at build.
+  /// Device bytes of activations + workspaces the block allocated at build (0 with an external arena).
   size_t device_bytes() const;
+  /// Bytes of the arena the block uses (its own or the external one's used part).
+  size_t arena_used_bytes() const;
 
   struct Impl;
 

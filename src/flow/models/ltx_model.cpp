@@ -2,14 +2,17 @@
 #include "flow/models/ltx_model.h"
 
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <thread>
 #include <utility>
 
 #include "cuda/cuda_util.h"
+#include "flow/models/ltx_dequant.h"
 #include "flow/models/ltx_linear.h"
 #include "flow/models/ltx_model_kernels.h"
 #include "flow/host/stream_plan.h"
@@ -42,8 +45,10 @@ uint16_t f32_to_bf16_bits(float f) {
   return static_cast<uint16_t>(u >> 16);
 }
 
-// One host tensor read through the source, shape-checked; fp8 refused (bf16 model path).
-Result<LtxHostTensor> fetch(const LtxTensorSource& src, const std::string& name, const std::vector<int64_t>& shape) {
+// One host tensor read through the source, shape-checked. fp8 / int8 (with per-channel scales) only where
+// `quantized_ok` (the blocks' linear weights); elsewhere the model reads float32 / bf16.
+Result<LtxHostTensor> fetch(const LtxTensorSource& src, const std::string& name, const std::vector<int64_t>& shape,
+                            bool quantized_ok = false) {
   Result<LtxHostTensor> r = src(name);
   if (!r.is_ok()) return r.status();
   const LtxHostTensor& t = r.value();
@@ -51,22 +56,80 @@ Result<LtxHostTensor> fetch(const LtxTensorSource& src, const std::string& name,
     return invalid_model("LTX model: tensor '" + name + "' in " + t.file + " has shape " + shape_str(t.shape) +
                          ", the config needs " + shape_str(shape));
   if (t.data == nullptr) return invalid_model("LTX model: tensor '" + name + "' in " + t.file + " has no data");
-  if (t.type != LtxHostTensor::Type::kF32 && t.type != LtxHostTensor::Type::kBF16)
+  const bool q = t.type == LtxHostTensor::Type::kF8E4M3 || t.type == LtxHostTensor::Type::kS8;
+  if (q && !quantized_ok)
     return unsupported("LTX model: tensor '" + name + "' in " + t.file +
-                       " is fp8/int8: the whole-model GPU path reads bf16/float32 weights only (8-bit blocks: "
-                       "ltx-block --weights fp8|int8)");
+                       " is fp8/int8: only the blocks' linear weights may be 8-bit (norms, tables, biases and the "
+                       "non-block tensors are read as bf16/float32)");
+  if (q && (t.scale == nullptr || shape.size() != 2))
+    return invalid_model("LTX model: 8-bit tensor '" + name + "' in " + t.file +
+                         " comes without its per-output-channel scales");
   return r;
 }
 
-// Writes `count` values of t (from element `first`) as bf16 at dst.
-void write_bf16(const LtxHostTensor& t, size_t first, size_t count, uint8_t* dst) {
+float bf16_bits_to_f32(uint16_t b) {
+  uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+float fp8_to_f32(uint8_t b) {
+  __nv_fp8_e4m3 v;
+  v.__x = b;
+  return static_cast<float>(v);
+}
+// Element i of a (row-scaled, for 8-bit) host tensor as float.
+float host_value(const LtxHostTensor& t, size_t i, size_t cols) {
+  switch (t.type) {
+    case LtxHostTensor::Type::kF32: return static_cast<const float*>(t.data)[i];
+    case LtxHostTensor::Type::kBF16: return bf16_bits_to_f32(static_cast<const uint16_t*>(t.data)[i]);
+    case LtxHostTensor::Type::kS8: return static_cast<float>(static_cast<const int8_t*>(t.data)[i]) * t.scale[i / cols];
+    case LtxHostTensor::Type::kF8E4M3: return fp8_to_f32(static_cast<const uint8_t*>(t.data)[i]) * t.scale[i / cols];
+  }
+  return 0.f;
+}
+
+// Writes `count` values of t (from element `first`) as bf16 at dst (8-bit rows of `cols` dequantised: the
+// device dequant's formula, bf16_rn(float(q) * scale)).
+void write_bf16(const LtxHostTensor& t, size_t first, size_t count, uint8_t* dst, size_t cols = 1) {
   auto* d = reinterpret_cast<uint16_t*>(dst);
   if (t.type == LtxHostTensor::Type::kBF16) {
     std::memcpy(d, static_cast<const uint16_t*>(t.data) + first, count * 2);
     return;
   }
-  const float* s = static_cast<const float*>(t.data) + first;
-  for (size_t i = 0; i < count; ++i) d[i] = f32_to_bf16_bits(s[i]);
+  for (size_t i = 0; i < count; ++i) d[i] = f32_to_bf16_bits(host_value(t, first + i, cols));
+}
+
+// Writes a [rows, cols] linear weight as 8-bit codes + per-row float32 scales: a tensor already in `fp8`'s format
+// keeps its codes and scales; others are quantized per output channel (absmax / 448 -> e4m3 RNE saturating, or
+// absmax / 127 -> int8 round half even, clamp 127), as the WeightStore and the GPU block do.
+void write_8bit(const LtxHostTensor& t, size_t rows, size_t cols, bool fp8, uint8_t* codes, float* scales) {
+  const bool same = fp8 ? t.type == LtxHostTensor::Type::kF8E4M3 : t.type == LtxHostTensor::Type::kS8;
+  if (same) {
+    std::memcpy(codes, t.data, rows * cols);
+    std::memcpy(scales, t.scale, rows * 4);
+    return;
+  }
+  std::vector<float> row(cols);
+  for (size_t r = 0; r < rows; ++r) {
+    float amax = 0.f;
+    for (size_t c = 0; c < cols; ++c) {
+      row[c] = host_value(t, r * cols + c, cols);
+      amax = std::max(amax, std::fabs(row[c]));
+    }
+    const float s = amax > 0.f ? amax / (fp8 ? 448.f : 127.f) : 1.f;
+    scales[r] = s;
+    uint8_t* dst = codes + r * cols;
+    for (size_t c = 0; c < cols; ++c) {
+      if (fp8) {
+        __nv_fp8_e4m3 q(row[c] / s);
+        dst[c] = q.__x;
+      } else {
+        const float q = std::nearbyint(row[c] / s);
+        dst[c] = static_cast<uint8_t>(static_cast<int8_t>(std::min(127.f, std::max(-127.f, q))));
+      }
+    }
+  }
 }
 
 size_t elems(const std::vector<int64_t>& shape) {
@@ -78,32 +141,44 @@ size_t elems(const std::vector<int64_t>& shape) {
 // ---- the block image: the device layout LtxBlock binds to (bf16; fused attn1 q/k/v and attn2 k/v) ----
 struct LinearSlot {
   uint64_t w = 0, b = 0;
+  uint64_t scale = 0;  // 8-bit layouts: float32 [out]
   int out = 0, in = 0;
   std::vector<std::string> parts;  // block-relative names of the stacked parts
 };
 struct BlockLayout {
   int d = 0, dc = 0, ff = 0;
+  int weight_format = 0;  // 0 bf16, 1 fp8 e4m3 codes, 2 int8 codes (+ scales)
   uint64_t sst = 0, n1q = 0, n1k = 0, n2q = 0, n2k = 0;
   LinearSlot qkv, o1, q2, kv2, o2, f0, f2;
   uint64_t bytes = 0;
 };
 
-BlockLayout make_block_layout(int d, int dc, int ff) {
+// weight_format 0: the bf16 image (the layout LtxBlock binds to; zero-copy from a WeightStore). 1 / 2: the 8-bit
+// streamed image: the same order, each linear's weight as 1-byte codes followed by its float32 scales, then its bf16
+// bias; the bf16 pieces (table, norms) sit at the same offsets as in the bf16 image.
+BlockLayout make_block_layout(int d, int dc, int ff, int weight_format = 0) {
   BlockLayout L;
   L.d = d; L.dc = dc; L.ff = ff;
+  L.weight_format = weight_format;
   uint64_t off = 0;
-  auto take = [&](uint64_t n_elems) {
+  auto take_bytes = [&](uint64_t n) {
     uint64_t o = off;
-    off = align_up(off + n_elems * 2);
+    off = align_up(off + n);
     return o;
   };
+  auto take = [&](uint64_t n_elems) { return take_bytes(n_elems * 2); };
   L.sst = take(6ull * d);
   L.n1q = take(d); L.n1k = take(d); L.n2q = take(d); L.n2k = take(d);
   auto lin = [&](LinearSlot& s, std::vector<std::string> parts, int out_each, int in) {
     s.parts = std::move(parts);
     s.out = out_each * static_cast<int>(s.parts.size());
     s.in = in;
-    s.w = take(static_cast<uint64_t>(s.out) * in);
+    if (weight_format == 0) {
+      s.w = take(static_cast<uint64_t>(s.out) * in);
+    } else {
+      s.w = take_bytes(static_cast<uint64_t>(s.out) * in);
+      s.scale = take_bytes(static_cast<uint64_t>(s.out) * 4);
+    }
     s.b = take(static_cast<uint64_t>(s.out));
   };
   lin(L.qkv, {"attn1.to_q", "attn1.to_k", "attn1.to_v"}, d, d);
@@ -138,8 +213,8 @@ std::unique_ptr<LtxBlockWeights> block_view(const BlockLayout& L, const void* ba
   return w;
 }
 
-// Fills one block image (host, L.bytes, zeroed padding) from the source under `prefix`; dst == nullptr only checks
-// every tensor (presence, shape, dtype) without writing.
+// Fills one block image (host, L.bytes, zeroed padding) from the source under `prefix`, in L's weight format;
+// dst == nullptr only checks every tensor (presence, shape, dtype) without writing.
 Status fill_block_image(const LtxTensorSource& src, const std::string& prefix, const BlockLayout& L, uint8_t* dst) {
   if (dst) std::memset(dst, 0, L.bytes);
   auto vec = [&](const std::string& local, std::vector<int64_t> shape, uint64_t off) -> Status {
@@ -156,14 +231,61 @@ Status fill_block_image(const LtxTensorSource& src, const std::string& prefix, c
     const int out_each = s->out / static_cast<int>(s->parts.size());
     for (size_t k = 0; k < s->parts.size(); ++k) {
       const std::string& p = s->parts[k];
-      WS_ASSIGN_OR_RETURN(LtxHostTensor w, fetch(src, prefix + p + ".weight", {out_each, s->in}));
+      WS_ASSIGN_OR_RETURN(LtxHostTensor w, fetch(src, prefix + p + ".weight", {out_each, s->in}, true));
       WS_ASSIGN_OR_RETURN(LtxHostTensor b, fetch(src, prefix + p + ".bias", {out_each}));
       if (!dst) continue;
-      write_bf16(w, 0, static_cast<size_t>(out_each) * s->in, dst + s->w + k * static_cast<uint64_t>(out_each) * s->in * 2);
-      write_bf16(b, 0, static_cast<size_t>(out_each), dst + s->b + k * static_cast<uint64_t>(out_each) * 2);
+      const uint64_t rows_before = k * static_cast<uint64_t>(out_each);
+      if (L.weight_format == 0) {
+        write_bf16(w, 0, static_cast<size_t>(out_each) * s->in, dst + s->w + rows_before * s->in * 2,
+                   static_cast<size_t>(s->in));
+      } else {
+        write_8bit(w, static_cast<size_t>(out_each), static_cast<size_t>(s->in), L.weight_format == 1,
+                   dst + s->w + rows_before * s->in, reinterpret_cast<float*>(dst + s->scale) + rows_before);
+      }
+      write_bf16(b, 0, static_cast<size_t>(out_each), dst + s->b + rows_before * 2);
     }
   }
   return Status::ok();
+}
+
+// The segments that turn an 8-bit image (q) into the bf16 image (b): the table + norms prefix, each linear's weight
+// (dequantised) and bias (copied).
+ltx::LtxDequantTable dequant_table(const BlockLayout& q, const BlockLayout& b) {
+  using Seg = ltx::LtxDequantSegment;
+  ltx::LtxDequantTable t;
+  auto add = [&](int32_t kind, uint64_t src, uint64_t dst, uint64_t scale, int64_t rows, int64_t cols) {
+    Seg& s = t.seg[t.count++];
+    s.kind = kind; s.src = src; s.dst = dst; s.scale = scale; s.rows = rows; s.cols = cols;
+  };
+  add(Seg::kCopyBf16, 0, 0, 0, 1, static_cast<int64_t>(b.n2k / 2 + static_cast<uint64_t>(b.d)));  // sst .. norm_k
+  const int32_t kind = q.weight_format == 1 ? Seg::kFp8E4M3Row : Seg::kInt8Row;
+  const LinearSlot* qs[] = {&q.qkv, &q.o1, &q.q2, &q.kv2, &q.o2, &q.f0, &q.f2};
+  const LinearSlot* bs[] = {&b.qkv, &b.o1, &b.q2, &b.kv2, &b.o2, &b.f0, &b.f2};
+  for (int i = 0; i < 7; ++i) {
+    add(kind, qs[i]->w, bs[i]->w, qs[i]->scale, qs[i]->out, qs[i]->in);
+    add(Seg::kCopyBf16, qs[i]->b, bs[i]->b, 0, 1, qs[i]->out);
+  }
+  return t;
+}
+
+// The host twin of the dequant kernel (same segments, same formula: bf16_rn(float(code) * scale)).
+void dequant_image_host(const ltx::LtxDequantTable& t, const uint8_t* src, uint8_t* dst) {
+  for (int i = 0; i < t.count; ++i) {
+    const ltx::LtxDequantSegment& s = t.seg[i];
+    const size_t n = static_cast<size_t>(s.rows * s.cols);
+    if (s.kind == ltx::LtxDequantSegment::kCopyBf16) {
+      std::memcpy(dst + s.dst, src + s.src, n * 2);
+      continue;
+    }
+    const float* scale = reinterpret_cast<const float*>(src + s.scale);
+    auto* out = reinterpret_cast<uint16_t*>(dst + s.dst);
+    for (size_t e = 0; e < n; ++e) {
+      const uint8_t c = src[s.src + e];
+      const float v = s.kind == ltx::LtxDequantSegment::kFp8E4M3Row ? fp8_to_f32(c)
+                                                                    : static_cast<float>(static_cast<int8_t>(c));
+      out[e] = f32_to_bf16_bits(v * scale[e / static_cast<size_t>(s.cols)]);
+    }
+  }
 }
 
 // ---- the non-block (resident) weights ----
@@ -218,7 +340,92 @@ Status validate_config(const LtxConfig& c) {
   return Status::ok();
 }
 
+// Host threads that build block images at once: 8-bit images quantize every weight on the host (~10 ns each, ~19 s
+// for the 2B model on one core), so they are built in parallel (the tensor sources only read). bf16: one thread.
+int build_workers(int layers, bool quantize) {
+  if (!quantize) return 1;
+  const unsigned hc = std::thread::hardware_concurrency();
+  return std::max(1, std::min({layers, 8, static_cast<int>(hc == 0 ? 1 : hc)}));
+}
+
+// Runs fn(0) .. fn(n-1) on n threads (inline when n == 1); the first error in index order wins.
+Status parallel_blocks(int n, const std::function<Status(int)>& fn) {
+  if (n <= 1) return n == 1 ? fn(0) : Status::ok();
+  std::vector<Status> st(static_cast<size_t>(n), Status::ok());
+  std::vector<std::thread> th;
+  th.reserve(static_cast<size_t>(n));
+  for (int t = 0; t < n; ++t) th.emplace_back([&, t] { st[static_cast<size_t>(t)] = fn(t); });
+  for (auto& x : th) x.join();
+  for (auto& x : st)
+    if (!x.is_ok()) return x;
+  return Status::ok();
+}
+
+Status validate_geometry(const LtxModelGeometry& geo) {
+  if (geo.batch < 1 || geo.batch > 64 || geo.frames < 1 || geo.height < 1 || geo.width < 1 || geo.text_tokens < 1 ||
+      static_cast<int64_t>(geo.frames) * geo.height * geo.width > (1 << 22))
+    return invalid_argument("LTX model: batch " + std::to_string(geo.batch) + ", grid " + std::to_string(geo.frames) +
+                            "x" + std::to_string(geo.height) + "x" + std::to_string(geo.width) + ", text tokens " +
+                            std::to_string(geo.text_tokens) + " (batch 1..64, grid and T >= 1, S <= 2^22)");
+  return Status::ok();
+}
+
+int weight_format_of(LtxStreamWeights w) {
+  return w == LtxStreamWeights::kFP8 ? 1 : w == LtxStreamWeights::kINT8 ? 2 : 0;
+}
+
+LtxBlockConfig block_config(const LtxConfig& config) {
+  LtxBlockConfig bc;
+  bc.heads = static_cast<int>(config.num_attention_heads);
+  bc.head_dim = static_cast<int>(config.attention_head_dim);
+  bc.cross_dim = static_cast<int>(config.cross_attention_dim);
+  bc.ff_dim = static_cast<int>(config.ff_inner_dim());
+  bc.norm_eps = config.norm_eps;
+  return bc;
+}
+
+LtxBlockGeometry block_geometry(const LtxModelGeometry& geo) {
+  LtxBlockGeometry bg;
+  bg.batch = geo.batch;
+  bg.tokens = geo.tokens();
+  bg.text_tokens = geo.text_tokens;
+  bg.temb_rows = geo.per_token_timestep ? geo.tokens() : 1;
+  bg.mask = geo.mask;
+  bg.rope = true;
+  return bg;
+}
+
+// Bytes of the model's own buffers, in the order build_impl carves them: hidden_in, enc_in, timestep, mask,
+// mask_bias, x, tproj, t1, t1s, emb, embs, temb, c1, enc, nout, out, rope cos, rope sin, GEMM workspace.
+std::vector<uint64_t> model_buffer_sizes(const LtxConfig& c, const LtxModelGeometry& geo, uint64_t ws_bytes) {
+  const uint64_t d = static_cast<uint64_t>(c.inner_dim()), S = static_cast<uint64_t>(geo.tokens());
+  const uint64_t M = static_cast<uint64_t>(geo.batch) * S, MT = static_cast<uint64_t>(geo.batch) * geo.text_tokens;
+  const uint64_t R = geo.per_token_timestep ? M : static_cast<uint64_t>(geo.batch);
+  return {M * static_cast<uint64_t>(c.in_channels) * 2, MT * static_cast<uint64_t>(c.caption_channels) * 2, R * 4,
+          geo.mask ? MT * 4 : 0, geo.mask ? MT * 2 : 0, M * d * 2,
+          R * 2 * kTimestepChannels, R * 2 * d, R * 2 * d,
+          R * 2 * d, R * 2 * d, R * 12 * d, MT * 2 * d,
+          MT * 2 * d, M * 2 * d, M * 2 * static_cast<uint64_t>(c.out_channels),
+          S * d * 4, S * d * 4, ws_bytes};
+}
+
 }  // namespace
+
+const char* ltx_stream_weights_name(LtxStreamWeights w) {
+  switch (w) {
+    case LtxStreamWeights::kBF16: return "bf16";
+    case LtxStreamWeights::kFP8: return "fp8";
+    case LtxStreamWeights::kINT8: return "int8";
+  }
+  return "?";
+}
+
+Result<LtxStreamWeights> parse_ltx_stream_weights(const std::string& text) {
+  if (text == "bf16") return LtxStreamWeights::kBF16;
+  if (text == "fp8" || text == "fp8e4m3") return LtxStreamWeights::kFP8;
+  if (text == "int8") return LtxStreamWeights::kINT8;
+  return invalid_argument("LTX model: stream weights '" + text + "' (bf16, fp8 or int8)");
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -226,7 +433,12 @@ struct LtxModel::Impl {
   LtxConfig cfg;
   LtxModelGeometry geo;
   LtxModelOptions opt;
-  BlockLayout bl;
+  BlockLayout bl;   // bf16 block image (resident blocks, staging)
+  BlockLayout ql;   // 8-bit streamed image (stream_weights fp8/int8)
+  bool eight_bit_stream = false;
+  ltx::LtxDequantTable dq;
+  cuda::DeviceBuffer staging;       // 8-bit streamed: the bf16 image the one block instance reads
+  cuda::DeviceBuffer block_arena;   // the ONE activation arena every block instance shares
   HeadLayout hl;
   int d = 0, S = 0, T = 0, B = 0, R = 0;  // R = rows of the time embedding (B or B*S)
   LtHandle lt;
@@ -271,7 +483,27 @@ Result<LtxModelFootprint> LtxModel::footprint(const LtxConfig& config) {
   f.resident_weight_bytes = align_up(make_head_layout(config).bytes);
   f.block_bytes = make_block_layout(d, static_cast<int>(config.cross_attention_dim),
                                     static_cast<int>(config.ff_inner_dim())).bytes;
+  f.bf16_block_bytes = f.block_bytes;
   f.layers = static_cast<int>(config.num_layers);
+  return f;
+}
+
+Result<LtxModelFootprint> LtxModel::footprint(const LtxConfig& config, const LtxModelGeometry& geo,
+                                              const LtxModelOptions& options) {
+  WS_ASSIGN_OR_RETURN(LtxModelFootprint f, footprint(config));
+  WS_RETURN_IF_ERROR(validate_geometry(geo));
+  const int fmt = weight_format_of(options.stream_weights);
+  if (fmt != 0)
+    f.block_bytes = make_block_layout(static_cast<int>(config.inner_dim()), static_cast<int>(config.cross_attention_dim),
+                                      static_cast<int>(config.ff_inner_dim()), fmt).bytes;
+  f.staging_bytes = fmt != 0 ? f.bf16_block_bytes : 0;
+  for (uint64_t b : model_buffer_sizes(config, geo, options.block.gemm_workspace_bytes)) f.model_activation_bytes += align_up(b);
+  LtxBlockOptions bo = options.block;
+  bo.arena = nullptr;
+  bo.arena_bytes = 0;
+  WS_ASSIGN_OR_RETURN(size_t arena, LtxBlock::arena_bytes(block_config(config), block_geometry(geo),
+                                                          LtxWeightFormat::kBF16, bo));
+  f.block_arena_bytes = align_up(arena);
   return f;
 }
 
@@ -328,9 +560,12 @@ Result<std::unique_ptr<LtxModel>> LtxModel::build_from_store(const LtxConfig& co
     LtxHostTensor t;
     if (st->dtype == ws::DType::kBFloat16) t.type = LtxHostTensor::Type::kBF16;
     else if (st->dtype == ws::DType::kFloat32) t.type = LtxHostTensor::Type::kF32;
+    else if (st->dtype == ws::DType::kFloat8E4M3FN) t.type = LtxHostTensor::Type::kF8E4M3;
+    else if (st->dtype == ws::DType::kInt8) t.type = LtxHostTensor::Type::kS8;
     else
       return unsupported("LTX model: tensor '" + name + "' in " + file + " has dtype " + ws::dtype_name(st->dtype) +
-                         " (the whole-model GPU path reads bf16/float32)");
+                         " (the whole-model GPU path reads bf16/float32, and fp8/int8 block linear weights)");
+    t.scale = st->scales;
     t.shape.assign(st->shape.begin(), st->shape.end());
     t.data = st->data;
     t.file = file;
@@ -388,11 +623,7 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
                                                           const StoreImages* images, std::string note) {
   using Impl = LtxModel::Impl;
   WS_RETURN_IF_ERROR(validate_config(config));
-  if (geo.batch < 1 || geo.batch > 64 || geo.frames < 1 || geo.height < 1 || geo.width < 1 || geo.text_tokens < 1 ||
-      static_cast<int64_t>(geo.frames) * geo.height * geo.width > (1 << 22))
-    return invalid_argument("LTX model: batch " + std::to_string(geo.batch) + ", grid " + std::to_string(geo.frames) +
-                            "x" + std::to_string(geo.height) + "x" + std::to_string(geo.width) + ", text tokens " +
-                            std::to_string(geo.text_tokens) + " (batch 1..64, grid and T >= 1, S <= 2^22)");
+  WS_RETURN_IF_ERROR(validate_geometry(geo));
   if (options.vram_budget_bytes > 0 && options.max_slots < 2)
     return invalid_argument("LTX model: max_slots " + std::to_string(options.max_slots) + " (streaming needs >= 2)");
   auto impl = std::make_unique<Impl>();
@@ -407,24 +638,34 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
   I.B = geo.batch;
   I.R = geo.per_token_timestep ? I.B * I.S : I.B;
   const int d = I.d, L = static_cast<int>(config.num_layers);
-  const int cap = static_cast<int>(config.caption_channels), cin = static_cast<int>(config.in_channels),
-            cout = static_cast<int>(config.out_channels);
   I.bl = make_block_layout(d, static_cast<int>(config.cross_attention_dim), static_cast<int>(config.ff_inner_dim()));
   I.hl = make_head_layout(config);
   const bool streamed = options.vram_budget_bytes > 0;
+  const int wfmt = weight_format_of(options.stream_weights);
+  I.ql = make_block_layout(d, static_cast<int>(config.cross_attention_dim), static_cast<int>(config.ff_inner_dim()),
+                           wfmt == 0 ? 0 : wfmt);
+  I.eight_bit_stream = streamed && wfmt != 0;
+  if (wfmt != 0) I.dq = dequant_table(I.ql, I.bl);
+  const BlockLayout& slot_layout = I.eight_bit_stream ? I.ql : I.bl;
 
-  // ---- budget -> slots (before any allocation) ----
+  // ---- device bytes -> budget -> slots (before any allocation) ----
+  WS_ASSIGN_OR_RETURN(LtxModelFootprint fp, LtxModel::footprint(config, geo, options));
   int slots = 0;
   if (streamed) {
-    const uint64_t resident = align_up(I.hl.bytes);
     const int min_slots = std::min(2, L);
-    const uint64_t needed = resident + static_cast<uint64_t>(min_slots) * I.bl.bytes;
+    const uint64_t fixed = fp.fixed_bytes();
+    const uint64_t needed = fixed + static_cast<uint64_t>(min_slots) * slot_layout.bytes;
     if (options.vram_budget_bytes < needed)
-      return resource_exhausted("LTX model: VRAM budget " + bytes_str(options.vram_budget_bytes) +
-                                " is too small: needed at least " + bytes_str(needed) + " = resident non-block weights " +
-                                bytes_str(resident) + " + " + std::to_string(min_slots) + " ring slots x " +
-                                bytes_str(I.bl.bytes) + " (one block image)");
-    const uint64_t fit = (options.vram_budget_bytes - resident) / I.bl.bytes;
+      return resource_exhausted(
+          "LTX model: VRAM budget " + bytes_str(options.vram_budget_bytes) + " is too small: needed at least " +
+          bytes_str(needed) + " = resident non-block weights " + bytes_str(fp.resident_weight_bytes) +
+          " + activations " + bytes_str(fp.model_activation_bytes + fp.block_arena_bytes) + " (model buffers " +
+          bytes_str(fp.model_activation_bytes) + " + one shared block arena " + bytes_str(fp.block_arena_bytes) +
+          ", batch " + std::to_string(geo.batch) + ", " + std::to_string(geo.tokens()) + " tokens)" +
+          (fp.staging_bytes ? " + bf16 staging image " + bytes_str(fp.staging_bytes) : std::string()) + " + " +
+          std::to_string(min_slots) + " ring slots x " + bytes_str(slot_layout.bytes) + " (one " +
+          ltx_stream_weights_name(options.stream_weights) + " block image)");
+    const uint64_t fit = (options.vram_budget_bytes - fixed) / slot_layout.bytes;
     slots = static_cast<int>(std::min<uint64_t>({fit, static_cast<uint64_t>(options.max_slots),
                                                   static_cast<uint64_t>(L)}));
   }
@@ -450,13 +691,12 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
   void* hidden_in = nullptr; void* enc_in = nullptr; void* ts = nullptr; void* mask = nullptr;
   void* rc = nullptr; void* rs = nullptr;
   const uint64_t ws_bytes = options.block.gemm_workspace_bytes;
-  std::vector<Piece> pieces = {
-      {&hidden_in, M * cin * 2ull}, {&enc_in, MT * cap * 2ull}, {&ts, I.R * 4ull},
-      {&mask, geo.mask ? MT * 4ull : 0}, {&I.mask_bias, geo.mask ? MT * 2ull : 0}, {&I.x, M * d * 2ull},
-      {&I.tproj, I.R * 2ull * kTimestepChannels}, {&I.t1, I.R * 2ull * d}, {&I.t1s, I.R * 2ull * d},
-      {&I.emb, I.R * 2ull * d}, {&I.embs, I.R * 2ull * d}, {&I.temb, I.R * 12ull * d}, {&I.c1, MT * 2ull * d},
-      {&I.enc, MT * 2ull * d}, {&I.nout, M * 2ull * d}, {&I.out, M * 2ull * cout},
-      {&rc, static_cast<uint64_t>(I.S) * d * 4}, {&rs, static_cast<uint64_t>(I.S) * d * 4}, {&I.gemm_ws, ws_bytes}};
+  const std::vector<uint64_t> sizes = model_buffer_sizes(config, geo, ws_bytes);
+  void** ptrs[] = {&hidden_in, &enc_in, &ts, &mask, &I.mask_bias, &I.x, &I.tproj, &I.t1, &I.t1s, &I.emb,
+                   &I.embs, &I.temb, &I.c1, &I.enc, &I.nout, &I.out, &rc, &rs, &I.gemm_ws};
+  static_assert(sizeof(ptrs) / sizeof(ptrs[0]) == 19, "model_buffer_sizes order");
+  std::vector<Piece> pieces;
+  for (size_t i = 0; i < sizes.size(); ++i) pieces.push_back({ptrs[i], sizes[i]});
   uint64_t total = 0;
   for (const Piece& p : pieces) total += align_up(p.bytes);
   WS_ASSIGN_OR_RETURN(I.arena, cuda::DeviceBuffer::allocate(total));
@@ -511,19 +751,13 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
   WS_RETURN_IF_ERROR(plan(I.l_proj_out, I.hl.proj_out, M, LinearEpilogue::kBias, I.nout, I.out));
 
   // ---- block weights + block instances ----
-  LtxBlockConfig bc;
-  bc.heads = static_cast<int>(config.num_attention_heads);
-  bc.head_dim = static_cast<int>(config.attention_head_dim);
-  bc.cross_dim = static_cast<int>(config.cross_attention_dim);
-  bc.ff_dim = static_cast<int>(config.ff_inner_dim());
-  bc.norm_eps = config.norm_eps;
-  LtxBlockGeometry bg;
-  bg.batch = I.B;
-  bg.tokens = I.S;
-  bg.text_tokens = I.T;
-  bg.temb_rows = geo.per_token_timestep ? I.S : 1;
-  bg.mask = geo.mask;
-  bg.rope = true;
+  const LtxBlockConfig bc = block_config(config);
+  const LtxBlockGeometry bg = block_geometry(geo);
+  // ONE activation arena for every block instance (they run one after another on one stream).
+  WS_ASSIGN_OR_RETURN(I.block_arena, cuda::DeviceBuffer::allocate(fp.block_arena_bytes));
+  LtxBlockOptions bo = options.block;
+  bo.arena = I.block_arena.get();
+  bo.arena_bytes = fp.block_arena_bytes;
   LtxBlockIO io;
   io.x = I.x;
   io.temb = I.temb;
@@ -534,18 +768,32 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
   auto prefix = [](int i) { return "transformer_blocks." + std::to_string(i) + "."; };
   auto add_block = [&](const void* base) -> Status {
     I.views.push_back(block_view(I.bl, base));
-    WS_ASSIGN_OR_RETURN(std::unique_ptr<LtxBlock> blk, LtxBlock::build(bc, bg, *I.views.back(), io, options.block));
+    WS_ASSIGN_OR_RETURN(std::unique_ptr<LtxBlock> blk, LtxBlock::build(bc, bg, *I.views.back(), io, bo));
     I.blocks.push_back(std::move(blk));
     return Status::ok();
   };
   if (!streamed) {
     WS_ASSIGN_OR_RETURN(I.block_weights, cuda::DeviceBuffer::allocate(I.bl.bytes * static_cast<uint64_t>(L)));
-    std::vector<uint8_t> st(I.bl.bytes);
-    for (int i = 0; i < L; ++i) {
-      WS_RETURN_IF_ERROR(fill_block_image(source, prefix(i), I.bl, st.data()));
-      uint8_t* dst = static_cast<uint8_t*>(I.block_weights.get()) + I.bl.bytes * static_cast<uint64_t>(i);
-      WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, st.data(), st.size(), cudaMemcpyHostToDevice));
-      WS_RETURN_IF_ERROR(add_block(dst));
+    // Host images in chunks of `workers` blocks built in parallel (8-bit: quantize, then dequantise with the
+    // kernel's formula: the same numbers a streamed model computes with), uploaded in layer order.
+    const int workers = build_workers(L, wfmt != 0);
+    std::vector<std::vector<uint8_t>> st(static_cast<size_t>(workers), std::vector<uint8_t>(I.bl.bytes));
+    std::vector<std::vector<uint8_t>> q(static_cast<size_t>(workers),
+                                        std::vector<uint8_t>(wfmt != 0 ? I.ql.bytes : 0));
+    for (int c = 0; c < L; c += workers) {
+      const int n = std::min(workers, L - c);
+      WS_RETURN_IF_ERROR(parallel_blocks(n, [&](int t) -> Status {
+        if (wfmt == 0) return fill_block_image(source, prefix(c + t), I.bl, st[t].data());
+        WS_RETURN_IF_ERROR(fill_block_image(source, prefix(c + t), I.ql, q[t].data()));
+        std::memset(st[t].data(), 0, st[t].size());
+        dequant_image_host(I.dq, q[t].data(), st[t].data());
+        return Status::ok();
+      }));
+      for (int t = 0; t < n; ++t) {
+        uint8_t* dst = static_cast<uint8_t*>(I.block_weights.get()) + I.bl.bytes * static_cast<uint64_t>(c + t);
+        WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, st[t].data(), st[t].size(), cudaMemcpyHostToDevice));
+        WS_RETURN_IF_ERROR(add_block(dst));
+      }
     }
     Impl* P = impl.get();
     I.layer_fn = [P](int layer, const void*, uint64_t, cudaStream_t s) {
@@ -553,7 +801,7 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
     };
   } else {
     std::vector<HostLayer> layers;
-    if (images != nullptr && static_cast<int>(images->block_offsets.size()) == L) {
+    if (images != nullptr && !I.eight_bit_stream && static_cast<int>(images->block_offsets.size()) == L) {
       // Zero-copy: check every block tensor, then register the store's one allocation once and stream each block
       // image from it.
       for (int i = 0; i < L; ++i) WS_RETURN_IF_ERROR(fill_block_image(source, prefix(i), I.bl, nullptr));
@@ -572,27 +820,45 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
       for (int i = 0; i < L; ++i)
         layers.push_back({storage.data() + images->block_offsets[static_cast<size_t>(i)], I.bl.bytes});
     } else {
-      WS_ASSIGN_OR_RETURN(I.host_blocks, cuda::PinnedBuffer::allocate(I.bl.bytes * static_cast<uint64_t>(L)));
-      for (int i = 0; i < L; ++i) {
-        uint8_t* img = static_cast<uint8_t*>(I.host_blocks.get()) + I.bl.bytes * static_cast<uint64_t>(i);
-        WS_RETURN_IF_ERROR(fill_block_image(source, prefix(i), I.bl, img));
-        layers.push_back({img, I.bl.bytes});
-      }
+      if (I.eight_bit_stream) I.zero_copy_note = std::string("repacked into one pinned ") +
+                                                   ltx_stream_weights_name(options.stream_weights) + " image";
+      WS_ASSIGN_OR_RETURN(I.host_blocks, cuda::PinnedBuffer::allocate(slot_layout.bytes * static_cast<uint64_t>(L)));
+      auto* images_base = static_cast<uint8_t*>(I.host_blocks.get());
+      const int workers = build_workers(L, I.eight_bit_stream);
+      for (int c = 0; c < L; c += workers)
+        WS_RETURN_IF_ERROR(parallel_blocks(std::min(workers, L - c), [&](int t) -> Status {
+          return fill_block_image(source, prefix(c + t), slot_layout,
+                                  images_base + slot_layout.bytes * static_cast<uint64_t>(c + t));
+        }));
+      for (int i = 0; i < L; ++i)
+        layers.push_back({images_base + slot_layout.bytes * static_cast<uint64_t>(i), slot_layout.bytes});
     }
     StreamerOptions so;
     so.slots = slots;
-    so.vram_budget_bytes = I.bl.bytes * static_cast<uint64_t>(slots);
+    so.vram_budget_bytes = slot_layout.bytes * static_cast<uint64_t>(slots);
     so.prefetch_next_pass = true;
     so.record_timeline = options.record_timeline;
     WS_ASSIGN_OR_RETURN(Streamer st, Streamer::create(std::move(layers), so));
     I.streamer = std::make_unique<Streamer>(std::move(st));
-    for (int s = 0; s < slots; ++s) WS_RETURN_IF_ERROR(add_block(I.streamer->slot_ptr(s)));
+    if (I.eight_bit_stream) {
+      // One bf16 staging image, one block instance bound to it; each slot is dequantised into it right before
+      // its block, on the compute stream.
+      WS_ASSIGN_OR_RETURN(I.staging, cuda::DeviceBuffer::allocate(I.bl.bytes));
+      WS_CUDA_RETURN_IF_ERROR(cudaMemset(I.staging.get(), 0, I.bl.bytes));
+      WS_RETURN_IF_ERROR(add_block(I.staging.get()));
+    } else {
+      for (int s = 0; s < slots; ++s) WS_RETURN_IF_ERROR(add_block(I.streamer->slot_ptr(s)));
+    }
     Impl* P = impl.get();
     I.layer_fn = [P](int layer, const void* dev, uint64_t, cudaStream_t s) -> Status {
       const int slot = P->streamer->plan().layer_slot[static_cast<size_t>(layer)];
       if (dev != P->streamer->slot_ptr(slot))
         return internal_error("LTX model: layer " + std::to_string(layer) + " was handed a slot address that is not "
                               "slot " + std::to_string(slot) + "'s");
+      if (P->eight_bit_stream) {
+        WS_RETURN_IF_ERROR(ltx::dequant_block_image(dev, P->staging.get(), P->dq, s));
+        return P->blocks[0]->enqueue(s);
+      }
       return P->blocks[static_cast<size_t>(slot)]->enqueue(s);
     };
     cudaStream_t cs = I.streamer->copy_stream();
@@ -756,10 +1022,15 @@ uint64_t LtxModel::streamed_bytes_per_forward() const {
   return impl_->streamer ? impl_->streamer->plan().total_layer_bytes : 0;
 }
 uint64_t LtxModel::activation_bytes() const {
-  uint64_t b = impl_->arena_bytes;
-  for (const auto& blk : impl_->blocks) b += blk->device_bytes();
+  uint64_t b = impl_->arena_bytes + impl_->block_arena.bytes();
+  for (const auto& blk : impl_->blocks) b += blk->device_bytes();  // 0: the blocks carve the shared arena
   return b;
 }
+uint64_t LtxModel::staging_bytes() const { return impl_->staging.bytes(); }
+uint64_t LtxModel::device_bytes() const {
+  return resident_weight_bytes() + block_weight_device_bytes() + staging_bytes() + activation_bytes();
+}
+LtxStreamWeights LtxModel::stream_weights() const { return impl_->opt.stream_weights; }
 const LtxModelGeometry& LtxModel::geometry() const { return impl_->geo; }
 const LtxConfig& LtxModel::config() const { return impl_->cfg; }
 std::string LtxModel::attention_backends() const {

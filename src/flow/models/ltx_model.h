@@ -15,15 +15,17 @@
 ///     k/v, every piece 256-B aligned), streamed through S ring slots by flow::Streamer (streamer.h): the copy stream
 ///     fills slot (i+S-1) while block i computes, events only; the next forward's first S-1 blocks are copied during
 ///     this forward's tail (StreamerOptions::prefetch_next_pass). One LtxBlock per slot.
-///   Budget: covers the device WEIGHTS (resident part + S x slot bytes), S = min(max_slots, L, what fits), S >= 2;
-///   a smaller budget is refused naming needed and given bytes. Activations are outside the budget and reported
-///   (activation_bytes()): today every LtxBlock instance owns its activation arena (the block API binds weights at
-///   build), so activations scale with the number of block instances (L resident, S streamed).
+///   Activations: ONE block arena shared by every LtxBlock instance (they run one after another on one stream;
+///   LtxBlockOptions::arena), plus the model's own buffers.
+///   Budget: covers ALL device memory: resident weights + model buffers + block arena (+ the 8-bit staging image)
+///   + S x slot bytes, S = min(max_slots, L, what fits), S >= 2; a smaller budget is refused naming the given and
+///   needed bytes and every part.
 ///
 /// Build-time object: all device memory is allocated in build(); enqueue()/launch_graph() allocate nothing, do not
 /// synchronise the host and are capturable (capture_graph()).
-/// Weights: float32 or bf16 tensors (converted to bf16 at build); fp8 / int8 block weights: kUnsupported (the GPU
-/// block supports fp8, the model path here is bf16 only for now).
+/// Weights: float32 or bf16 tensors (converted at build); fp8 / int8 linear weights of the blocks with their
+/// per-channel scales (a WeightStore loaded with weights fp8|int8) are taken as codes (stream_weights of the same
+/// format) or dequantised; non-block tensors must be float32 / bf16. Compute is bf16 (see LtxStreamWeights).
 /// Shapes, device layouts (row-major): hidden bf16 [B, S, in], encoder bf16 [B, T, caption], timestep float32 [B] or
 /// [B, S] (per-token), mask float32 [B, T] (1 keep, 0 drop), output bf16 [B, S, out]. S = frames*height*width.
 
@@ -55,23 +57,52 @@ struct LtxModelGeometry {
   int tokens() const { return frames * height * width; }
 };
 
+/// How the block weights travel (streamed) / what numbers they hold (resident). The block always computes in bf16.
+///   kBF16: bf16 images (128 MiB per 2B block).
+///   kFP8 / kINT8: the linear weights as e4m3 / int8 codes with per-output-channel float32 scales (absmax / 448 or
+///     / 127 per row; already-converted WeightStore tensors keep their codes and scales), norms, modulation table and
+///     biases bf16: half the bytes per ring slot. Streamed: after a slot's copy, one dequant kernel
+///     (ltx_dequant.h) expands it on the compute stream, right before the block, into ONE bf16 staging image that
+///     the block's bf16 GEMMs read (the blocks run in order on one stream, so one staging image suffices: the
+///     dequant of block i+1 is stream-ordered after block i's last GEMM). Resident: the bf16 weights ARE those
+///     dequantised values (dequantised on the host with the kernel's formula), so a resident and a streamed model
+///     with the same stream_weights give bit-identical outputs.
+enum class LtxStreamWeights { kBF16, kFP8, kINT8 };
+const char* ltx_stream_weights_name(LtxStreamWeights w);
+/// "bf16" | "fp8" | "int8" (kInvalidArgument naming the text otherwise).
+Result<LtxStreamWeights> parse_ltx_stream_weights(const std::string& text);
+
 struct LtxModelOptions {
-  uint64_t vram_budget_bytes = 0;  ///< 0 = resident; else streamed, budget for device weights (see file comment)
+  uint64_t vram_budget_bytes = 0;  ///< 0 = resident; else streamed, budget for ALL device memory (see file comment)
   int max_slots = 3;               ///< ring slots at most (S), >= 2
   bool record_timeline = false;    ///< streamed: per-block copy/compute timing events (enqueue_timed())
-  LtxBlockOptions block;
+  LtxStreamWeights stream_weights = LtxStreamWeights::kBF16;
+  LtxBlockOptions block;           ///< arena / arena_bytes are set by the model (one shared arena), leave them empty
 };
 
-/// Device weight bytes of a config (no allocation): what a budget must cover.
+/// Device bytes of a model (no allocation): what a budget must cover. From footprint(config) only the weight fields
+/// are known (activation fields 0); footprint(config, geometry, options) fills all of them.
 struct LtxModelFootprint {
   uint64_t resident_weight_bytes = 0;  ///< non-block weights (always on the device)
-  uint64_t block_bytes = 0;            ///< one block image (= one ring slot)
+  uint64_t block_bytes = 0;            ///< one block image as streamed (= one ring slot; 8-bit images are ~half)
+  uint64_t bf16_block_bytes = 0;       ///< one bf16 block image (resident blocks, the 8-bit staging image)
   int layers = 0;
-  uint64_t all_block_bytes() const { return block_bytes * static_cast<uint64_t>(layers); }
-  /// The smallest streamed budget: resident part + 2 slots.
-  uint64_t min_streamed_budget() const { return resident_weight_bytes + 2 * block_bytes; }
+  uint64_t model_activation_bytes = 0; ///< the model's own buffers: inputs, rope tables, stage outputs, workspace
+  uint64_t block_arena_bytes = 0;      ///< the ONE activation arena every block instance shares
+  uint64_t staging_bytes = 0;          ///< 8-bit streamed: the bf16 staging image the dequant writes
+  uint64_t all_block_bytes() const { return bf16_block_bytes * static_cast<uint64_t>(layers); }
+  /// Everything but the ring: resident weights + model buffers + block arena + staging.
+  uint64_t fixed_bytes() const {
+    return resident_weight_bytes + model_activation_bytes + block_arena_bytes + staging_bytes;
+  }
+  /// The smallest streamed budget: fixed part + 2 slots.
+  uint64_t min_streamed_budget() const { return fixed_bytes() + 2 * block_bytes; }
   /// The budget for exactly `slots` slots.
-  uint64_t budget_for_slots(int slots) const { return resident_weight_bytes + block_bytes * static_cast<uint64_t>(slots); }
+  uint64_t budget_for_slots(int slots) const { return fixed_bytes() + block_bytes * static_cast<uint64_t>(slots); }
+  /// Resident device bytes (all blocks bf16 + fixed part without staging).
+  uint64_t resident_bytes() const {
+    return resident_weight_bytes + model_activation_bytes + block_arena_bytes + all_block_bytes();
+  }
 };
 
 /// Device buffers of one forward's inputs (owned by the model; write them before enqueue).
@@ -96,11 +127,17 @@ struct LtxModelStages {
 
 class LtxModel {
  public:
+  /// Weights only (activation fields 0), for the bf16 block image.
   static Result<LtxModelFootprint> footprint(const LtxConfig& config);
+  /// Everything a build with these arguments allocates (plans the attentions on the host for the cuDNN workspace;
+  /// no device allocation). options.vram_budget_bytes does not matter; options.stream_weights picks the slot size.
+  static Result<LtxModelFootprint> footprint(const LtxConfig& config, const LtxModelGeometry& geometry,
+                                             const LtxModelOptions& options);
 
   /// Reads every tensor of the model through `source` (diffusers key names; shapes checked against `config`, errors
   /// name the tensor and the file), plans all GEMMs/attentions, allocates everything. `source` is used only during
-  /// build. Streamed: refuses a budget below footprint().min_streamed_budget() (both numbers named).
+  /// build. Streamed: refuses a budget below footprint(config, geometry, options).min_streamed_budget() (the given and
+  /// needed bytes named, with the weights / activations / staging / ring parts).
   static Result<std::unique_ptr<LtxModel>> build(const LtxConfig& config, const LtxTensorSource& source,
                                                  const LtxModelGeometry& geometry, const LtxModelOptions& options = {});
   /// Tensor names in the order that makes a WeightStore (WeightStore::load(ckpt, names)) hold every block as one
@@ -152,7 +189,11 @@ class LtxModel {
   uint64_t block_weight_device_bytes() const;  ///< ring (streamed) or all blocks (resident)
   uint64_t pinned_host_bytes() const;       ///< pinned host bytes streamed from (the image or the registered store)
   uint64_t streamed_bytes_per_forward() const;
-  uint64_t activation_bytes() const;        ///< activations + workspaces of the model and its block instances
+  uint64_t activation_bytes() const;        ///< model buffers + the one shared block arena
+  uint64_t staging_bytes() const;           ///< 8-bit streamed: the bf16 staging image; else 0
+  /// Everything this model allocated on the device (weights + ring + staging + activations).
+  uint64_t device_bytes() const;
+  LtxStreamWeights stream_weights() const;
   const LtxModelGeometry& geometry() const;
   const LtxConfig& config() const;
   std::string attention_backends() const;   ///< "attn1: ..., attn2: ..."
