@@ -162,6 +162,7 @@ std::vector<CudaOpDef> pool_ops();         ///< ops/pool.cpp: MaxPool, AveragePo
 std::vector<CudaOpDef> shape_ops();        ///< ops/shape.cpp: Reshape-like copies, Transpose, Concat
 std::vector<CudaOpDef> softmax_ops();      ///< ops/softmax.cpp: Softmax
 std::vector<CudaOpDef> reduce_ops();       ///< ops/reduce.cpp: Reduce*, LogSoftmax, LayerNormalization, InstanceNormalization
+std::vector<CudaOpDef> indexing_ops();     ///< ops/indexing.cpp: Gather, Slice, Split, Expand, Tile, Cast
 std::vector<CudaOpDef> math_ops();         ///< ops/math.cpp: unary math family, BatchNormalization, PRelu, Pow, Sum/Max/Min/Mean
 
 /// Conv followed by these may fold the activation into the conv epilogue.

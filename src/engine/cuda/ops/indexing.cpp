@@ -1,0 +1,302 @@
+// CUDA op-table entries (issue 14): Gather (indices fixed at build), Slice and Expand (strided copies
+// through kernels::transpose: a base offset plus per-axis strides, 0 on broadcast axes, step·stride on
+// sliced axes), Split (one cudaMemcpy2DAsync per output), Tile, and Cast between float32 tensors (a copy).
+// Kernels: src/kernels/indexing/indexing.cu, src/kernels/elementwise/elementwise.cu (transpose).
+#include <algorithm>
+#include <bit>
+#include <climits>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/cuda/op_util.h"
+#include "kernels/indexing/indexing.h"
+
+namespace ws::cudaexec {
+namespace {
+
+using kernels::ElemType;
+
+std::vector<int64_t> contiguous_strides(const ir::Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (int64_t i = static_cast<int64_t>(s.size()) - 2; i >= 0; --i)
+    st[static_cast<size_t>(i)] = st[static_cast<size_t>(i + 1)] * s[static_cast<size_t>(i + 1)];
+  return st;
+}
+
+Result<std::vector<int64_t>> const_ints(const BindContext& c, size_t i) {
+  if (!has_in(c, i)) return std::vector<int64_t>{};
+  const ir::Tensor& t = in_t(c, i);
+  if (!t.is_constant()) return refuse(c, "input " + std::to_string(i) + " must be known at build");
+  if (t.dtype == ir::DType::kInt64) return std::vector<int64_t>(t.data_as<int64_t>(), t.data_as<int64_t>() + t.elements());
+  if (t.dtype == ir::DType::kInt32) return std::vector<int64_t>(t.data_as<int32_t>(), t.data_as<int32_t>() + t.elements());
+  return refuse(c, "input " + std::to_string(i) + " has element type " + ir::dtype_name(t.dtype) + " (int64 or int32)");
+}
+
+Status supports_rank6(const BindContext& c) {
+  WS_RETURN_IF_ERROR(ok_float0(c));
+  if (in_t(c, 0).shape.size() > static_cast<size_t>(kernels::kMaxBroadcastRank) ||
+      out_shape(c).size() > static_cast<size_t>(kernels::kMaxBroadcastRank))
+    return refuse(c, "rank above 6");
+  return Status::ok();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Gather: x viewed [outer, axis_len, inner]; indices normalised at build and uploaded as int32 (their bits
+// carried in a float32 upload, which copies bytes unchanged).
+
+Status supports_gather(const BindContext& c) {
+  WS_RETURN_IF_ERROR(ok_float0(c));
+  const ir::Tensor& idx = in_t(c, 1);
+  if (!idx.is_constant() || (idx.dtype != ir::DType::kInt64 && idx.dtype != ir::DType::kInt32))
+    return refuse(c, "indices must be an int64/int32 constant");
+  const ir::Shape& x = in_t(c, 0).shape;
+  int64_t axis = attr_i(c.node, "axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(x.size());
+  if (x[static_cast<size_t>(axis)] > INT32_MAX) return refuse(c, "gathered axis longer than 2^31 - 1");
+  return Status::ok();
+}
+
+Status bind_gather(BindContext& c, Step& s) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  int64_t axis = attr_i(c.node, "axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(x.size());
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= x[static_cast<size_t>(i)];
+  for (size_t i = static_cast<size_t>(axis) + 1; i < x.size(); ++i) inner *= x[i];
+  const int64_t len = x[static_cast<size_t>(axis)];
+  WS_ASSIGN_OR_RETURN(std::vector<int64_t> idx, const_ints(c, 1));
+  std::vector<float> bits(std::max<size_t>(idx.size(), 1));
+  for (size_t j = 0; j < idx.size(); ++j) {
+    const int64_t v = idx[j] < 0 ? idx[j] + len : idx[j];
+    if (v < 0 || v >= len) return refuse(c, "index " + std::to_string(idx[j]) + " is outside [-" + std::to_string(len) + ", " + std::to_string(len) + ")");
+    bits[j] = std::bit_cast<float>(static_cast<int32_t>(v));
+  }
+  WS_ASSIGN_OR_RETURN(const void* d_idx, c.upload_values(bits, true));
+  const auto* indices = static_cast<const int32_t*>(d_idx);
+  const int64_t count = static_cast<int64_t>(idx.size());
+  const int eb = static_cast<int>(c.elem_bytes);
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    return kernels::gather(eb, io.in[0], io.out[0], indices, outer, len, count, inner, st);
+  };
+  return Status::ok();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Slice (opset >= 10: starts/ends/axes/steps inputs; earlier: attributes). The output extents come from
+// analyze_node; the first element per axis follows the spec's clamping.
+
+Status bind_slice(BindContext& c, Step& s) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const ir::Shape& y = out_shape(c);
+  const int64_t rank = static_cast<int64_t>(x.size());
+  std::vector<int64_t> starts, axes, steps;
+  if (c.graph.opset < 10) {
+    starts = attr_is(c.node, "starts", {});
+    axes = attr_is(c.node, "axes", {});
+  } else {
+    WS_ASSIGN_OR_RETURN(starts, const_ints(c, 1));
+    WS_ASSIGN_OR_RETURN(axes, const_ints(c, 3));
+    WS_ASSIGN_OR_RETURN(steps, const_ints(c, 4));
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  std::vector<int64_t> first(static_cast<size_t>(rank), 0), step(static_cast<size_t>(rank), 1);
+  for (size_t k = 0; k < axes.size() && k < starts.size(); ++k) {
+    const int64_t a = axes[k] < 0 ? axes[k] + rank : axes[k];
+    const int64_t dim = x[static_cast<size_t>(a)];
+    const int64_t st = steps.empty() ? 1 : steps[k];
+    if (st == 0) return refuse(c, "step 0");
+    int64_t b = starts[k] < 0 ? starts[k] + dim : starts[k];
+    b = st > 0 ? std::clamp<int64_t>(b, 0, dim) : std::clamp<int64_t>(b, 0, std::max<int64_t>(dim - 1, 0));
+    first[static_cast<size_t>(a)] = b;
+    step[static_cast<size_t>(a)] = st;
+  }
+  const std::vector<int64_t> xs = contiguous_strides(x);
+  kernels::TransposeDims d;
+  d.rank = static_cast<int>(rank);
+  int64_t base = 0;
+  for (int64_t k = 0; k < rank; ++k) {
+    d.y_dims[k] = y[static_cast<size_t>(k)];
+    d.x_strides[k] = xs[static_cast<size_t>(k)] * step[static_cast<size_t>(k)];
+    base += first[static_cast<size_t>(k)] * xs[static_cast<size_t>(k)];
+  }
+  const int64_t count = shape_elements(y);
+  const size_t offset = static_cast<size_t>(base) * c.elem_bytes;
+  const int eb = static_cast<int>(c.elem_bytes);
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    if (count == 0) return Status::ok();
+    return kernels::transpose(eb, static_cast<const char*>(io.in[0]) + offset, io.out[0], d, st);
+  };
+  return Status::ok();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Expand: x broadcast into y (stride 0 on broadcast axes).
+
+Status bind_expand(BindContext& c, Step& s) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const ir::Shape& y = out_shape(c);
+  const int64_t count = shape_elements(y);
+  const size_t bytes = static_cast<size_t>(count) * c.elem_bytes;
+  const int eb = static_cast<int>(c.elem_bytes);
+  if (y.empty()) {  // scalar to scalar
+    s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+      if (io.in[0] != io.out[0]) WS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(io.out[0], io.in[0], bytes, cudaMemcpyDeviceToDevice, st));
+      return Status::ok();
+    };
+    return Status::ok();
+  }
+  kernels::TransposeDims d;
+  d.rank = static_cast<int>(y.size());
+  int64_t st = 1;
+  for (int k = d.rank - 1, j = static_cast<int>(x.size()) - 1; k >= 0; --k, --j) {
+    d.y_dims[k] = y[static_cast<size_t>(k)];
+    d.x_strides[k] = (j < 0 || x[static_cast<size_t>(j)] == 1) ? 0 : st;
+    if (j >= 0) st *= x[static_cast<size_t>(j)];
+  }
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t stream) {
+    if (count == 0) return Status::ok();
+    return kernels::transpose(eb, io.in[0], io.out[0], d, stream);
+  };
+  return Status::ok();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Tile
+
+Status bind_tile(BindContext& c, Step& s) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const ir::Shape& y = out_shape(c);
+  if (x.empty()) return refuse(c, "scalar input");
+  kernels::TileDims d;
+  d.rank = static_cast<int>(x.size());
+  for (int k = 0; k < d.rank; ++k) { d.x_dims[k] = x[static_cast<size_t>(k)]; d.y_dims[k] = y[static_cast<size_t>(k)]; }
+  const int eb = static_cast<int>(c.elem_bytes);
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::tile(eb, io.in[0], io.out[0], d, st); };
+  return Status::ok();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Split: output k takes rows [off_k, off_k + len_k) of the axis (lengths from analyze_node).
+
+Status bind_split(BindContext& c, Step& s) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = attr_i(c.node, "axis", 0);
+  if (axis < 0) axis += rank;
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= x[static_cast<size_t>(i)];
+  for (int64_t i = axis + 1; i < rank; ++i) inner *= x[static_cast<size_t>(i)];
+  const size_t es = c.elem_bytes;
+  const size_t spitch = static_cast<size_t>(x[static_cast<size_t>(axis)] * inner) * es;
+  std::vector<std::pair<size_t, size_t>> parts;  // (src byte offset in a row, row bytes)
+  size_t off = 0;
+  for (size_t k = 0; k < c.node.outputs.size(); ++k) {
+    const size_t row = static_cast<size_t>(c.analyzed.output_shapes[k][static_cast<size_t>(axis)] * inner) * es;
+    parts.emplace_back(off, row);
+    off += row;
+  }
+  s.kernels = static_cast<int>(parts.size());
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    for (size_t k = 0; k < parts.size(); ++k) {
+      if (k >= io.out.size() || !io.out[k] || !parts[k].second || outer == 0) continue;
+      WS_CUDA_RETURN_IF_ERROR(cudaMemcpy2DAsync(io.out[k], parts[k].second, static_cast<const char*>(io.in[0]) + parts[k].first, spitch,
+                                                parts[k].second, static_cast<size_t>(outer), cudaMemcpyDeviceToDevice, st));
+    }
+    return Status::ok();
+  };
+  return Status::ok();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Cast between float32 tensors: a copy (the executor's activations are float32, or float16 as a whole).
+
+Status supports_cast(const BindContext& c) {
+  WS_RETURN_IF_ERROR(ok_float0(c));
+  if (attr_i(c.node, "to", 0) != static_cast<int64_t>(ir::DType::kFloat32))
+    return refuse(c, "Cast to " + std::string(ir::dtype_name(static_cast<ir::DType>(attr_i(c.node, "to", 0)))) + " (float32 to float32 only)");
+  return Status::ok();
+}
+
+Status bind_cast(BindContext& c, Step& s) {
+  const size_t bytes = static_cast<size_t>(in_t(c, 0).elements()) * c.elem_bytes;
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    if (bytes && io.in[0] != io.out[0]) WS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(io.out[0], io.in[0], bytes, cudaMemcpyDeviceToDevice, st));
+    return Status::ok();
+  };
+  return Status::ok();
+}
+
+// ---- consistency-test forms ----
+using A = OpSampleAttr;
+
+std::vector<OpSample> gather_samples(const std::string& op) {
+  return {{"Gather_axis1_negative_index", {runtime("x", {2, 5, 3}), constant_i64("i", {2}, {4, -1 - 1})},
+           {sample_node(op, {"x", "i"}, {"y"}, {A::integer("axis", 1)})}},
+          {"Gather_scalar_index_axis1", {runtime("x", {2, 4, 6}), constant_i64("i", {}, {0})},
+           {sample_node(op, {"x", "i"}, {"y"}, {A::integer("axis", 1)})}},
+          {"Gather_2d_indices_last_axis", {runtime("x", {2, 3, 5}), constant_i64("i", {2, 2}, {0, 4, 1, 1})},
+           {sample_node(op, {"x", "i"}, {"y"}, {A::integer("axis", -1)})}},
+          {"Gather_axis0_default", {runtime("x", {4, 6}), constant_i64("i", {3}, {3, 0, 3})}, {sample_node(op, {"x", "i"}, {"y"})}}};
+}
+
+std::vector<OpSample> slice_samples(const std::string& op) {
+  return {{"Slice_steps_two_axes",
+           {runtime("x", {4, 6, 5}), constant_i64("s", {2}, {1, 0}), constant_i64("e", {2}, {4, 6}), constant_i64("a", {2}, {0, 2}),
+            constant_i64("st", {2}, {2, 2})},
+           {sample_node(op, {"x", "s", "e", "a", "st"}, {"y"})}},
+          {"Slice_negative_step", {runtime("x", {5, 6}), constant_i64("s", {1}, {4}), constant_i64("e", {1}, {-100}),
+                                   constant_i64("a", {1}, {1}), constant_i64("st", {1}, {-1})},
+           {sample_node(op, {"x", "s", "e", "a", "st"}, {"y"})}},
+          {"Slice_default_axes", {runtime("x", {3, 4}), constant_i64("s", {2}, {0, 1}), constant_i64("e", {2}, {2, 3})},
+           {sample_node(op, {"x", "s", "e"}, {"y"})}},
+          {"Slice_negative_start_large_end", {runtime("x", {2, 3, 8}), constant_i64("s", {1}, {-5}), constant_i64("e", {1}, {INT64_MAX}),
+                                              constant_i64("a", {1}, {-1})},
+           {sample_node(op, {"x", "s", "e", "a"}, {"y"})}},
+          {"Slice_opset9_attributes", {runtime("x", {4, 6})},
+           {sample_node(op, {"x"}, {"y"}, {A::integers("starts", {1, 2}), A::integers("ends", {3, 5}), A::integers("axes", {0, 1})})}, 9}};
+}
+
+std::vector<OpSample> split_samples(const std::string& op) {
+  return {{"Split_equal_then_Concat_swapped", {runtime("x", {2, 6, 3})},
+           {sample_node(op, {"x"}, {"a", "b"}, {A::integer("axis", 1)}), sample_node("Concat", {"b", "a"}, {"y"}, {A::integer("axis", 1)})}},
+          {"Split_sizes_input", {runtime("x", {2, 6, 3}), constant_i64("sp", {3}, {1, 3, 2})},
+           {sample_node(op, {"x", "sp"}, {"a", "b", "c"}, {A::integer("axis", 1)}),
+            sample_node("Concat", {"c", "a", "b"}, {"y"}, {A::integer("axis", 1)})}},
+          {"Split_opset11_attribute_last_axis", {runtime("x", {3, 6})},
+           {sample_node(op, {"x"}, {"a", "b"}, {A::integer("axis", -1), A::integers("split", {2, 4})}),
+            sample_node("Concat", {"b", "a"}, {"y"}, {A::integer("axis", -1)})}, 11}};
+}
+
+std::vector<OpSample> expand_samples(const std::string& op) {
+  return {{"Expand_rank_up", {runtime("x", {3, 1}), constant_i64("s", {3}, {2, 3, 4})}, {sample_node(op, {"x", "s"}, {"y"})}},
+          {"Expand_same_rank", {runtime("x", {1, 4, 1}), constant_i64("s", {3}, {3, 4, 5})}, {sample_node(op, {"x", "s"}, {"y"})}},
+          {"Expand_shape_smaller_than_input", {runtime("x", {2, 3}), constant_i64("s", {3}, {3, 1, 1})}, {sample_node(op, {"x", "s"}, {"y"})}}};
+}
+
+std::vector<OpSample> tile_samples(const std::string& op) {
+  return {{"Tile_2d", {runtime("x", {2, 3}), constant_i64("r", {2}, {2, 3})}, {sample_node(op, {"x", "r"}, {"y"})}},
+          {"Tile_3d_with_ones", {runtime("x", {2, 1, 3}), constant_i64("r", {3}, {1, 4, 2})}, {sample_node(op, {"x", "r"}, {"y"})}}};
+}
+
+std::vector<OpSample> cast_samples(const std::string& op) {
+  return {single("Cast_float_to_float", op, {2, 8}, {A::integer("to", 1)}),
+          {"Cast_then_Relu", {runtime("x", {3, 5})}, {sample_node(op, {"x"}, {"c"}, {A::integer("to", 1)}), sample_node("Relu", {"c"}, {"y"})}}};
+}
+
+}  // namespace
+
+std::vector<CudaOpDef> indexing_ops() {
+  return {
+      {"Cast", 1, supports_cast, bind_cast, cast_samples},
+      {"Expand", 1, supports_rank6, bind_expand, expand_samples},
+      {"Gather", 1, supports_gather, bind_gather, gather_samples},
+      {"Slice", 1, supports_rank6, bind_slice, slice_samples},
+      {"Split", 1, ok_float0, bind_split, split_samples},
+      {"Tile", 1, supports_rank6, bind_tile, tile_samples},
+  };
+}
+
+}  // namespace ws::cudaexec

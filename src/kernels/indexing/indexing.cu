@@ -1,0 +1,91 @@
+// Indexing kernels of the CUDA executor (issue 14): Gather along one axis with build-time indices
+// (ShuffleNet / ViT class-token style selections that did not fold at build) and Tile. Bitwise copies of
+// 2- or 4-byte elements (float16 / float32 storage).
+// Thread mapping: one thread per output element, grid-stride loop over an int64 index, 256-thread blocks.
+// Gather: y index → (o, j, i) → x[(o·axis_len + indices[j])·inner + i]. Tile: per y dim, i_k % x_dims[k].
+// Test: tests/gpu/cuda_engine_ops_test.cpp — ws_gpu_tests --gtest_filter='CudaEngineOps.*' (the Gather and
+// Tile forms of ops/indexing.cpp vs the CPU executor, fp32 and fp16). Time: warpstream bench
+// --profile-layers on a model using them (memory bound).
+#include <cuda_fp16.h>
+
+#include <string>
+
+#include "cuda/cuda_util.h"
+#include "kernels/elementwise/device_math.cuh"
+#include "kernels/indexing/indexing.h"
+
+namespace ws::kernels {
+namespace {
+
+using device::grid_for;
+using device::kThreads;
+
+template <typename T>
+__global__ void gather_kernel(const T* x, T* y, const int32_t* __restrict__ indices, int64_t outer, int64_t axis_len,
+                              int64_t count, int64_t inner) {
+  const int64_t total = outer * count * inner;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t in = i % inner;
+    const int64_t j = (i / inner) % count;
+    const int64_t o = i / (inner * count);
+    y[i] = x[(o * axis_len + static_cast<int64_t>(indices[j])) * inner + in];
+  }
+}
+
+template <typename T>
+__global__ void tile_kernel(const T* x, T* y, TileDims d, int64_t total) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t rem = i, ix = 0, stride = 1;
+#pragma unroll
+    for (int k = kMaxBroadcastRank - 1; k >= 0; --k) {
+      if (k >= d.rank) continue;
+      const int64_t idx = rem % d.y_dims[k];
+      rem /= d.y_dims[k];
+      ix += (idx % d.x_dims[k]) * stride;
+      stride *= d.x_dims[k];
+    }
+    y[i] = x[ix];
+  }
+}
+
+}  // namespace
+
+Status gather(int elem_bytes, const void* x, void* y, const int32_t* indices, int64_t outer, int64_t axis_len,
+              int64_t count, int64_t inner, cudaStream_t stream) {
+  if (outer < 0 || axis_len < 0 || count < 0 || inner < 0) return invalid_argument("gather: negative dims");
+  const int64_t total = outer * count * inner;
+  if (total == 0) return Status::ok();
+  if (axis_len == 0) return invalid_argument("gather: indices into an empty axis");
+  if (elem_bytes == 4)
+    gather_kernel<float><<<grid_for(total), kThreads, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), indices, outer,
+                                                                   axis_len, count, inner);
+  else if (elem_bytes == 2)
+    gather_kernel<__half><<<grid_for(total), kThreads, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), indices,
+                                                                    outer, axis_len, count, inner);
+  else
+    return invalid_argument("gather: element size " + std::to_string(elem_bytes));
+  WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return Status::ok();
+}
+
+Status tile(int elem_bytes, const void* x, void* y, const TileDims& d, cudaStream_t stream) {
+  if (d.rank < 1 || d.rank > kMaxBroadcastRank) return invalid_argument("tile: rank " + std::to_string(d.rank));
+  int64_t total = 1;
+  for (int k = 0; k < d.rank; ++k) {
+    if (d.y_dims[k] < 0 || d.x_dims[k] < 0) return invalid_argument("tile: negative dim");
+    total *= d.y_dims[k];
+  }
+  if (total == 0) return Status::ok();
+  for (int k = 0; k < d.rank; ++k)
+    if (d.x_dims[k] == 0) return invalid_argument("tile: empty input dim with a non-empty output");
+  if (elem_bytes == 4)
+    tile_kernel<float><<<grid_for(total), kThreads, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), d, total);
+  else if (elem_bytes == 2)
+    tile_kernel<__half><<<grid_for(total), kThreads, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), d, total);
+  else
+    return invalid_argument("tile: element size " + std::to_string(elem_bytes));
+  WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return Status::ok();
+}
+
+}  // namespace ws::kernels

@@ -1,0 +1,31 @@
+#pragma once
+/// \file indexing.h
+/// Host-only launchers of the CUDA executor's indexing kernels (src/kernels/indexing/indexing.cu):
+/// Gather along one axis with indices fixed at build, and Tile. (Slice and Expand are strided copies:
+/// kernels::transpose with the slice's / broadcast's strides; Split and Concat are cudaMemcpy2DAsync.)
+/// Element size 2 or 4 bytes (float16 / float32 storage, copied bitwise). Every launcher enqueues on
+/// `stream`, allocates nothing, synchronises nothing and is capturable. Errors: kInvalidArgument for a
+/// bad element size, rank or negative dims.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/elementwise/elementwise.h"
+
+namespace ws::kernels {
+
+/// x viewed [outer, axis_len, inner]; indices: `count` int32 device values in [0, axis_len) (normalised
+/// at build). y [outer, count, inner]: y[o, j, i] = x[o, indices[j], i].
+Status gather(int elem_bytes, const void* x, void* y, const int32_t* indices, int64_t outer, int64_t axis_len,
+              int64_t count, int64_t inner, cudaStream_t stream);
+
+/// Tile-13: y dims y_dims[k] = x_dims[k] · repeats[k]; y[i_0..] = x[i_0 % x_dims[0], ...]. rank <= 6.
+struct TileDims {
+  int rank = 0;
+  int64_t y_dims[kMaxBroadcastRank] = {};
+  int64_t x_dims[kMaxBroadcastRank] = {};
+};
+Status tile(int elem_bytes, const void* x, void* y, const TileDims& d, cudaStream_t stream);
+
+}  // namespace ws::kernels
