@@ -194,6 +194,8 @@ Status bind_split(BindContext& c, Step& s) {
   std::vector<std::pair<size_t, size_t>> parts;  // (src byte offset in a row, row bytes)
   size_t off = 0;
   for (size_t k = 0; k < c.node.outputs.size(); ++k) {
+    const bool known = k < c.analyzed.output_shapes.size() && static_cast<size_t>(axis) < c.analyzed.output_shapes[k].size();
+    if (!known) return refuse(c, "output " + std::to_string(k) + " has no inferred shape");
     const size_t row = static_cast<size_t>(c.analyzed.output_shapes[k][static_cast<size_t>(axis)] * inner) * es;
     parts.emplace_back(off, row);
     off += row;
