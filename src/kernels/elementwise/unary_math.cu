@@ -3,6 +3,8 @@
 //    (Erf, Gelu (erf and tanh forms), Tanh, Exp, Log, Sqrt, Neg, Abs, Reciprocal, LeakyRelu, Elu, Selu,
 //    Softplus (max(x,0) + log1p(e^-|x|)), Softsign, Sin, Cos, Scale);
 //  - channel_affine: y = x·a[c] + b[c] (standalone inference BatchNormalization, a and b folded at build);
+//  - batch_norm_runtime: the same with scale / bias / mean / var read at run time (statistics that are graph
+//    inputs, as in ONNX's node tests);
 //  - binary_math: numpy-broadcast PRelu, Pow, Max, Min, Add (the variadic Sum/Max/Min/Mean chain).
 // Formulas: ws::ref::math / ws::ref::binary_f32 (src/reference/math_ext.cpp), float32 arithmetic on
 // float32 or float16 storage. Thread mapping: one thread per output element, grid-stride loop over an
@@ -75,6 +77,16 @@ __global__ void channel_affine_kernel(const T* x, T* y, const float* __restrict_
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t c = (i / inner) % channels;
     store(y, i, fmaf(load(x, i), a[c], b[c]));
+  }
+}
+
+template <typename T>
+__global__ void batch_norm_runtime_kernel(const T* x, T* y, const T* scale, const T* bias, const T* mean, const T* var, float eps,
+                                          int64_t count, int64_t channels, int64_t inner) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t c = (i / inner) % channels;
+    const float a = load(scale, c) / sqrtf(load(var, c) + eps);
+    store(y, i, (load(x, i) - load(mean, c)) * a + load(bias, c));
   }
 }
 
@@ -172,6 +184,23 @@ Status channel_affine(ElemType t, const void* x, void* y, const float* a, const 
   else
     channel_affine_kernel<__half><<<grid_for(count), kThreads, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), a,
                                                                             b, count, channels, inner);
+  WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return Status::ok();
+}
+
+Status batch_norm_runtime(ElemType t, const void* x, void* y, const void* scale, const void* bias, const void* mean,
+                          const void* var, float epsilon, int64_t count, int64_t channels, int64_t inner, cudaStream_t stream) {
+  WS_RETURN_IF_ERROR(check_type(t, "batch_norm_runtime"));
+  if (count < 0 || channels < 1 || inner < 1) return invalid_argument("batch_norm_runtime: bad dims");
+  if (count == 0) return Status::ok();
+  if (t == ElemType::kFloat32)
+    batch_norm_runtime_kernel<float><<<grid_for(count), kThreads, 0, stream>>>(
+        static_cast<const float*>(x), static_cast<float*>(y), static_cast<const float*>(scale), static_cast<const float*>(bias),
+        static_cast<const float*>(mean), static_cast<const float*>(var), epsilon, count, channels, inner);
+  else
+    batch_norm_runtime_kernel<__half><<<grid_for(count), kThreads, 0, stream>>>(
+        static_cast<const __half*>(x), static_cast<__half*>(y), static_cast<const __half*>(scale), static_cast<const __half*>(bias),
+        static_cast<const __half*>(mean), static_cast<const __half*>(var), epsilon, count, channels, inner);
   WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();
 }

@@ -35,6 +35,11 @@ Status unary_math(ElemType t, MathFn f, const MathFnParams& p, const void* x, vo
 Status channel_affine(ElemType t, const void* x, void* y, const float* a, const float* b, int64_t count,
                       int64_t channels, int64_t inner, cudaStream_t stream);
 
+/// Inference BatchNormalization with runtime statistics: y = (x − mean[c])/√(var[c] + eps)·scale[c] + bias[c],
+/// c = (i / inner) % channels; scale, bias, mean, var device arrays [channels] in the element type `t`.
+Status batch_norm_runtime(ElemType t, const void* x, void* y, const void* scale, const void* bias, const void* mean,
+                          const void* var, float epsilon, int64_t count, int64_t channels, int64_t inner, cudaStream_t stream);
+
 /// PRelu-16 (a < 0 ? b·a : a; b = slope), Pow-15 (powf), Max-13 / Min-13 (NaN propagates).
 enum class BinaryMathOp { kPRelu, kPow, kMax, kMin, kAdd };
 /// y = op(a, b) with numpy broadcasting over `d` (as binary_broadcast). a or b may equal y when its

@@ -1,8 +1,10 @@
 // Indexing kernels of the CUDA executor (issue 14): Gather along one axis with build-time indices
-// (ShuffleNet / ViT class-token style selections that did not fold at build) and Tile. Bitwise copies of
-// 2- or 4-byte elements (float16 / float32 storage).
+// (ShuffleNet / ViT class-token style selections that did not fold at build) and Tile — bitwise copies of
+// 2- or 4-byte elements (float16 / float32 storage) — and Resize (nearest / bilinear) of the last two axes
+// with taps precomputed at build (float32 blend).
 // Thread mapping: one thread per output element, grid-stride loop over an int64 index, 256-thread blocks.
 // Gather: y index → (o, j, i) → x[(o·axis_len + indices[j])·inner + i]. Tile: per y dim, i_k % x_dims[k].
+// Resize: y index → (plane, oh, ow) → taps of row oh and column ow.
 // Test: tests/gpu/cuda_engine_ops_test.cpp — ws_gpu_tests --gtest_filter='CudaEngineOps.*' (the Gather and
 // Tile forms of ops/indexing.cpp vs the CPU executor, fp32 and fp16). Time: warpstream bench
 // --profile-layers on a model using them (memory bound).
@@ -48,7 +50,49 @@ __global__ void tile_kernel(const T* x, T* y, TileDims d, int64_t total) {
   }
 }
 
+template <typename T>
+__global__ void resize_2d_kernel(bool linear, const T* x, T* y, const float* __restrict__ taps, int64_t planes, int64_t in_h,
+                                 int64_t in_w, int64_t out_h, int64_t out_w) {
+  const int32_t* h0 = reinterpret_cast<const int32_t*>(taps);
+  const int32_t* h1 = h0 + out_h;
+  const float* wh = taps + 2 * out_h;
+  const int32_t* w0 = reinterpret_cast<const int32_t*>(taps + 3 * out_h);
+  const int32_t* w1 = w0 + out_w;
+  const float* ww = taps + 3 * out_h + 2 * out_w;
+  const int64_t total = planes * out_h * out_w;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t ow = i % out_w, oh = (i / out_w) % out_h, pl = i / (out_w * out_h);
+    const T* xp = x + pl * in_h * in_w;
+    const int64_t r0 = int64_t(h0[oh]) * in_w, c0 = w0[ow];
+    if (!linear) {
+      y[i] = xp[r0 + c0];
+      continue;
+    }
+    const int64_t r1 = int64_t(h1[oh]) * in_w, c1 = w1[ow];
+    const float a = wh[oh], b = ww[ow];
+    const float top = (1.0f - b) * device::load(xp, r0 + c0) + b * device::load(xp, r0 + c1);
+    const float bot = (1.0f - b) * device::load(xp, r1 + c0) + b * device::load(xp, r1 + c1);
+    device::store(y, i, (1.0f - a) * top + a * bot);
+  }
+}
+
 }  // namespace
+
+Status resize_2d(ElemType t, bool linear, const void* x, void* y, const float* taps, int64_t planes, int64_t in_h,
+                 int64_t in_w, int64_t out_h, int64_t out_w, cudaStream_t stream) {
+  if (t != ElemType::kFloat32 && t != ElemType::kFloat16) return unsupported(std::string("resize_2d: element type ") + dtype_name(t));
+  if (planes < 0 || in_h < 1 || in_w < 1 || out_h < 0 || out_w < 0) return invalid_argument("resize_2d: bad dims");
+  const int64_t total = planes * out_h * out_w;
+  if (total == 0) return Status::ok();
+  if (t == ElemType::kFloat32)
+    resize_2d_kernel<float><<<grid_for(total), kThreads, 0, stream>>>(linear, static_cast<const float*>(x), static_cast<float*>(y), taps,
+                                                                      planes, in_h, in_w, out_h, out_w);
+  else
+    resize_2d_kernel<__half><<<grid_for(total), kThreads, 0, stream>>>(linear, static_cast<const __half*>(x), static_cast<__half*>(y), taps,
+                                                                       planes, in_h, in_w, out_h, out_w);
+  WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return Status::ok();
+}
 
 Status gather(int elem_bytes, const void* x, void* y, const int32_t* indices, int64_t outer, int64_t axis_len,
               int64_t count, int64_t inner, cudaStream_t stream) {

@@ -1,7 +1,7 @@
 #pragma once
 /// \file indexing.h
 /// Host-only launchers of the CUDA executor's indexing kernels (src/kernels/indexing/indexing.cu):
-/// Gather along one axis with indices fixed at build, and Tile. (Slice and Expand are strided copies:
+/// Gather along one axis with indices fixed at build, Tile, and Resize (nearest / linear) of the last two axes. (Slice and Expand are strided copies:
 /// kernels::transpose with the slice's / broadcast's strides; Split and Concat are cudaMemcpy2DAsync.)
 /// Element size 2 or 4 bytes (float16 / float32 storage, copied bitwise). Every launcher enqueues on
 /// `stream`, allocates nothing, synchronises nothing and is capturable. Errors: kInvalidArgument for a
@@ -27,5 +27,14 @@ struct TileDims {
   int64_t x_dims[kMaxBroadcastRank] = {};
 };
 Status tile(int elem_bytes, const void* x, void* y, const TileDims& d, cudaStream_t stream);
+
+/// Resize of the last two axes of `planes` × in_h × in_w planes to out_h × out_w, with per-output-row and
+/// per-output-column taps computed at build (src/engine/cuda/ops/indexing.cpp, double precision, after
+/// ONNX's reference): `taps` holds int32 h0[out_h], h1[out_h] (bits), float wh[out_h], then int32 w0[out_w],
+/// w1[out_w], float ww[out_w]. Nearest: y = x[h0][w0]; linear: the bilinear blend
+/// (1−wh)·((1−ww)·x[h0][w0] + ww·x[h0][w1]) + wh·((1−ww)·x[h1][w0] + ww·x[h1][w1]).
+/// Element type float32 or float16 (storage).
+Status resize_2d(ElemType t, bool linear, const void* x, void* y, const float* taps, int64_t planes, int64_t in_h,
+                 int64_t in_w, int64_t out_h, int64_t out_w, cudaStream_t stream);
 
 }  // namespace ws::kernels

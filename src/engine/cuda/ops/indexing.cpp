@@ -1,9 +1,11 @@
 // CUDA op-table entries (issue 14): Gather (indices fixed at build), Slice and Expand (strided copies
 // through kernels::transpose: a base offset plus per-axis strides, 0 on broadcast axes, step·stride on
-// sliced axes), Split (one cudaMemcpy2DAsync per output), Tile, and Cast between float32 tensors (a copy).
+// sliced axes), Split (one cudaMemcpy2DAsync per output), Tile, Cast between float32 tensors (a copy), and
+// Resize (nearest / linear of the last two axes; half_pixel, pytorch_half_pixel, align_corners, asymmetric).
 // Kernels: src/kernels/indexing/indexing.cu, src/kernels/elementwise/elementwise.cu (transpose).
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <climits>
 #include <cstring>
 #include <string>
@@ -231,6 +233,124 @@ Status bind_cast(BindContext& c, Step& s) {
   return Status::ok();
 }
 
+// ------------------------------------------------------------------------------------------------
+// Resize (opset 10: X, scales; opset 11+: X, roi, scales, sizes): nearest or linear over the last two axes,
+// the others unchanged. Taps per output row / column computed here in double, after ONNX's reference
+// (coordinates clamped to the edge), uploaded once.
+
+struct ResizeSpec {
+  bool linear = false;
+  std::string coord, nearest;
+  double scale_h = 1, scale_w = 1;
+};
+
+Result<std::vector<double>> const_doubles(const BindContext& c, size_t i) {
+  const ir::Tensor& t = in_t(c, i);
+  if (!t.is_constant() || t.dtype != ir::DType::kFloat32) return refuse(c, "input " + std::to_string(i) + " must be a float32 constant");
+  return std::vector<double>(t.data_as<float>(), t.data_as<float>() + t.elements());
+}
+
+Result<ResizeSpec> resize_spec(const BindContext& c) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const ir::Shape& y = out_shape(c);
+  const size_t r = x.size();
+  if (r < 2 || y.size() != r) return refuse(c, "input rank below 2");
+  for (size_t k = 0; k + 2 < r; ++k)
+    if (x[k] != y[k]) return refuse(c, "only the last two axes may be resized");
+  if (x[r - 2] < 1 || x[r - 1] < 1) return refuse(c, "empty input");
+  if (y[r - 2] > INT32_MAX || y[r - 1] > INT32_MAX || x[r - 2] > INT32_MAX || x[r - 1] > INT32_MAX) return refuse(c, "extent above 2^31 - 1");
+  const bool v10 = c.graph.opset < 11;
+  ResizeSpec sp;
+  const std::string mode = attr_s(c.node, "mode", "nearest");
+  if (mode != "nearest" && mode != "linear") return refuse(c, "mode '" + mode + "' (nearest and linear only)");
+  sp.linear = mode == "linear";
+  sp.coord = attr_s(c.node, "coordinate_transformation_mode", v10 ? "asymmetric" : "half_pixel");
+  if (sp.coord != "half_pixel" && sp.coord != "pytorch_half_pixel" && sp.coord != "align_corners" && sp.coord != "asymmetric")
+    return refuse(c, "coordinate_transformation_mode '" + sp.coord + "'");
+  sp.nearest = attr_s(c.node, "nearest_mode", v10 ? "floor" : "round_prefer_floor");
+  if (attr_i(c.node, "antialias", 0) != 0 || c.node.find("axes")) return refuse(c, "antialias / axes (opset 18)");
+  std::vector<double> scales;
+  if (v10) {
+    WS_ASSIGN_OR_RETURN(scales, const_doubles(c, 1));
+  } else if (has_in(c, 2) && in_t(c, 2).elements() > 0) {
+    WS_ASSIGN_OR_RETURN(scales, const_doubles(c, 2));
+  }
+  if (!scales.empty()) {
+    if (scales.size() != r) return refuse(c, "scales has " + std::to_string(scales.size()) + " values for rank " + std::to_string(r));
+    for (size_t k = 0; k + 2 < r; ++k)
+      if (scales[k] != 1.0) return refuse(c, "only the last two axes may be resized");
+    sp.scale_h = scales[r - 2];
+    sp.scale_w = scales[r - 1];
+  } else {  // sizes: scale = out / in
+    sp.scale_h = static_cast<double>(y[r - 2]) / static_cast<double>(x[r - 2]);
+    sp.scale_w = static_cast<double>(y[r - 1]) / static_cast<double>(x[r - 1]);
+  }
+  if (!(sp.scale_h > 0) || !(sp.scale_w > 0)) return refuse(c, "non-positive scale");
+  return sp;
+}
+
+Status supports_resize(const BindContext& c) {
+  WS_RETURN_IF_ERROR(ok_float0(c));
+  WS_ASSIGN_OR_RETURN(ResizeSpec sp, resize_spec(c));
+  (void)sp;
+  return Status::ok();
+}
+
+// One axis: per output index, the first / second input index (int32 bits in a float) and the weight of the second.
+void axis_taps(const ResizeSpec& sp, int64_t in, int64_t out, double scale, std::vector<float>& i0, std::vector<float>& i1,
+               std::vector<float>& w) {
+  for (int64_t o = 0; o < out; ++o) {
+    double xo;
+    if (sp.coord == "half_pixel") xo = (static_cast<double>(o) + 0.5) / scale - 0.5;
+    else if (sp.coord == "pytorch_half_pixel") xo = out > 1 ? (static_cast<double>(o) + 0.5) / scale - 0.5 : 0.0;
+    else if (sp.coord == "align_corners") xo = out == 1 ? 0.0 : static_cast<double>(o) * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+    else xo = static_cast<double>(o) / scale;  // asymmetric
+    int64_t a, b;
+    double frac = 0.0;
+    if (!sp.linear) {
+      const double fl = std::floor(xo);
+      double v;
+      if (sp.nearest == "floor") v = fl;
+      else if (sp.nearest == "ceil") v = std::ceil(xo);
+      else if (xo - fl == 0.5) v = sp.nearest == "round_prefer_ceil" ? fl + 1.0 : fl;
+      else v = std::round(xo);
+      a = b = std::clamp<int64_t>(static_cast<int64_t>(v), 0, in - 1);
+    } else {
+      const double xc = std::clamp(xo, 0.0, static_cast<double>(in - 1));
+      a = static_cast<int64_t>(std::floor(xc));
+      b = std::min<int64_t>(a + 1, in - 1);
+      frac = xc - static_cast<double>(a);
+    }
+    i0.push_back(std::bit_cast<float>(static_cast<int32_t>(a)));
+    i1.push_back(std::bit_cast<float>(static_cast<int32_t>(b)));
+    w.push_back(static_cast<float>(frac));
+  }
+}
+
+Status bind_resize(BindContext& c, Step& s) {
+  WS_ASSIGN_OR_RETURN(ResizeSpec sp, resize_spec(c));
+  const ir::Shape& x = in_t(c, 0).shape;
+  const ir::Shape& y = out_shape(c);
+  const size_t r = x.size();
+  int64_t planes = 1;
+  for (size_t k = 0; k + 2 < r; ++k) planes *= x[k];
+  const int64_t in_h = x[r - 2], in_w = x[r - 1], out_h = y[r - 2], out_w = y[r - 1];
+  std::vector<float> h0, h1, wh, w0, w1, ww;
+  axis_taps(sp, in_h, out_h, sp.scale_h, h0, h1, wh);
+  axis_taps(sp, in_w, out_w, sp.scale_w, w0, w1, ww);
+  std::vector<float> taps;
+  for (auto* part : {&h0, &h1, &wh, &w0, &w1, &ww}) taps.insert(taps.end(), part->begin(), part->end());
+  if (taps.empty()) taps.push_back(0.0f);
+  WS_ASSIGN_OR_RETURN(const void* d_taps, c.upload_values(taps, true));
+  const auto* t = static_cast<const float*>(d_taps);
+  const bool linear = sp.linear;
+  const ElemType et = c.elem;
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    return kernels::resize_2d(et, linear, io.in[0], io.out[0], t, planes, in_h, in_w, out_h, out_w, st);
+  };
+  return Status::ok();
+}
+
 // ---- consistency-test forms ----
 using A = OpSampleAttr;
 
@@ -288,6 +408,34 @@ std::vector<OpSample> cast_samples(const std::string& op) {
           {"Cast_then_Relu", {runtime("x", {3, 5})}, {sample_node(op, {"x"}, {"c"}, {A::integer("to", 1)}), sample_node("Relu", {"c"}, {"y"})}}};
 }
 
+// Resize (opset 13): x, roi (omitted), scales or sizes.
+OpSample resize_sample(std::string label, std::vector<int64_t> x, std::vector<float> scales, std::vector<int64_t> sizes,
+                       std::vector<OpSampleAttr> attrs) {
+  OpSample s{std::move(label), {runtime("x", std::move(x))}, {}};
+  if (!scales.empty()) {
+    s.tensors.push_back(constant_values("sc", {static_cast<int64_t>(scales.size())}, scales));
+    s.nodes.push_back(sample_node("Resize", {"x", "", "sc"}, {"y"}, std::move(attrs)));
+  } else {
+    s.tensors.push_back(constant_i64("sz", {static_cast<int64_t>(sizes.size())}, sizes));
+    s.nodes.push_back(sample_node("Resize", {"x", "", "", "sz"}, {"y"}, std::move(attrs)));
+  }
+  return s;
+}
+
+std::vector<OpSample> resize_samples(const std::string&) {
+  return {resize_sample("Resize_nearest_scales_2x", {1, 2, 3, 4}, {1, 1, 2, 2}, {}, {}),
+          resize_sample("Resize_nearest_asymmetric_floor_sizes", {2, 2, 5, 4}, {}, {2, 2, 7, 9},
+                        {A::text("coordinate_transformation_mode", "asymmetric"), A::text("nearest_mode", "floor")}),
+          resize_sample("Resize_nearest_round_prefer_ceil_down", {1, 3, 8, 6}, {1, 1, 0.5f, 0.7f}, {}, {A::text("nearest_mode", "round_prefer_ceil")}),
+          resize_sample("Resize_linear_half_pixel_up", {1, 2, 3, 4}, {1, 1, 2.5f, 1.5f}, {}, {A::text("mode", "linear")}),
+          resize_sample("Resize_linear_align_corners_sizes", {2, 3, 4, 5}, {}, {2, 3, 7, 3},
+                        {A::text("mode", "linear"), A::text("coordinate_transformation_mode", "align_corners")}),
+          resize_sample("Resize_linear_pytorch_half_pixel_down", {1, 2, 9, 7}, {1, 1, 0.5f, 0.6f}, {},
+                        {A::text("mode", "linear"), A::text("coordinate_transformation_mode", "pytorch_half_pixel")}),
+          {"Resize_opset10_nearest", {runtime("x", {1, 2, 3, 4}), constant_values("sc", {4}, {1, 1, 2, 3})},
+           {sample_node("Resize", {"x", "sc"}, {"y"})}, 10}};
+}
+
 }  // namespace
 
 std::vector<CudaOpDef> indexing_ops() {
@@ -295,6 +443,7 @@ std::vector<CudaOpDef> indexing_ops() {
       {"Cast", 1, supports_cast, bind_cast, cast_samples},
       {"Expand", 1, supports_rank6, bind_expand, expand_samples},
       {"Gather", 1, supports_gather, bind_gather, gather_samples},
+      {"Resize", 1, supports_resize, bind_resize, resize_samples},
       {"Slice", 1, supports_rank6, bind_slice, slice_samples},
       {"Split", 1, ok_float0, bind_split, split_samples},
       {"Tile", 1, supports_rank6, bind_tile, tile_samples},

@@ -87,15 +87,17 @@ Status bind_math(BindContext& c, Step& s) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// BatchNormalization (inference): a[c] = scale[c] / sqrt(var[c] + eps), b[c] = bias[c] − mean[c]·a[c].
+// BatchNormalization (inference). Constant statistics: folded at build, a[c] = scale[c] / sqrt(var[c] + eps),
+// b[c] = bias[c] − mean[c]·a[c] (double), y = x·a[c] + b[c]. Runtime statistics (graph inputs): read per element.
+
+bool batch_norm_params_constant(const BindContext& c) {
+  for (size_t i = 1; i < 5; ++i)
+    if (!in_t(c, i).is_constant()) return false;
+  return true;
+}
 
 Status supports_batch_norm(const BindContext& c) {
-  WS_RETURN_IF_ERROR(ok_float0(c));
-  for (size_t i = 1; i < 5; ++i) {
-    const ir::Tensor& t = in_t(c, i);
-    if (!t.is_constant() || t.dtype != ir::DType::kFloat32)
-      return refuse(c, "input " + std::to_string(i) + " (scale, B, mean, var) must be a float32 constant");
-  }
+  for (size_t i = 0; i < 5; ++i) WS_RETURN_IF_ERROR(require_runtime_float(c, i));
   if (in_t(c, 0).shape.size() < 2) return refuse(c, "input X must be N×C×...");
   return Status::ok();
 }
@@ -106,6 +108,15 @@ Status bind_batch_norm(BindContext& c, Step& s) {
   int64_t inner = 1;
   for (size_t i = 2; i < x.size(); ++i) inner *= x[i];
   const double eps = attr_f(c.node, "epsilon", 1e-5f);
+  if (!batch_norm_params_constant(c)) {  // statistics known only at run time (graph inputs): read per element
+    const int64_t count = in_t(c, 0).elements();
+    const ElemType et = c.elem;
+    const float feps = static_cast<float>(eps);
+    s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+      return kernels::batch_norm_runtime(et, io.in[0], io.out[0], io.in[1], io.in[2], io.in[3], io.in[4], feps, count, channels, inner, st);
+    };
+    return Status::ok();
+  }
   const float* scale = in_t(c, 1).data_as<float>();
   const float* bias = in_t(c, 2).data_as<float>();
   const float* mean = in_t(c, 3).data_as<float>();
@@ -220,7 +231,11 @@ std::vector<OpSample> batch_norm_samples(const std::string& op) {
   for (auto& t : bn_tensors(6)) rank2.tensors.push_back(t);
   OpSample rank3{"BatchNormalization_rank3", {runtime("x", {2, 4, 9})}, {sample_node(op, {"x", "scale", "bias", "mean", "var"}, {"y"})}};
   for (auto& t : bn_tensors(4)) rank3.tensors.push_back(t);
-  return {after_concat, rank2, rank3};
+  OpSample runtime_stats{"BatchNormalization_runtime_statistics",
+                         {runtime("x", {2, 3, 4, 5}), runtime("scale", {3}), runtime("bias", {3}), runtime("mean", {3}),
+                          constant_values("var", {3}, variances(3))},
+                         {sample_node(op, {"x", "scale", "bias", "mean", "var"}, {"y"})}};
+  return {after_concat, rank2, rank3, runtime_stats};
 }
 
 std::vector<OpSample> prelu_samples(const std::string& op) {
@@ -251,7 +266,7 @@ std::vector<CudaOpDef> math_ops() {
   for (const char* op : {"Abs", "Cos", "Elu", "Erf", "Exp", "Gelu", "LeakyRelu", "Log", "Neg", "Reciprocal", "Selu", "Sin",
                          "Softplus", "Softsign", "Sqrt", "Tanh"})
     v.push_back({op, 1, supports_math, bind_math, math_samples});
-  v.push_back({"BatchNormalization", 1, supports_batch_norm, bind_batch_norm, batch_norm_samples});
+  v.push_back({"BatchNormalization", -1, supports_batch_norm, bind_batch_norm, batch_norm_samples});
   v.push_back({"PRelu", -1, supports_all_float, bind_binary_math<BinaryMathOp::kPRelu>, prelu_samples});
   v.push_back({"Pow", -1, supports_all_float, bind_binary_math<BinaryMathOp::kPow>, pow_samples});
   for (const char* op : {"Max", "Mean", "Min", "Sum"}) v.push_back({op, -1, supports_all_float, bind_variadic, variadic_samples});
