@@ -1,7 +1,8 @@
 // Math kernels of the CUDA executor (the issue-14 op set):
 //  - unary_math: y = f(x) for the unary math family, one templated kernel instantiated per functor
 //    (Erf, Gelu (erf and tanh forms), Tanh, Exp, Log, Sqrt, Neg, Abs, Reciprocal, LeakyRelu, Elu, Selu,
-//    Softplus (max(x,0) + log1p(e^-|x|)), Softsign, Sin, Cos, Scale);
+//    Softplus (max(x,0) + log1p(e^-|x|)), Softsign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh,
+//    Atanh, Floor, Ceil, Round (half to even), Sign, ThresholdedRelu, Celu, Shrink, Scale);
 //  - channel_affine: y = x·a[c] + b[c] (standalone inference BatchNormalization, a and b folded at build);
 //  - batch_norm_runtime: the same with scale / bias / mean / var read at run time (statistics that are graph
 //    inputs, as in ONNX's node tests);
@@ -63,6 +64,25 @@ template <> struct Fn<MathFn::kSoftsign> { __device__ float operator()(float v, 
 template <> struct Fn<MathFn::kSin> { __device__ float operator()(float v, const MathFnParams&) const { return sinf(v); } };
 template <> struct Fn<MathFn::kCos> { __device__ float operator()(float v, const MathFnParams&) const { return cosf(v); } };
 template <> struct Fn<MathFn::kScale> { __device__ float operator()(float v, const MathFnParams& p) const { return p.alpha * v; } };
+#define WS_MATH_FN(F, EXPR) \
+  template <> struct Fn<MathFn::F> { __device__ float operator()(float v, const MathFnParams& p) const { return EXPR; } };
+WS_MATH_FN(kTan, tanf(v))
+WS_MATH_FN(kAsin, asinf(v))
+WS_MATH_FN(kAcos, acosf(v))
+WS_MATH_FN(kAtan, atanf(v))
+WS_MATH_FN(kSinh, sinhf(v))
+WS_MATH_FN(kCosh, coshf(v))
+WS_MATH_FN(kAsinh, asinhf(v))
+WS_MATH_FN(kAcosh, acoshf(v))
+WS_MATH_FN(kAtanh, atanhf(v))
+WS_MATH_FN(kFloor, floorf(v))
+WS_MATH_FN(kCeil, ceilf(v))
+WS_MATH_FN(kRound, rintf(v))
+WS_MATH_FN(kSign, isnan(v) ? v : static_cast<float>((v > 0.0f) - (v < 0.0f)))
+WS_MATH_FN(kThresholdedRelu, v > p.alpha ? v : 0.0f)
+WS_MATH_FN(kCelu, fmaxf(0.0f, v) + fminf(0.0f, p.alpha * expm1f(v / p.alpha)))
+WS_MATH_FN(kShrink, v < -p.lambd ? v + p.bias : (v > p.lambd ? v - p.bias : 0.0f))
+#undef WS_MATH_FN
 
 template <typename T, MathFn F>
 __global__ void unary_math_kernel(const T* x, T* y, int64_t count, MathFnParams p) {
@@ -131,7 +151,10 @@ Status launch_unary(MathFn f, const MathFnParams& p, const T* x, T* y, int64_t c
     WS_MATH_CASE(kErf) WS_MATH_CASE(kGelu) WS_MATH_CASE(kGeluTanh) WS_MATH_CASE(kTanh) WS_MATH_CASE(kExp)
     WS_MATH_CASE(kLog) WS_MATH_CASE(kSqrt) WS_MATH_CASE(kNeg) WS_MATH_CASE(kAbs) WS_MATH_CASE(kReciprocal)
     WS_MATH_CASE(kLeakyRelu) WS_MATH_CASE(kElu) WS_MATH_CASE(kSelu) WS_MATH_CASE(kSoftplus) WS_MATH_CASE(kSoftsign)
-    WS_MATH_CASE(kSin) WS_MATH_CASE(kCos) WS_MATH_CASE(kScale)
+    WS_MATH_CASE(kSin) WS_MATH_CASE(kCos) WS_MATH_CASE(kScale) WS_MATH_CASE(kTan) WS_MATH_CASE(kAsin) WS_MATH_CASE(kAcos)
+    WS_MATH_CASE(kAtan) WS_MATH_CASE(kSinh) WS_MATH_CASE(kCosh) WS_MATH_CASE(kAsinh) WS_MATH_CASE(kAcosh) WS_MATH_CASE(kAtanh)
+    WS_MATH_CASE(kFloor) WS_MATH_CASE(kCeil) WS_MATH_CASE(kRound) WS_MATH_CASE(kSign) WS_MATH_CASE(kThresholdedRelu)
+    WS_MATH_CASE(kCelu) WS_MATH_CASE(kShrink)
 #undef WS_MATH_CASE
     default: return invalid_argument("unary_math: unknown function " + std::to_string(static_cast<int>(f)));
   }
@@ -161,6 +184,22 @@ const char* math_fn_name(MathFn f) {
     case MathFn::kSin: return "sin";
     case MathFn::kCos: return "cos";
     case MathFn::kScale: return "scale";
+    case MathFn::kTan: return "tan";
+    case MathFn::kAsin: return "asin";
+    case MathFn::kAcos: return "acos";
+    case MathFn::kAtan: return "atan";
+    case MathFn::kSinh: return "sinh";
+    case MathFn::kCosh: return "cosh";
+    case MathFn::kAsinh: return "asinh";
+    case MathFn::kAcosh: return "acosh";
+    case MathFn::kAtanh: return "atanh";
+    case MathFn::kFloor: return "floor";
+    case MathFn::kCeil: return "ceil";
+    case MathFn::kRound: return "round";
+    case MathFn::kSign: return "sign";
+    case MathFn::kThresholdedRelu: return "thresholded_relu";
+    case MathFn::kCelu: return "celu";
+    case MathFn::kShrink: return "shrink";
   }
   return "?";
 }

@@ -2,7 +2,8 @@
 /// \file unary_math.h
 /// Host-only launchers of the CUDA executor's math kernels (src/kernels/elementwise/unary_math.cu):
 /// the unary math family (Erf, Gelu, Tanh, Exp, Log, Sqrt, Neg, Abs, Reciprocal, LeakyRelu, Elu, Selu,
-/// Softplus, Softsign, Sin, Cos, and a scale y = alpha·x), a per-channel affine map (inference
+/// Softplus, Softsign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Floor, Ceil,
+/// Round (half to even), Sign, ThresholdedRelu, Celu, Shrink, and a scale y = alpha·x), a per-channel affine map (inference
 /// BatchNormalization folded to y = x·a[c] + b[c]) and the numpy-broadcast binary math ops PRelu, Pow,
 /// Max, Min. Formulas are those of ws::ref::math / ws::ref::binary_f32 (src/reference/ops_ext.h).
 /// Element type float32 or float16 (storage; arithmetic in float32). Every launcher enqueues on `stream`,
@@ -19,11 +20,14 @@ namespace ws::kernels {
 
 enum class MathFn {
   kErf, kGelu, kGeluTanh, kTanh, kExp, kLog, kSqrt, kNeg, kAbs, kReciprocal,
-  kLeakyRelu, kElu, kSelu, kSoftplus, kSoftsign, kSin, kCos, kScale
+  kLeakyRelu, kElu, kSelu, kSoftplus, kSoftsign, kSin, kCos, kScale,
+  kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh, kFloor, kCeil, kRound, kSign,
+  kThresholdedRelu, kCelu, kShrink
 };
 struct MathFnParams {
-  float alpha = 0.01f;        ///< LeakyRelu / Elu / Selu alpha; kScale: the factor
+  float alpha = 0.01f;        ///< LeakyRelu / Elu / Selu / ThresholdedRelu / Celu alpha; kScale: the factor
   float gamma = 1.05070102f;  ///< Selu
+  float bias = 0.0f, lambd = 0.5f;  ///< Shrink
 };
 const char* math_fn_name(MathFn f);
 

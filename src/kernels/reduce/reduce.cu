@@ -1,5 +1,5 @@
 // Row kernels of the CUDA executor over an [outer, len, inner] view (issue 14): ReduceSum / Mean / Max /
-// Min / Prod / L1 / L2 / SumSquare, LogSoftmax, and the row normalisations (LayerNormalization,
+// Min / Prod / L1 / L2 / SumSquare / LogSum (and GlobalMaxPool), LogSoftmax, and the row normalisations (LayerNormalization,
 // InstanceNormalization). Float32 or float16 storage, float32 accumulation (the CPU reference accumulates
 // in double; the difference is within the executor tests' tolerances).
 // Thread mapping: one warp per output row (o, i) — 8 warps per 256-thread block, a grid-stride loop over
@@ -83,6 +83,7 @@ __global__ void reduce_kernel(ReduceKind k, const T* x, T* y, int64_t outer, int
     if (lane == 0) {
       if (k == ReduceKind::kMean) acc = acc / static_cast<float>(len);
       else if (k == ReduceKind::kL2) acc = sqrtf(acc);
+      else if (k == ReduceKind::kLogSum) acc = logf(acc);
       store(y, r, acc);
     }
   }
@@ -106,7 +107,7 @@ __global__ void log_softmax_kernel(const T* x, T* y, int64_t outer, int64_t len,
 
 template <typename T>
 __global__ void row_norm_kernel(const T* x, T* y, const T* scale, const T* bias, int64_t rows, int64_t len, int64_t channels,
-                                float eps) {
+                                float eps, T* mean_out, T* inv_std_out) {
   const int lane = threadIdx.x % kWarp;
   for (int64_t r = (blockIdx.x * int64_t(kWarpsPerBlock)) + threadIdx.x / kWarp; r < rows; r += int64_t(gridDim.x) * kWarpsPerBlock) {
     const T* xr = x + r * len;
@@ -119,7 +120,11 @@ __global__ void row_norm_kernel(const T* x, T* y, const T* scale, const T* bias,
       const float d = load(xr, l) - mean;
       v += d * d;
     }
-    const float inv_std = rsqrtf(warp_sum(v) / static_cast<float>(len) + eps);
+    const float inv_std = 1.0f / sqrtf(warp_sum(v) / static_cast<float>(len) + eps);
+    if (lane == 0) {
+      if (mean_out) store(mean_out, r, mean);
+      if (inv_std_out) store(inv_std_out, r, inv_std);
+    }
     const int64_t c = channels > 0 ? r % channels : 0;
     for (int64_t l = lane; l < len; l += kWarp) {
       const int64_t p = channels > 0 ? c : l;
@@ -165,7 +170,7 @@ Status log_softmax(ElemType t, const void* x, void* y, int64_t outer, int64_t le
 }
 
 Status row_norm(ElemType t, const void* x, void* y, const void* scale, const void* bias, int64_t rows, int64_t len,
-                int64_t channels, float epsilon, cudaStream_t stream) {
+                int64_t channels, float epsilon, cudaStream_t stream, void* mean_out, void* inv_std_out) {
   WS_RETURN_IF_ERROR(check_type(t, "row_norm"));
   if (rows < 0 || len < 0 || channels < 0) return invalid_argument("row_norm: negative dims");
   if (!scale) return invalid_argument("row_norm: scale is required");
@@ -173,11 +178,13 @@ Status row_norm(ElemType t, const void* x, void* y, const void* scale, const voi
   if (t == ElemType::kFloat32)
     row_norm_kernel<float><<<grid_for_rows(rows), kBlock, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y),
                                                                        static_cast<const float*>(scale), static_cast<const float*>(bias),
-                                                                       rows, len, channels, epsilon);
+                                                                       rows, len, channels, epsilon, static_cast<float*>(mean_out),
+                                                                       static_cast<float*>(inv_std_out));
   else
     row_norm_kernel<__half><<<grid_for_rows(rows), kBlock, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y),
                                                                         static_cast<const __half*>(scale), static_cast<const __half*>(bias),
-                                                                        rows, len, channels, epsilon);
+                                                                        rows, len, channels, epsilon, static_cast<__half*>(mean_out),
+                                                                        static_cast<__half*>(inv_std_out));
   WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();
 }

@@ -2,7 +2,7 @@
 /// \file reduce.h
 /// Host-only launchers of the CUDA executor's row kernels (src/kernels/reduce/reduce.cu). Every one views
 /// its input as [outer, len, inner] (row-major, contiguous) and works on the middle axis:
-///  - reduce: y[o, i] = R_l x[o, l, i] for Sum, Mean, Max, Min, Prod, L1, L2, SumSquare (ONNX Reduce*-13/18
+///  - reduce: y[o, i] = R_l x[o, l, i] for Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum (ONNX Reduce*-13/18
 ///    over a contiguous block of axes; the executor flattens the block into `len`). Empty rows (len 0) give
 ///    the identity: 0, NaN for Mean, −inf for Max, +inf for Min, 1 for Prod.
 ///  - log_softmax: y = x − max − log Σ e^(x − max) along the middle axis (LogSoftmax-13).
@@ -20,7 +20,7 @@
 
 namespace ws::kernels {
 
-enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kSumSquare };
+enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum };
 
 Status reduce(ElemType t, ReduceKind k, const void* x, void* y, int64_t outer, int64_t len, int64_t inner, cudaStream_t stream);
 
@@ -28,8 +28,9 @@ Status log_softmax(ElemType t, const void* x, void* y, int64_t outer, int64_t le
 
 /// rows × len values. channels == 0 (LayerNormalization): scale[j] / bias[j] per column j < len;
 /// channels > 0 (InstanceNormalization): scale[r % channels] / bias[r % channels] per row r. scale and
-/// bias are device arrays in the element type `t`; bias may be nullptr (0).
+/// bias are device arrays in the element type `t`; bias may be nullptr (0). mean_out / inv_std_out (nullable,
+/// element type `t`, `rows` values): each row's mean and 1/√(var + eps) (LayerNormalization's optional outputs).
 Status row_norm(ElemType t, const void* x, void* y, const void* scale, const void* bias, int64_t rows, int64_t len,
-                int64_t channels, float epsilon, cudaStream_t stream);
+                int64_t channels, float epsilon, cudaStream_t stream, void* mean_out = nullptr, void* inv_std_out = nullptr);
 
 }  // namespace ws::kernels

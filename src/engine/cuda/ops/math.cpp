@@ -1,5 +1,6 @@
 // CUDA op-table entries (issue 14): the unary math family (Erf, Gelu, Tanh, Exp, Log, Sqrt, Neg, Abs,
-// Reciprocal, LeakyRelu, Elu, Selu, Softplus, Softsign, Sin, Cos: one templated kernel, a functor per op),
+// Reciprocal, LeakyRelu, Elu, Selu, Softplus, Softsign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh,
+// Acosh, Atanh, Floor, Ceil, Round, Sign, ThresholdedRelu, Celu, Shrink: one templated kernel, a functor per op),
 // standalone inference BatchNormalization (folded at build to y = x·a[c] + b[c]; e.g. DenseNet's BN after a
 // Concat, which the BN→Conv pass cannot fold), PRelu and Pow (numpy broadcast), and the variadic
 // Sum / Max / Min / Mean (a chain of broadcast binary steps into y; Mean scales by 1/n).
@@ -64,6 +65,22 @@ bool math_fn_of(const ir::Node& n, MathFn& f, MathFnParams& p) {
   else if (op == "Softsign") f = MathFn::kSoftsign;
   else if (op == "Sin") f = MathFn::kSin;
   else if (op == "Cos") f = MathFn::kCos;
+  else if (op == "Tan") f = MathFn::kTan;
+  else if (op == "Asin") f = MathFn::kAsin;
+  else if (op == "Acos") f = MathFn::kAcos;
+  else if (op == "Atan") f = MathFn::kAtan;
+  else if (op == "Sinh") f = MathFn::kSinh;
+  else if (op == "Cosh") f = MathFn::kCosh;
+  else if (op == "Asinh") f = MathFn::kAsinh;
+  else if (op == "Acosh") f = MathFn::kAcosh;
+  else if (op == "Atanh") f = MathFn::kAtanh;
+  else if (op == "Floor") f = MathFn::kFloor;
+  else if (op == "Ceil") f = MathFn::kCeil;
+  else if (op == "Round") f = MathFn::kRound;
+  else if (op == "Sign") f = MathFn::kSign;
+  else if (op == "ThresholdedRelu") { f = MathFn::kThresholdedRelu; p.alpha = attr_f(n, "alpha", 1.0f); }
+  else if (op == "Celu") { f = MathFn::kCelu; p.alpha = attr_f(n, "alpha", 1.0f); }
+  else if (op == "Shrink") { f = MathFn::kShrink; p.bias = attr_f(n, "bias", 0.0f); p.lambd = attr_f(n, "lambd", 0.5f); }
   else return false;
   return true;
 }
@@ -198,8 +215,31 @@ OpSample positive_input(std::string label, const std::string& op) {
   return {std::move(label), {runtime("x", {2, 3, 5, 7})}, {sample_node("Sigmoid", {"x"}, {"p"}), sample_node(op, {"p"}, {"y"})}};
 }
 
+// x -> `pre` -> op (`pre` keeps the operand inside the op's domain or away from its discontinuities, so fp16
+// rounding of the input cannot flip a step).
+OpSample after(std::string label, const std::string& pre, const std::string& op, std::vector<OpSampleAttr> attrs = {}) {
+  return {std::move(label), {runtime("x", {2, 3, 5, 7})}, {sample_node(pre, {"x"}, {"p"}), sample_node(op, {"p"}, {"y"}, std::move(attrs))}};
+}
+
 std::vector<OpSample> math_samples(const std::string& op) {
   if (op == "Log" || op == "Sqrt" || op == "Reciprocal") return {positive_input(op + "_of_sigmoid", op)};
+  if (op == "Acosh")  // domain x >= 1: 1 / sigmoid(x) in (1.37, 3.7)
+    return {{"Acosh_of_reciprocal_sigmoid", {runtime("x", {2, 3, 5, 7})},
+             {sample_node("Sigmoid", {"x"}, {"p"}), sample_node("Reciprocal", {"p"}, {"q"}), sample_node(op, {"q"}, {"y"})}}};
+  if (op == "Atanh") return {after("Atanh_of_tanh", "Tanh", op)};  // |tanh(x)| <= 0.77
+  if (op == "Round")  // 0.4·x + an integer offset per column: every value within 0.4 of an integer, none near a .5 tie
+    return {{"Round_near_integers", {runtime("x", {2, 3, 5, 7}), constant_values("k", {}, {0.4f}),
+                                      constant_values("c", {7}, {0.0f, 1.0f, 2.0f, -1.0f, -2.0f, 3.0f, 5.0f})},
+             {sample_node("Mul", {"x", "k"}, {"p"}), sample_node("Add", {"p", "c"}, {"q"}), sample_node(op, {"q"}, {"y"})}}};
+  if (op == "ThresholdedRelu")  // sigmoid(x) in (0.27, 0.73): alpha 0.1 passes all, 0.9 none (no value near alpha)
+    return {after("ThresholdedRelu_pass", "Sigmoid", op, {A::real("alpha", 0.1f)}), after("ThresholdedRelu_block", "Sigmoid", op, {A::real("alpha", 0.9f)})};
+  if (op == "Shrink")  // bias = lambd: the continuous (soft) form
+    return {single("Shrink_soft", op, {2, 3, 5, 7}, {A::real("lambd", 0.4f), A::real("bias", 0.4f)})};
+  if (op == "Celu") return {single("Celu_default", op, {2, 3, 5, 7}), single("Celu_alpha", op, {4, 33}, {A::real("alpha", 0.5f)})};
+  if (op == "Floor" || op == "Ceil")  // 2.5 + 0.4·x in [2.1, 2.9): no integer nearby
+    return {{op + "_offset", {runtime("x", {2, 3, 5, 7}), constant_values("k", {}, {0.4f}), constant_values("c", {}, {2.5f})},
+             {sample_node("Mul", {"x", "k"}, {"p"}), sample_node("Add", {"p", "c"}, {"q"}), sample_node(op, {"q"}, {"y"})}}};
+  if (op == "Sign") return {after("Sign_of_tanh", "Tanh", op)};
   if (op == "LeakyRelu")
     return {single("LeakyRelu_default", op, {2, 3, 5, 7}), single("LeakyRelu_alpha", op, {4, 33}, {A::real("alpha", 0.2f)})};
   if (op == "Elu") return {single("Elu_default", op, {2, 3, 5, 7}), single("Elu_alpha", op, {4, 33}, {A::real("alpha", 0.5f)})};
@@ -263,8 +303,9 @@ std::vector<OpSample> variadic_samples(const std::string& op) {
 
 std::vector<CudaOpDef> math_ops() {
   std::vector<CudaOpDef> v;
-  for (const char* op : {"Abs", "Cos", "Elu", "Erf", "Exp", "Gelu", "LeakyRelu", "Log", "Neg", "Reciprocal", "Selu", "Sin",
-                         "Softplus", "Softsign", "Sqrt", "Tanh"})
+  for (const char* op : {"Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Celu", "Cos", "Cosh", "Elu", "Erf",
+                         "Exp", "Floor", "Gelu", "LeakyRelu", "Log", "Neg", "Reciprocal", "Round", "Selu", "Shrink", "Sign", "Sin",
+                         "Sinh", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu"})
     v.push_back({op, 1, supports_math, bind_math, math_samples});
   v.push_back({"BatchNormalization", -1, supports_batch_norm, bind_batch_norm, batch_norm_samples});
   v.push_back({"PRelu", -1, supports_all_float, bind_binary_math<BinaryMathOp::kPRelu>, prelu_samples});

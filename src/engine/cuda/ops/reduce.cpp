@@ -1,6 +1,6 @@
-// CUDA op-table entries (issue 14): ReduceSum / Mean / Max / Min / Prod / L1 / L2 / SumSquare over a
+// CUDA op-table entries (issue 14): ReduceSum / Mean / Max / Min / Prod / L1 / L2 / SumSquare / LogSum over a
 // contiguous block of axes (size-1 axes ignored; other axis sets are refused at build), LogSoftmax,
-// LayerNormalization and InstanceNormalization. Kernels: src/kernels/reduce/reduce.cu ([outer, len, inner]).
+// LayerNormalization, InstanceNormalization and GlobalMaxPool. Kernels: src/kernels/reduce/reduce.cu ([outer, len, inner]).
 #include <string>
 #include <vector>
 
@@ -25,6 +25,7 @@ bool reduce_kind_of(const std::string& op, ReduceKind& k) {
   else if (op == "ReduceL1") k = ReduceKind::kL1;
   else if (op == "ReduceL2") k = ReduceKind::kL2;
   else if (op == "ReduceSumSquare") k = ReduceKind::kSumSquare;
+  else if (op == "ReduceLogSum") k = ReduceKind::kLogSum;
   else return false;
   return true;
 }
@@ -119,15 +120,14 @@ Status bind_log_softmax(BindContext& c, Step& s) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// LayerNormalization (rows = dims before axis, len = the rest; scale/bias hold len values) and
+// LayerNormalization (rows = dims before axis, len = the rest; scale/bias hold len values; the optional
+// Mean / InvStdDev outputs [rows] are written when present) and
 // InstanceNormalization (rows = N·C, len = spatial; scale/bias [C]).
 
 Status supports_layer_norm(const BindContext& c) {
   WS_RETURN_IF_ERROR(ok_float0(c));
   for (size_t i = 1; i < c.node.inputs.size(); ++i)
     if (has_in(c, i)) WS_RETURN_IF_ERROR(require_runtime_float(c, i));
-  for (size_t i = 1; i < c.node.outputs.size(); ++i)
-    if (c.node.outputs[i] != ir::kNoTensor) return refuse(c, "the Mean / InvStdDev outputs are not produced");
   const ir::Shape& x = in_t(c, 0).shape;
   int64_t axis = attr_i(c.node, "axis", -1);
   if (axis < 0) axis += static_cast<int64_t>(x.size());
@@ -147,8 +147,9 @@ Status bind_layer_norm(BindContext& c, Step& s) {
   const float eps = attr_f(c.node, "epsilon", 1e-5f);
   const bool bias = has_in(c, 2);
   const ElemType et = c.elem;
-  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
-    return kernels::row_norm(et, io.in[0], io.out[0], io.in[1], bias ? io.in[2] : nullptr, rows, len, 0, eps, st);
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {  // Mean / InvStdDev: optional outputs 1, 2
+    return kernels::row_norm(et, io.in[0], io.out[0], io.in[1], bias ? io.in[2] : nullptr, rows, len, 0, eps, st,
+                             io.out.size() > 1 ? io.out[1] : nullptr, io.out.size() > 2 ? io.out[2] : nullptr);
   };
   return Status::ok();
 }
@@ -173,6 +174,22 @@ Status bind_instance_norm(BindContext& c, Step& s) {
   return Status::ok();
 }
 
+// GlobalMaxPool: the maximum over the spatial axes of each (n, c) plane (a ReduceMax row).
+Status supports_global_max_pool(const BindContext& c) {
+  WS_RETURN_IF_ERROR(ok_float0(c));
+  if (in_t(c, 0).shape.size() < 2) return refuse(c, "input must be N×C×...");
+  return Status::ok();
+}
+Status bind_global_max_pool(BindContext& c, Step& s) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  int64_t len = 1;
+  for (size_t i = 2; i < x.size(); ++i) len *= x[i];
+  const int64_t outer = x[0] * x[1];
+  const ElemType et = c.elem;
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::reduce(et, ReduceKind::kMax, io.in[0], io.out[0], outer, len, 1, st); };
+  return Status::ok();
+}
+
 // ---- consistency-test forms ----
 using A = OpSampleAttr;
 
@@ -193,6 +210,11 @@ OpSample reduce_sample(const std::string& op, std::string label, std::vector<int
 }
 
 std::vector<OpSample> reduce_samples(const std::string& op) {
+  if (op == "ReduceLogSum")  // the log of a sum of positive values (sigmoid outputs)
+    return {{"ReduceLogSum_of_sigmoid", {runtime("x", {2, 8, 7, 7})},
+             {sample_node("Sigmoid", {"x"}, {"p"}), sample_node(op, {"p"}, {"y"}, {A::integers("axes", {2, 3})})}},
+            {"ReduceLogSum_of_sigmoid_last_no_keepdims", {runtime("x", {3, 4, 33})},
+             {sample_node("Sigmoid", {"x"}, {"p"}), sample_node(op, {"p"}, {"y"}, {A::integers("axes", {-1}), A::integer("keepdims", 0)})}}};
   return {reduce_sample(op, op + "_spatial_keepdims", {2, 8, 7, 7}, {2, 3}, 1),
           reduce_sample(op, op + "_last_axis", {3, 4, 33}, {-1}, 1),
           reduce_sample(op, op + "_middle_no_keepdims", {2, 3, 4, 5}, {1}, 0),
@@ -212,7 +234,10 @@ std::vector<OpSample> layer_norm_samples(const std::string& op) {
           {"LayerNormalization_axis1_no_bias", {runtime("x", {3, 4, 5}), constant("g", {4, 5})},
            {sample_node(op, {"x", "g"}, {"y"}, {A::integer("axis", 1), A::real("epsilon", 1e-3f)})}, 17},
           {"LayerNormalization_runtime_scale", {runtime("x", {4, 40}), runtime("g", {40}), runtime("b", {40})},
-           {sample_node(op, {"x", "g", "b"}, {"y"})}, 17}};
+           {sample_node(op, {"x", "g", "b"}, {"y"})}, 17},
+          // Mean and InvStdDev outputs, checked through y = normalised + mean·inv_std (both broadcast over the row).
+          {"LayerNormalization_mean_inv_std_outputs", {runtime("x", {3, 4, 20}), constant("g", {20}), constant("b", {20})},
+           {sample_node(op, {"x", "g", "b"}, {"n", "m", "r"}), sample_node("Mul", {"m", "r"}, {"mr"}), sample_node("Add", {"n", "mr"}, {"y"})}, 17}};
 }
 
 std::vector<OpSample> instance_norm_samples(const std::string& op) {
@@ -226,11 +251,15 @@ std::vector<OpSample> instance_norm_samples(const std::string& op) {
 
 std::vector<CudaOpDef> reduce_ops() {
   std::vector<CudaOpDef> v;
-  for (const char* op : {"ReduceL1", "ReduceL2", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare"})
+  for (const char* op : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum",
+                         "ReduceSumSquare"})
     v.push_back({op, 1, supports_reduce, bind_reduce, reduce_samples});
   v.push_back({"LogSoftmax", 1, ok_float0, bind_log_softmax, log_softmax_samples});
   v.push_back({"LayerNormalization", -1, supports_layer_norm, bind_layer_norm, layer_norm_samples});
   v.push_back({"InstanceNormalization", -1, supports_instance_norm, bind_instance_norm, instance_norm_samples});
+  v.push_back({"GlobalMaxPool", 1, supports_global_max_pool, bind_global_max_pool, [](const std::string& op) {
+                 return std::vector<OpSample>{single("GlobalMaxPool_nchw", op, {2, 3, 7, 5}), single("GlobalMaxPool_ncl", op, {1, 4, 33})};
+               }});
   return v;
 }
 
