@@ -1,7 +1,8 @@
 #pragma once
 /// \file indexing.h
 /// Host-only launchers of the CUDA executor's indexing kernels (src/kernels/indexing/indexing.cu):
-/// Gather along one axis with indices fixed at build, Tile, and Resize (nearest / linear) of the last two axes. (Slice and Expand are strided copies:
+/// Gather along one axis with indices fixed at build, Tile, constant Pad, and Resize (nearest / linear) of the
+/// last two axes. (Slice and Expand are strided copies:
 /// kernels::transpose with the slice's / broadcast's strides; Split and Concat are cudaMemcpy2DAsync.)
 /// Element size 2 or 4 bytes (float16 / float32 storage, copied bitwise). Every launcher enqueues on
 /// `stream`, allocates nothing, synchronises nothing and is capturable. Errors: kInvalidArgument for a
@@ -27,6 +28,16 @@ struct TileDims {
   int64_t x_dims[kMaxBroadcastRank] = {};
 };
 Status tile(int elem_bytes, const void* x, void* y, const TileDims& d, cudaStream_t stream);
+
+/// Pad-2/11/13 in constant mode: y dims y_dims[k] = x_dims[k] + begin[k] + end[k] (negative pads crop);
+/// y[i] = x[i − begin] inside x, `value` outside. rank 1..6.
+struct PadDims {
+  int rank = 0;
+  int64_t y_dims[kMaxBroadcastRank] = {};
+  int64_t x_dims[kMaxBroadcastRank] = {};
+  int64_t begin[kMaxBroadcastRank] = {};
+};
+Status pad_constant(ElemType t, const void* x, void* y, const PadDims& d, float value, cudaStream_t stream);
 
 /// Resize of the last two axes of `planes` × in_h × in_w planes to out_h × out_w, with per-output-row and
 /// per-output-column taps computed at build (src/engine/cuda/ops/indexing.cpp, double precision, after

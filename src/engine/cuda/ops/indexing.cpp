@@ -1,7 +1,8 @@
 // CUDA op-table entries (issue 14): Gather (indices fixed at build), Slice and Expand (strided copies
 // through kernels::transpose: a base offset plus per-axis strides, 0 on broadcast axes, step·stride on
 // sliced axes), Split (one cudaMemcpy2DAsync per output), Tile, Cast between float32 tensors (a copy), and
-// Resize (nearest / linear of the last two axes; half_pixel, pytorch_half_pixel, align_corners, asymmetric).
+// Resize (nearest / linear of the last two axes; half_pixel, pytorch_half_pixel, align_corners, asymmetric),
+// and Pad in constant mode (a standalone Pad; one before a Conv is folded into it by ir::optimize).
 // Kernels: src/kernels/indexing/indexing.cu, src/kernels/elementwise/elementwise.cu (transpose).
 #include <algorithm>
 #include <bit>
@@ -234,6 +235,49 @@ Status bind_cast(BindContext& c, Step& s) {
 }
 
 // ------------------------------------------------------------------------------------------------
+// Pad, constant mode (opset < 11: pads / value attributes; 11+: pads input, optional constant_value input).
+// reflect / edge are refused.
+
+Status supports_pad(const BindContext& c) {
+  WS_RETURN_IF_ERROR(supports_rank6(c));
+  const std::string mode = attr_s(c.node, "mode", "constant");
+  if (mode != "constant") return refuse(c, "mode '" + mode + "' (constant only)");
+  if (in_t(c, 0).shape.empty()) return refuse(c, "scalar input");
+  if (c.graph.opset >= 11 && has_in(c, 2)) {
+    const ir::Tensor& v = in_t(c, 2);
+    if (!v.is_constant() || v.dtype != ir::DType::kFloat32 || v.elements() != 1) return refuse(c, "constant_value must be a float32 constant scalar");
+  }
+  if (has_in(c, 3)) return refuse(c, "the axes input (opset 18)");
+  return Status::ok();
+}
+
+Status bind_pad(BindContext& c, Step& s) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const ir::Shape& y = out_shape(c);
+  const size_t r = x.size();
+  std::vector<int64_t> pads;
+  float value = 0.0f;
+  if (c.graph.opset < 11) {
+    pads = attr_is(c.node, "pads", {});
+    value = attr_f(c.node, "value", 0.0f);
+  } else {
+    WS_ASSIGN_OR_RETURN(pads, const_ints(c, 1));
+    if (has_in(c, 2)) value = *in_t(c, 2).data_as<float>();
+  }
+  if (pads.size() != 2 * r) return refuse(c, "pads has " + std::to_string(pads.size()) + " values for rank " + std::to_string(r));
+  kernels::PadDims d;
+  d.rank = static_cast<int>(r);
+  for (size_t k = 0; k < r; ++k) {
+    d.x_dims[k] = x[k];
+    d.y_dims[k] = y[k];
+    d.begin[k] = pads[k];
+  }
+  const ElemType et = c.elem;
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::pad_constant(et, io.in[0], io.out[0], d, value, st); };
+  return Status::ok();
+}
+
+// ------------------------------------------------------------------------------------------------
 // Resize (opset 10: X, scales; opset 11+: X, roi, scales, sizes): nearest or linear over the last two axes,
 // the others unchanged. Taps per output row / column computed here in double, after ONNX's reference
 // (coordinates clamped to the edge), uploaded once.
@@ -403,6 +447,15 @@ std::vector<OpSample> tile_samples(const std::string& op) {
           {"Tile_3d_with_ones", {runtime("x", {2, 1, 3}), constant_i64("r", {3}, {1, 4, 2})}, {sample_node(op, {"x", "r"}, {"y"})}}};
 }
 
+std::vector<OpSample> pad_samples(const std::string& op) {
+  return {{"Pad_constant_value", {runtime("x", {1, 2, 3, 4}), constant_i64("p", {8}, {0, 0, 1, 2, 0, 1, 0, 3}), constant_values("v", {}, {1.5f})},
+           {sample_node(op, {"x", "p", "v"}, {"y"})}},
+          {"Pad_zero_default_value", {runtime("x", {3, 5}), constant_i64("p", {4}, {2, 0, 1, 1})}, {sample_node(op, {"x", "p"}, {"y"})}},
+          {"Pad_rank3_all_axes", {runtime("x", {2, 6, 5}), constant_i64("p", {6}, {1, 0, 2, 1, 3, 1})}, {sample_node(op, {"x", "p"}, {"y"})}},
+          {"Pad_opset2_attributes", {runtime("x", {2, 3})},
+           {sample_node(op, {"x"}, {"y"}, {A::integers("pads", {1, 0, 0, 2}), A::real("value", -0.5f)})}, 2}};
+}
+
 std::vector<OpSample> cast_samples(const std::string& op) {
   return {single("Cast_float_to_float", op, {2, 8}, {A::integer("to", 1)}),
           {"Cast_then_Relu", {runtime("x", {3, 5})}, {sample_node(op, {"x"}, {"c"}, {A::integer("to", 1)}), sample_node("Relu", {"c"}, {"y"})}}};
@@ -443,6 +496,7 @@ std::vector<CudaOpDef> indexing_ops() {
       {"Cast", 1, supports_cast, bind_cast, cast_samples},
       {"Expand", 1, supports_rank6, bind_expand, expand_samples},
       {"Gather", 1, supports_gather, bind_gather, gather_samples},
+      {"Pad", 1, supports_pad, bind_pad, pad_samples},
       {"Resize", 1, supports_resize, bind_resize, resize_samples},
       {"Slice", 1, supports_rank6, bind_slice, slice_samples},
       {"Split", 1, ok_float0, bind_split, split_samples},
