@@ -18,8 +18,10 @@ using kernels::ElemType;
 Status supports_gemm(const BindContext& c) {
   for (size_t i = 0; i < c.node.inputs.size(); ++i)
     if (has_in(c, i)) WS_RETURN_IF_ERROR(require_runtime_float(c, i));
-  if (c.node.op_type == "Gemm" && has_in(c, 2) && !in_t(c, 2).is_constant() && in_t(c, 2).shape != out_shape(c))
-    return refuse(c, "a runtime C must already have the output shape " + ir::shape_string(out_shape(c)));
+  // A runtime C of another shape (rank 0..2, unidirectional broadcast, validated by analyze_node) is broadcast
+  // into Y before the GEMM, which then runs in place (C == D).
+  if (c.node.op_type == "Gemm" && has_in(c, 2) && !in_t(c, 2).is_constant() && in_t(c, 2).shape.size() > 2)
+    return refuse(c, "a runtime C of rank above 2");
   if (c.node.op_type == "MatMul") {
     if (in_t(c, 0).shape.size() < 2 || in_t(c, 1).shape.size() != 2) return refuse(c, "MatMul needs A of rank >= 2 and a 2-D B");
   }
@@ -115,9 +117,27 @@ Status bind_gemm(BindContext& c, Step& s) {
                                                        " (M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k) +
                                                        ", " + precision_name(c.precision) + ", fp32 accumulate, workspace " + std::to_string(g.ws) + " B)",
                        best_us, cached != nullptr});
-  s.run = [plan](const StepIo& io, const ContextLibs& libs, cudaStream_t st) {
+  // Runtime C not of Y's shape: broadcast into Y first (a strided copy, stride 0 on broadcast axes), then C = Y.
+  const bool c_broadcast = g.c_runtime && in_t(c, 2).shape != ir::Shape{m, n};
+  kernels::TransposeDims cb;
+  if (c_broadcast) {
+    const ir::Shape& cs = in_t(c, 2).shape;
+    const int64_t cr = cs.size() == 2 ? cs[0] : 1, cc = cs.empty() ? 1 : cs.back();
+    cb.rank = 2;
+    cb.y_dims[0] = m;
+    cb.y_dims[1] = n;
+    cb.x_strides[0] = cr == 1 ? 0 : cc;
+    cb.x_strides[1] = cc == 1 ? 0 : 1;
+    s.kernels += 1;
+  }
+  const int eb = static_cast<int>(c.elem_bytes);
+  s.run = [plan, c_broadcast, cb, eb](const StepIo& io, const ContextLibs& libs, cudaStream_t st) {
     const GemmPlan& p = *plan;
     const void* cptr = p.cmat ? p.cmat : (p.c_runtime ? io.in[2] : nullptr);
+    if (c_broadcast) {
+      WS_RETURN_IF_ERROR(kernels::transpose(eb, io.in[2], io.out[0], cb, st));
+      cptr = io.out[0];
+    }
     return p.run(libs.lt, io.in[0], p.weight ? p.weight : io.in[1], cptr, io.out[0], io.workspace, st);
   };
   return Status::ok();
@@ -137,7 +157,12 @@ std::vector<OpSample> gemm_samples(const std::string& op) {
           {"Gemm_noC_runtimeB", {runtime("a", {5, 12}), runtime("w", {12, 9})}, {sample_node(op, {"a", "w"}, {"y"})}},
           {"Gemm_runtimeC_full_shape", {runtime("a", {4, 6}), constant("w", {6, 5}, 0.4f), runtime("c", {4, 5})},
            {sample_node(op, {"a", "w", "c"}, {"y"})}},
-          {"Gemm_scalar_C", {runtime("a", {3, 4}), constant("w", {4, 2}), constant("c", {})}, {sample_node(op, {"a", "w", "c"}, {"y"})}}};
+          {"Gemm_scalar_C", {runtime("a", {3, 4}), constant("w", {4, 2}), constant("c", {})}, {sample_node(op, {"a", "w", "c"}, {"y"})}},
+          // Runtime C broadcast into Y before an in-place GEMM.
+          {"Gemm_runtimeC_row_beta", {runtime("a", {4, 6}), constant("w", {6, 5}, 0.4f), runtime("c", {5})},
+           {sample_node(op, {"a", "w", "c"}, {"y"}, {A::real("beta", 0.5f)})}},
+          {"Gemm_runtimeC_column", {runtime("a", {4, 6}), constant("w", {6, 5}, 0.4f), runtime("c", {4, 1})}, {sample_node(op, {"a", "w", "c"}, {"y"})}},
+          {"Gemm_runtimeC_scalar_runtimeB", {runtime("a", {3, 4}), runtime("w", {4, 2}), runtime("c", {})}, {sample_node(op, {"a", "w", "c"}, {"y"})}}};
 }
 
 }  // namespace
