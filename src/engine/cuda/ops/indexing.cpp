@@ -2,7 +2,8 @@
 // through kernels::transpose: a base offset plus per-axis strides, 0 on broadcast axes, step·stride on
 // sliced axes), Split (one cudaMemcpy2DAsync per output), Tile, Cast between float32 tensors (a copy), and
 // Resize (nearest / linear of the last two axes; half_pixel, pytorch_half_pixel, align_corners, asymmetric),
-// and Pad in constant mode (a standalone Pad; one before a Conv is folded into it by ir::optimize).
+// Pad in constant mode (a standalone Pad; one before a Conv is folded into it by ir::optimize), and
+// DepthToSpace / SpaceToDepth (a 6-D transpose).
 // Kernels: src/kernels/indexing/indexing.cu, src/kernels/elementwise/elementwise.cu (transpose).
 #include <algorithm>
 #include <bit>
@@ -235,6 +236,40 @@ Status bind_cast(BindContext& c, Step& s) {
 }
 
 // ------------------------------------------------------------------------------------------------
+// DepthToSpace (DCR / CRD) and SpaceToDepth: one 6-D transpose of a reshaped view (as the CPU op table).
+
+Status bind_depth_space(BindContext& c, Step& s) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  if (x.size() != 4) return refuse(c, "input must be N×C×H×W");
+  const int64_t b = attr_i(c.node, "blocksize", 1);
+  const int64_t n = x[0], ch = x[1], h = x[2], w = x[3];
+  std::vector<int64_t> view, perm;
+  if (c.node.op_type == "DepthToSpace") {
+    const int64_t co = ch / (b * b);
+    if (attr_s(c.node, "mode", "DCR") == "CRD") { view = {n, co, b, b, h, w}; perm = {0, 1, 4, 2, 5, 3}; }
+    else { view = {n, b, b, co, h, w}; perm = {0, 3, 4, 1, 5, 2}; }
+  } else {
+    view = {n, ch, h / b, b, w / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+  }
+  std::vector<int64_t> vs(6, 1);
+  for (int i = 4; i >= 0; --i) vs[static_cast<size_t>(i)] = vs[static_cast<size_t>(i + 1)] * view[static_cast<size_t>(i + 1)];
+  kernels::TransposeDims d;
+  d.rank = 6;
+  for (int k = 0; k < 6; ++k) {
+    d.y_dims[k] = view[static_cast<size_t>(perm[static_cast<size_t>(k)])];
+    d.x_strides[k] = vs[static_cast<size_t>(perm[static_cast<size_t>(k)])];
+  }
+  const int64_t count = shape_elements(x);
+  const int eb = static_cast<int>(c.elem_bytes);
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    if (count == 0) return Status::ok();
+    return kernels::transpose(eb, io.in[0], io.out[0], d, st);
+  };
+  return Status::ok();
+}
+
+// ------------------------------------------------------------------------------------------------
 // Pad, constant mode (opset < 11: pads / value attributes; 11+: pads input, optional constant_value input).
 // reflect / edge are refused.
 
@@ -456,6 +491,12 @@ std::vector<OpSample> pad_samples(const std::string& op) {
            {sample_node(op, {"x"}, {"y"}, {A::integers("pads", {1, 0, 0, 2}), A::real("value", -0.5f)})}, 2}};
 }
 
+std::vector<OpSample> depth_space_samples(const std::string& op) {
+  if (op == "SpaceToDepth") return {single("SpaceToDepth_b2", op, {2, 3, 4, 6}, {A::integer("blocksize", 2)})};
+  return {single("DepthToSpace_DCR_b2", op, {1, 8, 3, 5}, {A::integer("blocksize", 2)}),
+          single("DepthToSpace_CRD_b2", op, {2, 12, 2, 3}, {A::integer("blocksize", 2), A::text("mode", "CRD")})};
+}
+
 std::vector<OpSample> cast_samples(const std::string& op) {
   return {single("Cast_float_to_float", op, {2, 8}, {A::integer("to", 1)}),
           {"Cast_then_Relu", {runtime("x", {3, 5})}, {sample_node(op, {"x"}, {"c"}, {A::integer("to", 1)}), sample_node("Relu", {"c"}, {"y"})}}};
@@ -494,11 +535,13 @@ std::vector<OpSample> resize_samples(const std::string&) {
 std::vector<CudaOpDef> indexing_ops() {
   return {
       {"Cast", 1, supports_cast, bind_cast, cast_samples},
+      {"DepthToSpace", 1, ok_float0, bind_depth_space, depth_space_samples},
       {"Expand", 1, supports_rank6, bind_expand, expand_samples},
       {"Gather", 1, supports_gather, bind_gather, gather_samples},
       {"Pad", 1, supports_pad, bind_pad, pad_samples},
       {"Resize", 1, supports_resize, bind_resize, resize_samples},
       {"Slice", 1, supports_rank6, bind_slice, slice_samples},
+      {"SpaceToDepth", 1, ok_float0, bind_depth_space, depth_space_samples},
       {"Split", 1, ok_float0, bind_split, split_samples},
       {"Tile", 1, supports_rank6, bind_tile, tile_samples},
   };
