@@ -1,5 +1,6 @@
 // Indexing kernels of the CUDA executor (issue 14): Gather along one axis with build-time indices
-// (ShuffleNet / ViT class-token style selections that did not fold at build), Tile and constant Pad — copies of
+// (ShuffleNet / ViT class-token style selections that did not fold at build), GatherElements, Tile and constant
+// Pad — copies of
 // 2- or 4-byte elements (float16 / float32 storage) — and Resize (nearest / bilinear) of the last two axes
 // with taps precomputed at build (float32 blend).
 // Thread mapping: one thread per output element, grid-stride loop over an int64 index, 256-thread blocks.
@@ -78,6 +79,21 @@ __global__ void resize_2d_kernel(bool linear, const T* x, T* y, const float* __r
 }
 
 template <typename T>
+__global__ void gather_elements_kernel(const T* x, T* y, const int32_t* __restrict__ indices, GatherElementsDims d, int64_t total) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t rem = i, ix = 0;
+#pragma unroll
+    for (int k = kMaxBroadcastRank - 1; k >= 0; --k) {
+      if (k >= d.rank) continue;
+      const int64_t idx = rem % d.y_dims[k];
+      rem /= d.y_dims[k];
+      ix += (k == d.axis ? static_cast<int64_t>(indices[i]) : idx) * d.x_strides[k];
+    }
+    y[i] = x[ix];
+  }
+}
+
+template <typename T>
 __global__ void pad_constant_kernel(const T* x, T* y, PadDims d, float value, int64_t total) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     int64_t rem = i, ix = 0, stride = 1;
@@ -96,6 +112,27 @@ __global__ void pad_constant_kernel(const T* x, T* y, PadDims d, float value, in
 }
 
 }  // namespace
+
+Status gather_elements(int elem_bytes, const void* x, void* y, const int32_t* indices, const GatherElementsDims& d,
+                       cudaStream_t stream) {
+  if (d.rank < 1 || d.rank > kMaxBroadcastRank || d.axis < 0 || d.axis >= d.rank)
+    return invalid_argument("gather_elements: rank " + std::to_string(d.rank) + ", axis " + std::to_string(d.axis));
+  int64_t total = 1;
+  for (int k = 0; k < d.rank; ++k) {
+    if (d.y_dims[k] < 0) return invalid_argument("gather_elements: negative dim");
+    total *= d.y_dims[k];
+  }
+  if (total == 0) return Status::ok();
+  if (elem_bytes == 4)
+    gather_elements_kernel<float><<<grid_for(total), kThreads, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), indices, d, total);
+  else if (elem_bytes == 2)
+    gather_elements_kernel<__half><<<grid_for(total), kThreads, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), indices, d,
+                                                                             total);
+  else
+    return invalid_argument("gather_elements: element size " + std::to_string(elem_bytes));
+  WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return Status::ok();
+}
 
 Status pad_constant(ElemType t, const void* x, void* y, const PadDims& d, float value, cudaStream_t stream) {
   if (t != ElemType::kFloat32 && t != ElemType::kFloat16) return unsupported(std::string("pad_constant: element type ") + dtype_name(t));

@@ -29,6 +29,18 @@ struct TileDims {
 };
 Status tile(int elem_bytes, const void* x, void* y, const TileDims& d, cudaStream_t stream);
 
+/// GatherElements-13: y has the dims of the indices (`y_dims`); y[i] = x[i with its `axis` coordinate replaced by
+/// indices[i]] — indices: int32 device values in [0, x_dims[axis]) (normalised at build), one per y element;
+/// x_strides: x's element strides. rank 1..6.
+struct GatherElementsDims {
+  int rank = 0;
+  int axis = 0;
+  int64_t y_dims[kMaxBroadcastRank] = {};
+  int64_t x_strides[kMaxBroadcastRank] = {};
+};
+Status gather_elements(int elem_bytes, const void* x, void* y, const int32_t* indices, const GatherElementsDims& d,
+                       cudaStream_t stream);
+
 /// Pad-2/11/13 in constant mode: y dims y_dims[k] = x_dims[k] + begin[k] + end[k] (negative pads crop);
 /// y[i] = x[i − begin] inside x, `value` outside. rank 1..6.
 struct PadDims {

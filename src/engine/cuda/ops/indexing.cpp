@@ -1,4 +1,4 @@
-// CUDA op-table entries (issue 14): Gather (indices fixed at build), Slice and Expand (strided copies
+// CUDA op-table entries (issue 14): Gather and GatherElements (indices fixed at build), Slice and Expand (strided copies
 // through kernels::transpose: a base offset plus per-axis strides, 0 on broadcast axes, step·stride on
 // sliced axes), Split (one cudaMemcpy2DAsync per output), Tile, Cast between float32 tensors (a copy), and
 // Resize (nearest / linear of the last two axes; half_pixel, pytorch_half_pixel, align_corners, asymmetric),
@@ -84,6 +84,50 @@ Status bind_gather(BindContext& c, Step& s) {
   s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
     return kernels::gather(eb, io.in[0], io.out[0], indices, outer, len, count, inner, st);
   };
+  return Status::ok();
+}
+
+// ------------------------------------------------------------------------------------------------
+// GatherElements: indices (known at build, the shape of y) normalised and uploaded as int32 bits.
+
+Status supports_gather_elements(const BindContext& c) {
+  WS_RETURN_IF_ERROR(supports_rank6(c));
+  const ir::Tensor& idx = in_t(c, 1);
+  if (!idx.is_constant() || (idx.dtype != ir::DType::kInt64 && idx.dtype != ir::DType::kInt32))
+    return refuse(c, "indices must be an int64/int32 constant");
+  if (in_t(c, 0).shape.empty()) return refuse(c, "scalar input");
+  for (int64_t d : in_t(c, 0).shape)
+    if (d > INT32_MAX) return refuse(c, "an axis longer than 2^31 - 1");
+  return Status::ok();
+}
+
+Status bind_gather_elements(BindContext& c, Step& s) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const ir::Shape& y = out_shape(c);
+  const int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = attr_i(c.node, "axis", 0);
+  if (axis < 0) axis += rank;
+  const int64_t len = x[static_cast<size_t>(axis)];
+  WS_ASSIGN_OR_RETURN(std::vector<int64_t> idx, const_ints(c, 1));
+  if (static_cast<int64_t>(idx.size()) != shape_elements(y)) return refuse(c, "indices do not have the output's element count");
+  std::vector<float> bits(std::max<size_t>(idx.size(), 1));
+  for (size_t j = 0; j < idx.size(); ++j) {
+    const int64_t v = idx[j] < 0 ? idx[j] + len : idx[j];
+    if (v < 0 || v >= len) return refuse(c, "index " + std::to_string(idx[j]) + " is outside [-" + std::to_string(len) + ", " + std::to_string(len) + ")");
+    bits[j] = std::bit_cast<float>(static_cast<int32_t>(v));
+  }
+  WS_ASSIGN_OR_RETURN(const void* d_idx, c.upload_values(bits, true));
+  const auto* indices = static_cast<const int32_t*>(d_idx);
+  const std::vector<int64_t> xs = contiguous_strides(x);
+  kernels::GatherElementsDims d;
+  d.rank = static_cast<int>(rank);
+  d.axis = static_cast<int>(axis);
+  for (int64_t k = 0; k < rank; ++k) {
+    d.y_dims[k] = y[static_cast<size_t>(k)];
+    d.x_strides[k] = xs[static_cast<size_t>(k)];
+  }
+  const int eb = static_cast<int>(c.elem_bytes);
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::gather_elements(eb, io.in[0], io.out[0], indices, d, st); };
   return Status::ok();
 }
 
@@ -443,6 +487,13 @@ std::vector<OpSample> gather_samples(const std::string& op) {
           {"Gather_axis0_default", {runtime("x", {4, 6}), constant_i64("i", {3}, {3, 0, 3})}, {sample_node(op, {"x", "i"}, {"y"})}}};
 }
 
+std::vector<OpSample> gather_elements_samples(const std::string& op) {
+  return {{"GatherElements_axis1", {runtime("x", {3, 4}), constant_i64("i", {3, 2}, {0, 3, -1, 1, 2, 2})},
+           {sample_node(op, {"x", "i"}, {"y"}, {A::integer("axis", 1)})}},
+          {"GatherElements_axis0_rank3", {runtime("x", {4, 2, 3}), constant_i64("i", {2, 2, 3}, {0, 1, 2, 3, 0, 1, 3, 3, 3, 0, 0, 0})},
+           {sample_node(op, {"x", "i"}, {"y"})}}};
+}
+
 std::vector<OpSample> slice_samples(const std::string& op) {
   return {{"Slice_steps_two_axes",
            {runtime("x", {4, 6, 5}), constant_i64("s", {2}, {1, 0}), constant_i64("e", {2}, {4, 6}), constant_i64("a", {2}, {0, 2}),
@@ -538,6 +589,7 @@ std::vector<CudaOpDef> indexing_ops() {
       {"DepthToSpace", 1, ok_float0, bind_depth_space, depth_space_samples},
       {"Expand", 1, supports_rank6, bind_expand, expand_samples},
       {"Gather", 1, supports_gather, bind_gather, gather_samples},
+      {"GatherElements", 1, supports_gather_elements, bind_gather_elements, gather_elements_samples},
       {"Pad", 1, supports_pad, bind_pad, pad_samples},
       {"Resize", 1, supports_resize, bind_resize, resize_samples},
       {"Slice", 1, supports_rank6, bind_slice, slice_samples},
