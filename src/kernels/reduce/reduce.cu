@@ -1,5 +1,5 @@
 // Row kernels of the CUDA executor over an [outer, len, inner] view (issue 14): ReduceSum / Mean / Max /
-// Min / Prod / L1 / L2 / SumSquare / LogSum (and GlobalMaxPool), LogSoftmax, and the row normalisations (LayerNormalization,
+// Min / Prod / L1 / L2 / SumSquare / LogSum (and GlobalMaxPool), LogSoftmax, Hardmax, and the row normalisations (LayerNormalization,
 // InstanceNormalization). Float32 or float16 storage, float32 accumulation (the CPU reference accumulates
 // in double; the difference is within the executor tests' tolerances).
 // Thread mapping: one warp per output row (o, i) — 8 warps per 256-thread block, a grid-stride loop over
@@ -106,6 +106,30 @@ __global__ void log_softmax_kernel(const T* x, T* y, int64_t outer, int64_t len,
 }
 
 template <typename T>
+__global__ void hardmax_kernel(const T* x, T* y, int64_t outer, int64_t len, int64_t inner) {
+  const int lane = threadIdx.x % kWarp;
+  const int64_t rows = outer * inner;
+  for (int64_t r = (blockIdx.x * int64_t(kWarpsPerBlock)) + threadIdx.x / kWarp; r < rows; r += int64_t(gridDim.x) * kWarpsPerBlock) {
+    const int64_t base = (r / inner) * len * inner + r % inner;
+    // Per lane: the first maximum of its strided elements (strict >, as the CPU reference's scan).
+    float bv = -INFINITY;
+    int64_t bi = len;  // len = none
+    for (int64_t l = lane; l < len; l += kWarp) {
+      const float v = load(x, base + l * inner);
+      if (bi == len || v > bv) { bv = v; bi = l; }
+    }
+    // Across lanes: the larger value, the smaller index on a tie.
+#pragma unroll
+    for (int s = kWarp / 2; s > 0; s >>= 1) {
+      const float ov = __shfl_xor_sync(0xffffffffu, bv, s);
+      const int64_t oi = __shfl_xor_sync(0xffffffffu, bi, s);
+      if (oi != len && (bi == len || ov > bv || (ov == bv && oi < bi))) { bv = ov; bi = oi; }
+    }
+    for (int64_t l = lane; l < len; l += kWarp) store(y, base + l * inner, l == bi ? 1.0f : 0.0f);
+  }
+}
+
+template <typename T>
 __global__ void row_norm_kernel(const T* x, T* y, const T* scale, const T* bias, int64_t rows, int64_t len, int64_t channels,
                                 float eps, T* mean_out, T* inv_std_out) {
   const int lane = threadIdx.x % kWarp;
@@ -165,6 +189,19 @@ Status log_softmax(ElemType t, const void* x, void* y, int64_t outer, int64_t le
   else
     log_softmax_kernel<__half><<<grid_for_rows(rows), kBlock, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), outer, len,
                                                                           inner);
+  WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return Status::ok();
+}
+
+Status hardmax(ElemType t, const void* x, void* y, int64_t outer, int64_t len, int64_t inner, cudaStream_t stream) {
+  WS_RETURN_IF_ERROR(check_type(t, "hardmax"));
+  if (outer < 0 || len < 0 || inner < 0) return invalid_argument("hardmax: negative dims");
+  const int64_t rows = outer * inner;
+  if (rows == 0 || len == 0) return Status::ok();
+  if (t == ElemType::kFloat32)
+    hardmax_kernel<float><<<grid_for_rows(rows), kBlock, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), outer, len, inner);
+  else
+    hardmax_kernel<__half><<<grid_for_rows(rows), kBlock, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), outer, len, inner);
   WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();
 }

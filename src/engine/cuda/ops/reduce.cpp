@@ -1,5 +1,5 @@
 // CUDA op-table entries (issue 14): ReduceSum / Mean / Max / Min / Prod / L1 / L2 / SumSquare / LogSum over a
-// contiguous block of axes (size-1 axes ignored; other axis sets are refused at build), LogSoftmax,
+// contiguous block of axes (size-1 axes ignored; other axis sets are refused at build), LogSoftmax, Hardmax,
 // LayerNormalization, InstanceNormalization and GlobalMaxPool. Kernels: src/kernels/reduce/reduce.cu ([outer, len, inner]).
 #include <string>
 #include <vector>
@@ -100,6 +100,25 @@ Status bind_reduce(BindContext& c, Step& s) {
 
 // ------------------------------------------------------------------------------------------------
 // LogSoftmax (opset < 13: flattened from `axis`, default 1; opset >= 13: along `axis`, default -1)
+
+// Hardmax shares LogSoftmax's [outer, len, inner] view (opset < 13: flattened from axis; axis == rank allowed).
+Status bind_hardmax(BindContext& c, Step& s) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  const bool legacy = c.graph.opset < 13;
+  int64_t axis = attr_i(c.node, "axis", legacy ? 1 : -1);
+  if (axis < 0) axis += rank;
+  int64_t outer = 1, len = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    const int64_t d = x[static_cast<size_t>(i)];
+    if (i < axis) outer *= d;
+    else if (i == axis || legacy) len *= d;
+    else inner *= d;
+  }
+  const ElemType et = c.elem;
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::hardmax(et, io.in[0], io.out[0], outer, len, inner, st); };
+  return Status::ok();
+}
 
 Status bind_log_softmax(BindContext& c, Step& s) {
   const ir::Shape& x = in_t(c, 0).shape;
@@ -228,6 +247,15 @@ std::vector<OpSample> log_softmax_samples(const std::string& op) {
           single("LogSoftmax_opset11_flattened_axis1", op, {2, 3, 4}, {A::integer("axis", 1)}, 11)};
 }
 
+// x + a per-column offset 2.5 apart (x in [-1, 1)): the maximum of every row is its offset-5 column, so fp16
+// rounding of the input cannot move it.
+std::vector<OpSample> hardmax_samples(const std::string& op) {
+  return {{"Hardmax_last_axis", {runtime("x", {3, 4, 5}), constant_values("c", {5}, {0.0f, 2.5f, 5.0f, -2.5f, 2.4f})},
+           {sample_node("Add", {"x", "c"}, {"p"}), sample_node(op, {"p"}, {"y"})}},
+          {"Hardmax_axis1_inner", {runtime("x", {2, 5, 3}), constant_values("c", {5, 1}, {0.0f, 5.0f, 2.5f, -2.5f, 2.4f})},
+           {sample_node("Add", {"x", "c"}, {"p"}), sample_node(op, {"p"}, {"y"}, {A::integer("axis", 1)})}}};
+}
+
 std::vector<OpSample> layer_norm_samples(const std::string& op) {
   return {{"LayerNormalization_last_axis", {runtime("x", {2, 5, 96}), constant("g", {96}), constant("b", {96})},
            {sample_node(op, {"x", "g", "b"}, {"y"})}, 17},
@@ -255,6 +283,7 @@ std::vector<CudaOpDef> reduce_ops() {
                          "ReduceSumSquare"})
     v.push_back({op, 1, supports_reduce, bind_reduce, reduce_samples});
   v.push_back({"LogSoftmax", 1, ok_float0, bind_log_softmax, log_softmax_samples});
+  v.push_back({"Hardmax", 1, ok_float0, bind_hardmax, hardmax_samples});
   v.push_back({"LayerNormalization", -1, supports_layer_norm, bind_layer_norm, layer_norm_samples});
   v.push_back({"InstanceNormalization", -1, supports_instance_norm, bind_instance_norm, instance_norm_samples});
   v.push_back({"GlobalMaxPool", 1, supports_global_max_pool, bind_global_max_pool, [](const std::string& op) {
