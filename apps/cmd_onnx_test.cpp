@@ -194,10 +194,18 @@ Status run_cuda(ir::Graph graph, const std::vector<ir::Tensor>& inputs, const Op
       WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(ctx->input(k), src, static_cast<size_t>(n) * 4, cudaMemcpyHostToDevice));
     }
   }
-  // Poison the outputs (NaN bytes) so an output no kernel wrote cannot pass.
-  for (size_t k = 0; k < engine->num_outputs(); ++k)
-    if (engine->output_desc(k).bytes)
-      WS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(const_cast<void*>(ctx->output(k)), 0xFF, engine->output_desc(k).bytes, stream.get()));
+  // Poison the outputs (NaN bytes) so an output no kernel wrote cannot pass — except an output whose range
+  // overlaps an input's (a Reshape-like copy of a graph input may share its arena range).
+  for (size_t k = 0; k < engine->num_outputs(); ++k) {
+    const auto* o = static_cast<const char*>(ctx->output(k));
+    const size_t ob = engine->output_desc(k).bytes;
+    bool overlaps = false;
+    for (size_t j = 0; j < engine->num_inputs(); ++j) {
+      const auto* i = static_cast<const char*>(ctx->input(j));
+      overlaps = overlaps || (o < i + engine->input_desc(j).bytes && i < o + ob);
+    }
+    if (ob && !overlaps) WS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(const_cast<char*>(o), 0xFF, ob, stream.get()));
+  }
   WS_RETURN_IF_ERROR(ctx->enqueue(stream.get()));
   WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream.get()));
   for (size_t k = 0; k < engine->num_outputs(); ++k) {
