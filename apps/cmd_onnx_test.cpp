@@ -1,7 +1,9 @@
-// `warpstream onnx-test DIR...`: runs ONNX backend test cases (model.onnx + test_data_set_*/
-// input_N.pb, output_N.pb) on the CPU executor and compares every output with the stored one.
-// A DIR is a case folder or a folder of case folders. Cases using unsupported ops, attributes or
-// element types are skipped and their reasons grouped; any failure makes the exit code 1.
+// `warpstream onnx-test DIR... [--device cpu|cuda] [--precision fp32|fp16]`: runs ONNX backend test
+// cases (model.onnx + test_data_set_*/input_N.pb, output_N.pb) on the CPU executor or the CUDA
+// executor and compares every output with the stored one. A DIR is a case folder or a folder of case
+// folders. Cases using unsupported ops, attributes or element types are skipped and their reasons
+// grouped; any failure makes the exit code 1. Exit 2: bad arguments; exit 3: --device cuda and no
+// usable CUDA device (ctest registers the GPU runs with SKIP_RETURN_CODE 3).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,18 +14,45 @@
 #include "command.h"
 #include "engine/ir/op_table.h"
 #include "warpstream/engine.h"
+#ifdef WS_HAVE_CUDA
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "cuda/cuda_util.h"
+#include "warpstream/cuda_engine.h"
+#include "warpstream/lanes.h"
+#endif
 
 namespace fs = std::filesystem;
 
 namespace ws::app {
 namespace {
 
+/// Exit status of `--device cuda` when no CUDA device can be used (or the build has none).
+constexpr int kExitNoCudaDevice = 3;
+
 struct Options {
   std::vector<std::string> dirs;
   std::string filter;
+  std::string device = "cpu", precision = "fp32";
   double rtol = 1e-4, atol = 1e-5;
+  bool tolerance_given = false;  ///< --rtol/--atol given: used as is, for every output
   bool verbose = false;
 };
+
+// The tolerance of one output: --rtol/--atol when given; else fp32 rtol 1e-4, atol 1e-5 (both
+// executors); fp16 (CUDA, activations and weights stored as float16, float32 arithmetic):
+// rtol 2e-2, atol 2e-2 · max(1, max|want| over that output) — a float16 value carries ~5e-4
+// relative error per rounding and a node chain rounds several times, so an error of that size
+// relative to the output's scale is what fp16 storage is expected to show, not a kernel bug.
+struct Tolerance { double rtol, atol; };
+Tolerance tolerance_for(const Options& opt, const float* want, int64_t n) {
+  if (opt.tolerance_given || opt.precision != "fp16") return {opt.rtol, opt.atol};
+  double scale = 1.0;
+  for (int64_t i = 0; i < n; ++i)
+    if (std::isfinite(want[i])) scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
+  return {2e-2, 2e-2 * scale};
+}
 
 enum class Outcome { kPassed, kFailed, kSkipped };
 
@@ -37,6 +66,15 @@ std::string skip_key(const std::string& msg) {
     return msg.substr(p, e == std::string::npos ? std::string::npos : e - p);
   };
   if (auto op = quoted_after("op type '"); !op.empty()) return "unsupported op: " + op;
+  if (msg.find("must be a float32 runtime tensor") != std::string::npos)
+    return "CUDA executor: a graph output is a build-time constant or not float32";
+  if (msg.find("only float32 inputs are supported") != std::string::npos) return "CUDA executor: a graph input is not float32";
+  // CUDA entry refusals: "node 'n' (Op, opset k): not supported by the CUDA executor: <why>".
+  if (size_t p = msg.find(": not supported by the CUDA executor: "); p != std::string::npos) {
+    const size_t open = msg.rfind(" (", p), comma = msg.find(',', open == std::string::npos ? 0 : open);
+    const std::string op = open == std::string::npos || comma == std::string::npos ? "?" : msg.substr(open + 2, comma - open - 2);
+    return "unsupported on CUDA: " + op + ": " + msg.substr(p + 38, 80);
+  }
   if (size_t p = msg.find("has element type "); p != std::string::npos) {
     std::string t = msg.substr(p + 17);
     return "element type other than float32: " + t.substr(0, t.find(';'));
@@ -96,6 +134,107 @@ const char* known_bad_test_data(const std::string& name) {
              "(ONNX Runtime 1.23 differs from it by the same ~2e-4)";
     }
   return nullptr;
+}
+
+// Host copies of an executor's outputs after one run.
+struct Outputs {
+  std::vector<TensorDesc> descs;
+  std::vector<std::vector<unsigned char>> data;
+};
+
+Status check_input(const TensorDesc& d, const ir::Tensor& t) {
+  if (t.shape != d.shape || t.dtype != ir::DType::kFloat32)
+    return invalid_argument("input '" + d.name + "' data is " + ir::dtype_name(t.dtype) + " " + ir::shape_string(t.shape) +
+                            " but the model declares " + ir::shape_string(d.shape));
+  return Status::ok();
+}
+
+Outcome execute_cpu(ir::Graph graph, const std::vector<ir::Tensor>& inputs, Outputs& out, std::string& why) {
+  auto engine = CpuEngine::build(std::move(graph));
+  if (!engine) { why = engine.status().message(); return outcome_of(engine.status(), why); }
+  CpuEngine& e = **engine;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const auto& d = e.input_desc(k);
+    if (Status s = check_input(d, inputs[k]); !s.is_ok()) { why = s.message(); return Outcome::kFailed; }
+    if (d.bytes) std::memcpy(e.input(k), inputs[k].data->data(), d.bytes);
+  }
+  if (Status s = e.run(); !s.is_ok()) { why = s.message(); return Outcome::kFailed; }
+  for (size_t k = 0; k < e.num_outputs(); ++k) {
+    const auto& d = e.output_desc(k);
+    const auto* p = static_cast<const unsigned char*>(e.output(k));
+    out.descs.push_back(d);
+    out.data.emplace_back(p, p + d.bytes);
+  }
+  return Outcome::kPassed;
+}
+
+#ifdef WS_HAVE_CUDA
+// The CUDA executor: inputs converted to the engine's input type (float16 in fp16 mode, round to
+// nearest even), one enqueue on a fresh stream, outputs (always float32) copied back.
+Status run_cuda(ir::Graph graph, const std::vector<ir::Tensor>& inputs, const Options& opt, Outputs& out) {
+  CudaBuildOptions bo;
+  bo.precision = opt.precision == "fp16" ? Precision::kFloat16 : Precision::kFloat32;
+  WS_ASSIGN_OR_RETURN(auto engine, CudaEngine::build(std::move(graph), bo));
+  WS_ASSIGN_OR_RETURN(auto ctx, engine->create_context());
+  WS_ASSIGN_OR_RETURN(cuda::Stream stream, cuda::Stream::create());
+  if (inputs.size() != engine->num_inputs())
+    return invalid_argument(std::to_string(inputs.size()) + " runtime inputs for " + std::to_string(engine->num_inputs()) + " engine inputs");
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const TensorDesc& d = engine->input_desc(k);
+    TensorDesc declared = d;
+    declared.dtype = ir::DType::kFloat32;
+    WS_RETURN_IF_ERROR(check_input(declared, inputs[k]));
+    const float* src = inputs[k].data_as<float>();
+    const int64_t n = inputs[k].elements();
+    if (d.dtype == ir::DType::kFloat16) {
+      std::vector<__half> h(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) h[static_cast<size_t>(i)] = __float2half_rn(src[i]);
+      if (n) WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(ctx->input(k), h.data(), static_cast<size_t>(n) * 2, cudaMemcpyHostToDevice));
+    } else if (n) {
+      WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(ctx->input(k), src, static_cast<size_t>(n) * 4, cudaMemcpyHostToDevice));
+    }
+  }
+  // Poison the outputs (NaN bytes) so an output no kernel wrote cannot pass — except an output whose range
+  // overlaps an input's (a Reshape-like copy of a graph input may share its arena range).
+  for (size_t k = 0; k < engine->num_outputs(); ++k) {
+    const auto* o = static_cast<const char*>(ctx->output(k));
+    const size_t ob = engine->output_desc(k).bytes;
+    bool overlaps = false;
+    for (size_t j = 0; j < engine->num_inputs(); ++j) {
+      const auto* i = static_cast<const char*>(ctx->input(j));
+      overlaps = overlaps || (o < i + engine->input_desc(j).bytes && i < o + ob);
+    }
+    if (ob && !overlaps) WS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(const_cast<char*>(o), 0xFF, ob, stream.get()));
+  }
+  WS_RETURN_IF_ERROR(ctx->enqueue(stream.get()));
+  WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream.get()));
+  for (size_t k = 0; k < engine->num_outputs(); ++k) {
+    const TensorDesc& d = engine->output_desc(k);
+    out.descs.push_back(d);
+    out.data.emplace_back(d.bytes);
+    if (d.bytes) WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(out.data.back().data(), ctx->output(k), d.bytes, cudaMemcpyDeviceToHost));
+  }
+  return Status::ok();
+}
+#endif
+
+Outcome execute_cuda(ir::Graph graph, const std::vector<ir::Tensor>& inputs, const Options& opt, Outputs& out, std::string& why) {
+  // The CUDA executor's ports are float32 (float16 inputs in fp16 mode): other graph outputs are skipped.
+  for (ir::TensorId id : graph.outputs) {
+    const ir::Tensor& t = graph.tensor(id);
+    if (t.dtype != ir::DType::kFloat32) {
+      why = "CUDA executor: graph output '" + t.name + "' has element type " + ir::dtype_name(t.dtype) + " (float32 outputs only)";
+      return Outcome::kSkipped;
+    }
+  }
+#ifdef WS_HAVE_CUDA
+  if (Status s = run_cuda(std::move(graph), inputs, opt, out); !s.is_ok()) { why = s.message(); return outcome_of(s, why); }
+  return Outcome::kPassed;
+#else
+  (void)inputs, (void)opt, (void)out;
+  why = "this build has no CUDA support";
+  return Outcome::kFailed;
+#endif
 }
 
 // Runs one case; fills `why` for skips and failures.
@@ -164,47 +303,37 @@ Outcome run_case(const fs::path& dir, const Options& opt, std::string& why) {
     }
     auto graph = ir::import_onnx(model, io);
     if (!graph) { why = graph.status().message(); return outcome_of(graph.status(), why); }
-    auto engine = CpuEngine::build(std::move(*graph));
-    if (!engine) {
-      why = engine.status().message();
-      return outcome_of(engine.status(), why);
-    }
-    CpuEngine& e = **engine;
-    for (size_t k = 0; k < runtime_inputs.size(); ++k) {
-      const auto& d = e.input_desc(k);
-      if (runtime_inputs[k].shape != d.shape || runtime_inputs[k].dtype != d.dtype) {
-        why = "input '" + d.name + "' data is " + ir::shape_string(runtime_inputs[k].shape) + " but the model declares " + ir::shape_string(d.shape);
-        return Outcome::kFailed;
-      }
-      if (d.bytes) std::memcpy(e.input(k), runtime_inputs[k].data->data(), d.bytes);
-    }
-    if (Status s = e.run(); !s.is_ok()) { why = s.message(); return Outcome::kFailed; }
-    if (outputs.size() != e.num_outputs()) {
-      why = std::to_string(outputs.size()) + " expected outputs but the model has " + std::to_string(e.num_outputs());
+    Outputs got;
+    const Outcome ran = opt.device == "cuda" ? execute_cuda(std::move(*graph), runtime_inputs, opt, got, why)
+                                             : execute_cpu(std::move(*graph), runtime_inputs, got, why);
+    if (ran != Outcome::kPassed) return ran;
+    if (outputs.size() != got.descs.size()) {
+      why = std::to_string(outputs.size()) + " expected outputs but the model has " + std::to_string(got.descs.size());
       return Outcome::kFailed;
     }
     for (size_t k = 0; k < outputs.size(); ++k) {
       auto want = ir::read_tensor_proto(outputs[k].string());
       if (!want) { why = want.status().message(); return want.status().code() == StatusCode::kUnsupported ? Outcome::kSkipped : Outcome::kFailed; }
-      const auto& d = e.output_desc(k);
+      const auto& d = got.descs[k];
       if (want->shape != d.shape || want->dtype != d.dtype) {
         why = "output '" + d.name + "': got " + ir::dtype_name(d.dtype) + " " + ir::shape_string(d.shape) +
               ", expected " + ir::dtype_name(want->dtype) + " " + ir::shape_string(want->shape);
         return Outcome::kFailed;
       }
       if (d.dtype == ir::DType::kFloat32) {
-        const float* got = static_cast<const float*>(e.output(k));
+        const float* out = reinterpret_cast<const float*>(got.data[k].data());
         const float* exp = want->data_as<float>();
+        const Tolerance tol = tolerance_for(opt, exp, want->elements());
         for (int64_t i = 0; i < want->elements(); ++i) {
-          if (!close_enough(got[i], exp[i], opt.rtol, opt.atol)) {
+          if (!close_enough(out[i], exp[i], tol.rtol, tol.atol)) {
             char buf[256];
             std::snprintf(buf, sizeof buf, "%s output '%s'[%lld] = %.9g, expected %.9g (rtol %g, atol %g)",
-                          set.filename().c_str(), d.name.c_str(), static_cast<long long>(i), got[i], exp[i], opt.rtol, opt.atol);
+                          set.filename().c_str(), d.name.c_str(), static_cast<long long>(i), out[i], exp[i], tol.rtol, tol.atol);
             why = buf;
             return Outcome::kFailed;
           }
         }
-      } else if (d.bytes && std::memcmp(e.output(k), want->data->data(), d.bytes) != 0) {
+      } else if (d.bytes && std::memcmp(got.data[k].data(), want->data->data(), d.bytes) != 0) {
         why = set.filename().string() + " output '" + d.name + "' (" + ir::dtype_name(d.dtype) + ") differs";
         return Outcome::kFailed;
       }
@@ -214,6 +343,20 @@ Outcome run_case(const fs::path& dir, const Options& opt, std::string& why) {
 }
 
 int run(const Options& opt) {
+  if (opt.device == "cuda") {
+#ifndef WS_HAVE_CUDA
+    std::fprintf(stderr, "error: --device cuda: no CUDA device (this build has no CUDA support)\n");
+    return kExitNoCudaDevice;
+#else
+    if (Status avail = cuda_device_available(); !avail.is_ok()) {
+      std::fprintf(stderr, "error: --device cuda: no CUDA device: %s\n", avail.to_string().c_str());
+      return kExitNoCudaDevice;
+    }
+#endif
+  } else if (opt.precision != "fp32") {
+    std::fprintf(stderr, "error: --precision %s: the CPU executor runs fp32 only (use --device cuda)\n", opt.precision.c_str());
+    return 2;
+  }
   std::vector<fs::path> cases;
   for (const auto& d : opt.dirs) {
     fs::path p(d);
@@ -260,7 +403,8 @@ int run(const Options& opt) {
   for (const auto& [reason, names] : groups) {
     std::printf("  %4zu  %s  (e.g. %s)\n", names.size(), reason.c_str(), names.front().c_str());
   }
-  std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  std::printf("%d passed, %d failed, %d skipped (%s executor, %s)\n", passed, failed, skipped, opt.device.c_str(),
+              opt.precision.c_str());
   return failed ? 1 : 0;
 }
 
@@ -268,14 +412,23 @@ std::function<int()> setup(CLI::App& sub) {
   auto opt = std::make_shared<Options>();
   sub.add_option("dirs", opt->dirs, "case folders (model.onnx + test_data_set_*) or folders of them")->required();
   sub.add_option("--filter", opt->filter, "only cases whose folder name contains this");
-  sub.add_option("--rtol", opt->rtol, "relative tolerance")->check(CLI::NonNegativeNumber)->capture_default_str();
-  sub.add_option("--atol", opt->atol, "absolute tolerance")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub.add_option("--device", opt->device, "executor: cpu, or cuda (exit 3 when no CUDA device is usable)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  sub.add_option("--precision", opt->precision,
+                 "CUDA executor precision: fp32 (tolerance as --rtol/--atol) or fp16 (float16 activations and weights; "
+                 "tolerance per output: rtol 2e-2, atol 2e-2 * max(1, max|expected|), unless --rtol/--atol are given)")
+      ->check(CLI::IsMember({"fp32", "fp16"}))->capture_default_str();
+  auto* rtol = sub.add_option("--rtol", opt->rtol, "relative tolerance (fp32 default)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  auto* atol = sub.add_option("--atol", opt->atol, "absolute tolerance (fp32 default)")->check(CLI::NonNegativeNumber)->capture_default_str();
   sub.add_flag("-v,--verbose", opt->verbose, "print every case and skip reason");
-  return [opt] { return run(*opt); };
+  return [opt, rtol, atol] {
+    opt->tolerance_given = rtol->count() > 0 || atol->count() > 0;
+    return run(*opt);
+  };
 }
 
 }  // namespace
 
-WS_REGISTER_COMMAND(onnx_test, "onnx-test", "run ONNX backend test cases on the CPU executor and compare outputs", setup);
+WS_REGISTER_COMMAND(onnx_test, "onnx-test", "run ONNX backend test cases on the CPU or CUDA executor and compare outputs", setup);
 
 }  // namespace ws::app

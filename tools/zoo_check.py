@@ -14,6 +14,10 @@ a table for docs/conformance.md.
 
   python3 tools/zoo_check.py --warpstream build-cpu/warpstream --out /tmp/zoo [--models resnet18,...]
 
+`--device cuda [--precision fp32|fp16]` runs the same comparison on our CUDA executor (passed through to
+`onnx-test`); fp16 defaults to rtol 2e-2 and atol 2e-2 × the largest |logit| (float16 activations and
+weights). Without a usable CUDA device onnx-test exits 3 and this script exits 2 (skipped).
+
 Needs torch + torchvision (Debian python3-torch / python3-torchvision) and onnx + onnxruntime
 (the venv of scripts/install-deps.sh). Exit code: 0 all passed, 1 a model failed or was refused,
 2 a dependency is missing (the CTest wrapper maps 2 to "skipped").
@@ -56,12 +60,20 @@ def main():
     ap.add_argument("--opset", type=int, default=17)
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--seed", type=int, default=int(os.environ.get("WS_SEED", "0")))
-    ap.add_argument("--rtol", type=float, default=1e-3)
-    ap.add_argument("--atol", type=float, default=1e-4,
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="executor onnx-test runs (--device)")
+    ap.add_argument("--precision", choices=["fp32", "fp16"], default="fp32", help="CUDA executor precision (--precision)")
+    ap.add_argument("--rtol", type=float, default=None, help="relative tolerance (default 1e-3; fp16: 2e-2)")
+    ap.add_argument("--atol", type=float, default=None,
                     help="absolute tolerance as a fraction of the model's largest |logit| (random weights give "
                          "logits of very different scales; a fixed absolute tolerance would be loose for small ones)")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
+    if args.device == "cpu" and args.precision != "fp32":
+        ap.error("--precision fp16 needs --device cuda")
+    if args.rtol is None:
+        args.rtol = 2e-2 if args.precision == "fp16" else 1e-3
+    if args.atol is None:
+        args.atol = 2e-2 if args.precision == "fp16" else 1e-4
     try:
         import numpy as np
         import torch
@@ -116,9 +128,13 @@ def main():
             scale = float(np.max(np.abs(want)))
             atol = max(args.atol * scale, 1e-12)
             detail = f"max abs logit {scale:.3g}, atol {atol:.2g}"
-            r = subprocess.run([args.warpstream, "onnx-test", case, "--rtol", str(args.rtol), "--atol", str(atol), "-v"],
+            r = subprocess.run([args.warpstream, "onnx-test", case, "--device", args.device, "--precision", args.precision,
+                                "--rtol", str(args.rtol), "--atol", str(atol), "-v"],
                                capture_output=True, text=True, timeout=1800)
             out = r.stdout + r.stderr
+            if r.returncode == 3:  # onnx-test --device cuda: no usable CUDA device
+                print(out.strip(), file=sys.stderr)
+                return 2
             if r.returncode == 0 and "1 passed" in out:
                 status = "pass"
             elif "SKIP" in out:
@@ -133,7 +149,8 @@ def main():
         rows.append((name, status, detail, time.time() - t0))
         print(f"{name:24s} {status:14s} {rows[-1][3]:6.1f}s {detail}", flush=True)
     if args.markdown:
-        print("\n| model | CPU executor vs ONNX Runtime | note |\n|---|---|---|")
+        executor = "CPU executor" if args.device == "cpu" else f"CUDA executor ({args.precision})"
+        print(f"\n| model | {executor} vs ONNX Runtime | note |\n|---|---|---|")
         for name, status, detail, _ in rows:
             print(f"| {name} | {status} | {detail.replace('|', '/')[:160]} |")
     return 1 if failed else 0

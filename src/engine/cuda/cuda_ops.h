@@ -161,6 +161,9 @@ std::vector<CudaOpDef> gemm_ops();         ///< ops/gemm.cpp: Gemm, MatMul
 std::vector<CudaOpDef> pool_ops();         ///< ops/pool.cpp: MaxPool, AveragePool, GlobalAveragePool
 std::vector<CudaOpDef> shape_ops();        ///< ops/shape.cpp: Reshape-like copies, Transpose, Concat
 std::vector<CudaOpDef> softmax_ops();      ///< ops/softmax.cpp: Softmax
+std::vector<CudaOpDef> reduce_ops();       ///< ops/reduce.cpp: Reduce*, LogSoftmax, LayerNormalization, InstanceNormalization
+std::vector<CudaOpDef> indexing_ops();     ///< ops/indexing.cpp: Gather, Slice, Split, Expand, Tile, Cast
+std::vector<CudaOpDef> math_ops();         ///< ops/math.cpp: unary math family, BatchNormalization, PRelu, Pow, Sum/Max/Min/Mean
 
 /// Conv followed by these may fold the activation into the conv epilogue.
 bool activation_of(const ir::Graph& g, const ir::Node& n, kernels::Activation& act, kernels::ActivationParams& p);

@@ -1,4 +1,4 @@
-// CUDA op-table entry: Conv (2-D, NCHW). Tactics, timed at build and kept in the timing cache: cuDNN
+// CUDA op-table entry: Conv (2-D, NCHW; 1-D NCL as the 2-D form over [N, C, 1, L], lift_1d.h). Tactics, timed at build and kept in the timing cache: cuDNN
 // (cudnn_conv_plan.h: algorithm x fused/unfused epilogue) and our own fused kernels (conv_tactics.h),
 // per CudaBuildOptions::tactic_sources.
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // cuDNN legacy API (see cudnn_conv_plan.h)
@@ -11,6 +11,7 @@
 #include "engine/cuda/conv_tactics.h"
 #include "engine/cuda/cudnn_conv_plan.h"
 #include "engine/cuda/op_util.h"
+#include "engine/cuda/ops/lift_1d.h"
 
 namespace ws::cudaexec {
 namespace {
@@ -21,7 +22,11 @@ using kernels::ElemType;
 
 Status supports_conv(const BindContext& c) {
   WS_RETURN_IF_ERROR(ok_float0(c));
-  if (in_t(c, 0).shape.size() != 4) return refuse(c, "only 2-D convolution (NCHW input) is implemented");
+  if (in_t(c, 0).shape.size() == 3 && in_t(c, 1).shape.size() == 3) {  // 1-D: the 2-D form over [N, C, 1, L]
+    auto l = lift_1d(c, true);
+    return supports_conv(*l->context);
+  }
+  if (in_t(c, 0).shape.size() != 4) return refuse(c, "only 1-D and 2-D convolution (NCL / NCHW input) are implemented");
   if (!in_t(c, 1).is_constant()) return refuse(c, "the weight must be a build-time constant");
   if (has_in(c, 2) && !in_t(c, 2).is_constant()) return refuse(c, "the bias must be a build-time constant");
   const uint32_t src = c.options.tactic_sources;
@@ -37,6 +42,10 @@ Status supports_conv(const BindContext& c) {
 }
 
 Status bind_conv(BindContext& c, Step& s) {
+  if (in_t(c, 0).shape.size() == 3) {  // 1-D: the 2-D form over [N, C, 1, L] (lift_1d.h)
+    auto l = lift_1d(c, true);
+    return bind_conv(*l->context, s);
+  }
   auto plan = std::make_shared<ConvPlan>();
   ConvPlan& p = *plan;
   const ir::Shape& x = in_t(c, 0).shape;
@@ -253,7 +262,9 @@ using A = OpSampleAttr;
 // x [xs] -> Conv (w [ws], optional bias, attrs) -> optional Relu / Clip(0, 0.3) (fused into the epilogue).
 OpSample conv_sample(std::string label, std::vector<int64_t> xs, std::vector<int64_t> ws, bool bias, std::vector<OpSampleAttr> attrs,
                      const std::string& act) {
-  const float wscale = 1.0f / std::sqrt(static_cast<float>(ws[1] * ws[2] * ws[3]));
+  int64_t fan_in = 1;
+  for (size_t i = 1; i < ws.size(); ++i) fan_in *= ws[i];  // [M, C/g, kh, kw] or 1-D [M, C/g, k]
+  const float wscale = 1.0f / std::sqrt(static_cast<float>(fan_in));
   OpSample s{std::move(label), {runtime("x", xs), constant("w", ws, wscale)}, {}};
   std::vector<std::string> in{"x", "w"};
   if (bias) {
@@ -284,6 +295,10 @@ std::vector<OpSample> conv_samples(const std::string&) {
                   {A::integers("strides", {2, 2}), A::integers("pads", {3, 3, 3, 3})}, "Relu"),
       conv_sample("Conv_valid_batch2", {2, 3, 9, 8}, {5, 3, 3, 2}, true, {A::text("auto_pad", "VALID")}, ""),
       conv_sample("Conv_pointwise_deep_c256", {1, 256, 7, 7}, {32, 256, 1, 1}, true, {}, "Relu"),
+      // 1-D (NCL), bound as the 2-D form over [N, C, 1, L].
+      conv_sample("Conv1d_k3_pad1_bias", {2, 4, 17}, {6, 4, 3}, true, {A::integers("pads", {1, 1})}, ""),
+      conv_sample("Conv1d_s2_dil2_asympad_group2_relu", {1, 6, 20}, {4, 3, 3}, false,
+                  {A::integer("group", 2), A::integers("strides", {2}), A::integers("dilations", {2}), A::integers("pads", {2, 1})}, "Relu"),
   };
   // A residual Add folded into the Conv's epilogue: y = Relu(conv(x) + b + x).
   OpSample res = conv_sample("Conv3x3_residual_add_relu", {1, 8, 6, 6}, {8, 8, 3, 3}, true, {A::integers("pads", {1, 1, 1, 1})}, "");

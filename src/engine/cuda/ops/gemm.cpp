@@ -1,8 +1,10 @@
-// CUDA op-table entries: Gemm and MatMul (2-D B) through cuBLASLt (cublaslt_gemm.h), the heuristic
+// CUDA op-table entries: Gemm and MatMul (2-D B, or batched: one strided-batched GEMM) through cuBLASLt (cublaslt_gemm.h), the heuristic
 // candidates timed at build and the choice kept in the timing cache.
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/cuda/cublaslt_gemm.h"
@@ -18,10 +20,28 @@ using kernels::ElemType;
 Status supports_gemm(const BindContext& c) {
   for (size_t i = 0; i < c.node.inputs.size(); ++i)
     if (has_in(c, i)) WS_RETURN_IF_ERROR(require_runtime_float(c, i));
-  if (c.node.op_type == "Gemm" && has_in(c, 2) && !in_t(c, 2).is_constant() && in_t(c, 2).shape != out_shape(c))
-    return refuse(c, "a runtime C must already have the output shape " + ir::shape_string(out_shape(c)));
+  // A runtime C of another shape (rank 0..2, unidirectional broadcast, validated by analyze_node) is broadcast
+  // into Y before the GEMM, which then runs in place (C == D).
+  if (c.node.op_type == "Gemm" && has_in(c, 2) && !in_t(c, 2).is_constant() && in_t(c, 2).shape.size() > 2)
+    return refuse(c, "a runtime C of rank above 2");
   if (c.node.op_type == "MatMul") {
-    if (in_t(c, 0).shape.size() < 2 || in_t(c, 1).shape.size() != 2) return refuse(c, "MatMul needs A of rank >= 2 and a 2-D B");
+    const ir::Shape& as = in_t(c, 0).shape;
+    const ir::Shape& bs = in_t(c, 1).shape;
+    const ir::Shape& ys = out_shape(c);
+    if (as.size() < 2 || bs.size() < 2) return refuse(c, "MatMul needs A and B of rank >= 2");
+    if (bs.size() > 2) {  // batched: each operand's batch dims equal Y's, or all 1 (broadcast: batch stride 0)
+      auto batch_ok = [&](const ir::Shape& t) {
+        const size_t tb = t.size() - 2, yb = ys.size() - 2;
+        bool all_one = true, equal = tb <= yb;
+        for (size_t i = 0; i < tb; ++i) {
+          all_one = all_one && t[i] == 1;
+          if (equal) equal = t[i] == ys[yb - tb + i];
+        }
+        for (size_t i = 0; equal && i + tb < yb; ++i) equal = ys[i] == 1;
+        return all_one || equal;
+      };
+      if (!batch_ok(as) || !batch_ok(bs)) return refuse(c, "batched MatMul whose batch dims broadcast only partly");
+    }
   }
   if (in_t(c, 0).is_constant()) return refuse(c, "a constant A operand is not implemented");
   return Status::ok();
@@ -35,11 +55,27 @@ Status bind_gemm(BindContext& c, Step& s) {
   const ir::Shape& bs = in_t(c, 1).shape;
   const int64_t ta = is_gemm ? attr_i(c.node, "transA", 0) : 0, tb = is_gemm ? attr_i(c.node, "transB", 0) : 0;
   int64_t m, k, n;
-  int64_t a_rows, a_cols;  // A's storage as a row-major 2-D matrix
+  int64_t a_rows, a_cols;  // A's storage as a row-major 2-D matrix (one batch entry when batched)
+  // Batched MatMul (B of rank > 2): one strided-batched GEMM over Y's batch dims; an operand whose batch dims
+  // are all 1 is broadcast with batch stride 0 (supports_gemm refused the other cases).
+  const bool batched = !is_gemm && bs.size() > 2;
+  int64_t batch = 1, stride_a = 0, stride_b = 0;
+  const int64_t b_r = bs[bs.size() - 2], b_c = bs.back();
   if (is_gemm) { a_rows = as[0]; a_cols = as[1]; }
-  else { a_cols = as.back(); a_rows = ir::shape_elements(as) / std::max<int64_t>(a_cols, 1); }
+  else if (!batched) { a_cols = as.back(); a_rows = ir::shape_elements(as) / std::max<int64_t>(a_cols, 1); }
+  else {
+    a_rows = as[as.size() - 2];
+    a_cols = as.back();
+    const ir::Shape& ys = out_shape(c);
+    for (size_t i = 0; i + 2 < ys.size(); ++i) batch *= ys[i];
+    int64_t a_batch = 1, b_batch = 1;
+    for (size_t i = 0; i + 2 < as.size(); ++i) a_batch *= as[i];
+    for (size_t i = 0; i + 2 < bs.size(); ++i) b_batch *= bs[i];
+    stride_a = a_batch == 1 ? 0 : a_rows * a_cols;
+    stride_b = b_batch == 1 ? 0 : b_r * b_c;
+  }
   m = ta ? a_cols : a_rows; k = ta ? a_rows : a_cols;
-  n = tb ? bs[0] : bs[1];
+  n = tb ? b_r : b_c;
   g.alpha = is_gemm ? attr_f(c.node, "alpha", 1.0f) : 1.0f;
   g.beta = is_gemm ? attr_f(c.node, "beta", 1.0f) : 0.0f;
   const cudaDataType_t dt = c.precision == Precision::kFloat16 ? CUDA_R_16F : CUDA_R_32F;
@@ -47,9 +83,18 @@ Status bind_gemm(BindContext& c, Step& s) {
   const cublasOperation_t opa = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opb = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
   WS_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof(opa)));
   WS_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof(opb)));
-  WS_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(&g.a, dt, uint64_t(bs[1]), uint64_t(bs[0]), int64_t(bs[1])));
+  WS_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(&g.a, dt, uint64_t(b_c), uint64_t(b_r), int64_t(b_c)));
   WS_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(&g.b, dt, uint64_t(a_cols), uint64_t(a_rows), int64_t(a_cols)));
   WS_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(&g.cd, dt, uint64_t(n), uint64_t(m), int64_t(n)));
+  if (batched) {
+    if (batch > INT32_MAX) return refuse(c, "batch count above 2^31 - 1");
+    const int32_t count = static_cast<int32_t>(batch);
+    const int64_t sa = stride_b, sb = stride_a, sc = m * n;  // cuBLASLt's A is our B (see cublaslt_gemm.h)
+    for (auto [layout, stride] : {std::pair{g.a, sa}, std::pair{g.b, sb}, std::pair{g.cd, sc}}) {
+      WS_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+      WS_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+    }
+  }
   if (in_t(c, 1).is_constant()) {
     WS_ASSIGN_OR_RETURN(g.weight, c.upload(c.node.inputs[1], false));
   }
@@ -91,10 +136,11 @@ Status bind_gemm(BindContext& c, Step& s) {
     best_us = cached->time_us;
   } else {
     const size_t eb = c.elem_bytes;
-    WS_ASSIGN_OR_RETURN(void* sx, c.dev.get(0, static_cast<size_t>(m * k) * eb));
-    WS_ASSIGN_OR_RETURN(void* sy, c.dev.get(1, static_cast<size_t>(m * n) * eb * (g.c_runtime ? 2 : 1) + static_cast<size_t>(k * n) * eb));
+    const size_t bt = static_cast<size_t>(batch);  // batched: every operand sized for the full batch
+    WS_ASSIGN_OR_RETURN(void* sx, c.dev.get(0, bt * static_cast<size_t>(m * k) * eb));
+    WS_ASSIGN_OR_RETURN(void* sy, c.dev.get(1, bt * static_cast<size_t>(m * n) * eb * (g.c_runtime ? 2 : 1) + bt * static_cast<size_t>(k * n) * eb));
     WS_ASSIGN_OR_RETURN(void* sws, c.dev.get(2, ws_limit));
-    void* sw = static_cast<char*>(sy) + static_cast<size_t>(m * n) * eb * (g.c_runtime ? 2 : 1);
+    void* sw = static_cast<char*>(sy) + bt * static_cast<size_t>(m * n) * eb * (g.c_runtime ? 2 : 1);
     const void* cptr = g.cmat ? g.cmat : (g.c_runtime ? static_cast<char*>(sy) + static_cast<size_t>(m * n) * eb : nullptr);
     bool found = false;
     for (int i = 0; i < returned; ++i) {
@@ -115,9 +161,27 @@ Status bind_gemm(BindContext& c, Step& s) {
                                                        " (M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k) +
                                                        ", " + precision_name(c.precision) + ", fp32 accumulate, workspace " + std::to_string(g.ws) + " B)",
                        best_us, cached != nullptr});
-  s.run = [plan](const StepIo& io, const ContextLibs& libs, cudaStream_t st) {
+  // Runtime C not of Y's shape: broadcast into Y first (a strided copy, stride 0 on broadcast axes), then C = Y.
+  const bool c_broadcast = g.c_runtime && in_t(c, 2).shape != ir::Shape{m, n};
+  kernels::TransposeDims cb;
+  if (c_broadcast) {
+    const ir::Shape& cs = in_t(c, 2).shape;
+    const int64_t cr = cs.size() == 2 ? cs[0] : 1, cc = cs.empty() ? 1 : cs.back();
+    cb.rank = 2;
+    cb.y_dims[0] = m;
+    cb.y_dims[1] = n;
+    cb.x_strides[0] = cr == 1 ? 0 : cc;
+    cb.x_strides[1] = cc == 1 ? 0 : 1;
+    s.kernels += 1;
+  }
+  const int eb = static_cast<int>(c.elem_bytes);
+  s.run = [plan, c_broadcast, cb, eb](const StepIo& io, const ContextLibs& libs, cudaStream_t st) {
     const GemmPlan& p = *plan;
     const void* cptr = p.cmat ? p.cmat : (p.c_runtime ? io.in[2] : nullptr);
+    if (c_broadcast) {
+      WS_RETURN_IF_ERROR(kernels::transpose(eb, io.in[2], io.out[0], cb, st));
+      cptr = io.out[0];
+    }
     return p.run(libs.lt, io.in[0], p.weight ? p.weight : io.in[1], cptr, io.out[0], io.workspace, st);
   };
   return Status::ok();
@@ -129,7 +193,11 @@ using A = OpSampleAttr;
 std::vector<OpSample> gemm_samples(const std::string& op) {
   if (op == "MatMul")
     return {{"MatMul_3d_x_2d_const", {runtime("a", {2, 3, 8}), constant("w", {8, 5}, 0.35f)}, {sample_node(op, {"a", "w"}, {"y"})}},
-            {"MatMul_2d_runtime", {runtime("a", {4, 6}), runtime("w", {6, 3})}, {sample_node(op, {"a", "w"}, {"y"})}}};
+            {"MatMul_2d_runtime", {runtime("a", {4, 6}), runtime("w", {6, 3})}, {sample_node(op, {"a", "w"}, {"y"})}},
+            // Batched (attention-style q·kᵀ, both runtime), a broadcast 2-D A, and a constant batched B.
+            {"MatMul_batched_4d_runtime", {runtime("a", {2, 3, 5, 8}), runtime("w", {2, 3, 8, 4})}, {sample_node(op, {"a", "w"}, {"y"})}},
+            {"MatMul_batched_B_broadcast_A", {runtime("a", {5, 6}), runtime("w", {3, 6, 2})}, {sample_node(op, {"a", "w"}, {"y"})}},
+            {"MatMul_batched_const_B", {runtime("a", {2, 4, 6}), constant("w", {2, 6, 3}, 0.4f)}, {sample_node(op, {"a", "w"}, {"y"})}}};
   return {{"Gemm_transB_bias", {runtime("a", {1, 64}), constant("w", {10, 64}, 0.125f), constant("c", {10})},
            {sample_node(op, {"a", "w", "c"}, {"y"}, {A::integer("transB", 1)})}},
           {"Gemm_transA_alpha_beta", {runtime("a", {16, 3}), constant("w", {16, 7}, 0.25f), constant("c", {1, 7})},
@@ -137,7 +205,12 @@ std::vector<OpSample> gemm_samples(const std::string& op) {
           {"Gemm_noC_runtimeB", {runtime("a", {5, 12}), runtime("w", {12, 9})}, {sample_node(op, {"a", "w"}, {"y"})}},
           {"Gemm_runtimeC_full_shape", {runtime("a", {4, 6}), constant("w", {6, 5}, 0.4f), runtime("c", {4, 5})},
            {sample_node(op, {"a", "w", "c"}, {"y"})}},
-          {"Gemm_scalar_C", {runtime("a", {3, 4}), constant("w", {4, 2}), constant("c", {})}, {sample_node(op, {"a", "w", "c"}, {"y"})}}};
+          {"Gemm_scalar_C", {runtime("a", {3, 4}), constant("w", {4, 2}), constant("c", {})}, {sample_node(op, {"a", "w", "c"}, {"y"})}},
+          // Runtime C broadcast into Y before an in-place GEMM.
+          {"Gemm_runtimeC_row_beta", {runtime("a", {4, 6}), constant("w", {6, 5}, 0.4f), runtime("c", {5})},
+           {sample_node(op, {"a", "w", "c"}, {"y"}, {A::real("beta", 0.5f)})}},
+          {"Gemm_runtimeC_column", {runtime("a", {4, 6}), constant("w", {6, 5}, 0.4f), runtime("c", {4, 1})}, {sample_node(op, {"a", "w", "c"}, {"y"})}},
+          {"Gemm_runtimeC_scalar_runtimeB", {runtime("a", {3, 4}), runtime("w", {4, 2}), runtime("c", {})}, {sample_node(op, {"a", "w", "c"}, {"y"})}}};
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
-// CUDA op-table entries: 2-D pooling (MaxPool, AveragePool; NCHW) and GlobalAveragePool; src/kernels/pool.
+// CUDA op-table entries: 2-D pooling (MaxPool, AveragePool; NCHW; 1-D NCL through lift_1d.h) and GlobalAveragePool;
+// src/kernels/pool.
 #include <string>
 #include <vector>
 
 #include "engine/cuda/op_util.h"
+#include "engine/cuda/ops/lift_1d.h"
 #include "kernels/pool/pool.h"
 
 namespace ws::cudaexec {
@@ -17,12 +19,20 @@ using kernels::ElemType;
 
 Status supports_pool(const BindContext& c) {
   WS_RETURN_IF_ERROR(ok_float0(c));
-  if (in_t(c, 0).shape.size() != 4) return refuse(c, "only 2-D pooling (NCHW input) is implemented");
+  if (in_t(c, 0).shape.size() == 3) {  // 1-D: the 2-D form over [N, C, 1, L] (lift_1d.h)
+    auto l = lift_1d(c, false);
+    return supports_pool(*l->context);
+  }
+  if (in_t(c, 0).shape.size() != 4) return refuse(c, "only 1-D and 2-D pooling (NCL / NCHW input) are implemented");
   if (c.node.outputs.size() > 1 && c.node.outputs[1] != ir::kNoTensor) return refuse(c, "the Indices output of MaxPool is not produced");
   return Status::ok();
 }
 template <bool kMax>
 Status bind_pool(BindContext& c, Step& s) {
+  if (in_t(c, 0).shape.size() == 3) {
+    auto l = lift_1d(c, false);
+    return bind_pool<kMax>(*l->context, s);
+  }
   const ir::Shape& x = in_t(c, 0).shape;
   const ir::Shape& y = out_shape(c);
   const Window2d w = window_of(c.node, x, y, attr_is(c.node, "kernel_shape", {}));
@@ -59,11 +69,13 @@ std::vector<OpSample> pool_samples(const std::string& op) {
     return {single("MaxPool_k3s2p1", op, x, {A::integers("kernel_shape", {3, 3}), A::integers("strides", {2, 2}), A::integers("pads", {1, 1, 1, 1})}),
             single("MaxPool_ceil", op, x, {A::integers("kernel_shape", {2, 2}), A::integers("strides", {2, 2}), A::integer("ceil_mode", 1)}),
             single("MaxPool_dilation2", op, x, {A::integers("kernel_shape", {2, 2}), A::integers("dilations", {2, 2})}),
-            single("MaxPool_same_upper", op, x, {A::integers("kernel_shape", {3, 3}), A::integers("strides", {2, 2}), A::text("auto_pad", "SAME_UPPER")})};
+            single("MaxPool_same_upper", op, x, {A::integers("kernel_shape", {3, 3}), A::integers("strides", {2, 2}), A::text("auto_pad", "SAME_UPPER")}),
+            single("MaxPool1d_k3s2p1", op, {2, 3, 19}, {A::integers("kernel_shape", {3}), A::integers("strides", {2}), A::integers("pads", {1, 1})})};
   return {single("AveragePool_excl", op, x, {A::integers("kernel_shape", {3, 3}), A::integers("pads", {1, 1, 1, 1})}),
           single("AveragePool_incl_s2", op, x,
                  {A::integers("kernel_shape", {3, 2}), A::integers("strides", {2, 2}), A::integers("pads", {1, 0, 1, 1}), A::integer("count_include_pad", 1)}),
-          single("AveragePool_same_lower", op, x, {A::integers("kernel_shape", {2, 2}), A::text("auto_pad", "SAME_LOWER")})};
+          single("AveragePool_same_lower", op, x, {A::integers("kernel_shape", {2, 2}), A::text("auto_pad", "SAME_LOWER")}),
+          single("AveragePool1d_k4s3_pad", op, {1, 5, 23}, {A::integers("kernel_shape", {4}), A::integers("strides", {3}), A::integers("pads", {1, 2})})};
 }
 
 std::vector<OpSample> global_pool_samples(const std::string& op) {

@@ -16,10 +16,21 @@ using kernels::ElemType;
 // ------------------------------------------------------------------------------------------------
 // Copies (Reshape-like ops), Transpose, Concat
 
+// An optional output nothing reads (a Dropout mask of a train-mode export: ViT, Swin) is simply not written.
+bool output_is_read(const ir::Graph& g, ir::TensorId id) {
+  for (ir::TensorId o : g.outputs)
+    if (o == id) return true;
+  for (const ir::Node& n : g.nodes)
+    for (ir::TensorId i : n.inputs)
+      if (i == id) return true;
+  return false;
+}
+
 Status supports_copy(const BindContext& c) {
   WS_RETURN_IF_ERROR(ok_float0(c));
   for (size_t i = 1; i < c.node.outputs.size(); ++i)
-    if (c.node.outputs[i] != ir::kNoTensor) return refuse(c, "optional output " + std::to_string(i) + " (e.g. a Dropout mask) is not produced");
+    if (c.node.outputs[i] != ir::kNoTensor && output_is_read(c.graph, c.node.outputs[i]))
+      return refuse(c, "optional output " + std::to_string(i) + " (e.g. a Dropout mask) is read but not produced");
   return Status::ok();
 }
 Status bind_copy(BindContext& c, Step& s) {
@@ -104,8 +115,12 @@ std::vector<OpSample> copy_samples(const std::string& op) {
     return {{"Unsqueeze_axes_input", {runtime("x", {6, 2}), constant_i64("ax", {2}, {0, -1})}, {sample_node("Unsqueeze", {"x", "ax"}, {"y"})}},
             {"Unsqueeze_opset11_attribute", {runtime("x", {6, 2})}, {sample_node("Unsqueeze", {"x"}, {"y"}, {A::integers("axes", {1})})}, 11}};
   // Identity / Dropout: a chain that ends in a kernel (the copies may be folded away by the passes).
-  return {{op + "_then_Relu", {runtime("x", {2, 8})}, {sample_node(op, {"x"}, {"i"}), sample_node("Relu", {"i"}, {"y"})}},
-          single(op + "_alone", op, {2, 8})};
+  std::vector<OpSample> r = {{op + "_then_Relu", {runtime("x", {2, 8})}, {sample_node(op, {"x"}, {"i"}), sample_node("Relu", {"i"}, {"y"})}},
+                             single(op + "_alone", op, {2, 8})};
+  if (op == "Dropout")  // a train-mode export with ratio 0 (ViT, Swin): a mask output nothing reads
+    r.push_back({"Dropout_training_ratio0_unread_mask", {runtime("x", {2, 8}), constant_values("ratio", {}, {0.0f})},
+                 {sample_node(op, {"x", "ratio", ""}, {"i", "mask"}, {}), sample_node("Relu", {"i"}, {"y"})}});
+  return r;
 }
 
 std::vector<OpSample> transpose_samples(const std::string& op) {

@@ -1,0 +1,317 @@
+// CUDA op-table entries (issue 14): the unary math family (Erf, Gelu, Tanh, Exp, Log, Sqrt, Neg, Abs,
+// Reciprocal, LeakyRelu, Elu, Selu, Softplus, Softsign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh,
+// Acosh, Atanh, Floor, Ceil, Round, Sign, ThresholdedRelu, Celu, Shrink: one templated kernel, a functor per op),
+// standalone inference BatchNormalization (folded at build to y = x·a[c] + b[c]; e.g. DenseNet's BN after a
+// Concat, which the BN→Conv pass cannot fold), PRelu and Pow (numpy broadcast), and the variadic
+// Sum / Max / Min / Mean (a chain of broadcast binary steps into y; Mean scales by 1/n).
+// Kernels: src/kernels/elementwise/unary_math.cu.
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/cuda/op_util.h"
+#include "kernels/elementwise/unary_math.h"
+
+namespace ws::cudaexec {
+namespace {
+
+using kernels::BinaryMathOp;
+using kernels::ElemType;
+using kernels::MathFn;
+using kernels::MathFnParams;
+
+// numpy broadcasting of `a` and `b` into `y` (element strides per y dim; 0 on broadcast dims).
+Result<kernels::BroadcastDims> broadcast_dims(const ir::Shape& a, const ir::Shape& b, const ir::Shape& y) {
+  kernels::BroadcastDims d;
+  if (y.size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return unsupported("rank above 6");
+  d.rank = static_cast<int>(y.size());
+  auto strides = [&](const ir::Shape& s, int64_t* out) {
+    int64_t st = 1;
+    for (int k = d.rank - 1, j = static_cast<int>(s.size()) - 1; k >= 0; --k, --j) {
+      out[k] = (j < 0 || s[static_cast<size_t>(j)] == 1) ? 0 : st;
+      if (j >= 0) st *= s[static_cast<size_t>(j)];
+    }
+  };
+  for (int k = 0; k < d.rank; ++k) d.y_dims[k] = y[static_cast<size_t>(k)];
+  strides(a, d.a_strides);
+  strides(b, d.b_strides);
+  return d;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Unary math
+
+bool math_fn_of(const ir::Node& n, MathFn& f, MathFnParams& p) {
+  const std::string& op = n.op_type;
+  p = MathFnParams{};
+  if (op == "Erf") f = MathFn::kErf;
+  else if (op == "Gelu") f = attr_s(n, "approximate", "none") == "tanh" ? MathFn::kGeluTanh : MathFn::kGelu;
+  else if (op == "Tanh") f = MathFn::kTanh;
+  else if (op == "Exp") f = MathFn::kExp;
+  else if (op == "Log") f = MathFn::kLog;
+  else if (op == "Sqrt") f = MathFn::kSqrt;
+  else if (op == "Neg") f = MathFn::kNeg;
+  else if (op == "Abs") f = MathFn::kAbs;
+  else if (op == "Reciprocal") f = MathFn::kReciprocal;
+  else if (op == "LeakyRelu") { f = MathFn::kLeakyRelu; p.alpha = attr_f(n, "alpha", 0.01f); }
+  else if (op == "Elu") { f = MathFn::kElu; p.alpha = attr_f(n, "alpha", 1.0f); }
+  else if (op == "Selu") {
+    f = MathFn::kSelu;
+    p.alpha = attr_f(n, "alpha", 1.67326319217681884765625f);
+    p.gamma = attr_f(n, "gamma", 1.05070102214813232421875f);
+  }
+  else if (op == "Softplus") f = MathFn::kSoftplus;
+  else if (op == "Softsign") f = MathFn::kSoftsign;
+  else if (op == "Sin") f = MathFn::kSin;
+  else if (op == "Cos") f = MathFn::kCos;
+  else if (op == "Tan") f = MathFn::kTan;
+  else if (op == "Asin") f = MathFn::kAsin;
+  else if (op == "Acos") f = MathFn::kAcos;
+  else if (op == "Atan") f = MathFn::kAtan;
+  else if (op == "Sinh") f = MathFn::kSinh;
+  else if (op == "Cosh") f = MathFn::kCosh;
+  else if (op == "Asinh") f = MathFn::kAsinh;
+  else if (op == "Acosh") f = MathFn::kAcosh;
+  else if (op == "Atanh") f = MathFn::kAtanh;
+  else if (op == "Floor") f = MathFn::kFloor;
+  else if (op == "Ceil") f = MathFn::kCeil;
+  else if (op == "Round") f = MathFn::kRound;
+  else if (op == "Sign") f = MathFn::kSign;
+  else if (op == "ThresholdedRelu") { f = MathFn::kThresholdedRelu; p.alpha = attr_f(n, "alpha", 1.0f); }
+  else if (op == "Celu") { f = MathFn::kCelu; p.alpha = attr_f(n, "alpha", 1.0f); }
+  else if (op == "Shrink") { f = MathFn::kShrink; p.bias = attr_f(n, "bias", 0.0f); p.lambd = attr_f(n, "lambd", 0.5f); }
+  else return false;
+  return true;
+}
+
+Status supports_math(const BindContext& c) {
+  WS_RETURN_IF_ERROR(ok_float0(c));
+  MathFn f;
+  MathFnParams p;
+  if (!math_fn_of(c.node, f, p)) return refuse(c, "no math functor for this op");
+  return Status::ok();
+}
+
+Status bind_math(BindContext& c, Step& s) {
+  MathFn f;
+  MathFnParams p;
+  if (!math_fn_of(c.node, f, p)) return refuse(c, "no math functor for this op");
+  const int64_t count = in_t(c, 0).elements();
+  const ElemType et = c.elem;
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::unary_math(et, f, p, io.in[0], io.out[0], count, st); };
+  return Status::ok();
+}
+
+// ------------------------------------------------------------------------------------------------
+// BatchNormalization (inference). Constant statistics: folded at build, a[c] = scale[c] / sqrt(var[c] + eps),
+// b[c] = bias[c] − mean[c]·a[c] (double), y = x·a[c] + b[c]. Runtime statistics (graph inputs): read per element.
+
+bool batch_norm_params_constant(const BindContext& c) {
+  for (size_t i = 1; i < 5; ++i)
+    if (!in_t(c, i).is_constant()) return false;
+  return true;
+}
+
+Status supports_batch_norm(const BindContext& c) {
+  for (size_t i = 0; i < 5; ++i) WS_RETURN_IF_ERROR(require_runtime_float(c, i));
+  if (in_t(c, 0).shape.size() < 2) return refuse(c, "input X must be N×C×...");
+  return Status::ok();
+}
+
+Status bind_batch_norm(BindContext& c, Step& s) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const int64_t channels = x[1];
+  int64_t inner = 1;
+  for (size_t i = 2; i < x.size(); ++i) inner *= x[i];
+  const double eps = attr_f(c.node, "epsilon", 1e-5f);
+  if (!batch_norm_params_constant(c)) {  // statistics known only at run time (graph inputs): read per element
+    const int64_t count = in_t(c, 0).elements();
+    const ElemType et = c.elem;
+    const float feps = static_cast<float>(eps);
+    s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+      return kernels::batch_norm_runtime(et, io.in[0], io.out[0], io.in[1], io.in[2], io.in[3], io.in[4], feps, count, channels, inner, st);
+    };
+    return Status::ok();
+  }
+  const float* scale = in_t(c, 1).data_as<float>();
+  const float* bias = in_t(c, 2).data_as<float>();
+  const float* mean = in_t(c, 3).data_as<float>();
+  const float* var = in_t(c, 4).data_as<float>();
+  std::vector<float> a(static_cast<size_t>(channels)), b(static_cast<size_t>(channels));
+  for (int64_t k = 0; k < channels; ++k) {
+    const double ak = static_cast<double>(scale[k]) / std::sqrt(static_cast<double>(var[k]) + eps);
+    a[static_cast<size_t>(k)] = static_cast<float>(ak);
+    b[static_cast<size_t>(k)] = static_cast<float>(static_cast<double>(bias[k]) - static_cast<double>(mean[k]) * ak);
+  }
+  WS_ASSIGN_OR_RETURN(const void* da, c.upload_values(a, true));
+  WS_ASSIGN_OR_RETURN(const void* db, c.upload_values(b, true));
+  const auto* fa = static_cast<const float*>(da);
+  const auto* fb = static_cast<const float*>(db);
+  const int64_t count = in_t(c, 0).elements();
+  const ElemType et = c.elem;
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    return kernels::channel_affine(et, io.in[0], io.out[0], fa, fb, count, channels, inner, st);
+  };
+  return Status::ok();
+}
+
+// ------------------------------------------------------------------------------------------------
+// PRelu, Pow (two inputs, broadcast) and the variadic Sum / Max / Min / Mean
+
+Status supports_all_float(const BindContext& c) {
+  for (size_t i = 0; i < c.node.inputs.size(); ++i) WS_RETURN_IF_ERROR(require_runtime_float(c, i));
+  if (out_shape(c).size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return refuse(c, "output rank above 6");
+  for (size_t i = 0; i < c.node.inputs.size(); ++i)
+    if (in_t(c, i).shape.size() > out_shape(c).size()) return refuse(c, "an input has a higher rank than the output");
+  return Status::ok();
+}
+
+template <BinaryMathOp kOp>
+Status bind_binary_math(BindContext& c, Step& s) {
+  WS_ASSIGN_OR_RETURN(auto d, broadcast_dims(in_t(c, 0).shape, in_t(c, 1).shape, out_shape(c)));
+  const ElemType et = c.elem;
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::binary_math(et, kOp, io.in[0], io.in[1], io.out[0], d, st); };
+  return Status::ok();
+}
+
+// y = in0 op in1; y = y op in_k for k >= 2 (y's own strides: each element is read and written by one
+// thread); Mean: y *= 1/n. One input: a copy (its shape is y's), scaled for Mean is the identity.
+Status bind_variadic(BindContext& c, Step& s) {
+  const std::string& op = c.node.op_type;
+  const BinaryMathOp bop = op == "Max" ? BinaryMathOp::kMax : op == "Min" ? BinaryMathOp::kMin : BinaryMathOp::kAdd;
+  const bool mean = op == "Mean";
+  const ir::Shape& y = out_shape(c);
+  const size_t n = c.node.inputs.size();
+  std::vector<kernels::BroadcastDims> steps;
+  for (size_t k = 1; k < n; ++k) {
+    WS_ASSIGN_OR_RETURN(auto d, broadcast_dims(k == 1 ? in_t(c, 0).shape : y, in_t(c, k).shape, y));
+    steps.push_back(d);
+  }
+  const int64_t count = shape_elements(y);
+  const size_t bytes = static_cast<size_t>(count) * c.elem_bytes;
+  MathFnParams scale;
+  scale.alpha = static_cast<float>(1.0 / static_cast<double>(n));
+  const ElemType et = c.elem;
+  s.kernels = static_cast<int>(std::max<size_t>(1, steps.size()) + (mean && n > 1 ? 1 : 0));
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    if (steps.empty()) {
+      if (bytes && io.in[0] != io.out[0]) WS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(io.out[0], io.in[0], bytes, cudaMemcpyDeviceToDevice, st));
+      return Status::ok();
+    }
+    for (size_t k = 0; k < steps.size(); ++k)
+      WS_RETURN_IF_ERROR(kernels::binary_math(et, bop, k == 0 ? io.in[0] : io.out[0], io.in[k + 1], io.out[0], steps[k], st));
+    if (mean) WS_RETURN_IF_ERROR(kernels::unary_math(et, MathFn::kScale, scale, io.out[0], io.out[0], count, st));
+    return Status::ok();
+  };
+  return Status::ok();
+}
+
+// ---- consistency-test forms ----
+using A = OpSampleAttr;
+
+// x -> Sigmoid -> op: inputs in (0.27, 0.73), so Log / Sqrt / Reciprocal stay finite and well conditioned.
+OpSample positive_input(std::string label, const std::string& op) {
+  return {std::move(label), {runtime("x", {2, 3, 5, 7})}, {sample_node("Sigmoid", {"x"}, {"p"}), sample_node(op, {"p"}, {"y"})}};
+}
+
+// x -> `pre` -> op (`pre` keeps the operand inside the op's domain or away from its discontinuities, so fp16
+// rounding of the input cannot flip a step).
+OpSample after(std::string label, const std::string& pre, const std::string& op, std::vector<OpSampleAttr> attrs = {}) {
+  return {std::move(label), {runtime("x", {2, 3, 5, 7})}, {sample_node(pre, {"x"}, {"p"}), sample_node(op, {"p"}, {"y"}, std::move(attrs))}};
+}
+
+std::vector<OpSample> math_samples(const std::string& op) {
+  if (op == "Log" || op == "Sqrt" || op == "Reciprocal") return {positive_input(op + "_of_sigmoid", op)};
+  if (op == "Acosh")  // domain x >= 1: 1 / sigmoid(x) in (1.37, 3.7)
+    return {{"Acosh_of_reciprocal_sigmoid", {runtime("x", {2, 3, 5, 7})},
+             {sample_node("Sigmoid", {"x"}, {"p"}), sample_node("Reciprocal", {"p"}, {"q"}), sample_node(op, {"q"}, {"y"})}}};
+  if (op == "Atanh") return {after("Atanh_of_tanh", "Tanh", op)};  // |tanh(x)| <= 0.77
+  if (op == "Round")  // 0.4·x + an integer offset per column: every value within 0.4 of an integer, none near a .5 tie
+    return {{"Round_near_integers", {runtime("x", {2, 3, 5, 7}), constant_values("k", {}, {0.4f}),
+                                      constant_values("c", {7}, {0.0f, 1.0f, 2.0f, -1.0f, -2.0f, 3.0f, 5.0f})},
+             {sample_node("Mul", {"x", "k"}, {"p"}), sample_node("Add", {"p", "c"}, {"q"}), sample_node(op, {"q"}, {"y"})}}};
+  if (op == "ThresholdedRelu")  // sigmoid(x) in (0.27, 0.73): alpha 0.1 passes all, 0.9 none (no value near alpha)
+    return {after("ThresholdedRelu_pass", "Sigmoid", op, {A::real("alpha", 0.1f)}), after("ThresholdedRelu_block", "Sigmoid", op, {A::real("alpha", 0.9f)})};
+  if (op == "Shrink")  // bias = lambd: the continuous (soft) form
+    return {single("Shrink_soft", op, {2, 3, 5, 7}, {A::real("lambd", 0.4f), A::real("bias", 0.4f)})};
+  if (op == "Celu") return {single("Celu_default", op, {2, 3, 5, 7}), single("Celu_alpha", op, {4, 33}, {A::real("alpha", 0.5f)})};
+  if (op == "Floor" || op == "Ceil")  // 2.5 + 0.4·x in [2.1, 2.9): no integer nearby
+    return {{op + "_offset", {runtime("x", {2, 3, 5, 7}), constant_values("k", {}, {0.4f}), constant_values("c", {}, {2.5f})},
+             {sample_node("Mul", {"x", "k"}, {"p"}), sample_node("Add", {"p", "c"}, {"q"}), sample_node(op, {"q"}, {"y"})}}};
+  if (op == "Sign") return {after("Sign_of_tanh", "Tanh", op)};
+  if (op == "LeakyRelu")
+    return {single("LeakyRelu_default", op, {2, 3, 5, 7}), single("LeakyRelu_alpha", op, {4, 33}, {A::real("alpha", 0.2f)})};
+  if (op == "Elu") return {single("Elu_default", op, {2, 3, 5, 7}), single("Elu_alpha", op, {4, 33}, {A::real("alpha", 0.5f)})};
+  if (op == "Selu")
+    return {single("Selu_default", op, {2, 3, 5, 7}), single("Selu_alpha_gamma", op, {4, 33}, {A::real("alpha", 2.0f), A::real("gamma", 3.0f)})};
+  if (op == "Gelu")
+    return {single("Gelu_erf", op, {2, 3, 5, 7}, {}, 20), single("Gelu_tanh", op, {4, 33}, {A::text("approximate", "tanh")}, 20)};
+  if (op == "Exp") return {single("Exp", op, {2, 3, 5, 7}), single("Exp_large", op, {3, 1000})};
+  return {single(op, op, {2, 3, 5, 7})};
+}
+
+// Positive variances (a constant with nonzero = |v| in [0.5, 1.5) may be negative: given explicitly).
+std::vector<float> variances(int64_t c) {
+  std::vector<float> v(static_cast<size_t>(c));
+  for (int64_t i = 0; i < c; ++i) v[static_cast<size_t>(i)] = 0.25f + 0.37f * static_cast<float>(i % 5);
+  return v;
+}
+
+std::vector<OpSample> batch_norm_samples(const std::string& op) {
+  auto bn_tensors = [](int64_t c) {
+    return std::vector<OpSampleTensor>{constant("scale", {c}), constant("bias", {c}), constant("mean", {c}, 0.5f),
+                                       constant_values("var", {c}, variances(c))};
+  };
+  OpSample after_concat{"BatchNormalization_after_Concat", {runtime("a", {1, 3, 4, 5}), runtime("b", {1, 2, 4, 5})},
+                        {sample_node("Concat", {"a", "b"}, {"cat"}, {A::integer("axis", 1)}),
+                         sample_node(op, {"cat", "scale", "bias", "mean", "var"}, {"y"}, {A::real("epsilon", 1e-3f)})}};
+  for (auto& t : bn_tensors(5)) after_concat.tensors.push_back(t);
+  OpSample rank2{"BatchNormalization_rank2", {runtime("x", {3, 6})}, {sample_node(op, {"x", "scale", "bias", "mean", "var"}, {"y"})}};
+  for (auto& t : bn_tensors(6)) rank2.tensors.push_back(t);
+  OpSample rank3{"BatchNormalization_rank3", {runtime("x", {2, 4, 9})}, {sample_node(op, {"x", "scale", "bias", "mean", "var"}, {"y"})}};
+  for (auto& t : bn_tensors(4)) rank3.tensors.push_back(t);
+  OpSample runtime_stats{"BatchNormalization_runtime_statistics",
+                         {runtime("x", {2, 3, 4, 5}), runtime("scale", {3}), runtime("bias", {3}), runtime("mean", {3}),
+                          constant_values("var", {3}, variances(3))},
+                         {sample_node(op, {"x", "scale", "bias", "mean", "var"}, {"y"})}};
+  return {after_concat, rank2, rank3, runtime_stats};
+}
+
+std::vector<OpSample> prelu_samples(const std::string& op) {
+  return {{"PRelu_channel_slope", {runtime("x", {2, 4, 3, 5}), constant("s", {4, 1, 1})}, {sample_node(op, {"x", "s"}, {"y"})}},
+          {"PRelu_scalar_slope", {runtime("x", {2, 4, 3, 5}), constant("s", {1})}, {sample_node(op, {"x", "s"}, {"y"})}},
+          {"PRelu_runtime_slope", {runtime("x", {3, 7}), runtime("s", {3, 7})}, {sample_node(op, {"x", "s"}, {"y"})}}};
+}
+
+std::vector<OpSample> pow_samples(const std::string& op) {
+  return {{"Pow_square", {runtime("x", {2, 3, 4}), constant_values("e", {}, {2.0f})}, {sample_node(op, {"x", "e"}, {"y"})}},
+          {"Pow_positive_base_runtime_exponent", {runtime("x", {2, 3, 4}), runtime("e", {3, 4})},
+           {sample_node("Sigmoid", {"x"}, {"p"}), sample_node(op, {"p", "e"}, {"y"})}}};
+}
+
+std::vector<OpSample> variadic_samples(const std::string& op) {
+  return {{op + "_one_input", {runtime("a", {2, 5})}, {sample_node(op, {"a"}, {"y"})}},
+          {op + "_two_broadcast", {runtime("a", {2, 3, 4}), constant("b", {3, 1})}, {sample_node(op, {"a", "b"}, {"y"})}},
+          {op + "_three_runtime", {runtime("a", {2, 3, 4}), runtime("b", {2, 3, 4}), runtime("c", {4})},
+           {sample_node(op, {"a", "b", "c"}, {"y"})}},
+          {op + "_broadcast_first", {runtime("a", {4}), runtime("b", {2, 3, 4}), runtime("c", {3, 1})},
+           {sample_node(op, {"a", "b", "c"}, {"y"})}}};
+}
+
+}  // namespace
+
+std::vector<CudaOpDef> math_ops() {
+  std::vector<CudaOpDef> v;
+  for (const char* op : {"Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Celu", "Cos", "Cosh", "Elu", "Erf",
+                         "Exp", "Floor", "Gelu", "LeakyRelu", "Log", "Neg", "Reciprocal", "Round", "Selu", "Shrink", "Sign", "Sin",
+                         "Sinh", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu"})
+    v.push_back({op, 1, supports_math, bind_math, math_samples});
+  v.push_back({"BatchNormalization", -1, supports_batch_norm, bind_batch_norm, batch_norm_samples});
+  v.push_back({"PRelu", -1, supports_all_float, bind_binary_math<BinaryMathOp::kPRelu>, prelu_samples});
+  v.push_back({"Pow", -1, supports_all_float, bind_binary_math<BinaryMathOp::kPow>, pow_samples});
+  for (const char* op : {"Max", "Mean", "Min", "Sum"}) v.push_back({op, -1, supports_all_float, bind_variadic, variadic_samples});
+  return v;
+}
+
+}  // namespace ws::cudaexec
