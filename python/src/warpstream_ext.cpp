@@ -35,6 +35,7 @@
 #include <cuda_runtime.h>
 
 #include "warpstream/cuda_engine.h"
+#include "warpstream/lanes.h"
 #endif
 
 namespace nb = nanobind;
@@ -245,6 +246,15 @@ class Engine {
       if (timing_cache) o.timing_cache_path = *timing_cache;
       e->device_index_ = o.device;
       nb::gil_scoped_release release;
+      // Mapped (zero-copy) lane slots want cudaDeviceMapHost on the context, as ws::cuda::init_device sets it
+      // for the CLI; set it if no context exists yet (a context made earlier, e.g. by torch, keeps its flags;
+      // on UVA platforms host allocations are mapped anyway).
+#if CUDART_VERSION >= 12000
+      (void)cudaInitDevice(o.device, cudaDeviceMapHost, cudaInitDeviceFlagsAreValid);
+#else
+      (void)cudaSetDeviceFlags(cudaDeviceMapHost);
+#endif
+      (void)cudaGetLastError();
       e->cuda_ = unwrap(ws::CudaEngine::build(std::move(graph), o));
       e->ctx_ = unwrap(e->cuda_->create_context());
       if (cudaError_t err = cudaEventCreateWithFlags(&e->done_, cudaEventDisableTiming); err != cudaSuccess) {
@@ -519,6 +529,99 @@ class Engine {
   std::mutex mu_;
 };
 
+// ---- Pipeline (the latency rail, lanes.h; CUDA builds only) ---------------------------------------------
+#if WS_HAVE_CUDA
+class Pipeline;
+
+/// An acquired lane: the handle (index + generation) and the pipeline it belongs to.
+struct PyLane {
+  ws::Lane lane;
+  nb::object pipeline;  // keeps the Pipeline (and its slots) alive while the handle exists
+};
+
+class Pipeline {
+ public:
+  Pipeline(Engine& engine, int lanes, std::pair<int64_t, int64_t> src_size, int k, const std::string& input,
+           bool use_cuda_graph, std::optional<std::vector<float>> mean, std::optional<std::vector<float>> std_) {
+    if (!engine.cuda_) raise(ws::invalid_argument("Pipeline: the engine must be built with device='cuda'"));
+    ws::PipelineOptions o;
+    o.lanes = lanes;
+    o.src_height = src_size.first;
+    o.src_width = src_size.second;
+    o.k = k;
+    o.input = unwrap(ws::parse_lane_input(input));
+    if (o.input == ws::LaneInput::kDevice) {
+      raise(ws::unsupported("Pipeline: input='device' (producer-registered device pointers) is not exposed to Python yet; use 'mapped' or 'copy'"));
+    }
+    o.use_cuda_graph = use_cuda_graph;
+    if (mean.has_value() != std_.has_value()) raise(ws::invalid_argument("mean and std: give both or neither"));
+    if (mean) {
+      if (mean->size() != 3 || std_->size() != 3) raise(ws::invalid_argument("mean and std: 3 values each (R, G, B)"));
+      for (int i = 0; i < 3; ++i) {
+        if (!((*std_)[i] > 0)) raise(ws::invalid_argument("std: values must be > 0"));
+        o.normalize.mean[i] = (*mean)[i];
+        o.normalize.inv_std[i] = 1.0f / (*std_)[i];
+      }
+    }
+    nb::gil_scoped_release release;
+    impl_ = unwrap(ws::Pipeline::build(engine.cuda_, o));
+  }
+
+  std::optional<PyLane> try_acquire() {
+    std::optional<ws::Lane> l = impl_->try_acquire();
+    if (!l) return std::nullopt;
+    return PyLane{*l, nb::find(*this)};
+  }
+  PyLane acquire(size_t index) { return PyLane{unwrap(impl_->acquire(index)), nb::find(*this)}; }
+
+  /// Writable uint8 [src_height, src_width, 3] view of the lane's input slot (mapped pinned memory; no copy).
+  nb::object input(const PyLane& l) {
+    std::span<uint8_t> slot = impl_->input(l.lane);
+    if (slot.empty()) raise(ws::failed_precondition("Pipeline.input: lane " + std::to_string(l.lane.index) + " is not Acquired (or the handle is stale)"));
+    const auto& o = impl_->options();
+    const size_t shape[3] = {static_cast<size_t>(o.src_height), static_cast<size_t>(o.src_width), 3};
+    return nb::cast(nb::ndarray<nb::numpy, uint8_t>(slot.data(), 3, shape, l.pipeline));
+  }
+
+  void submit(const PyLane& l, std::optional<std::pair<int64_t, int64_t>> size) {
+    const auto& o = impl_->options();
+    const auto [h, w] = size.value_or(std::pair<int64_t, int64_t>{o.src_height, o.src_width});
+    check(impl_->submit(l.lane, w, h));
+  }
+
+  /// Waits (GIL released) and returns (indices int32[k], scores float32[k]).
+  std::pair<nb::object, nb::object> wait(const PyLane& l) {
+    std::span<const ws::TopKEntry> top;
+    {
+      nb::gil_scoped_release release;
+      top = unwrap(impl_->wait(l.lane));
+    }
+    ws::TensorDesc di{"indices", ws::DType::kInt32, {static_cast<int64_t>(top.size())}, top.size() * 4};
+    ws::TensorDesc ds{"scores", ws::DType::kFloat32, {static_cast<int64_t>(top.size())}, top.size() * 4};
+    nb::object idx = new_numpy(di), sc = new_numpy(ds);
+    auto* ip = static_cast<int32_t*>(nb::cast<nb::ndarray<>>(idx).data());
+    auto* sp = static_cast<float*>(nb::cast<nb::ndarray<>>(sc).data());
+    for (size_t i = 0; i < top.size(); ++i) {
+      ip[i] = top[i].index;
+      sp[i] = top[i].score;
+    }
+    return {idx, sc};
+  }
+  float gpu_time_ms(const PyLane& l) const { return unwrap(impl_->gpu_time_ms(l.lane)); }
+  void release(const PyLane& l) { check(impl_->release(l.lane)); }
+  size_t lanes() const { return impl_->lane_count(); }
+  int k() const { return impl_->k(); }
+  int64_t classes() const { return impl_->classes(); }
+  std::string state(size_t index) const {
+    if (index >= impl_->lane_count()) raise(ws::invalid_argument("lane index " + std::to_string(index) + " out of range"));
+    return ws::lane_state_name(impl_->state(index));
+  }
+
+ private:
+  std::unique_ptr<ws::Pipeline> impl_;
+};
+#endif
+
 // ---- images and the CPU classifier ----------------------------------------------------------------------
 
 ws::ImageRgb8 image_from_array(nb::handle h) {
@@ -667,6 +770,23 @@ CUDA engines (device tensors, stream contract):
 The GIL is released while the engine runs; concurrent calls on one engine are serialised.
 )";
 
+#if WS_HAVE_CUDA
+constexpr const char* kPipelineDoc = R"(The latency rail (lanes.h): N preallocated lanes on one CUDA engine.
+
+Each lane owns an execution context, a stream, an input slot and a mapped result slot; in graph mode
+one CUDA Graph per lane runs [copy] -> fused RGB8 preprocess -> network -> Top-K. Lane states:
+Free -> (try_acquire) Acquired -> (submit) Submitted -> (wait) Completed -> (release) Free; any other
+transition raises warpstream.Error (code "failed precondition") and changes nothing.
+
+Example::
+
+    p = warpstream.Pipeline(engine, lanes=2, src_size=(480, 640), k=5)
+    lane = p.try_acquire()            # None when all lanes are busy
+    p.input(lane)[:] = frame          # uint8 [480, 640, 3], written straight into mapped memory
+    p.submit(lane); idx, scores = p.wait(lane); p.release(lane)
+)";
+#endif
+
 }  // namespace
 
 NB_MODULE(_warpstream, m) {
@@ -751,6 +871,39 @@ NB_MODULE(_warpstream, m) {
         for (const auto& t : e.outputs()) s += t.name + " " + ws::shape_string(t.shape) + " " + t.dtype + ", ";
         return s + "])";
       });
+
+#if WS_HAVE_CUDA
+  nb::class_<PyLane>(m, "Lane", "Handle of an acquired lane (index + generation); pass it to the Pipeline's calls.")
+      .def_prop_ro("index", [](const PyLane& l) { return l.lane.index; })
+      .def_prop_ro("generation", [](const PyLane& l) { return l.lane.generation; })
+      .def("__repr__", [](const PyLane& l) {
+        return "Lane(index=" + std::to_string(l.lane.index) + ", generation=" + std::to_string(l.lane.generation) + ")";
+      });
+  nb::class_<Pipeline>(m, "Pipeline", kPipelineDoc)
+      .def(nb::init<Engine&, int, std::pair<int64_t, int64_t>, int, const std::string&, bool, std::optional<std::vector<float>>,
+                    std::optional<std::vector<float>>>(),
+           "engine"_a, "lanes"_a = 2, "src_size"_a, "k"_a = 5, "input"_a = "mapped", "use_cuda_graph"_a = true,
+           "mean"_a = nb::none(), "std"_a = nb::none(),
+           "Builds `lanes` lanes on a device='cuda' engine for frames of src_size = (height, width) RGB8 pixels. "
+           "Raises warpstream.Error (bad options, an engine of the wrong shape, CUDA failures incl. capture).")
+      .def("try_acquire", &Pipeline::try_acquire,
+           "A free lane, now Acquired, or None when every lane is busy (backpressure; there is no queue). Lock-free.")
+      .def("acquire", &Pipeline::acquire, "index"_a, "Acquires lane `index`; raises warpstream.Error when it is busy.")
+      .def("input", &Pipeline::input, "lane"_a,
+           "The lane's input slot as a writable uint8 [height, width, 3] numpy view of mapped pinned memory (no copy). "
+           "Fill it while the lane is Acquired; do not touch it after submit() until the lane is released and re-acquired.")
+      .def("submit", &Pipeline::submit, "lane"_a, "size"_a = nb::none(),
+           "Runs one frame (preprocess -> network -> Top-K, one CUDA Graph in graph mode) on the lane. size = (height, "
+           "width), default src_size (graph mode accepts only src_size).")
+      .def("wait", &Pipeline::wait, "lane"_a,
+           "Waits for the lane's frame with the GIL released; returns (indices int32[k], scores float32[k]), descending.")
+      .def("gpu_time_ms", &Pipeline::gpu_time_ms, "lane"_a, "GPU time of the lane's last frame, ms (lane Completed).")
+      .def("release", &Pipeline::release, "lane"_a, "Completed (or Acquired) -> Free.")
+      .def("state", &Pipeline::state, "index"_a, "\"free\", \"acquired\", \"submitted\" or \"completed\".")
+      .def_prop_ro("lanes", &Pipeline::lanes)
+      .def_prop_ro("k", &Pipeline::k)
+      .def_prop_ro("classes", &Pipeline::classes);
+#endif
 
   nb::class_<Classifier>(m, "Classifier",
                          "Batch-1 image classification on the CPU executor (CpuClassifier): RGB8 image -> fused resize + "

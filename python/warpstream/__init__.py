@@ -7,6 +7,8 @@ The package wraps the public C++ API (``include/warpstream``) through a nanobind
   with CUDA, the CUDA executor (``device="cuda"``). ``Engine.from_onnx(path).run(x)``.
 * :class:`Classifier` -- batch-1 image classification on the CPU (what ``warpstream classify`` runs).
 * :func:`read_image` -- PNG/JPEG decoding to a uint8 ``[H, W, 3]`` array.
+* :class:`Pipeline` (CUDA builds) -- the latency rail: N lanes, ``try_acquire`` / ``input`` (a numpy view of
+  mapped memory) / ``submit`` / ``wait`` (GIL released) / ``release``.
 * :class:`Error` -- raised for every runtime error; ``str(e)`` is the C++ message, ``e.code`` its class.
   :class:`InvalidArgumentError` (an ``Error`` and a ``ValueError``) for wrong caller values.
 
@@ -32,4 +34,8 @@ from ._warpstream import (  # noqa: F401
 )
 
 __all__ = ["Classifier", "Engine", "Error", "InvalidArgumentError", "TensorInfo", "has_cuda", "read_image"]
+if has_cuda:
+    from ._warpstream import Lane, Pipeline  # noqa: F401
+
+    __all__ += ["Lane", "Pipeline"]
 __version__ = "0.1.0"
