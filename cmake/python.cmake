@@ -32,10 +32,27 @@ if(NOT nanobind_DIR)
 endif()
 find_package(nanobind CONFIG REQUIRED)
 
+# WS_PYTHON_CUDA: include the CUDA executor and the lanes in the extension (default: when this build has CUDA).
+# OFF links the CPU modules only, so in a CUDA build directory only those are recompiled as PIC below
+# (scripts/test-python.sh uses OFF unless told otherwise: CI tests the CPU side; GPU tests run on the device).
+if(WS_HAVE_CUDA)
+  option(WS_PYTHON_CUDA "Python extension: include the CUDA executor and lanes" ON)
+else()
+  set(WS_PYTHON_CUDA OFF)
+endif()
+if(WS_PYTHON_CUDA)
+  set(_ws_py_links ws_warpstream)
+  set(_ws_py_modules ws_core ws_reference ws_io ws_engine_ir ws_engine_cpu ws_flow_host
+                     ws_cuda ws_kernels ws_kernels_cutlass ws_engine_cuda ws_lanes ws_flow)
+else()
+  set(_ws_py_links ws_engine_cpu ws_engine_ir ws_reference ws_io ws_core)
+  set(_ws_py_modules ws_core ws_reference ws_io ws_engine_ir ws_engine_cpu)
+endif()
+message(STATUS "warpstream: Python extension (CUDA ${WS_PYTHON_CUDA}, ${Python_EXECUTABLE})")
+
 # The extension is a shared object: the static module libraries it links must be position-independent.
 # (The plain build keeps them non-PIC; this block only runs with WS_BUILD_PYTHON=ON.)
-foreach(_ws_t ws_core ws_reference ws_io ws_engine_ir ws_engine_cpu ws_flow_host
-              ws_cuda ws_kernels ws_kernels_cutlass ws_engine_cuda ws_lanes ws_flow)
+foreach(_ws_t ${_ws_py_modules})
   if(TARGET ${_ws_t})
     set_target_properties(${_ws_t} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   endif()
@@ -43,9 +60,11 @@ endforeach()
 
 set(WS_PYTHON_DIR ${PROJECT_BINARY_DIR}/python/warpstream)
 nanobind_add_module(_warpstream STABLE_ABI NB_STATIC python/src/warpstream_ext.cpp)
-target_link_libraries(_warpstream PRIVATE ws::warpstream)
+target_link_libraries(_warpstream PRIVATE ${_ws_py_links})
 target_compile_options(_warpstream PRIVATE ${WS_WARNINGS})
-if(WS_HAVE_CUDA)
+# WS_PY_CUDA (not WS_HAVE_CUDA, which ws_core exports to every consumer) selects the CUDA parts of the source.
+target_compile_definitions(_warpstream PRIVATE WS_PY_CUDA=$<BOOL:${WS_PYTHON_CUDA}>)
+if(WS_PYTHON_CUDA)
   target_link_libraries(_warpstream PRIVATE CUDA::cudart)
 endif()
 set_target_properties(_warpstream PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${WS_PYTHON_DIR})

@@ -1,7 +1,8 @@
 // warpstream._warpstream: the nanobind extension behind the `warpstream` Python package (python/warpstream).
 //
 // Wraps the public API only (include/warpstream): CpuEngine (engine.h), CudaEngine/ExecutionContext
-// (cuda_engine.h, only when the build has CUDA), CpuClassifier (classifier.h), decode_image_file (image.h).
+// (cuda_engine.h) and Pipeline (lanes.h) when WS_PY_CUDA (cmake/python.cmake: WS_PYTHON_CUDA), CpuClassifier
+// (classifier.h), decode_image_file (image.h).
 // Errors: every ws::Status that is not ok becomes a Python exception — warpstream.Error (a RuntimeError)
 // or, for kInvalidArgument, warpstream.InvalidArgumentError (an Error and a ValueError), both defined in
 // python/warpstream/_errors.py — whose message is Status::to_string() ("invalid model: ...") and whose
@@ -31,7 +32,7 @@
 #include "warpstream/graph.h"
 #include "warpstream/image.h"
 #include "warpstream/status.h"
-#if WS_HAVE_CUDA
+#if WS_PY_CUDA
 #include <cuda_runtime.h>
 
 #include "warpstream/cuda_engine.h"
@@ -213,7 +214,7 @@ ws::ir::ImportOptions import_options(const std::map<std::string, std::vector<int
 class Engine {
  public:
   ~Engine() {
-#if WS_HAVE_CUDA
+#if WS_PY_CUDA
     if (done_ != nullptr) cudaEventDestroy(done_);
 #endif
   }
@@ -231,7 +232,7 @@ class Engine {
       for (size_t i = 0; i < e->cpu_->num_inputs(); ++i) e->in_.push_back(e->cpu_->input_desc(i));
       for (size_t i = 0; i < e->cpu_->num_outputs(); ++i) e->out_.push_back(e->cpu_->output_desc(i));
     } else if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
-#if WS_HAVE_CUDA
+#if WS_PY_CUDA
       ws::CudaBuildOptions o;
       if (precision == "fp32") o.precision = ws::Precision::kFloat32;
       else if (precision == "fp16") o.precision = ws::Precision::kFloat16;
@@ -263,8 +264,8 @@ class Engine {
       for (size_t i = 0; i < e->cuda_->num_inputs(); ++i) e->in_.push_back(e->cuda_->input_desc(i));
       for (size_t i = 0; i < e->cuda_->num_outputs(); ++i) e->out_.push_back(e->cuda_->output_desc(i));
 #else
-      raise(ws::unsupported("device='" + device + "': this warpstream build has no CUDA executor (it was built "
-                            "without nvcc); rebuild with nvcc on PATH (and cuDNN) to get device='cuda'"));
+      raise(ws::unsupported("device='" + device + "': this warpstream extension was built without the CUDA executor "
+                            "(no nvcc, or WS_PYTHON_CUDA=OFF); rebuild with nvcc on PATH and cuDNN to get device='cuda'"));
 #endif
     } else {
       raise(ws::invalid_argument("device '" + device + "': expected 'cpu', 'cuda' or 'cuda:N'"));
@@ -287,7 +288,7 @@ class Engine {
     return r;
   }
   size_t arena_bytes() const {
-#if WS_HAVE_CUDA
+#if WS_PY_CUDA
     if (cuda_) return cuda_->arena_bytes();
 #endif
     return cpu_->arena_bytes();
@@ -296,7 +297,7 @@ class Engine {
   nb::object run(nb::handle inputs, nb::handle out, nb::handle stream) {
     std::vector<nb::ndarray<nb::ro>> in = gather_inputs(inputs);
     if (cpu_) return run_cpu(in, out, stream);
-#if WS_HAVE_CUDA
+#if WS_PY_CUDA
     return run_cuda(in, out, stream);
 #else
     raise(ws::internal_error("engine without executor"));
@@ -410,7 +411,7 @@ class Engine {
     return pack(std::move(objs));
   }
 
-#if WS_HAVE_CUDA
+#if WS_PY_CUDA
   static void cuda_check(cudaError_t err, const std::string& what) {
     if (err != cudaSuccess) raise({ws::StatusCode::kCuda, what + ": " + cudaGetErrorString(err)});
   }
@@ -530,7 +531,7 @@ class Engine {
 };
 
 // ---- Pipeline (the latency rail, lanes.h; CUDA builds only) ---------------------------------------------
-#if WS_HAVE_CUDA
+#if WS_PY_CUDA
 class Pipeline;
 
 /// An acquired lane: the handle (index + generation) and the pipeline it belongs to.
@@ -770,7 +771,7 @@ CUDA engines (device tensors, stream contract):
 The GIL is released while the engine runs; concurrent calls on one engine are serialised.
 )";
 
-#if WS_HAVE_CUDA
+#if WS_PY_CUDA
 constexpr const char* kPipelineDoc = R"(The latency rail (lanes.h): N preallocated lanes on one CUDA engine.
 
 Each lane owns an execution context, a stream, an input slot and a mapped result slot; in graph mode
@@ -800,7 +801,7 @@ NB_MODULE(_warpstream, m) {
   m.attr("InvalidArgumentError") = errors.attr("InvalidArgumentError");
   nb::register_exception_translator(translate);
 
-#if WS_HAVE_CUDA
+#if WS_PY_CUDA
   m.attr("has_cuda") = true;
 #else
   m.attr("has_cuda") = false;
@@ -848,7 +849,7 @@ NB_MODULE(_warpstream, m) {
       .def(
           "run",
           [](Engine& e, nb::handle inputs, nb::handle out, nb::handle stream) {
-#if WS_HAVE_CUDA
+#if WS_PY_CUDA
             // Framework of new device outputs: the first input's (torch / cupy), else a DLPack array.
             nb::handle first = inputs;
             if (nb::isinstance<nb::list>(inputs) || nb::isinstance<nb::tuple>(inputs)) first = nb::len(inputs) ? inputs[0] : inputs;
@@ -872,7 +873,7 @@ NB_MODULE(_warpstream, m) {
         return s + "])";
       });
 
-#if WS_HAVE_CUDA
+#if WS_PY_CUDA
   nb::class_<PyLane>(m, "Lane", "Handle of an acquired lane (index + generation); pass it to the Pipeline's calls.")
       .def_prop_ro("index", [](const PyLane& l) { return l.lane.index; })
       .def_prop_ro("generation", [](const PyLane& l) { return l.lane.generation; })

@@ -80,7 +80,7 @@ def test_cuda_device_without_cuda_build(demo_model):
     with pytest.raises(warpstream.Error) as e:
         warpstream.Engine.from_onnx(demo_model, device="cuda")
     assert e.value.code == "unsupported"
-    assert "without nvcc" in str(e.value)
+    assert "without the CUDA executor" in str(e.value)
 
 
 def test_read_image_errors(tmp_path):
