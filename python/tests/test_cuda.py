@@ -1,0 +1,81 @@
+"""GPU tests (CUDA builds, on a machine with a GPU; skipped otherwise): the CUDA engine against the CPU
+engine, DLPack device tensors with torch (in place: data pointers checked), the stream contract, and the
+lanes from Python against the CPU classifier."""
+import numpy as np
+import pytest
+
+import warpstream
+from conftest import assert_close
+
+pytestmark = pytest.mark.skipif(not warpstream.has_cuda, reason="this warpstream build has no CUDA executor")
+
+
+def build_or_skip(path, **kw):
+    try:
+        return warpstream.Engine.from_onnx(path, device="cuda", **kw)
+    except warpstream.Error as e:
+        if e.code == "cuda":
+            pytest.skip(f"no usable GPU: {e}")
+        raise
+
+
+@pytest.mark.parametrize("precision,tol", [("fp32", 1e-3), ("fp16", 3e-2)])
+def test_cuda_engine_vs_cpu_engine(demo_model, rng, precision, tol):
+    cpu = warpstream.Engine.from_onnx(demo_model)
+    gpu = build_or_skip(demo_model, precision=precision)
+    in_dtype = np.float16 if precision == "fp16" else np.float32
+    assert gpu.inputs[0].dtype == np.dtype(in_dtype).name and gpu.outputs[0].dtype == "float32"
+    for _ in range(3):
+        x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+        ref = cpu.run(x)
+        y = gpu.run(x.astype(in_dtype))
+        assert_close(y, ref, rtol=tol, atol=tol, what=f"cuda {precision} vs cpu engine")
+    with pytest.raises(warpstream.InvalidArgumentError, match="dtype float64"):
+        gpu.run(np.zeros((1, 3, 32, 32), np.float64))
+
+
+def test_dlpack_torch_in_place_with_stream(demo_model, rng):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    cpu = warpstream.Engine.from_onnx(demo_model)
+    gpu = build_or_skip(demo_model)
+    x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+    ref = cpu.run(x)
+    xt = torch.from_numpy(x).cuda()
+    out = torch.full((1, 10), float("nan"), device="cuda")
+    ptr = out.data_ptr()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())  # the producer (the copy above) is ordered before
+    r = gpu.run(xt, out=out, stream=s)
+    assert r is out and out.data_ptr() == ptr, "out= must be written in place (no copy, no new tensor)"
+    s.synchronize()
+    assert_close(out.cpu().numpy(), ref, rtol=1e-3, atol=1e-3, what="torch out= vs cpu engine")
+    # Without out=: a new torch tensor on the device; stream=None synchronises.
+    y = gpu.run(xt)
+    assert isinstance(y, torch.Tensor) and y.is_cuda
+    assert_close(y.cpu().numpy(), ref, rtol=1e-3, atol=1e-3, what="torch result vs cpu engine")
+
+
+def test_pipeline_vs_cpu_classifier(demo_model, rng):
+    gpu = build_or_skip(demo_model)
+    clf = warpstream.Classifier.from_onnx(demo_model)
+    p = warpstream.Pipeline(gpu, lanes=2, src_size=(48, 40), k=5)
+    lanes = [p.try_acquire(), p.try_acquire()]
+    assert all(lanes) and p.try_acquire() is None  # backpressure: no third lane, no queue
+    frames = [rng.integers(0, 256, size=(48, 40, 3), dtype=np.uint8) for _ in lanes]
+    for lane, frame in zip(lanes, frames):
+        view = p.input(lane)
+        assert view.shape == (48, 40, 3) and view.dtype == np.uint8
+        view[:] = frame
+        p.submit(lane)
+    for lane, frame in zip(lanes, frames):
+        idx, scores = p.wait(lane)
+        top = clf.classify(frame, k=5)
+        assert list(idx) == [i for i, _ in top]
+        assert_close(scores, [s for _, s in top], rtol=1e-3, atol=1e-3, what="lane top-5 vs CPU classifier")
+        assert p.gpu_time_ms(lane) > 0
+        p.release(lane)
+    with pytest.raises(warpstream.Error) as e:
+        p.release(lanes[0])  # released twice
+    assert e.value.code == "failed precondition"
