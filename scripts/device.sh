@@ -35,6 +35,17 @@ suite_test() {
   local rc=$?; mark $rc
   row "gpu tests (ws_gpu_tests)" "rc=$rc $(gtest_result "$L/gpu-tests.txt") ($(elapsed) s)"
   grep -E '^\[  FAILED  \] [A-Za-z]' "$L/gpu-tests.txt" | sort -u | head -20 | sed 's/^/    /' | tee -a "$SUM"
+  # ONNX conformance on the CUDA executor, for the suites carried in .onnxdata/ (copies of Debian
+  # libonnx-testdata's data/<suite>; the image has none): fp32 gates, fp16 is reported.
+  for d in .onnxdata/*/; do
+    [ -d "$d" ] && [ "$(left)" -gt 60 ] || continue
+    local suite; suite=$(basename "$d")
+    for prec in fp32 fp16; do
+      timeout 120 "$WS" onnx-test --device cuda --precision $prec "$d" > "$L/onnx-cuda-$suite-$prec.txt" 2>&1
+      local rc2=$?; [ $prec = fp32 ] && mark $rc2
+      row "onnx-test --device cuda $prec $suite" "rc=$rc2 $(grep -iE 'passed|failed' "$L/onnx-cuda-$suite-$prec.txt" | tail -1 | cut -c1-100)"
+    done
+  done
 }
 
 suite_sanitize() {
