@@ -14,6 +14,7 @@
 #include "core/escape.h"
 #include "core/limits.h"
 #include "engine/ir/op_table_ext.h"
+#include "engine/ir/op_table_util.h"
 #include "reference/ops_ext.h"
 #include "reference/pad.h"
 #include "reference/reference.h"
@@ -25,33 +26,11 @@ using ir::Attribute;
 using ir::DType;
 using ir::Shape;
 
-// ------------------------------------------------------------------------------------------------
-// Attribute access with kind checks
-
-Result<int64_t> attr_int(const NodeContext& c, const char* name, int64_t fallback) {
-  const Attribute* a = c.node.find(name);
-  if (!a) return fallback;
-  if (a->kind != Attribute::Kind::kInt) return c.bad_attribute(name, "must be an int");
-  return a->i;
-}
-Result<float> attr_float(const NodeContext& c, const char* name, float fallback) {
-  const Attribute* a = c.node.find(name);
-  if (!a) return fallback;
-  if (a->kind != Attribute::Kind::kFloat) return c.bad_attribute(name, "must be a float");
-  return a->f;
-}
-Result<std::vector<int64_t>> attr_ints(const NodeContext& c, const char* name, std::vector<int64_t> fallback) {
-  const Attribute* a = c.node.find(name);
-  if (!a) return fallback;
-  if (a->kind != Attribute::Kind::kInts) return c.bad_attribute(name, "must be a list of ints");
-  return a->ints;
-}
-Result<std::string> attr_string(const NodeContext& c, const char* name, std::string fallback) {
-  const Attribute* a = c.node.find(name);
-  if (!a) return fallback;
-  if (a->kind != Attribute::Kind::kString) return c.bad_attribute(name, "must be a string");
-  return a->s;
-}
+using op_util::attr_float;
+using op_util::attr_int;
+using op_util::attr_ints;
+using op_util::attr_string;
+using op_util::set_single_output;
 
 Status require_float(const NodeContext& c, size_t i) {
   if (!c.has_input(i)) return Status::ok();
@@ -73,13 +52,6 @@ Result<int64_t> normalize_axis(const NodeContext& c, const char* attr, int64_t a
     return c.bad_attribute(attr, "= " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   }
   return axis < 0 ? axis + rank : axis;
-}
-
-void set_single_output(NodeContext& c, DType t, Shape s) {
-  c.output_dtypes.assign(c.node.outputs.size(), DType::kUndefined);
-  c.output_shapes.assign(c.node.outputs.size(), Shape{});
-  c.output_dtypes[0] = t;
-  c.output_shapes[0] = std::move(s);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -608,13 +580,8 @@ Status analyze_softmax(NodeContext& c) {
   const bool legacy = c.graph.opset < 13;  // opset 1–12: coerce to 2-D at axis
   WS_ASSIGN_OR_RETURN(int64_t axis_attr, attr_int(c, "axis", legacy ? 1 : -1));
   WS_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(c, "axis", axis_attr, rank, legacy));
-  int64_t outer = 1, len = 1, inner = 1;
-  for (int64_t i = 0; i < rank; ++i) {
-    const int64_t d = x[static_cast<size_t>(i)];
-    if (i < axis) outer *= d;
-    else if (i == axis || legacy) len *= d;
-    else inner *= d;
-  }
+  const op_util::AxisSplit sp = op_util::softmax_split(x, axis, legacy);
+  const int64_t outer = sp.outer, len = sp.len, inner = sp.inner;
   set_single_output(c, DType::kFloat32, x);
   c.kernel = [outer, len, inner](std::span<const void* const> in, std::span<void* const> out) {
     ref::softmax(static_cast<const float*>(in[0]), static_cast<float*>(out[0]), outer, len, inner);

@@ -14,6 +14,7 @@
 
 #include "core/checked_math.h"
 #include "core/limits.h"
+#include "engine/ir/op_table_util.h"
 #include "reference/ops_ext.h"
 
 namespace ws::engine::ext {
@@ -25,30 +26,12 @@ using ir::Shape;
 using In = std::span<const void* const>;
 using Out = std::span<void* const>;
 
-Result<int64_t> attr_int(const NodeContext& c, const char* name, int64_t fallback) {
-  const Attribute* a = c.node.find(name);
-  if (!a) return fallback;
-  if (a->kind != Attribute::Kind::kInt) return c.bad_attribute(name, "must be an int");
-  return a->i;
-}
-Result<float> attr_float(const NodeContext& c, const char* name, float fallback) {
-  const Attribute* a = c.node.find(name);
-  if (!a) return fallback;
-  if (a->kind != Attribute::Kind::kFloat) return c.bad_attribute(name, "must be a float");
-  return a->f;
-}
-Result<std::vector<int64_t>> attr_ints(const NodeContext& c, const char* name, std::vector<int64_t> fallback) {
-  const Attribute* a = c.node.find(name);
-  if (!a) return fallback;
-  if (a->kind != Attribute::Kind::kInts) return c.bad_attribute(name, "must be a list of ints");
-  return a->ints;
-}
-Result<std::string> attr_string(const NodeContext& c, const char* name, std::string fallback) {
-  const Attribute* a = c.node.find(name);
-  if (!a) return fallback;
-  if (a->kind != Attribute::Kind::kString) return c.bad_attribute(name, "must be a string");
-  return a->s;
-}
+using op_util::attr_float;
+using op_util::attr_int;
+using op_util::attr_ints;
+using op_util::attr_string;
+using op_util::set_outputs;
+using op_util::set_single_output;
 
 Status unsupported_dtype(const NodeContext& c, size_t i, const char* allowed) {
   const auto& t = c.input(i);
@@ -70,16 +53,6 @@ Result<int64_t> norm_axis(const NodeContext& c, const char* what, int64_t axis, 
     return c.error(StatusCode::kInvalidModel, std::string(what) + " = " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   }
   return axis < 0 ? axis + rank : axis;
-}
-
-void set_outputs(NodeContext& c) {
-  c.output_dtypes.assign(c.node.outputs.size(), DType::kUndefined);
-  c.output_shapes.assign(c.node.outputs.size(), Shape{});
-}
-void set_single(NodeContext& c, DType t, Shape s) {
-  set_outputs(c);
-  c.output_dtypes[0] = t;
-  c.output_shapes[0] = std::move(s);
 }
 
 // A constant integer operand (int64 or int32) as int64 values.
@@ -161,7 +134,7 @@ Status analyze_gather(NodeContext& c) {
   }
   const size_t es = ir::dtype_size(x.dtype);
   if (es == 0) return unsupported_dtype(c, 0, "numeric and bool types");
-  set_single(c, x.dtype, y);
+  set_single_output(c, x.dtype, y);
   c.kernel = [=](In in, Out out) { ref::gather(in[0], outer, len, inner, idx.data(), static_cast<int64_t>(idx.size()), out[0], es); };
   return Status::ok();
 }
@@ -219,7 +192,7 @@ Status analyze_slice(NodeContext& c) {
   }
   const size_t es = ir::dtype_size(x.dtype);
   if (es == 0) return unsupported_dtype(c, 0, "numeric and bool types");
-  set_single(c, x.dtype, y);
+  set_single_output(c, x.dtype, y);
   const Shape xs = x.shape;
   c.kernel = [=](In in, Out out) { ref::slice(in[0], xs, st, sp, out[0], y, es); };
   return Status::ok();
@@ -297,7 +270,7 @@ Status analyze_expand(NodeContext& c) {
   WS_RETURN_IF_ERROR(require_rank(c, *y));
   const size_t es = ir::dtype_size(x.dtype);
   if (es == 0) return unsupported_dtype(c, 0, "numeric and bool types");
-  set_single(c, x.dtype, *y);
+  set_single_output(c, x.dtype, *y);
   const Shape xs = x.shape, ys = *y;
   c.kernel = [=](In in, Out out) { ref::expand(in[0], xs, out[0], ys, es); };
   return Status::ok();
@@ -317,7 +290,7 @@ Status analyze_tile(NodeContext& c) {
   }
   const size_t es = ir::dtype_size(x.dtype);
   if (es == 0) return unsupported_dtype(c, 0, "numeric and bool types");
-  set_single(c, x.dtype, y);
+  set_single_output(c, x.dtype, y);
   const Shape xs = x.shape;
   c.kernel = [=](In in, Out out) { ref::tile(in[0], xs, out[0], y, es); };
   return Status::ok();
@@ -331,7 +304,7 @@ Status analyze_cast(NodeContext& c) {
   WS_ASSIGN_OR_RETURN(ref::Elem from, elem_of(c, x.dtype, "input 0 ('" + x.name + "')"));
   const DType to_t = static_cast<DType>(to_i);
   WS_ASSIGN_OR_RETURN(ref::Elem to, elem_of(c, to_t, "attribute 'to'"));
-  set_single(c, to_t, x.shape);
+  set_single_output(c, to_t, x.shape);
   const int64_t n = x.elements();
   c.kernel = [=](In in, Out out) { ref::cast(in[0], from, out[0], to, n); };
   return Status::ok();
@@ -343,7 +316,7 @@ Status analyze_cast_like(NodeContext& c) {
   WS_ASSIGN_OR_RETURN(ref::Elem from, elem_of(c, x.dtype, "input 0 ('" + x.name + "')"));
   const DType to_t = c.input(1).dtype;
   WS_ASSIGN_OR_RETURN(ref::Elem to, elem_of(c, to_t, "input 1 ('" + c.input(1).name + "')"));
-  set_single(c, to_t, x.shape);
+  set_single_output(c, to_t, x.shape);
   const int64_t n = x.elements();
   c.kernel = [=](In in, Out out) { ref::cast(in[0], from, out[0], to, n); };
   return Status::ok();
@@ -356,7 +329,7 @@ Status analyze_where(NodeContext& c) {
   WS_ASSIGN_OR_RETURN(Shape y, broadcast_all(c));
   const size_t es = ir::dtype_size(a.dtype);
   if (es == 0) return unsupported_dtype(c, 1, "numeric and bool types");
-  set_single(c, a.dtype, y);
+  set_single_output(c, a.dtype, y);
   const Shape cs = c.input(0).shape, as = a.shape, bs = c.input(2).shape;
   c.kernel = [=](In in, Out out) { ref::where(static_cast<const uint8_t*>(in[0]), cs, in[1], as, in[2], bs, out[0], y, es); };
   return Status::ok();
@@ -377,7 +350,7 @@ Status analyze_constant_of_shape(NodeContext& c) {
   }
   const size_t es = ir::dtype_size(t);
   if (es == 0 || value.size() != es) return c.bad_attribute("value", "has an unsupported element type");
-  set_single(c, t, shape);
+  set_single_output(c, t, shape);
   const int64_t n = ir::shape_elements(shape);
   c.kernel = [=](In, Out out) {
     auto* y = static_cast<std::byte*>(out[0]);
@@ -408,7 +381,7 @@ Status analyze_gather_elements(NodeContext& c) {
   }
   const size_t es = ir::dtype_size(x.dtype);
   if (es == 0) return unsupported_dtype(c, 0, "numeric and bool types");
-  set_single(c, x.dtype, it.shape);
+  set_single_output(c, x.dtype, it.shape);
   const Shape xs = x.shape, is = it.shape;
   c.kernel = [=](In in, Out out) { ref::gather_elements(in[0], xs, idx.data(), is, axis, out[0], es); };
   return Status::ok();
@@ -442,7 +415,7 @@ Status analyze_scatter_nd(NodeContext& c) {
     }
   const size_t es = ir::dtype_size(x.dtype);
   if (es == 0) return unsupported_dtype(c, 0, "numeric and bool types");
-  set_single(c, x.dtype, x.shape);
+  set_single_output(c, x.dtype, x.shape);
   const Shape xs = x.shape;
   c.kernel = [=](In in, Out out) { ref::scatter_nd(in[0], xs, idx.data(), n, k, in[2], out[0], es); };
   return Status::ok();
@@ -462,7 +435,7 @@ Status analyze_trilu(NodeContext& c) {
   const int64_t batch = (n != 0 && m != 0) ? x.elements() / (n * m) : 0;
   const size_t es = ir::dtype_size(x.dtype);
   if (es == 0) return unsupported_dtype(c, 0, "numeric and bool types");
-  set_single(c, x.dtype, x.shape);
+  set_single_output(c, x.dtype, x.shape);
   c.kernel = [=](In in, Out out) { ref::trilu(in[0], batch, n, m, k, upper != 0, out[0], es); };
   return Status::ok();
 }
@@ -484,12 +457,16 @@ Status analyze_cum_sum(NodeContext& c) {
     if (i > axis) inner *= x.shape[static_cast<size_t>(i)];
   }
   const int64_t len = x.shape[static_cast<size_t>(axis)];
-  set_single(c, x.dtype, x.shape);
+  set_single_output(c, x.dtype, x.shape);
   c.kernel = [=](In in, Out out) { ref::cumsum(e, in[0], out[0], outer, len, inner, exclusive != 0, reverse != 0); };
   return Status::ok();
 }
 
-Status analyze_hardmax(NodeContext& c) {
+namespace {
+// Hardmax / LogSoftmax: float32 in and out over an outer×len×inner view at `axis`; opset 1–12
+// coerce to 2-D at axis (axis == rank is then allowed by the flattening rule).
+using SoftmaxKernel = void (*)(const float*, float*, int64_t, int64_t, int64_t);
+Status bind_softmax_family(NodeContext& c, SoftmaxKernel fn) {
   WS_RETURN_IF_ERROR(require_f32(c, 0));
   const Shape& x = c.input(0).shape;
   const int64_t rank = static_cast<int64_t>(x.size());
@@ -498,17 +475,15 @@ Status analyze_hardmax(NodeContext& c) {
   int64_t axis;
   if (legacy && axis_attr == rank) axis = rank;
   else { WS_ASSIGN_OR_RETURN(axis, norm_axis(c, "axis", axis_attr, rank)); }
-  int64_t outer = 1, len = 1, inner = 1;
-  for (int64_t i = 0; i < rank; ++i) {
-    const int64_t d = x[static_cast<size_t>(i)];
-    if (i < axis) outer *= d;
-    else if (i == axis || legacy) len *= d;
-    else inner *= d;
-  }
-  set_single(c, DType::kFloat32, x);
-  c.kernel = [=](In in, Out out) { ref::hardmax(static_cast<const float*>(in[0]), static_cast<float*>(out[0]), outer, len, inner); };
+  const op_util::AxisSplit sp = op_util::softmax_split(x, axis, legacy);
+  const int64_t outer = sp.outer, len = sp.len, inner = sp.inner;
+  set_single_output(c, DType::kFloat32, x);
+  c.kernel = [=](In in, Out out) { fn(static_cast<const float*>(in[0]), static_cast<float*>(out[0]), outer, len, inner); };
   return Status::ok();
 }
+}  // namespace
+
+Status analyze_hardmax(NodeContext& c) { return bind_softmax_family(c, ref::hardmax); }
 
 namespace {
 // DepthToSpace-13 / SpaceToDepth-13 as one 6-D transpose of a reshaped view.
@@ -537,7 +512,7 @@ Status bind_depth_space(NodeContext& c, bool to_space) {
   }
   const size_t es = ir::dtype_size(x.dtype);
   if (es != 1 && es != 2 && es != 4 && es != 8) return unsupported_dtype(c, 0, "numeric types");
-  set_single(c, x.dtype, y);
+  set_single_output(c, x.dtype, y);
   c.kernel = [=](In in, Out out) { ref::transpose(in[0], view, perm, out[0], es); };
   return Status::ok();
 }
@@ -559,7 +534,7 @@ Status analyze_range(NodeContext& c) {
     const double n = std::ceil((static_cast<double>(l) - static_cast<double>(s)) / static_cast<double>(d));
     if (n > 1e9) return c.error(StatusCode::kResourceExhausted, "range of " + std::to_string(n) + " elements");
     const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(n));
-    set_single(c, t, {count});
+    set_single_output(c, t, {count});
     c.kernel = [=](In, Out out) {  // wrapping arithmetic: no signed overflow on hostile start/delta
       for (int64_t i = 0; i < count; ++i)
         static_cast<int64_t*>(out[0])[i] = static_cast<int64_t>(static_cast<uint64_t>(s) + static_cast<uint64_t>(i) * static_cast<uint64_t>(d));
@@ -571,7 +546,7 @@ Status analyze_range(NodeContext& c) {
     const double n = std::ceil((static_cast<double>(l) - s) / d);
     if (!(std::isfinite(n)) || n > 1e9) return c.error(StatusCode::kInvalidModel, "range start/limit/delta give no finite length");
     const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(n));
-    set_single(c, t, {count});
+    set_single_output(c, t, {count});
     c.kernel = [=](In, Out out) { for (int64_t i = 0; i < count; ++i) static_cast<float*>(out[0])[i] = s + static_cast<float>(i) * d; };
     return Status::ok();
   }
@@ -590,7 +565,7 @@ Status analyze_compare(NodeContext& c, ref::CompareOp op) {
   }
   WS_ASSIGN_OR_RETURN(ref::Elem e, elem_of(c, t, "input 0"));
   WS_ASSIGN_OR_RETURN(Shape y, broadcast_all(c));
-  set_single(c, DType::kBool, y);
+  set_single_output(c, DType::kBool, y);
   const Shape as = c.input(0).shape, bs = c.input(1).shape;
   c.kernel = [=](In in, Out out) { ref::compare(op, e, in[0], as, in[1], bs, static_cast<uint8_t*>(out[0]), y); };
   return Status::ok();
@@ -599,7 +574,7 @@ Status analyze_logic(NodeContext& c, ref::LogicOp op) {
   if (c.input(0).dtype != DType::kBool) return unsupported_dtype(c, 0, "bool");
   if (c.input(1).dtype != DType::kBool) return unsupported_dtype(c, 1, "bool");
   WS_ASSIGN_OR_RETURN(Shape y, broadcast_all(c));
-  set_single(c, DType::kBool, y);
+  set_single_output(c, DType::kBool, y);
   const Shape as = c.input(0).shape, bs = c.input(1).shape;
   c.kernel = [=](In in, Out out) {
     ref::logic(op, static_cast<const uint8_t*>(in[0]), as, static_cast<const uint8_t*>(in[1]), bs, static_cast<uint8_t*>(out[0]), y);
@@ -618,7 +593,7 @@ Status analyze_or(NodeContext& c) { return analyze_logic(c, ref::LogicOp::kOr); 
 Status analyze_xor(NodeContext& c) { return analyze_logic(c, ref::LogicOp::kXor); }
 Status analyze_not(NodeContext& c) {
   if (c.input(0).dtype != DType::kBool) return unsupported_dtype(c, 0, "bool");
-  set_single(c, DType::kBool, c.input(0).shape);
+  set_single_output(c, DType::kBool, c.input(0).shape);
   const int64_t n = c.input(0).elements();
   c.kernel = [=](In in, Out out) { ref::logical_not(static_cast<const uint8_t*>(in[0]), static_cast<uint8_t*>(out[0]), n); };
   return Status::ok();
@@ -630,10 +605,16 @@ Status analyze_not(NodeContext& c) {
 namespace {
 Status make_math(NodeContext& c, ref::MathOp op, ref::MathParams p = {}) {
   WS_RETURN_IF_ERROR(require_f32(c, 0));
-  set_single(c, DType::kFloat32, c.input(0).shape);
+  set_single_output(c, DType::kFloat32, c.input(0).shape);
   const int64_t n = c.input(0).elements();
   c.kernel = [=](In in, Out out) { ref::math(op, static_cast<const float*>(in[0]), static_cast<float*>(out[0]), n, p); };
   return Status::ok();
+}
+// The ops whose one parameter is the float attribute `alpha`.
+Status make_math_alpha(NodeContext& c, ref::MathOp op, float alpha_default) {
+  ref::MathParams p;
+  WS_ASSIGN_OR_RETURN(p.alpha, attr_float(c, "alpha", alpha_default));
+  return make_math(c, op, p);
 }
 }  // namespace
 
@@ -644,7 +625,7 @@ Status analyze_log(NodeContext& c) { return make_math(c, ref::MathOp::kLog); }
 Status analyze_sqrt(NodeContext& c) { return make_math(c, ref::MathOp::kSqrt); }
 Status analyze_neg(NodeContext& c) {
   if (c.input(0).dtype == DType::kInt64) {  // shape arithmetic
-    set_single(c, DType::kInt64, c.input(0).shape);
+    set_single_output(c, DType::kInt64, c.input(0).shape);
     const int64_t n = c.input(0).elements();
     c.kernel = [=](In in, Out out) {
       for (int64_t i = 0; i < n; ++i)
@@ -660,16 +641,8 @@ Status analyze_floor(NodeContext& c) { return make_math(c, ref::MathOp::kFloor);
 Status analyze_ceil(NodeContext& c) { return make_math(c, ref::MathOp::kCeil); }
 Status analyze_softplus(NodeContext& c) { return make_math(c, ref::MathOp::kSoftplus); }
 Status analyze_softsign(NodeContext& c) { return make_math(c, ref::MathOp::kSoftsign); }
-Status analyze_leaky_relu(NodeContext& c) {
-  ref::MathParams p;
-  WS_ASSIGN_OR_RETURN(p.alpha, attr_float(c, "alpha", 0.01f));
-  return make_math(c, ref::MathOp::kLeakyRelu, p);
-}
-Status analyze_elu(NodeContext& c) {
-  ref::MathParams p;
-  WS_ASSIGN_OR_RETURN(p.alpha, attr_float(c, "alpha", 1.0f));
-  return make_math(c, ref::MathOp::kElu, p);
-}
+Status analyze_leaky_relu(NodeContext& c) { return make_math_alpha(c, ref::MathOp::kLeakyRelu, 0.01f); }
+Status analyze_elu(NodeContext& c) { return make_math_alpha(c, ref::MathOp::kElu, 1.0f); }
 Status analyze_selu(NodeContext& c) {
   ref::MathParams p;
   WS_ASSIGN_OR_RETURN(p.alpha, attr_float(c, "alpha", 1.67326319217681884765625f));
@@ -701,11 +674,7 @@ Status analyze_acosh(NodeContext& c) { return make_math(c, ref::MathOp::kAcosh);
 Status analyze_atanh(NodeContext& c) { return make_math(c, ref::MathOp::kAtanh); }
 Status analyze_sign(NodeContext& c) { return make_math(c, ref::MathOp::kSign); }
 Status analyze_round(NodeContext& c) { return make_math(c, ref::MathOp::kRound); }
-Status analyze_thresholded_relu(NodeContext& c) {
-  ref::MathParams p;
-  WS_ASSIGN_OR_RETURN(p.alpha, attr_float(c, "alpha", 1.0f));
-  return make_math(c, ref::MathOp::kThresholdedRelu, p);
-}
+Status analyze_thresholded_relu(NodeContext& c) { return make_math_alpha(c, ref::MathOp::kThresholdedRelu, 1.0f); }
 Status analyze_shrink(NodeContext& c) {
   ref::MathParams p;
   WS_ASSIGN_OR_RETURN(p.bias, attr_float(c, "bias", 0.0f));
@@ -714,7 +683,7 @@ Status analyze_shrink(NodeContext& c) {
 }
 Status analyze_is_nan(NodeContext& c) {
   WS_RETURN_IF_ERROR(require_f32(c, 0));
-  set_single(c, DType::kBool, c.input(0).shape);
+  set_single_output(c, DType::kBool, c.input(0).shape);
   const int64_t n = c.input(0).elements();
   c.kernel = [=](In in, Out out) { ref::is_nan(static_cast<const float*>(in[0]), static_cast<uint8_t*>(out[0]), n); };
   return Status::ok();
@@ -723,14 +692,14 @@ Status analyze_is_inf(NodeContext& c) {
   WS_RETURN_IF_ERROR(require_f32(c, 0));
   WS_ASSIGN_OR_RETURN(int64_t neg, attr_int(c, "detect_negative", 1));
   WS_ASSIGN_OR_RETURN(int64_t pos, attr_int(c, "detect_positive", 1));
-  set_single(c, DType::kBool, c.input(0).shape);
+  set_single_output(c, DType::kBool, c.input(0).shape);
   const int64_t n = c.input(0).elements();
   c.kernel = [=](In in, Out out) { ref::is_inf(static_cast<const float*>(in[0]), static_cast<uint8_t*>(out[0]), n, neg != 0, pos != 0); };
   return Status::ok();
 }
 Status analyze_size(NodeContext& c) {
   const int64_t n = c.input(0).elements();
-  set_single(c, DType::kInt64, {});
+  set_single_output(c, DType::kInt64, {});
   c.kernel = [n](In, Out out) { std::memcpy(out[0], &n, 8); };
   return Status::ok();
 }
@@ -743,7 +712,7 @@ Status analyze_global_max_pool(NodeContext& c) {
   std::array<bool, ref::kMaxRank> flags{};
   WS_RETURN_IF_ERROR(require_rank(c, x));
   for (size_t i = 2; i < x.size(); ++i) flags[i] = true;
-  set_single(c, DType::kFloat32, y);
+  set_single_output(c, DType::kFloat32, y);
   const size_t r = x.size();
   const Shape xs = x;
   c.kernel = [=](In in, Out out) {
@@ -757,7 +726,7 @@ Status make_binary_f32(NodeContext& c, ref::Binary2Op op) {
   WS_RETURN_IF_ERROR(require_f32(c, 0));
   WS_RETURN_IF_ERROR(require_f32(c, 1));
   WS_ASSIGN_OR_RETURN(Shape y, broadcast_all(c));
-  set_single(c, DType::kFloat32, y);
+  set_single_output(c, DType::kFloat32, y);
   const Shape as = c.input(0).shape, bs = c.input(1).shape;
   c.kernel = [=](In in, Out out) {
     ref::binary_f32(op, static_cast<const float*>(in[0]), as, static_cast<const float*>(in[1]), bs, static_cast<float*>(out[0]), y);
@@ -771,7 +740,7 @@ Status bind_binary_i64(NodeContext& c, int op_i, const Shape& a, const Shape& b)
   auto y = ref::broadcast_dims(a, b);
   if (!y) return c.error(StatusCode::kInvalidModel, y.status().message());
   WS_RETURN_IF_ERROR(require_rank(c, *y));
-  set_single(c, DType::kInt64, *y);
+  set_single_output(c, DType::kInt64, *y);
   const Shape ys = *y;
   c.kernel = [=](In in, Out out) {
     ref::binary_i64(op, static_cast<const int64_t*>(in[0]), a, static_cast<const int64_t*>(in[1]), b, static_cast<int64_t*>(out[0]), ys);
@@ -789,17 +758,9 @@ Status analyze_mod(NodeContext& c) {
     return make_binary_f32(c, ref::Binary2Op::kMod);
   }
   if (t == DType::kInt64) {
-    if (fmod) {  // C semantics: sign of the dividend
-      WS_ASSIGN_OR_RETURN(Shape y, broadcast_all(c));
-      set_single(c, DType::kInt64, y);
-      const Shape as = c.input(0).shape, bs = c.input(1).shape;
-      c.kernel = [=](In in, Out out) {
-        ref::binary_i64(ref::Binary2Op::kFmod, static_cast<const int64_t*>(in[0]), as, static_cast<const int64_t*>(in[1]), bs,
-                        static_cast<int64_t*>(out[0]), y);
-      };
-      return Status::ok();
-    }
-    return bind_binary_i64(c, static_cast<int>(ref::Binary2Op::kMod), c.input(0).shape, c.input(1).shape);
+    // fmod = 1: C semantics, sign of the dividend.
+    const ref::Binary2Op op = fmod ? ref::Binary2Op::kFmod : ref::Binary2Op::kMod;
+    return bind_binary_i64(c, static_cast<int>(op), c.input(0).shape, c.input(1).shape);
   }
   return unsupported_dtype(c, 0, "float32, int64");
 }
@@ -816,7 +777,7 @@ Status analyze_pow(NodeContext& c) {
   std::vector<float> ev(static_cast<size_t>(e.elements()));
   ref::cast(e.data->data(), from, ev.data(), ref::Elem::kFloat32, e.elements());
   WS_ASSIGN_OR_RETURN(Shape y, broadcast_all(c));
-  set_single(c, DType::kFloat32, y);
+  set_single_output(c, DType::kFloat32, y);
   const Shape as = c.input(0).shape, bs = e.shape;
   c.kernel = [=](In in, Out out) {
     ref::binary_f32(ref::Binary2Op::kPow, static_cast<const float*>(in[0]), as, ev.data(), bs, static_cast<float*>(out[0]), y);
@@ -837,7 +798,7 @@ Status analyze_prelu(NodeContext& c) {
   auto y = ref::broadcast_dims(x, slope);
   if (!y || *y != x) return c.error(StatusCode::kInvalidModel, "slope " + ir::shape_string(c.input(1).shape) + " does not broadcast to X " + ir::shape_string(x));
   WS_RETURN_IF_ERROR(require_rank(c, x));
-  set_single(c, DType::kFloat32, x);
+  set_single_output(c, DType::kFloat32, x);
   c.kernel = [=](In in, Out out) {
     ref::binary_f32(ref::Binary2Op::kPRelu, static_cast<const float*>(in[0]), x, static_cast<const float*>(in[1]), slope, static_cast<float*>(out[0]), x);
   };
@@ -852,7 +813,7 @@ Status make_variadic(NodeContext& c, ref::Binary2Op op, bool mean) {
     WS_RETURN_IF_ERROR(require_f32(c, i));
   }
   WS_ASSIGN_OR_RETURN(Shape y, broadcast_all(c));
-  set_single(c, DType::kFloat32, y);
+  set_single_output(c, DType::kFloat32, y);
   std::vector<Shape> dims;
   for (size_t i = 0; i < c.input_count(); ++i) dims.push_back(c.input(i).shape);
   const int64_t n = ir::shape_elements(y);
@@ -906,7 +867,7 @@ Status make_reduce(NodeContext& c, ref::ReduceOp op) {
     if (!red[static_cast<size_t>(i)]) y.push_back(x.shape[static_cast<size_t>(i)]);
     else if (keepdims) y.push_back(1);
   }
-  set_single(c, x.dtype, y);
+  set_single_output(c, x.dtype, y);
   const Shape xs = x.shape;
   // std::vector<bool> has no span view: keep flags as a bool array.
   std::array<bool, ref::kMaxRank> flags{};
@@ -943,7 +904,7 @@ Status make_arg(NodeContext& c, bool is_max) {
   }
   const int64_t len = x[static_cast<size_t>(axis)];
   if (len == 0) return c.error(StatusCode::kInvalidModel, "cannot take an arg-extreme over an empty axis");
-  set_single(c, DType::kInt64, y);
+  set_single_output(c, DType::kInt64, y);
   c.kernel = [=](In in, Out out) {
     ref::arg_extreme(is_max, static_cast<const float*>(in[0]), outer, len, inner, last != 0, static_cast<int64_t*>(out[0]));
   };
@@ -1012,7 +973,7 @@ Status analyze_instance_normalization(NodeContext& c) {
   WS_ASSIGN_OR_RETURN(float eps, attr_float(c, "epsilon", 1e-5f));
   int64_t spatial = 1;
   for (size_t i = 2; i < x.size(); ++i) spatial *= x[i];
-  set_single(c, DType::kFloat32, x);
+  set_single_output(c, DType::kFloat32, x);
   const int64_t n = x[0], ch = x[1];
   c.kernel = [=](In in, Out out) {
     ref::instance_norm(static_cast<const float*>(in[0]), static_cast<const float*>(in[1]), static_cast<const float*>(in[2]),
@@ -1021,26 +982,7 @@ Status analyze_instance_normalization(NodeContext& c) {
   return Status::ok();
 }
 
-Status analyze_log_softmax(NodeContext& c) {
-  WS_RETURN_IF_ERROR(require_f32(c, 0));
-  const Shape& x = c.input(0).shape;
-  const int64_t rank = static_cast<int64_t>(x.size());
-  const bool legacy = c.graph.opset < 13;  // opset 1–12: coerce to 2-D at axis
-  WS_ASSIGN_OR_RETURN(int64_t axis_attr, attr_int(c, "axis", legacy ? 1 : -1));
-  int64_t axis;
-  if (legacy && axis_attr == rank) axis = rank;  // allowed by the legacy flattening rule
-  else { WS_ASSIGN_OR_RETURN(axis, norm_axis(c, "axis", axis_attr, rank)); }
-  int64_t outer = 1, len = 1, inner = 1;
-  for (int64_t i = 0; i < rank; ++i) {
-    const int64_t d = x[static_cast<size_t>(i)];
-    if (i < axis) outer *= d;
-    else if (i == axis || legacy) len *= d;
-    else inner *= d;
-  }
-  set_single(c, DType::kFloat32, x);
-  c.kernel = [=](In in, Out out) { ref::log_softmax(static_cast<const float*>(in[0]), static_cast<float*>(out[0]), outer, len, inner); };
-  return Status::ok();
-}
+Status analyze_log_softmax(NodeContext& c) { return bind_softmax_family(c, ref::log_softmax); }
 
 // ------------------------------------------------------------------------------------------------
 // ConvTranspose and Resize
@@ -1115,7 +1057,7 @@ Status analyze_conv_transpose(NodeContext& c) {
     p.in[i] = in; p.kernel[i] = kernel[u]; p.stride[i] = strides[u]; p.dilation[i] = dil[u]; p.pad_begin[i] = pb; p.out[i] = out;
     y.push_back(out);
   }
-  set_single(c, DType::kFloat32, y);
+  set_single_output(c, DType::kFloat32, y);
   const bool has_b = c.has_input(2);
   c.kernel = [=](In in, Out out) {
     ref::conv_transpose_nd(static_cast<const float*>(in[0]), static_cast<const float*>(in[1]),
@@ -1165,7 +1107,7 @@ Status bind_resize(NodeContext& c, ref::ResizeParams p, const std::vector<double
   if (total < 0 || total > (int64_t{1} << 32)) return c.error(StatusCode::kResourceExhausted, "output " + ir::shape_string(p.out_dims) + " is too large");
   // The taps below are sized by the output extents: bound the output before building them.
   WS_RETURN_IF_ERROR(check_shape_within_limits(p.out_dims, c.node.describe(c.graph.opset) + ": output"));
-  set_single(c, DType::kFloat32, p.out_dims);
+  set_single_output(c, DType::kFloat32, p.out_dims);
   auto taps = std::make_shared<const ref::ResizeTaps>(ref::make_resize_taps(p));
   c.kernel = [taps](In in, Out out) { ref::resize(static_cast<const float*>(in[0]), static_cast<float*>(out[0]), *taps); };
   return Status::ok();
