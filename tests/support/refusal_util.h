@@ -24,6 +24,12 @@ inline ir::NodeRef one_node_model(ir::ModelBuilder& m, const std::string& op_typ
   return n;
 }
 
+/// The Status of importing `m` (ok when it imports).
+inline Status import_status(const ir::ModelBuilder& m, const ir::ImportOptions& opt = {}) {
+  auto g = import_builder(m, opt);
+  return g.is_ok() ? Status::ok() : g.status();
+}
+
 /// The Status of importing and building `m` on the CPU engine: ok when it builds.
 inline Status build_status(const ir::ModelBuilder& m, const ir::ImportOptions& opt = {}) {
   auto e = build_engine(m, opt);
