@@ -175,6 +175,20 @@ Status bind_binary_math(BindContext& c, Step& s) {
   return Status::ok();
 }
 
+// PRelu: as the CPU analyzer (op_table_ext.cpp analyze_prelu), a [C] slope for N x C x ... data written by
+// older exporters (PRelu-6, PyTorch) is the channel slope [C, 1, ...]; otherwise numpy broadcasting.
+Status bind_prelu(BindContext& c, Step& s) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  ir::Shape slope = in_t(c, 1).shape;
+  if (slope.size() == 1 && x.size() > 2 && slope[0] == x[1] && slope[0] != x.back()) slope.resize(x.size() - 1, 1);
+  WS_ASSIGN_OR_RETURN(auto d, broadcast_dims(x, slope, out_shape(c)));
+  const ElemType et = c.elem;
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    return kernels::binary_math(et, BinaryMathOp::kPRelu, io.in[0], io.in[1], io.out[0], d, st);
+  };
+  return Status::ok();
+}
+
 // y = in0 op in1; y = y op in_k for k >= 2 (y's own strides: each element is read and written by one
 // thread); Mean: y *= 1/n. One input: a copy (its shape is y's), scaled for Mean is the identity.
 Status bind_variadic(BindContext& c, Step& s) {
@@ -281,6 +295,8 @@ std::vector<OpSample> batch_norm_samples(const std::string& op) {
 std::vector<OpSample> prelu_samples(const std::string& op) {
   return {{"PRelu_channel_slope", {runtime("x", {2, 4, 3, 5}), constant("s", {4, 1, 1})}, {sample_node(op, {"x", "s"}, {"y"})}},
           {"PRelu_scalar_slope", {runtime("x", {2, 4, 3, 5}), constant("s", {1})}, {sample_node(op, {"x", "s"}, {"y"})}},
+          // PRelu-6 / PyTorch exports: a [C] slope on N x C x L data is the channel slope (not numpy's last axis).
+          {"PRelu_legacy_channel_slope_1d", {runtime("x", {2, 3, 4}), constant("s", {3})}, {sample_node(op, {"x", "s"}, {"y"})}},
           {"PRelu_runtime_slope", {runtime("x", {3, 7}), runtime("s", {3, 7})}, {sample_node(op, {"x", "s"}, {"y"})}}};
 }
 
@@ -308,7 +324,7 @@ std::vector<CudaOpDef> math_ops() {
                          "Sinh", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu"})
     v.push_back({op, 1, supports_math, bind_math, math_samples});
   v.push_back({"BatchNormalization", -1, supports_batch_norm, bind_batch_norm, batch_norm_samples});
-  v.push_back({"PRelu", -1, supports_all_float, bind_binary_math<BinaryMathOp::kPRelu>, prelu_samples});
+  v.push_back({"PRelu", -1, supports_all_float, bind_prelu, prelu_samples});
   v.push_back({"Pow", -1, supports_all_float, bind_binary_math<BinaryMathOp::kPow>, pow_samples});
   for (const char* op : {"Max", "Mean", "Min", "Sum"}) v.push_back({op, -1, supports_all_float, bind_variadic, variadic_samples});
   return v;
