@@ -201,6 +201,8 @@ TEST(PreprocessGpu, InvalidArgumentsAreRejected) {
   auto out = cuda::DeviceBuffer::allocate(3 * 4 * 4 * sizeof(float));
   auto img = cuda::DeviceBuffer::allocate(64);
   ASSERT_TRUE(out.is_ok() && img.is_ok());
+  // The one valid call below runs the kernel: give it defined pixels (compute-sanitizer initcheck, run 08).
+  ASSERT_EQ(cudaMemset(img->get(), 0x40, 64), cudaSuccess);
   const auto* p = img->as<const uint8_t>();
   const kernels::PreprocessNormalize n;
   auto code = [&](const uint8_t* src, int64_t sh, int64_t sw, int64_t pitch, void* o, int64_t dh, int64_t dw) {
