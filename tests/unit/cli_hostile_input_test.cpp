@@ -102,6 +102,16 @@ TEST_F(CliHostileInput, ShapeWithEmptyOutputName) {
                    {"required output 0 is missing"});
 }
 
+// Found by the CI fuzz step (onnx_import_fuzz, message oracle): an attribute VALUE pasted raw into an analyzer's
+// message (ConvTranspose auto_pad = "SAME\x7fU=PER"). NodeContext::error now escapes the whole message.
+TEST_F(CliHostileInput, AttributeValueInMessageIsEscaped) {
+  const CliRun r = cli("classify --device cpu --model " + sh_quote(hostile("convtranspose_auto_pad_control_byte.onnx")) +
+                       " --labels " + sh_quote(labels_) + " " + sh_quote(image_));
+  expect_one_error(r, {"auto_pad", "\\x7f"});
+  for (char ch : r.err) EXPECT_FALSE(static_cast<unsigned char>(ch) < 0x20 && ch != '\n') << "control byte in: " << r.err;
+  EXPECT_EQ(r.err.find('\x7f'), std::string::npos) << r.err;
+}
+
 TEST_F(CliHostileInput, ModelStringsCannotForgeLines) {
   // A node name with a newline and an escape sequence: still one error line, bytes escaped.
   ir::ModelBuilder m(13);

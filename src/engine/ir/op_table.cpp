@@ -846,7 +846,10 @@ Status NodeContext::require_input(size_t i, const char* role) const {
 }
 
 Status NodeContext::error(StatusCode code, const std::string& message) const {
-  return Status(code, node.describe(graph.opset) + ": " + message);  // describe() escapes name and op type
+  // describe() escapes name and op type; the message is escaped as a whole too, so an analyzer that pastes a
+  // model string (an attribute value, a tensor name) into it cannot forge a line or a terminal sequence
+  // (escape_text keeps printable text as is, so already-escaped parts are unchanged).
+  return Status(code, node.describe(graph.opset) + ": " + escape_text(message));
 }
 Status NodeContext::bad_attribute(const std::string& attr, const std::string& message) const {
   return error(StatusCode::kUnsupported, "attribute " + quoted(attr) + " " + message);

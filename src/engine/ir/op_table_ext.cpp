@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "core/checked_math.h"
+#include "core/escape.h"
 #include "core/limits.h"
 #include "engine/ir/op_table_util.h"
 #include "reference/ops_ext.h"
@@ -502,7 +503,7 @@ Status bind_depth_space(NodeContext& c, bool to_space) {
     const int64_t co = ch / (b * b);
     if (mode == "DCR") { view = {n, b, b, co, h, w}; perm = {0, 3, 4, 1, 5, 2}; }
     else if (mode == "CRD") { view = {n, co, b, b, h, w}; perm = {0, 1, 4, 2, 5, 3}; }
-    else return c.bad_attribute("mode", "= '" + mode + "' is not one of DCR, CRD");
+    else return c.bad_attribute("mode", "= " + quoted(mode) + " is not one of DCR, CRD");
     y = {n, co, h * b, w * b};
   } else {
     if (h % b != 0 || w % b != 0) return c.error(StatusCode::kInvalidModel, "H and W must be divisible by blocksize " + std::to_string(b));
@@ -651,7 +652,7 @@ Status analyze_selu(NodeContext& c) {
 }
 Status analyze_gelu(NodeContext& c) {
   WS_ASSIGN_OR_RETURN(std::string approx, attr_string(c, "approximate", "none"));
-  if (approx != "none" && approx != "tanh") return c.bad_attribute("approximate", "= '" + approx + "' is not one of none, tanh");
+  if (approx != "none" && approx != "tanh") return c.bad_attribute("approximate", "= " + quoted(approx) + " is not one of none, tanh");
   return make_math(c, approx == "tanh" ? ref::MathOp::kGeluTanh : ref::MathOp::kGelu);
 }
 
@@ -1016,7 +1017,7 @@ Status analyze_conv_transpose(NodeContext& c) {
   if (!out_shape.empty() && out_shape.size() == static_cast<size_t>(rank) + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
   if (!out_shape.empty() && out_shape.size() != static_cast<size_t>(rank)) return c.bad_attribute("output_shape", "needs " + std::to_string(rank) + " values");
   if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" && auto_pad != "VALID") {
-    return c.bad_attribute("auto_pad", "= '" + auto_pad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+    return c.bad_attribute("auto_pad", "= " + quoted(auto_pad) + " is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
   }
   ref::ConvTransposeParams p;
   p.rank = rank; p.n = x[0]; p.c_in = x[1]; p.c_out = c_out; p.groups = group;
@@ -1121,7 +1122,7 @@ Status analyze_resize(NodeContext& c) {
   if (mode == "nearest") p.mode = ref::ResizeMode::kNearest;
   else if (mode == "linear") p.mode = ref::ResizeMode::kLinear;
   else if (mode == "cubic") p.mode = ref::ResizeMode::kCubic;
-  else return c.bad_attribute("mode", "= '" + mode + "' is not one of nearest, linear, cubic");
+  else return c.bad_attribute("mode", "= " + quoted(mode) + " is not one of nearest, linear, cubic");
   const bool v10 = c.graph.opset < 11;
   WS_ASSIGN_OR_RETURN(std::string coord, attr_string(c, "coordinate_transformation_mode", v10 ? "asymmetric" : "half_pixel"));
   if (coord == "half_pixel") p.coord = ref::CoordMode::kHalfPixel;
@@ -1177,7 +1178,7 @@ Status analyze_upsample(NodeContext& c) {
   WS_ASSIGN_OR_RETURN(std::string mode, attr_string(c, "mode", "nearest"));
   if (mode == "nearest") p.mode = ref::ResizeMode::kNearest;
   else if (mode == "linear" || mode == "bilinear") p.mode = ref::ResizeMode::kLinear;
-  else return c.bad_attribute("mode", "= '" + mode + "' is not one of nearest, linear");
+  else return c.bad_attribute("mode", "= " + quoted(mode) + " is not one of nearest, linear");
   p.coord = ref::CoordMode::kAsymmetric;
   p.nearest = ref::NearestMode::kFloor;
   std::vector<double> scales;
