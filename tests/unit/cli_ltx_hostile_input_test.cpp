@@ -110,5 +110,36 @@ TEST_F(CliLtxHostileInput, BlockMetadataIsCheckedNotAtoi) {
   expect_refused("ltx-block --model " + sh_quote(block_file("neg.safetensors", {{"ff_inner", "-4"}})), {"ff_inner"});
 }
 
+TEST_F(CliLtxHostileInput, ModelOptionBounds) {
+  const std::string d = sh_quote(block_dir("m", R"({"num_layers": 1, "num_attention_heads": 2, "attention_head_dim": 4})"));
+  expect_refused("ltx --model " + d + " --grid 2x2x2junk", {"--grid"});
+  expect_refused("ltx --model " + d + " --batch 3", {"--batch"});
+  expect_refused("ltx --model " + d + " --text-tokens 0", {"--text-tokens"});
+  expect_refused("ltx --model " + d + " --max-slots 100000", {"--max-slots"});
+}
+
+TEST_F(CliLtxHostileInput, ModelConfigMustBeABoundedRegularFile) {
+  // A FIFO used to block the reader forever; a 90 MB config.json was read whole.
+  const std::string fifo_dir = dir_.file("fifo");
+  std::filesystem::create_directories(fifo_dir);
+  ASSERT_EQ(::mkfifo((fifo_dir + "/config.json").c_str(), 0600), 0);
+  test::write_file(fifo_dir + "/diffusion_pytorch_model.safetensors",
+                   test::safetensors_image({{"x", "F32", {1}, test::f32_bytes({1})}}));
+  expect_refused("ltx --model " + sh_quote(fifo_dir), {"config.json", "not a regular file"});
+  const std::string big = block_dir("big", std::string(2 << 20, ' ') + "{}");
+  expect_refused("ltx --model " + sh_quote(big), {"config.json", "1048576-byte limit"});
+}
+
+TEST_F(CliLtxHostileInput, ModelConfigWrongTypesNameTheField) {
+  const std::string d = block_dir("str", R"({"num_layers": "1"})");
+  expect_refused("ltx --model " + sh_quote(d), {"config.json", "num_layers"});
+}
+
+TEST_F(CliLtxHostileInput, ModelNumLayersCheckedAgainstTheCheckpoint) {
+  // 2^20 layers used to build ~30M tensor names (3 GB, 14 s) before "no tensor proj_in.weight".
+  const std::string d = block_dir("layers", R"({"num_layers": 1048576})");
+  expect_refused("ltx --model " + sh_quote(d), {"num_layers is 1048576", "transformer_blocks.1048575."});
+}
+
 }  // namespace
 }  // namespace ws
