@@ -419,7 +419,8 @@ Result<SafetensorsFile> SafetensorsFile::parse(std::span<const std::byte> bytes,
 }
 
 Result<SafetensorsFile> SafetensorsFile::open(const std::string& path, const SafetensorsLimits& limits) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO with no writer must not hang; fstat below refuses it before anything is read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return os_error("cannot open safetensors file", path, errno);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
@@ -579,7 +580,8 @@ Result<SafetensorsCheckpoint> SafetensorsCheckpoint::open(const std::string& pat
   }
 
   const std::string config = dir + "/config.json";
-  if (exists_regular(config)) {
+  struct stat cst {};
+  if (::stat(config.c_str(), &cst) == 0) {  // present: it must be a regular file (read_regular_file says so)
     WS_ASSIGN_OR_RETURN(std::vector<char> text, read_regular_file(config, "config file", limits.max_header_bytes));
     WS_ASSIGN_OR_RETURN(json doc, parse_json_object(text, config, "config file"));
     (void)doc;
