@@ -6,7 +6,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -139,6 +142,52 @@ TEST_F(CliLtxHostileInput, ModelNumLayersCheckedAgainstTheCheckpoint) {
   // 2^20 layers used to build ~30M tensor names (3 GB, 14 s) before "no tensor proj_in.weight".
   const std::string d = block_dir("layers", R"({"num_layers": 1048576})");
   expect_refused("ltx --model " + sh_quote(d), {"num_layers is 1048576", "transformer_blocks.1048575."});
+}
+
+TEST_F(CliLtxHostileInput, BlockFileClaimingAGigabyteRefusedBeforeAnyCopy) {
+  // A 1 GiB sparse file whose header declares to_q.weight [8, 33554432]: refused from the header (CUDA build: the
+  // shape message; CPU build: after the host checks, "built without CUDA"), in well under a second — the
+  // WeightStore used to copy the whole gigabyte (2 GB RSS) before the shape check.
+  const std::string path = dir_.file("sparse.safetensors");
+  const int64_t cols = int64_t{1} << 25;
+  std::string header = R"({"__metadata__":{"heads":"2","head_dim":"4","cross_dim":"8"},)"
+                       R"("transformer_blocks.0.scale_shift_table":{"dtype":"F32","shape":[6,8],"data_offsets":[0,192]},)"
+                       R"("transformer_blocks.0.attn1.to_q.weight":{"dtype":"F32","shape":[8,)" +
+                       std::to_string(cols) + R"(],"data_offsets":[192,)" + std::to_string(192 + 8 * cols * 4) + "]}}";
+  while (header.size() % 8) header.push_back(' ');
+  test::write_file(path, test::le64(header.size()) + header);
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(8 + header.size() + 192 + 8 * cols * 4)), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+#ifdef WS_HAVE_CUDA
+  expect_refused("ltx-block --model " + sh_quote(path), {"to_q.weight", "[8, 33554432]", "the config needs [8, 8]"});
+#else
+  expect_refused("ltx-block --model " + sh_quote(path), {"without CUDA"});
+#endif
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+}
+
+TEST_F(CliLtxHostileInput, ModelFileClaimingAGigabyteRefusedBeforeAnyCopy) {
+  // proj_in.weight declared [8, 2^25] in a sparse 1 GiB shard: `ltx` loaded it into the WeightStore (1 GiB copied,
+  // 2 GB RSS) and never checked its shape; now LtxModel::validate_tensors refuses it from the header.
+  const std::string d = dir_.file("ltx_sparse");
+  std::filesystem::create_directories(d);
+  test::write_file(d + "/config.json", R"({"num_layers": 1, "num_attention_heads": 2, "attention_head_dim": 4,
+      "cross_attention_dim": 8, "caption_channels": 8, "in_channels": 4, "out_channels": 4})");
+  const std::string path = d + "/diffusion_pytorch_model.safetensors";
+  const int64_t cols = int64_t{1} << 25;
+  std::string header = R"({"transformer_blocks.0.scale_shift_table":{"dtype":"F32","shape":[6,8],"data_offsets":[0,192]},)"
+                       R"("proj_in.weight":{"dtype":"F32","shape":[8,)" + std::to_string(cols) +
+                       R"(],"data_offsets":[192,)" + std::to_string(192 + 8 * cols * 4) + "]}}";
+  while (header.size() % 8) header.push_back(' ');
+  test::write_file(path, test::le64(header.size()) + header);
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(8 + header.size() + 192 + 8 * cols * 4)), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+#ifdef WS_HAVE_CUDA
+  expect_refused("ltx --model " + sh_quote(d), {"proj_in.weight", "[8, 33554432]", "the config needs [8, 4]"});
+#else
+  expect_refused("ltx --model " + sh_quote(d), {"without CUDA"});
+#endif
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
 }
 
 }  // namespace
