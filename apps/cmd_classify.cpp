@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "core/escape.h"
 #include "warpstream/classifier.h"
 #include "warpstream/cuda_engine.h"
 #ifdef WS_HAVE_CUDA
@@ -174,7 +175,9 @@ int run(const Options& opt) {
       for (const auto& e : *top) r["top"].push_back({{"index", e.index}, {"label", (*labels)[static_cast<size_t>(e.index)]}, {"score", e.score}});
       out.push_back(r);
     } else {
-      std::printf("%s (%lldx%lld, %.1f ms", path.c_str(), static_cast<long long>(image->width),
+      // Labels (from the labels file) and image paths are escaped for the terminal (core/escape.h); --json
+      // carries them unchanged (JSON escapes control characters itself).
+      std::printf("%s (%lldx%lld, %.1f ms", escape_name(path).c_str(), static_cast<long long>(image->width),
                   static_cast<long long>(image->height), ms);
       if (opt.repeat > 1) {
         std::printf(" median of %d, min %.1f, max %.1f; median %.3f ms, p99 %.3f ms", opt.repeat, times.front(),
@@ -183,7 +186,8 @@ int run(const Options& opt) {
       if (gpu_ms >= 0) std::printf("; gpu %.3f ms", gpu_ms);
       std::printf("):\n");
       for (const auto& e : *top) {
-        std::printf("  %4d  %8.4f  %s\n", e.index, e.score, (*labels)[static_cast<size_t>(e.index)].c_str());
+        std::printf("  %4d  %8.4f  %s\n", e.index, e.score,
+                    escape_name((*labels)[static_cast<size_t>(e.index)]).c_str());
       }
     }
   }

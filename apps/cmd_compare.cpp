@@ -8,6 +8,7 @@
 #include "bench/compare.h"
 #include "bench/report.h"
 #include "command.h"
+#include "core/escape.h"
 
 namespace {
 
@@ -34,8 +35,9 @@ int run_compare(const std::vector<std::string>& files, double tolerance_pct) {
     auto number = [m](const char* k) { return m->contains(k) && (*m)[k].is_number(); };
     const bool ok = m && m->is_object() && number("p50") && number("p99") && number("p99_9");
     if (!ok) {
-      std::fprintf(stderr, "error: %s: no numeric p50/p99/p99_9 for its primary metric '%s' (metrics.%s)\n", f.c_str(),
-                   metric.c_str(), metric.c_str());
+      const std::string shown = ws::escape_name(metric);
+      std::fprintf(stderr, "error: %s: no numeric p50/p99/p99_9 for its primary metric '%s' (metrics.%s)\n",
+                   ws::escape_name(f).c_str(), shown.c_str(), shown.c_str());
       return 2;
     }
     reports.push_back(std::move(r).value());

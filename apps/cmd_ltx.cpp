@@ -5,12 +5,15 @@
 //   ... --stream-weights fp8: the ring carries fp8 e4m3 block linear weights + per-channel scales (half the bytes),
 //   dequantised into a bf16 staging image before each block; --compare-resident then compares with a resident model
 //   holding the same dequantised weights (bit-identical expected).
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -19,9 +22,13 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "core/escape.h"
+#include "core/file_io.h"
+#include "flow/host/ltx_config.h"
+#include "warpstream/safetensors.h"
 #ifdef WS_HAVE_CUDA
 #include "cuda/cuda_util.h"
-#include "flow/host/ltx_config.h"
+#include "cuda/device.h"
 #include "flow/host/weight_store.h"
 #include "flow/models/ltx_block_source.h"
 #include "flow/models/ltx_model.h"
@@ -41,6 +48,62 @@ struct LtxArgs {
 int usage(const std::string& msg) {
   std::fprintf(stderr, "error: ltx: %s\n", msg.c_str());
   return 2;
+}
+
+int fail(const std::string& what, const ws::Status& st, int code = 2) {
+  std::fprintf(stderr, "error: ltx: %s: %s\n", what.c_str(), st.to_string().c_str());
+  return code;
+}
+
+bool parse_grid(const std::vector<std::string>& parts, int& f, int& h, int& w) {
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? "x" : "") + parts[i];
+  int n = std::sscanf(s.c_str(), "%dx%dx%d", &f, &h, &w);
+  char tail = 0;
+  if (n != 3 || std::sscanf(s.c_str(), "%*dx%*dx%*d%c", &tail) == 1) return false;
+  return f > 0 && h > 0 && w > 0 && static_cast<int64_t>(f) * h * w <= (1 << 22);
+}
+
+constexpr size_t kMaxConfigBytes = size_t{1} << 20;  // config.json: a few hundred bytes in practice
+
+// Options, config.json and the checkpoint's header: everything `ltx` can refuse without the GPU and without reading
+// tensor data. Fills `cfg` and `ckpt`; 0 = fine, else the exit code (2: bad input).
+int validate_host(const LtxArgs& a, int& F, int& H, int& W, ws::flow::LtxConfig& cfg,
+                  std::optional<ws::io::SafetensorsCheckpoint>& ckpt) {
+  if (!parse_grid(a.grid, F, H, W))
+    return usage("--grid must be FxHxW or F H W with positive integers and nothing after (S <= 2^22)");
+  if (a.batch < 1 || a.batch > 2) return usage("--batch must be 1 or 2, got " + std::to_string(a.batch));
+  if (a.text_tokens < 1 || a.text_tokens > 4096) return usage("--text-tokens must be in 1..4096");
+  if (a.iterations < 1 || a.iterations > 1000000 || a.warmup < 0 || a.warmup > 1000000)
+    return usage("--iterations in 1..10^6, --warmup in 0..10^6");
+  if (a.max_slots < 2 || a.max_slots > 64) return usage("--max-slots must be in 2..64, got " + std::to_string(a.max_slots));
+  // config.json in the folder, or beside a file; a regular file of at most 1 MiB (a FIFO or a device is refused
+  // before it is opened, so it cannot block the reader).
+  std::string cfg_path = a.checkpoint + "/config.json";
+  struct stat st {};
+  if (::stat(cfg_path.c_str(), &st) != 0) {
+    const size_t slash = a.checkpoint.rfind('/');
+    cfg_path = (slash == std::string::npos ? std::string(".") : a.checkpoint.substr(0, slash)) + "/config.json";
+    if (::stat(cfg_path.c_str(), &st) != 0)
+      return usage("no config.json in or beside " + ws::quoted(a.checkpoint) + " (looked for " + ws::quoted(cfg_path) + ")");
+  }
+  auto text = ws::read_regular_file(cfg_path, "config file", kMaxConfigBytes);
+  if (!text.is_ok()) return fail("config", text.status());
+  auto c = ws::flow::parse_ltx_config(std::string_view(text->data(), text->size()), cfg_path);
+  if (!c.is_ok()) return fail("config", c.status());
+  cfg = c.value();
+  auto opened = ws::io::open_checkpoint(a.checkpoint);
+  if (!opened.is_ok()) return fail("checkpoint", opened.status());
+  ckpt.emplace(std::move(opened.value()));
+  // num_layers against the checkpoint before any per-layer work (name lists, shape checks): its last block must
+  // exist, and the checkpoint must hold at least one tensor per block.
+  const std::string last = "transformer_blocks." + std::to_string(cfg.num_layers - 1) + ".scale_shift_table";
+  if (static_cast<int64_t>(ckpt->tensors().size()) < cfg.num_layers || ckpt->find(last).tensor == nullptr)
+    return fail("config", ws::invalid_model("LTX config " + ws::quoted(cfg_path) + ": num_layers is " +
+                                            std::to_string(cfg.num_layers) + " but checkpoint " +
+                                            ws::quoted(a.checkpoint) + " has no tensor " + ws::quoted(last) + " (" +
+                                            std::to_string(ckpt->tensors().size()) + " tensors)"));
+  return 0;
 }
 
 #ifdef WS_HAVE_CUDA
@@ -66,22 +129,9 @@ bool parse_bytes(const std::string& s, uint64_t& out) {
   return out > 0;
 }
 
-bool parse_grid(const std::vector<std::string>& parts, int& f, int& h, int& w) {
-  std::string s;
-  for (size_t i = 0; i < parts.size(); ++i) s += (i ? "x" : "") + parts[i];
-  int n = std::sscanf(s.c_str(), "%dx%dx%d", &f, &h, &w);
-  char tail = 0;
-  if (n != 3 || std::sscanf(s.c_str(), "%*dx%*dx%*d%c", &tail) == 1) return false;
-  return f > 0 && h > 0 && w > 0 && static_cast<int64_t>(f) * h * w <= (1 << 22);
-}
-
 using ws::Status;
 namespace flow = ws::flow;
 
-int fail(const std::string& what, const Status& st, int code = 1) {
-  std::fprintf(stderr, "error: ltx: %s: %s\n", what.c_str(), st.to_string().c_str());
-  return code;
-}
 
 double percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
@@ -93,7 +143,7 @@ double percentile(std::vector<double> v, double p) {
 #define LTX_CUDA_OR_FAIL(call)                                                            \
   do {                                                                                    \
     cudaError_t ltx_err_ = (call);                                                        \
-    if (ltx_err_ != cudaSuccess) return fail(#call, ws::cuda::cuda_status(ltx_err_, #call, __FILE__, __LINE__)); \
+    if (ltx_err_ != cudaSuccess) return fail(#call, ws::cuda::cuda_status(ltx_err_, #call, __FILE__, __LINE__), 1); \
   } while (0)
 
 std::string gib(uint64_t b) { return flow::format_bytes(b); }
@@ -121,9 +171,9 @@ int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::WeightStor
   if (!built.is_ok()) return fail(std::string("build (") + (budget ? "streamed" : "resident") + ")", built.status());
   flow::LtxModel& m = *built.value();
   Status st = m.upload_inputs(hidden.data(), enc.data(), ts.data(), geo.mask ? mask.data() : nullptr);
-  if (!st.is_ok()) return fail("upload inputs", st);
+  if (!st.is_ok()) return fail("upload inputs", st, 1);
   auto stream = ws::cuda::Stream::create();
-  if (!stream.is_ok()) return fail("stream", stream.status());
+  if (!stream.is_ok()) return fail("stream", stream.status(), 1);
   cudaStream_t s = stream.value().get();
   // CUDA-graph replay of the whole forward; eager enqueue (said so) if capture fails.
   const char* mode = nullptr;
@@ -137,26 +187,26 @@ int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::WeightStor
   }
   auto forward = [&]() { return capture_error.empty() ? m.launch_graph(s) : m.enqueue(s); };
   for (int i = 0; i < a.warmup; ++i)
-    if (!(st = forward()).is_ok()) return fail("warm-up", st);
+    if (!(st = forward()).is_ok()) return fail("warm-up", st, 1);
   LTX_CUDA_OR_FAIL(cudaStreamSynchronize(s));
   LTX_CUDA_OR_FAIL(cudaMemGetInfo(&free1, &total));
   out.mem_delta = free0 > free1 ? free0 - free1 : 0;
   std::vector<ws::cuda::Event> ev;
   for (int i = 0; i <= a.iterations; ++i) {
     auto e = ws::cuda::Event::create();
-    if (!e.is_ok()) return fail("event", e.status());
+    if (!e.is_ok()) return fail("event", e.status(), 1);
     ev.push_back(std::move(e.value()));
   }
   for (int i = 0; i < a.iterations; ++i) {
     LTX_CUDA_OR_FAIL(cudaEventRecord(ev[i].get(), s));
-    if (!(st = forward()).is_ok()) return fail("timed forward", st);
+    if (!(st = forward()).is_ok()) return fail("timed forward", st, 1);
   }
   LTX_CUDA_OR_FAIL(cudaEventRecord(ev[a.iterations].get(), s));
   LTX_CUDA_OR_FAIL(cudaStreamSynchronize(s));
   std::vector<double> ms;
   for (int i = 0; i < a.iterations; ++i) {
     auto t = ws::cuda::elapsed_ms(ev[i], ev[i + 1]);
-    if (!t.is_ok()) return fail("event timing", t.status());
+    if (!t.is_ok()) return fail("event timing", t.status(), 1);
     ms.push_back(t.value());
   }
   out.median_ms = percentile(ms, 0.5);
@@ -190,10 +240,10 @@ int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::WeightStor
                 gib(m.streamed_bytes_per_forward()).c_str(), gbps);
   if (a.timeline && m.streamed()) {
     // One extra eager forward with per-block events: copy/compute spans and how long compute waited for copies.
-    if (!(st = m.enqueue_timed(s)).is_ok()) return fail("timed forward (timeline)", st);
+    if (!(st = m.enqueue_timed(s)).is_ok()) return fail("timed forward (timeline)", st, 1);
     LTX_CUDA_OR_FAIL(cudaStreamSynchronize(s));
     auto tl = m.timeline();
-    if (!tl.is_ok()) return fail("timeline", tl.status());
+    if (!tl.is_ok()) return fail("timeline", tl.status(), 1);
     double copy_ms = 0, compute_ms = 0, wait_ms = 0;
     nlohmann::json rows = nlohmann::json::array();
     std::printf("streamed: timeline (ms since the blocks' fork; copy of layers < S-1 = tail copy for the next "
@@ -236,34 +286,38 @@ int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::WeightStor
 
 int run_ltx(const LtxArgs& a) {
   int F = 0, H = 0, W = 0;
-  if (!parse_grid(a.grid, F, H, W))
-    return usage("--grid must be FxHxW or F H W with positive integers (S <= 2^22)");
-  if (a.batch < 1 || a.batch > 2) return usage("--batch must be 1 or 2, got " + std::to_string(a.batch));
-  if (a.text_tokens < 1 || a.text_tokens > 4096) return usage("--text-tokens must be in 1..4096");
-  if (a.iterations < 1 || a.warmup < 0) return usage("--iterations >= 1, --warmup >= 0");
+  flow::LtxConfig config;
+  std::optional<ws::io::SafetensorsCheckpoint> ckpt;
+  if (int rc = validate_host(a, F, H, W, config, ckpt)) return rc;
+  ws::Result<flow::LtxConfig> cfg(config);
   uint64_t budget = 0;
   if (!a.budget.empty() && !parse_bytes(a.budget, budget))
     return usage("--vram-budget '" + a.budget + "' is not a size (e.g. 1GiB, 512MiB, 2GB, 1073741824)");
   if (a.compare_resident && budget == 0) return usage("--compare-resident needs --vram-budget");
   auto sw = flow::parse_ltx_stream_weights(a.stream_weights);
   if (!sw.is_ok()) return usage("--stream-weights '" + a.stream_weights + "': bf16, fp8 or int8");
-  // Checkpoint + config.json beside it.
-  std::string cfg_path = a.checkpoint + "/config.json";
-  {
-    std::ifstream probe(cfg_path);
-    if (!probe) {
-      const size_t slash = a.checkpoint.rfind('/');
-      cfg_path = (slash == std::string::npos ? std::string(".") : a.checkpoint.substr(0, slash)) + "/config.json";
+  // Every tensor's presence, dtype and shape against the config, on the checkpoint's mapping (headers only): a file
+  // claiming huge tensors is refused here, before the WeightStore copies a byte.
+  const ws::io::SafetensorsCheckpoint& cp = *ckpt;
+  const flow::LtxTensorSource header_source = [&cp](const std::string& name) -> ws::Result<flow::LtxHostTensor> {
+    const ws::io::CheckpointTensor ct = cp.find(name);
+    if (ct.tensor == nullptr) return ws::not_found("LTX model: tensor '" + name + "' not found in " + cp.path());
+    const std::string file = ct.file ? ct.file->path() : cp.path();
+    flow::LtxHostTensor t;
+    switch (ct.tensor->dtype) {
+      case ws::DType::kFloat32: t.type = flow::LtxHostTensor::Type::kF32; break;
+      case ws::DType::kBFloat16: t.type = flow::LtxHostTensor::Type::kBF16; break;
+      default:
+        return ws::unsupported("LTX model: tensor '" + name + "' in " + file + " has dtype " +
+                               ws::dtype_name(ct.tensor->dtype) + " (the whole-model GPU path reads bf16/float32)");
     }
-  }
-  std::ifstream cf(cfg_path);
-  if (!cf) return usage("no config.json in or beside " + a.checkpoint + " (looked for " + cfg_path + ")");
-  std::stringstream ss;
-  ss << cf.rdbuf();
-  auto cfg = flow::parse_ltx_config(ss.str(), cfg_path);
-  if (!cfg.is_ok()) return fail("config", cfg.status(), 2);
-  auto ckpt = ws::io::open_checkpoint(a.checkpoint);
-  if (!ckpt.is_ok()) return fail("checkpoint", ckpt.status(), 2);
+    t.shape = ct.tensor->shape;
+    t.data = ct.bytes.data();
+    t.file = file;
+    return t;
+  };
+  if (Status st = flow::LtxModel::validate_tensors(cfg.value(), header_source); !st.is_ok())
+    return fail("weights in " + a.checkpoint, st);
   // ONE host copy of the weights: a WeightStore in the model's order (blocks contiguous in the device layout), which
   // the streamed model registers once and streams from directly.
   const auto names = flow::LtxModel::store_tensor_order(cfg.value());
@@ -318,6 +372,7 @@ int run_ltx(const LtxArgs& a) {
   nlohmann::json report = {{"checkpoint", a.checkpoint}, {"grid", {F, H, W}}, {"tokens", S},
                            {"text_tokens", a.text_tokens}, {"batch", a.batch}, {"per_token_timestep", a.per_token},
                            {"stream_weights", a.stream_weights}};
+  if (Status st = ws::cuda::init_device(0); !st.is_ok()) return fail("device (the model runs on the GPU)", st);
   RunResult resident, streamed;
   if (budget == 0 || a.compare_resident) {
     if (int rc = run_one(a, c, store.value(), a.checkpoint, geo, 0, sw.value(), hidden, enc, ts, mask, resident)) return rc;
@@ -348,8 +403,12 @@ int run_ltx(const LtxArgs& a) {
 
 int run(const LtxArgs& a) {
 #ifndef WS_HAVE_CUDA
-  (void)a;
-  return usage("this warpstream was built without CUDA");
+  // The same host-side checks as the CUDA build, so bad options and files are reported as such here too.
+  int F = 0, H = 0, W = 0;
+  ws::flow::LtxConfig cfg;
+  std::optional<ws::io::SafetensorsCheckpoint> ckpt;
+  if (int rc = validate_host(a, F, H, W, cfg, ckpt)) return rc;
+  return usage("this warpstream was built without CUDA (the model runs on the GPU)");
 #else
   return run_ltx(a);
 #endif

@@ -1,7 +1,11 @@
 // `warpstream ltx-block`: one LTX-Video transformer block on the GPU from a safetensors checkpoint — checks it
 // against diffusers goldens (--goldens) and times it (CUDA-graph replay of the whole block; per-stage breakdown
 // from event pairs in a separate profiling pass). The work lives in src/flow/models/ltx_block.h.
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "core/escape.h"
+#include "flow/host/ltx_config.h"
+#include "warpstream/safetensors.h"
 #ifdef WS_HAVE_CUDA
 #include "cuda/cuda_util.h"
 #include "cuda/device.h"
@@ -37,15 +44,112 @@ int usage(const std::string& msg) {
   return 2;
 }
 
+int fail(const std::string& what, const ws::Status& st, int code = 1) {
+  std::fprintf(stderr, "error: ltx-block: %s: %s\n", what.c_str(), st.to_string().c_str());
+  return code;
+}
+
+constexpr int64_t kMaxDimOption = int64_t{1} << 20;  // heads, head_dim, cross_dim, ff_inner (as ltx_config)
+constexpr int64_t kMaxModelDim = int64_t{1} << 20;   // D = heads * head_dim; 4 * D still fits int
+
+// "FxHxW" with positive integers, nothing after W, F*H*W <= 2^22 tokens.
+bool parse_grid(const std::string& s, int& f, int& h, int& w) {
+  int* out[3] = {&f, &h, &w};
+  const char* p = s.c_str();
+  const char* end = p + s.size();
+  for (int i = 0; i < 3; ++i) {
+    if (i > 0) {
+      if (p == end || *p != 'x') return false;
+      ++p;
+    }
+    auto [q, ec] = std::from_chars(p, end, *out[i]);
+    if (ec != std::errc() || q == p || *out[i] <= 0) return false;
+    p = q;
+  }
+  return p == end && static_cast<int64_t>(f) * h * w <= (int64_t{1} << 22);
+}
+
+// A metadata integer in [1, kMaxDimOption]; the whole string must be the number.
+bool parse_dim(const std::string& s, int& out) {
+  int64_t v = 0;
+  auto [q, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || q != s.data() + s.size() || v < 1 || v > kMaxDimOption) return false;
+  out = static_cast<int>(v);
+  return true;
+}
+
+struct BlockDims {
+  int heads = 32, head_dim = 64, cross_dim = 2048, ff_dim = 0;
+  float norm_eps = 1e-6f;
+};
+
+// What ltx-block checks from the checkpoint's header without the GPU and without reading tensor data: config.json
+// (through the one bounded parser, parse_ltx_config) or the file's metadata, then the overrides and D's bound.
+// 0 = fine, else the exit code.
+int validate_host(const LtxBlockArgs& a, const ws::io::SafetensorsCheckpoint* ckpt, BlockDims& dims) {
+  if (ckpt != nullptr) {
+    if (ckpt->has_config()) {
+      auto c = ws::flow::parse_ltx_config(ckpt->config_text(), ckpt->config_path());
+      if (!c.is_ok()) return fail("config", c.status(), 2);
+      dims.heads = static_cast<int>(c->num_attention_heads);
+      dims.head_dim = static_cast<int>(c->attention_head_dim);
+      dims.cross_dim = static_cast<int>(c->cross_attention_dim);
+      dims.norm_eps = c->norm_eps;
+    } else if (!ckpt->files().empty()) {
+      const auto& md = ckpt->files().front().metadata();
+      for (auto [k, dst] : {std::pair{"heads", &dims.heads}, std::pair{"head_dim", &dims.head_dim},
+                            std::pair{"cross_dim", &dims.cross_dim}, std::pair{"ff_inner", &dims.ff_dim}}) {
+        auto it = md.find(k);
+        if (it != md.end() && !parse_dim(it->second, *dst))
+          return usage("metadata \"" + std::string(k) + "\" of " + ws::quoted(ckpt->files().front().path()) + " is " +
+                       ws::quoted(it->second) + "; expected an integer in 1.." + std::to_string(kMaxDimOption));
+      }
+    }
+  }
+  if (a.heads > 0) dims.heads = a.heads;
+  if (a.head_dim > 0) dims.head_dim = a.head_dim;
+  if (a.cross_dim > 0) dims.cross_dim = a.cross_dim;
+  const int64_t d = static_cast<int64_t>(dims.heads) * dims.head_dim;
+  if (d > kMaxModelDim)
+    return usage("heads " + std::to_string(dims.heads) + " x head_dim " + std::to_string(dims.head_dim) + " = " +
+                 std::to_string(d) + " is above the block width limit " + std::to_string(kMaxModelDim));
+  return 0;
+}
+
+// The options alone, before any file is opened. 0 = fine, else the exit code.
+int validate_options(const LtxBlockArgs& a) {
+  if (a.model.empty()) return usage("--model FILE|DIR is required");
+  int F = 0, H = 0, W = 0;
+  if (!parse_grid(a.grid, F, H, W))
+    return usage("--grid must be FxHxW with positive integers and nothing after (F*H*W <= 2^22), got " +
+                 ws::quoted(a.grid));
+  if (a.batch < 1 || a.batch > 64) return usage("--batch must be in 1..64, got " + std::to_string(a.batch));
+  if (a.text_tokens < 1 || a.text_tokens > 4096)
+    return usage("--text-tokens must be in 1..4096, got " + std::to_string(a.text_tokens));
+  if (a.repeat < 20 || a.repeat > 1000000 || a.warmup < 1 || a.warmup > 1000000 || a.block < 0)
+    return usage("--warmup >= 1, --repeat >= 20 (each at most 10^6), --block >= 0");
+  for (auto [name, v] : {std::pair{"--heads", a.heads}, std::pair{"--head-dim", a.head_dim},
+                         std::pair{"--cross-dim", a.cross_dim}})
+    if (v < 0 || v > kMaxDimOption)
+      return usage(std::string(name) + " must be in 1.." + std::to_string(kMaxDimOption) + ", got " + std::to_string(v));
+  if (a.weights != "bf16" && a.weights != "fp8" && a.weights != "int8")
+    return usage("--weights must be bf16, fp8 or int8, got " + ws::quoted(a.weights));
+  if (!a.goldens.empty()) {
+    struct stat st {};
+    if (::stat(a.goldens.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return usage("--goldens " + ws::quoted(a.goldens) + " is not a folder (tools/ltx_goldens.py --case block-2b)");
+    const std::string g = a.goldens + "/goldens.safetensors";
+    if (::stat(g.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      return usage("--goldens folder has no regular file " + ws::quoted(g));
+  }
+  return 0;
+}
+
 #ifdef WS_HAVE_CUDA
 using ws::Result;
 using ws::Status;
 namespace flow = ws::flow;
 
-int fail(const std::string& what, const Status& st, int code = 1) {
-  std::fprintf(stderr, "error: ltx-block: %s: %s\n", what.c_str(), st.to_string().c_str());
-  return code;
-}
 
 double percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
@@ -85,25 +189,17 @@ Result<std::vector<float>> download_bf16(const void* p, int64_t rows, int64_t co
   return out;
 }
 
-bool parse_grid(const std::string& s, int& f, int& h, int& w) {
-  return std::sscanf(s.c_str(), "%dx%dx%d", &f, &h, &w) == 3 && f > 0 && h > 0 && w > 0;
-}
-
 int run_ltx_block(const LtxBlockArgs& a) {
 #if !WS_LTX_HAVE_SAFETENSORS
   (void)a;
   return usage("this build has no safetensors reader (branch 'safetensors' not merged)");
 #else
-  if (a.model.empty()) return usage("--model FILE|DIR is required");
+  if (int rc = validate_options(a)) return rc;
   int F = 0, H = 0, W = 0;
-  if (!parse_grid(a.grid, F, H, W)) return usage("--grid must be FxHxW with positive integers, got '" + a.grid + "'");
-  if (a.batch < 1 || a.text_tokens < 1 || a.repeat < 20 || a.warmup < 1 || a.block < 0)
-    return usage("--batch, --text-tokens, --warmup >= 1, --repeat >= 20, --block >= 0");
-  flow::LtxWeightFormat format;
-  if (a.weights == "bf16") format = flow::LtxWeightFormat::kBF16;
-  else if (a.weights == "fp8") format = flow::LtxWeightFormat::kFP8;
-  else if (a.weights == "int8") format = flow::LtxWeightFormat::kINT8;
-  else return usage("--weights must be bf16, fp8 or int8, got '" + a.weights + "'");
+  parse_grid(a.grid, F, H, W);
+  flow::LtxWeightFormat format = a.weights == "fp8"    ? flow::LtxWeightFormat::kFP8
+                                 : a.weights == "int8" ? flow::LtxWeightFormat::kINT8
+                                                       : flow::LtxWeightFormat::kBF16;
   // ---- checkpoint, prefix, config ----
   auto ckpt = ws::io::open_checkpoint(a.model);
   if (!ckpt.is_ok()) return fail("checkpoint", ckpt.status(), 2);
@@ -113,24 +209,17 @@ int run_ltx_block(const LtxBlockArgs& a) {
     if (ckpt->find(prefix + "attn1.to_q.weight").tensor == nullptr && ckpt->find("attn1.to_q.weight").tensor != nullptr)
       prefix = "";  // a single-block file with block-relative keys (tools/ltx_goldens.py --case block-2b)
   }
+  BlockDims dims;
+  if (int rc = validate_host(a, &ckpt.value(), dims)) return rc;
   flow::LtxBlockConfig cfg;
-  if (ckpt->has_config()) {
-    auto j = nlohmann::json::parse(ckpt->config_text(), nullptr, false);
-    if (j.is_object()) {
-      cfg.heads = j.value("num_attention_heads", cfg.heads);
-      cfg.head_dim = j.value("attention_head_dim", cfg.head_dim);
-      cfg.cross_dim = j.value("cross_attention_dim", cfg.cross_dim);
-      cfg.norm_eps = j.value("norm_eps", cfg.norm_eps);
-    }
-  } else if (!ckpt->files().empty()) {
-    const auto& md = ckpt->files().front().metadata();
-    auto num = [&](const char* k, int& dst) { if (auto it = md.find(k); it != md.end()) dst = std::atoi(it->second.c_str()); };
-    num("heads", cfg.heads); num("head_dim", cfg.head_dim); num("cross_dim", cfg.cross_dim); num("ff_inner", cfg.ff_dim);
-  }
-  if (a.heads > 0) cfg.heads = a.heads;
-  if (a.head_dim > 0) cfg.head_dim = a.head_dim;
-  if (a.cross_dim > 0) cfg.cross_dim = a.cross_dim;
+  cfg.heads = dims.heads; cfg.head_dim = dims.head_dim; cfg.cross_dim = dims.cross_dim; cfg.ff_dim = dims.ff_dim;
+  cfg.norm_eps = dims.norm_eps;
   const int D = cfg.dim();
+  // Names, dtypes and shapes against the config, on the checkpoint's mapping: a file whose header claims huge
+  // tensors is refused before the WeightStore copies (or faults in) a byte of it.
+  if (Status st = flow::LtxBlockWeights::validate(flow::ltx_source_from_checkpoint(ckpt.value()), prefix, cfg);
+      !st.is_ok())
+    return fail("weights", st, 2);
 
   // ---- weights: WeightStore (one host allocation; fp8 conversion at load) -> device ----
   std::vector<std::string> names = flow::ltx_block_tensor_names(prefix);
@@ -379,8 +468,13 @@ int run_ltx_block(const LtxBlockArgs& a) {
 
 int run(const LtxBlockArgs& a) {
 #ifndef WS_HAVE_CUDA
-  (void)a;
-  return usage("this warpstream was built without CUDA");
+  // The same host-side checks as the CUDA build, so bad options and files are reported as such here too.
+  if (int rc = validate_options(a)) return rc;
+  auto ckpt = ws::io::open_checkpoint(a.model);
+  if (!ckpt.is_ok()) return fail("checkpoint", ckpt.status(), 2);
+  BlockDims dims;
+  if (int rc = validate_host(a, &ckpt.value(), dims)) return rc;
+  return usage("this warpstream was built without CUDA (the block runs on the GPU)");
 #else
   return run_ltx_block(a);
 #endif

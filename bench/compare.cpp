@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "core/escape.h"
+
 namespace ws::bench {
 namespace {
 
@@ -41,13 +43,17 @@ CompareResult compare_reports(const std::vector<nlohmann::json>& reports, const 
   for (size_t i = 0; i < reports.size(); ++i) {
     const auto& r = reports[i];
     CompareRow row;
+    // Labels, file names and metric names come from the report files: escaped (control bytes as \xNN, long
+    // names truncated) once here, so the table, the warnings and every detail line are safe to print.
     row.label = r.value("label", std::string());
     if (row.label.empty()) row.label = i < names.size() ? names[i] : "report " + std::to_string(i);
-    row.metric = r.value("primary", std::string("host_latency_us"));
-    if (!r.contains("metrics") || !r["metrics"].contains(row.metric)) {
+    row.label = escape_name(row.label);
+    const std::string metric = r.value("primary", std::string("host_latency_us"));
+    row.metric = escape_name(metric);
+    if (!r.contains("metrics") || !r["metrics"].contains(metric)) {
       out.warnings.push_back("WARNING: " + row.label + " has no metric '" + row.metric + "'");
     } else {
-      const auto& m = r["metrics"][row.metric];
+      const auto& m = r["metrics"][metric];
       row.p50 = m.value("p50", 0.0);
       row.p99 = m.value("p99", 0.0);
       row.p99_9 = m.value("p99_9", 0.0);
@@ -91,7 +97,7 @@ CompareResult compare_reports(const std::vector<nlohmann::json>& reports, const 
       std::string v = str_field(reports[i], section, key);
       if (unavailable(v)) missing = true;
       seen.insert(version && !unavailable(v) ? canonical(v) : v);
-      detail += (detail.empty() ? "" : "; ") + out.rows[i].label + ": " + v;
+      detail += (detail.empty() ? "" : "; ") + out.rows[i].label + ": " + escape_name(v);
     }
     if (seen.size() > 1)
       out.warnings.push_back(std::string("WARNING: ") + what + " differ between reports (" + detail + ")");

@@ -6,7 +6,9 @@
 #include <ctime>
 #include <sstream>
 
+#include "core/escape.h"
 #include "core/file_io.h"
+#include "core/json_parse.h"
 
 namespace ws::bench {
 
@@ -103,8 +105,9 @@ Status write_samples_csv(std::span<const Metric> metrics, const std::string& pat
 Result<nlohmann::json> read_report_json(const std::string& path) {
   auto bytes = read_regular_file(path, "report JSON", size_t{64} << 20);
   if (!bytes) return bytes.status();
-  nlohmann::json j = nlohmann::json::parse(bytes->begin(), bytes->end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return invalid_argument("report " + path + " is not valid JSON");
+  auto parsed = parse_json_bounded(std::string_view(bytes->data(), bytes->size()), "report " + ws::quoted(path));
+  if (!parsed.is_ok()) return parsed.status();
+  nlohmann::json& j = parsed.value();
   if (!j.is_object() || !j.contains("schema") || j["schema"] != kReportSchema)
     return invalid_argument("report " + path + " is not a " + std::string(kReportSchema) + " report (\"schema\" field)");
   // The fields `compare` reads must have the types it reads them as: a wrong type is a bad report

@@ -61,6 +61,14 @@ std::string escape_text(std::string_view s) {
   return out;
 }
 
-std::string quoted(std::string_view s) { return "'" + escape_text(s) + "'"; }
+std::string escape_name(std::string_view s) {
+  if (s.size() <= kMaxShownNameBytes) return escape_text(s);
+  size_t cut = kMaxShownNameBytes;
+  // Back up over UTF-8 continuation bytes so a multi-byte character is kept whole or dropped whole.
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return escape_text(s.substr(0, cut)) + "... (" + std::to_string(s.size()) + " bytes)";
+}
+
+std::string quoted(std::string_view s) { return "'" + escape_name(s) + "'"; }
 
 }  // namespace ws

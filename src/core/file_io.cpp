@@ -1,7 +1,9 @@
 // Whole-file I/O with actionable errors; see file_io.h.
 #include "core/file_io.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -11,23 +13,38 @@
 namespace ws {
 
 Result<std::vector<char>> read_regular_file(const std::string& path, const std::string& what, size_t max_bytes) {
+  // Open first (non-blocking: opening a FIFO with no writer must not hang), then decide on the opened file's fstat,
+  // so the file checked is the file read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return not_found(path + ": cannot open the " + what + " (" + std::strerror(errno) + ")");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    return not_found(path + ": cannot open the " + what + " (" + std::strerror(errno) + ")");
+  if (::fstat(fd, &st) != 0) return not_found(path + ": cannot stat the " + what + " (" + std::strerror(errno) + ")");
+  if (S_ISDIR(st.st_mode))
+    return invalid_argument(path + ": is a directory, not a regular file (expected the " + what + ")");
+  if (!S_ISREG(st.st_mode)) {
+    const char* kind = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                       : S_ISSOCK(st.st_mode)                                        ? "a socket"
+                                                                                     : "special";
+    return invalid_argument(path + ": is not a regular file (" + kind + "; expected the " + what + ")");
   }
-  if (S_ISDIR(st.st_mode)) return invalid_argument(path + ": is a directory, not a file (expected the " + what + ")");
-  if (!S_ISREG(st.st_mode)) return invalid_argument(path + ": is not a regular file (expected the " + what + ")");
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     return resource_exhausted(path + ": the " + what + " is " + std::to_string(st.st_size) + " bytes, over the " +
                               std::to_string(max_bytes) + "-byte limit");
   }
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return not_found(path + ": cannot open the " + what + " (" + std::strerror(errno) + ")");
+  // Read exactly the size fstat gave (a file growing meanwhile cannot push the read past the bound).
   std::vector<char> bytes(static_cast<size_t>(st.st_size));
-  const size_t got = bytes.empty() ? 0 : std::fread(bytes.data(), 1, bytes.size(), f);
-  const bool err = std::ferror(f);
-  std::fclose(f);
-  if (err || got != bytes.size()) {
+  size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  if (got != bytes.size()) {
     return not_found(path + ": read of the " + what + " failed after " + std::to_string(got) + " of " +
                      std::to_string(bytes.size()) + " bytes");
   }

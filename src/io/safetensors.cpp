@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/file_io.h"
+#include "core/json_parse.h"
 
 namespace ws::io {
 namespace {
@@ -296,23 +297,11 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 /// Parses a small JSON file (index, config) to a DOM, refusing duplicate keys in any object.
 Result<json> parse_json_object(const std::vector<char>& text, const std::string& path, const char* what) {
-  std::vector<std::set<std::string>> keys;
-  std::string duplicate;
-  auto callback = [&](int, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) keys.emplace_back();
-    else if (event == json::parse_event_t::object_end) { if (!keys.empty()) keys.pop_back(); }
-    else if (event == json::parse_event_t::key && !keys.empty() && parsed.is_string()) {
-      if (!keys.back().insert(parsed.get<std::string>()).second && duplicate.empty()) duplicate = parsed.get<std::string>();
-    }
-    return true;
-  };
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end(), callback);
-  } catch (const std::exception& e) {
-    return invalid_model(std::string(what) + " " + quote_escaped(path) + " is not valid JSON: " + escape_for_message(e.what()));
-  }
-  if (!duplicate.empty()) return invalid_model(std::string(what) + " " + quote_escaped(path) + ": key " + quote_escaped(duplicate) + " appears twice in one object");
+  JsonParseOptions po;
+  po.refuse_duplicate_keys = true;
+  po.code = StatusCode::kInvalidModel;
+  WS_ASSIGN_OR_RETURN(json doc, parse_json_bounded(std::string_view(text.data(), text.size()),
+                                                   std::string(what) + " " + quote_escaped(path), po));
   if (!doc.is_object()) return invalid_model(std::string(what) + " " + quote_escaped(path) + " must hold a JSON object, got " + doc.type_name());
   return doc;
 }
@@ -430,7 +419,8 @@ Result<SafetensorsFile> SafetensorsFile::parse(std::span<const std::byte> bytes,
 }
 
 Result<SafetensorsFile> SafetensorsFile::open(const std::string& path, const SafetensorsLimits& limits) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO with no writer must not hang; fstat below refuses it before anything is read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return os_error("cannot open safetensors file", path, errno);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
@@ -590,7 +580,8 @@ Result<SafetensorsCheckpoint> SafetensorsCheckpoint::open(const std::string& pat
   }
 
   const std::string config = dir + "/config.json";
-  if (exists_regular(config)) {
+  struct stat cst {};
+  if (::stat(config.c_str(), &cst) == 0) {  // present: it must be a regular file (read_regular_file says so)
     WS_ASSIGN_OR_RETURN(std::vector<char> text, read_regular_file(config, "config file", limits.max_header_bytes));
     WS_ASSIGN_OR_RETURN(json doc, parse_json_object(text, config, "config file"));
     (void)doc;

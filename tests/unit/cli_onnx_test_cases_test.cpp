@@ -4,6 +4,7 @@
 // divide the channels) fails as an invalid model with its reason instead of being skipped.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -84,6 +85,64 @@ TEST(CliOnnxTest, InvalidModelIsAFailureWithItsReason) {
   EXPECT_NE(r.out.find("FAIL test_conv_bad_group: invalid model:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("'group'"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("0 passed, 1 failed, 0 skipped"), std::string::npos) << r.out;
+}
+
+// A relu case folder `name` under `dir` with a good model and output; the input file is written by the caller.
+std::filesystem::path relu_case(const test::TempDir& dir, const std::string& name) {
+  const std::filesystem::path c = dir.file(name);
+  std::filesystem::create_directories(c / "test_data_set_0");
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 3});
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  EXPECT_TRUE(m.save((c / "model.onnx").string()).is_ok());
+  write_tensor((c / "test_data_set_0/output_0.pb").string(), "y", {1, 3}, {0, 2, 0});
+  return c;
+}
+
+TEST(CliOnnxTest, UnusableTestDataIsBadInputExit2NotAMismatch) {
+  // README: exit 1 = a check failed (mismatch), 2 = bad input. Empty, truncated and FIFO input files used to be
+  // counted as failures (exit 1), indistinguishable from a wrong output.
+  test::TempDir dir;
+  const auto empty = relu_case(dir, "empty");
+  test::write_file((empty / "test_data_set_0/input_0.pb").string(), "");
+  CliRun r = onnx_test(dir, empty.string());
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("BAD empty: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 passed, 0 failed, 0 skipped, 1 bad input"), std::string::npos) << r.out;
+
+  const auto fifo = relu_case(dir, "fifo");
+  ASSERT_EQ(::mkfifo((fifo / "test_data_set_0/input_0.pb").c_str(), 0600), 0);
+  r = onnx_test(dir, fifo.string());
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("not a regular file"), std::string::npos) << r.out;
+
+  // Wrong dtype: both dtypes named.
+  const auto dt = relu_case(dir, "dtype");
+  auto t = ModelBuilder::float_tensor("x", {1, 3}, {1, 2, 3});
+  t.clear_float_data();
+  t.clear_raw_data();
+  t.set_data_type(7);  // INT64
+  for (int i = 0; i < 3; ++i) t.add_int64_data(i);
+  test::write_file((dt / "test_data_set_0/input_0.pb").string(), t.SerializeAsString());
+  r = onnx_test(dir, dt.string());
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("data is int64 [1, 3] but the model declares float32 [1, 3]"), std::string::npos) << r.out;
+
+  // A good case next to a mismatching one stays exit 1 (no bad input).
+  const auto ok = relu_case(dir, "mismatch");
+  write_tensor((ok / "test_data_set_0/input_0.pb").string(), "x", {1, 3}, {1, 2, 3});
+  r = onnx_test(dir, ok.string());
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+}
+
+TEST(CliOnnxTest, CaseFolderNamesAreEscaped) {
+  test::TempDir dir;
+  const auto c = relu_case(dir, "case\n\x1b[31mx");
+  test::write_file((c / "test_data_set_0/input_0.pb").string(), "");
+  const CliRun r = onnx_test(dir, c.string());
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("BAD case\\x0a\\x1b[31mx: "), std::string::npos) << r.out;
 }
 
 }  // namespace

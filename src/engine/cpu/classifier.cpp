@@ -8,14 +8,15 @@
 #include <sstream>
 
 #include "core/file_io.h"
+#include "core/json_parse.h"
 #include "reference/reference.h"
 
 namespace ws {
 
 Result<ModelConfig> load_model_config(const std::string& json_path) {
   WS_ASSIGN_OR_RETURN(std::vector<char> text, read_regular_file(json_path, "model config (JSON)", size_t{1} << 24));
-  nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return invalid_argument(json_path + ": not a JSON object");
+  WS_ASSIGN_OR_RETURN(nlohmann::json j, parse_json_bounded(std::string_view(text.data(), text.size()), json_path));
+  if (!j.is_object()) return invalid_argument(json_path + ": not a JSON object");
   ModelConfig c;
   for (const char* key : {"mean", "std"}) {
     if (!j.contains(key)) continue;

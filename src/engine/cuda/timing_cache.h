@@ -41,6 +41,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/file_io.h"
+#include "core/json_parse.h"
 #include "warpstream/status.h"
 
 namespace ws::cudaexec {
@@ -77,28 +79,20 @@ class TimingCache {
   /// Reads `path` (see "Loading" above). Never fails: problems become kMalformed + warning().
   void load(const std::string& path) {
     clear_loaded();
-    std::ifstream f(path, std::ios::binary | std::ios::ate);
-    if (!f) return;  // no cache yet
-    const std::streamoff size = f.tellg();
-    if (size < 0 || static_cast<uint64_t>(size) > kMaxFileBytes) {
-      malformed(path, "is larger than " + std::to_string(kMaxFileBytes >> 20) + " MiB");
-      return;
-    }
-    f.seekg(0);
-    std::ostringstream text;
-    text << f.rdbuf();
-    if (f.bad()) {
-      malformed(path, "cannot be read");
-      return;
-    }
-    parse(text.str(), path);
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return;  // no cache yet
+    // A regular file of at most kMaxFileBytes (a FIFO or a directory is refused before it is opened).
+    auto bytes = read_regular_file(path, "timing cache", kMaxFileBytes);
+    if (!bytes.is_ok()) return malformed(path, "cannot be read (" + bytes.status().message() + ")");
+    parse(std::string_view(bytes->data(), bytes->size()), path);
   }
 
   /// Parses cache text (the fuzz entry point; `name` labels the warning).
   void parse(std::string_view text, const std::string& name = "<timing cache>") {
     clear_loaded();
-    nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return malformed(name, "is not valid JSON");
+    auto doc = parse_json_bounded(text, name);  // nesting bounded (kMaxJsonDepth)
+    if (!doc.is_ok()) return malformed(name, "is not valid JSON (" + doc.status().message() + ")");
+    const nlohmann::json& j = doc.value();
     if (!j.is_object()) return malformed(name, "is not a JSON object");
     const auto fmt = j.find("format");
     if (fmt == j.end() || !fmt->is_string() || fmt->get<std::string>() != kFormat)

@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "core/json_parse.h"
 #include "warpstream/safetensors.h"  // escape_for_message
 
 namespace ws::flow {
@@ -31,23 +32,10 @@ std::string shown(const json& v) {
 
 Result<LtxConfig> parse_ltx_config(std::string_view json_text, const std::string& source) {
   const std::string where = "LTX config " + q(source) + ": ";
-  std::vector<std::set<std::string>> keys;
-  std::string duplicate;
-  auto callback = [&](int, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) keys.emplace_back();
-    else if (event == json::parse_event_t::object_end) { if (!keys.empty()) keys.pop_back(); }
-    else if (event == json::parse_event_t::key && !keys.empty() && parsed.is_string()) {
-      if (!keys.back().insert(parsed.get<std::string>()).second && duplicate.empty()) duplicate = parsed.get<std::string>();
-    }
-    return true;
-  };
-  json doc;
-  try {
-    doc = json::parse(json_text.begin(), json_text.end(), callback);
-  } catch (const std::exception& e) {
-    return invalid_model(where + "not valid JSON: " + io::escape_for_message(e.what()));
-  }
-  if (!duplicate.empty()) return invalid_model(where + "key " + q(duplicate) + " appears twice");
+  JsonParseOptions po;
+  po.refuse_duplicate_keys = true;
+  po.code = StatusCode::kInvalidModel;
+  WS_ASSIGN_OR_RETURN(json doc, parse_json_bounded(json_text, where.substr(0, where.size() - 2), po));
   if (!doc.is_object()) return invalid_model(where + "must be a JSON object, got " + doc.type_name());
 
   LtxConfig c;

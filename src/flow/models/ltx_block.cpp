@@ -245,6 +245,12 @@ std::vector<std::string> ltx_block_tensor_names(const std::string& prefix) {
 }
 
 Status LtxBlockWeights::validate(const LtxTensorSource& source, const std::string& prefix, const LtxBlockConfig& cfg) {
+  // cfg.dim() / ff() are int products: bound the factors first so they cannot overflow (signed overflow is UB).
+  const int64_t d64 = static_cast<int64_t>(cfg.heads) * cfg.head_dim;
+  if (cfg.heads < 1 || cfg.head_dim < 1 || cfg.cross_dim < 1 || cfg.ff_dim < 0 || d64 > (int64_t{1} << 20))
+    return invalid_argument("LTX block: heads " + std::to_string(cfg.heads) + " x head_dim " +
+                            std::to_string(cfg.head_dim) + " (cross_dim " + std::to_string(cfg.cross_dim) +
+                            ", ff " + std::to_string(cfg.ff_dim) + "): each must be >= 1 and heads * head_dim <= 2^20");
   const int64_t d = cfg.dim(), dc = cfg.cross_dim, ff = cfg.ff();
   Uploader up(source, prefix, LtxWeightFormat::kBF16);
   std::vector<std::pair<std::string, std::vector<int64_t>>> expect = {{"scale_shift_table", {6, d}}};

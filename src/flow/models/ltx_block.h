@@ -44,7 +44,7 @@ struct LtxBlockConfig {
   int ff_dim = 0;            ///< 0 = 4 * D
   float norm_eps = 1e-6f;    ///< norm1 / norm2 (config norm_eps)
   float qk_norm_eps = 1e-5f; ///< norm_q / norm_k (hard-coded in diffusers)
-  int dim() const { return heads * head_dim; }
+  int dim() const { return heads * head_dim; }  ///< callers bound heads * head_dim first (LtxBlockWeights::validate)
   int ff() const { return ff_dim > 0 ? ff_dim : 4 * dim(); }
 };
 

@@ -19,6 +19,7 @@
 #include "flow/streamer.h"
 #include "kernels/transformer/transformer.h"
 #include "reference/transformer.h"
+#include "warpstream/shape.h"
 
 namespace ws::flow {
 namespace {
@@ -548,6 +549,27 @@ std::vector<std::string> LtxModel::store_tensor_order(const LtxConfig& config) {
     }
   }
   return n;
+}
+
+Status LtxModel::validate_tensors(const LtxConfig& config, const LtxTensorSource& source) {
+  WS_RETURN_IF_ERROR(validate_config(config));
+  auto expect = [&](const std::string& name, std::vector<int64_t> shape) -> Status {
+    WS_ASSIGN_OR_RETURN(LtxHostTensor t, source(name));
+    if (t.shape != shape)
+      return invalid_model("LTX model: tensor '" + name + "' in " + t.file + " has shape " + shape_string(t.shape) +
+                           ", the config needs " + shape_string(shape));
+    return Status::ok();
+  };
+  const HeadLayout hl = make_head_layout(config);
+  for (const HeadLayout::Lin* l : {&hl.proj_in, &hl.t1, &hl.t2, &hl.tl, &hl.c1, &hl.c2, &hl.proj_out}) {
+    WS_RETURN_IF_ERROR(expect(l->name + ".weight", {l->out, l->in}));
+    WS_RETURN_IF_ERROR(expect(l->name + ".bias", {l->out}));
+  }
+  WS_RETURN_IF_ERROR(expect("scale_shift_table", {2, config.inner_dim()}));
+  const LtxBlockConfig bc = block_config(config);
+  for (int64_t i = 0; i < config.num_layers; ++i)
+    WS_RETURN_IF_ERROR(LtxBlockWeights::validate(source, "transformer_blocks." + std::to_string(i) + ".", bc));
+  return Status::ok();
 }
 
 Result<std::unique_ptr<LtxModel>> LtxModel::build_from_store(const LtxConfig& config, const WeightStore& store,

@@ -144,6 +144,11 @@ class LtxModel {
   /// contiguous image in exactly the device layout: non-block tensors first, then per block scale_shift_table,
   /// attn1/attn2 norms, then each linear's stacked weights followed by their stacked biases.
   static std::vector<std::string> store_tensor_order(const LtxConfig& config);
+  /// Host-only (no CUDA call, no tensor data read): every tensor build() reads is present in `source` with a
+  /// supported dtype and the shape `config` implies (non-block linears and scale_shift_table, then each block through
+  /// LtxBlockWeights::validate). Run it on the checkpoint's mapping (ltx_source_from_checkpoint) before a WeightStore
+  /// copies anything, so a header claiming huge tensors is refused in milliseconds. Errors name tensor, file, shapes.
+  static Status validate_tensors(const LtxConfig& config, const LtxTensorSource& source);
 
   /// As build(), with the block weights taken from `store` (loaded with store_tensor_order, kept alive by the caller
   /// while the model exists). Streamed: when every block tensor is bf16 and sits at its layout offset (true for

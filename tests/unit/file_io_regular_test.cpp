@@ -1,0 +1,83 @@
+// read_regular_file (src/core/file_io.h) and SafetensorsFile::open refuse FIFOs, devices and directories before
+// reading — a FIFO with no writer used to block the CLI forever — and bound what they read.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "core/file_io.h"
+#include "support/safetensors_writer.h"
+#include "support/test_util.h"
+#include "warpstream/safetensors.h"
+
+namespace ws {
+namespace {
+
+void expect_has(const Status& st, const std::string& what) {
+  EXPECT_NE(st.message().find(what), std::string::npos) << "missing '" << what << "' in: " << st.to_string();
+}
+
+TEST(ReadRegularFile, RefusesFifoDeviceAndDirectoryWithoutBlocking) {
+  test::TempDir dir;
+  const std::string fifo = dir.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto f = read_regular_file(fifo, "config file");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  ASSERT_FALSE(f.is_ok());
+  EXPECT_EQ(f.status().code(), StatusCode::kInvalidArgument);
+  expect_has(f.status(), "not a regular file (a FIFO; expected the config file)");
+  auto d = read_regular_file("/dev/zero", "report JSON");
+  ASSERT_FALSE(d.is_ok());
+  expect_has(d.status(), "not a regular file (a device");
+  auto dd = read_regular_file(dir.path().string(), "index");
+  ASSERT_FALSE(dd.is_ok());
+  expect_has(dd.status(), "is a directory, not a regular file");
+}
+
+TEST(ReadRegularFile, SizeBoundAndContent) {
+  test::TempDir dir;
+  test::write_file(dir.file("a"), "0123456789");
+  auto big = read_regular_file(dir.file("a"), "config file", 9);
+  ASSERT_FALSE(big.is_ok());
+  EXPECT_EQ(big.status().code(), StatusCode::kResourceExhausted);
+  expect_has(big.status(), "10 bytes, over the 9-byte limit");
+  auto ok = read_regular_file(dir.file("a"), "config file", 10);
+  ASSERT_TRUE(ok.is_ok());
+  EXPECT_EQ(std::string(ok->begin(), ok->end()), "0123456789");
+}
+
+TEST(SafetensorsOpen, FifoShardRefusedNotBlocking) {
+  test::TempDir dir;
+  ASSERT_EQ(::mkfifo(dir.file("shard.safetensors").c_str(), 0600), 0);
+  test::write_file(dir.file("diffusion_pytorch_model.safetensors.index.json"),
+                   R"({"weight_map": {"x": "shard.safetensors"}})");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto ck = io::open_checkpoint(dir.path().string());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  ASSERT_FALSE(ck.is_ok());
+  expect_has(ck.status(), "not a regular file");
+  auto f = io::SafetensorsFile::open(dir.file("shard.safetensors"));
+  ASSERT_FALSE(f.is_ok());
+  expect_has(f.status(), "not a regular file");
+}
+
+TEST(SafetensorsOpen, FifoConfigBesideACheckpointRefused) {
+  test::TempDir dir;
+  test::write_file(dir.file("model.safetensors"), test::safetensors_image({{"x", "F32", {1}, test::f32_bytes({1})}}));
+  ASSERT_EQ(::mkfifo(dir.file("config.json").c_str(), 0600), 0);
+  // A config.json that is present but not a regular file is refused (not skipped: defaults would be used silently).
+  const auto t0 = std::chrono::steady_clock::now();
+  auto ck = io::open_checkpoint(dir.path().string());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  ASSERT_FALSE(ck.is_ok());
+  expect_has(ck.status(), "config.json: is not a regular file (a FIFO");
+}
+
+}  // namespace
+}  // namespace ws
