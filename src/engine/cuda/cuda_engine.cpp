@@ -14,7 +14,7 @@
 
 #include "engine/cuda/build_stages.h"
 #include "engine/cuda/cuda_ops.h"
-#include "engine/cuda/timing_cache.h"
+#include "engine/ir/timing_cache.h"
 #include "warpstream/arena.h"
 
 namespace ws {

@@ -22,12 +22,16 @@
 
 #include "cuda/cuda_util.h"
 #include "engine/cuda/tactic_timer.h"
-#include "engine/cuda/timing_cache.h"
+#include "engine/ir/timing_cache.h"
 #include "engine/ir/op_table.h"
 #include "kernels/elementwise/elementwise.h"
 #include "warpstream/cuda_engine.h"
 
 namespace ws::cudaexec {
+
+// The timing cache is device-free and lives in engine_ir (engine/ir/timing_cache.h).
+using ir::TimingCache;
+using ir::TimingEntry;
 
 /// Where a step operand lives: a range of the context's arena, an engine-owned constant, or absent.
 struct Operand {

@@ -1,5 +1,5 @@
-// The CUDA executor's timing cache (src/engine/cuda/timing_cache.h) is device-free: these CPU tests cover
-// its load rules (any malformed entry ignores the whole cache, with a warning; another identity is ignored
+// The CUDA executor's timing cache (src/engine/ir/timing_cache.h; device-free, so it lives in engine_ir):
+// these CPU tests cover its load rules (any malformed entry ignores the whole cache, with a warning; another identity is ignored
 // silently) and its save rules (temp file + rename under flock: readers never see a partial file, even
 // with concurrent writers).
 #include <gtest/gtest.h>
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/cuda/timing_cache.h"
+#include "engine/ir/timing_cache.h"
 #include "support/test_util.h"
 
-namespace ws::cudaexec {
+namespace ws::ir {
 namespace {
 
 const nlohmann::json kIdentity = {{"gpu", "test"}, {"graph_hash", "0123"}};
@@ -198,4 +198,4 @@ TEST(TimingCache, ConcurrentWritersNeverLeaveAPartialFile) {
 }
 
 }  // namespace
-}  // namespace ws::cudaexec
+}  // namespace ws::ir

@@ -1,0 +1,117 @@
+#pragma once
+/// \file timing_cache.h
+/// The CUDA executor's timing cache (CudaBuildOptions::timing_cache_path): the tactic each node chose and
+/// its measured time, so a later build of the same model on the same GPU and library versions replays the
+/// choices instead of timing again. Host-only and device-free (plain C++ + nlohmann-json + POSIX), hence in
+/// engine_ir (which engine_cuda depends on) rather than engine_cuda: it is unit-tested on the CPU
+/// (tests/unit/engine_ir_timing_cache_test.cpp) and fuzzed through parse() (tests/fuzz/timing_cache_fuzz.cpp).
+///
+/// File format (JSON, "warpstream-timing-cache-1"):
+///   {"format": "warpstream-timing-cache-1",
+///    "key": {identity object: GPU name + UUID, driver, CUDA runtime, cuDNN, cuBLAS, graph hash, ...},
+///    "entries": {"<cache key of a node>": ENTRY, ...}}
+/// ENTRY is an object whose known fields must have these types (unknown fields are ignored):
+///   "impl": string            Conv: "cudnn" or one of our conv kernels' keys (absent = "cudnn")
+///   "algo": integer           Conv via cuDNN: cudnnConvolutionFwdAlgo_t
+///   "fused": boolean          Conv via cuDNN: cudnnConvolutionBiasActivationForward
+///   "heuristic_index": integer >= 0   Gemm/MatMul: index into cuBLASLt's heuristic list
+///   "time_us": number >= 0    the measured time
+/// Loading: a missing file is an empty cache; a file whose "key" differs from this build's identity is
+/// ignored silently (another GPU, library or model: it is rewritten); anything else that is not exactly
+/// this format — invalid JSON, a wrong-typed field, one malformed entry — makes the WHOLE cache ignored
+/// with a warning (warning()), and the build times every node again and rewrites the file.
+/// Saving: written to a temporary file in the same directory and renamed over the cache, while holding an
+/// exclusive flock(2) on "<path>.lock", so concurrent builds never leave a truncated or interleaved file.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "warpstream/status.h"
+
+namespace ws::ir {
+
+/// One node's cached choice (see the file format above). Fields absent in the file are empty.
+struct TimingEntry {
+  std::optional<std::string> impl;
+  std::optional<int64_t> algo;
+  std::optional<bool> fused;
+  std::optional<int64_t> heuristic_index;
+  float time_us = 0.0f;
+
+  friend bool operator==(const TimingEntry&, const TimingEntry&) = default;
+};
+
+class TimingCache {
+ public:
+  static constexpr const char* kFormat = "warpstream-timing-cache-1";
+
+  /// How the last load()/parse() went.
+  enum class Origin {
+    kEmpty,       ///< no file (or no path): nothing cached
+    kMatched,     ///< the file's key equals this build's identity: entries loaded
+    kMismatched,  ///< a well-formed cache of another identity: ignored silently, rewritten on save
+    kMalformed,   ///< not this format: ignored with warning(), rewritten on save
+  };
+
+  TimingCache() = default;
+  explicit TimingCache(nlohmann::json identity) : identity_(std::move(identity)) {}
+
+  /// Largest cache file read (a real cache is a few hundred bytes per node); a larger file is malformed.
+  static constexpr uint64_t kMaxFileBytes = uint64_t{64} << 20;
+
+  /// Reads `path` (see "Loading" above). Never fails: problems become kMalformed + warning().
+  void load(const std::string& path);
+
+  /// Parses cache text (the fuzz entry point; `name` labels the warning).
+  void parse(std::string_view text, const std::string& name = "<timing cache>");
+
+  /// Writes the cache (identity + entries) to `path`: temp file + rename under flock on "<path>.lock".
+  /// Errors: kNotFound when the directory cannot be written (naming the path and errno's text).
+  Status save(const std::string& path) const;
+
+  /// Entries are looked up and stored by cache key (BindContext::cache_key).
+  const TimingEntry* find(const std::string& key) const {
+    auto it = entries_.find(key);
+    return it == entries_.end() ? nullptr : &it->second;
+  }
+  void put(const std::string& key, TimingEntry e) {
+    entries_[key] = std::move(e);
+    dirty_ = true;
+  }
+
+  /// True when save() would change the file: it did not match this identity, or entries were added.
+  bool needs_save() const { return origin_ != Origin::kMatched || dirty_; }
+  Origin origin() const { return origin_; }
+  /// Why the file was ignored (kMalformed only), e.g. "timing cache 'x.json': entry \"k\" field \"algo\"
+  /// must be an integer; ignoring the whole cache (it will be timed again and rewritten)".
+  const std::string& warning() const { return warning_; }
+  const nlohmann::json& identity() const { return identity_; }
+  size_t size() const { return entries_.size(); }
+  /// All entries, ordered by cache key.
+  const std::map<std::string, TimingEntry>& entries() const { return entries_; }
+
+  /// The whole cache as the JSON save() writes.
+  nlohmann::json to_json() const;
+
+  static nlohmann::json entry_to_json(const TimingEntry& e);
+
+  /// The entry `v` as a TimingEntry, or nullopt with `why` naming the first wrong field.
+  static std::optional<TimingEntry> entry_from_json(const nlohmann::json& v, std::string* why);
+
+ private:
+  void clear_loaded();
+  void malformed(const std::string& name, const std::string& why);
+
+  nlohmann::json identity_ = nlohmann::json::object();
+  std::map<std::string, TimingEntry> entries_;
+  Origin origin_ = Origin::kEmpty;
+  bool dirty_ = false;
+  std::string warning_;
+};
+
+}  // namespace ws::ir
