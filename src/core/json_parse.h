@@ -54,7 +54,15 @@ inline Result<nlohmann::json> parse_json_bounded(std::string_view text, const st
   } catch (const TooDeep&) {
     return Status(options.code, what + ": JSON nested deeper than " + std::to_string(options.max_depth) + " levels");
   } catch (const std::exception& e) {
-    return Status(options.code, what + " is not valid JSON: " + escape_text(e.what()));
+    // nlohmann's message quotes the input it last read ("last read: '...'"), which can be as long as the input:
+    // keep its head and tail so a hostile file cannot make a message of unbounded size (timing_cache_fuzz).
+    std::string_view m = e.what();
+    constexpr size_t kHead = 100, kTail = 60;
+    std::string shown = m.size() <= kHead + kTail + 32
+                            ? std::string(m)
+                            : std::string(m.substr(0, kHead)) + " ... (" + std::to_string(m.size() - kHead - kTail) +
+                                  " bytes left out) ... " + std::string(m.substr(m.size() - kTail));
+    return Status(options.code, what + " is not valid JSON: " + escape_text(shown));
   }
   if (!duplicate.empty()) return Status(options.code, what + ": key " + ws::quoted(duplicate) + " appears twice in one object");
   return doc;

@@ -58,6 +58,19 @@ TEST(JsonParseBounded, DuplicateKeysAndBadJsonNamed) {
   EXPECT_NE(bad.status().message().find("cfg is not valid JSON"), std::string::npos);
 }
 
+// Found by timing_cache_fuzz: nlohmann's parse error quotes what it last read, as long as the input ("{" + 10,000
+// tabs + "r"); the message must stay bounded and keep the parser's position and expectation.
+TEST(JsonParseBounded, ParseErrorMessageStaysShortForALongLastRead) {
+  const std::string text = "{" + std::string(10000, '\t') + "r";
+  auto bad = parse_json_bounded(text, "cache 'c.json'");
+  ASSERT_FALSE(bad.is_ok());
+  const std::string& m = bad.status().message();
+  EXPECT_LT(m.size(), 512u) << m;
+  EXPECT_NE(m.find("bytes left out"), std::string::npos) << m;
+  EXPECT_NE(m.find("cache 'c.json' is not valid JSON"), std::string::npos) << m;
+  EXPECT_NE(m.find("expected"), std::string::npos) << m;  // the tail (what the parser expected) is kept
+}
+
 TEST(JsonParseBounded, LtxConfigAndCheckpointIndexUseIt) {
   auto c = flow::parse_ltx_config("{\"x\": " + nested(100) + "}", "config.json");
   ASSERT_FALSE(c.is_ok());
