@@ -67,4 +67,12 @@ std::vector<std::string> supported_ops();
 /// unknown attributes first). On success ctx holds dtypes, shapes and the kernel.
 Status analyze_node(NodeContext& ctx);
 
+/// PRelu's slope as it broadcasts to X: PRelu-7+ is numpy (unidirectional) broadcasting, but older exporters
+/// (PRelu-6, PyTorch) write a [C] slope for N x C x ... data, meaning the channel slope [C, 1, ...] — read so
+/// when the last axis would not match. Shared by the CPU analyzer and the CUDA op entry.
+inline ir::Shape prelu_slope_shape(const ir::Shape& x, ir::Shape slope) {
+  if (slope.size() == 1 && x.size() > 2 && slope[0] == x[1] && slope[0] != x.back()) slope.resize(x.size() - 1, 1);
+  return slope;
+}
+
 }  // namespace ws::engine

@@ -790,12 +790,7 @@ Status analyze_prelu(NodeContext& c) {
   WS_RETURN_IF_ERROR(require_f32(c, 0));
   WS_RETURN_IF_ERROR(require_f32(c, 1));
   const Shape& x = c.input(0).shape;
-  Shape slope = c.input(1).shape;
-  // PRelu-7 and later: slope broadcasts unidirectionally to X. Older exporters (and PyTorch)
-  // write a [C] slope for N×C×… data: accepted as [C, 1, …] (ONNX's own tests do the same).
-  if (slope.size() == 1 && x.size() > 2 && slope[0] == x[1] && slope[0] != x.back()) {
-    slope.resize(x.size() - 1, 1);
-  }
+  const Shape slope = prelu_slope_shape(x, c.input(1).shape);  // PRelu-6 / PyTorch [C] slope = channel slope
   auto y = ref::broadcast_dims(x, slope);
   if (!y || *y != x) return c.error(StatusCode::kInvalidModel, "slope " + ir::shape_string(c.input(1).shape) + " does not broadcast to X " + ir::shape_string(x));
   WS_RETURN_IF_ERROR(require_rank(c, x));

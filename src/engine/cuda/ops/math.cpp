@@ -175,13 +175,10 @@ Status bind_binary_math(BindContext& c, Step& s) {
   return Status::ok();
 }
 
-// PRelu: as the CPU analyzer (op_table_ext.cpp analyze_prelu), a [C] slope for N x C x ... data written by
-// older exporters (PRelu-6, PyTorch) is the channel slope [C, 1, ...]; otherwise numpy broadcasting.
+// PRelu: the slope read as the CPU analyzer reads it (prelu_slope_shape, engine/ir/op_table.h).
 Status bind_prelu(BindContext& c, Step& s) {
   const ir::Shape& x = in_t(c, 0).shape;
-  ir::Shape slope = in_t(c, 1).shape;
-  if (slope.size() == 1 && x.size() > 2 && slope[0] == x[1] && slope[0] != x.back()) slope.resize(x.size() - 1, 1);
-  WS_ASSIGN_OR_RETURN(auto d, broadcast_dims(x, slope, out_shape(c)));
+  WS_ASSIGN_OR_RETURN(auto d, broadcast_dims(x, engine::prelu_slope_shape(x, in_t(c, 1).shape), out_shape(c)));
   const ElemType et = c.elem;
   s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
     return kernels::binary_math(et, BinaryMathOp::kPRelu, io.in[0], io.in[1], io.out[0], d, st);
