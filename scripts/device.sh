@@ -27,12 +27,18 @@
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 [ $# -ge 1 ] || { sed -n '2,25p' "$0"; exit 2; }
-# With `python` among the suites, build-dev is configured once with the Python extension (WS_BUILD_PYTHON=ON,
-# CUDA included; the module libraries become position-independent), so every suite of the call shares one build.
-case " $* " in *" python "*)
-  WS_CMAKE_ARGS="${WS_CMAKE_ARGS:-} -DWS_BUILD_PYTHON=ON -DWS_PYTHON_CUDA=ON -DPython_EXECUTABLE=$(command -v python3)" ;;
-esac
 source scripts/lib/device-common.sh
+# With `python` among the suites, build-dev is configured once with the Python extension (WS_BUILD_PYTHON=ON,
+# CUDA included; the module libraries become position-independent), so every suite of the call shares one build —
+# only when python3 has its headers and nanobind (carried in .whl), so that a missing one cannot fail the others.
+WS_PY_READY=""
+case " $* " in *" python "*)
+  if python3 -c 'import nanobind, os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
+       > "$L/python-check.txt" 2>&1; then
+    WS_PY_READY=1
+    WS_CMAKE_ARGS="${WS_CMAKE_ARGS:-} -DWS_BUILD_PYTHON=ON -DWS_PYTHON_CUDA=ON -DPython_EXECUTABLE=$(command -v python3)"
+  fi ;;
+esac
 FAILED=0
 mark() { [ "$1" -eq 0 ] || FAILED=1; }
 

@@ -32,7 +32,12 @@ from types import SimpleNamespace
 
 import torch
 
-from ._warpstream import LtxTransformer as _LtxTransformer
+from ._warpstream import has_cuda
+
+if not has_cuda:
+    raise ImportError("warpstream.flow needs a warpstream build with CUDA (this one is CPU-only: nvcc or cuDNN was "
+                      "missing at build, or WS_PYTHON_CUDA=OFF)")
+from ._warpstream import LtxTransformer as _LtxTransformer  # noqa: E402
 
 __all__ = ["LTXVideoTransformer", "parse_bytes"]
 

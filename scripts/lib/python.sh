@@ -11,6 +11,10 @@
 # Needs .whl carried (nanobind + scikit-build-core for the build, diffusers + importlib_metadata for test_flow).
 # Under $OUT: python.txt (pytest and overhead output), python-overhead.json, flow.json.
 PYO=$OUT/python.txt; : > "$PYO"
+if [ -z "${WS_PY_READY:-}" ]; then
+  row "python suite" "SKIPPED: python3 lacks nanobind or its headers (carry .whl): $(tail -1 "$L/python-check.txt" | cut -c1-90)"
+  FAILED=1; return
+fi
 # A build-dev kept from an earlier call without the extension: reconfigure it (device.sh set WS_CMAKE_ARGS).
 if [ -f "$B/CMakeCache.txt" ] && ! grep -q '^WS_BUILD_PYTHON:BOOL=ON' "$B/CMakeCache.txt"; then
   cmake -S . -B "$B" ${WS_CMAKE_ARGS:-} >> "$L/configure.txt" 2>&1 || { row "configure $B (python)" "FAILED"; FAILED=1; return; }
