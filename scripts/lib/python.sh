@@ -46,9 +46,9 @@ fi
 if [ "$(left)" -gt 60 ]; then
   rm -rf /tmp/ws-pip
   timeout $(( $(left) - 20 )) python3 -m pip install --no-build-isolation --no-deps --no-index --no-cache-dir \
-    --target /tmp/ws-pip -C build-dir="$PWD/$B" . > "$L/python-pip.txt" 2>&1
+    --target /tmp/ws-pip --config-settings=build-dir="$PWD/$B" . > "$L/python-pip.txt" 2>&1
   rc=$?; mark $rc
-  cmake -S . -B "$B" -DBUILD_TESTING=ON > /dev/null 2>&1
+  cmake -S . -B "$B" -DBUILD_TESTING=ON -U "SKBUILD*" > /dev/null 2>&1
   imp=$(cd /tmp && PYTHONPATH=/tmp/ws-pip python3 -c 'import warpstream; print(warpstream.__file__, "has_cuda", warpstream.has_cuda)' 2>&1 | tail -1)
   row "pip install . (--target /tmp/ws-pip)" "rc=$rc $imp ($(elapsed) s)"
   [ $rc -eq 0 ] || tail -15 "$L/python-pip.txt" | tee -a "$PYO"
