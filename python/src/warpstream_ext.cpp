@@ -569,9 +569,6 @@ class Engine {
     return reinterpret_cast<uintptr_t>(ctx_->input(i));
   }
 
- private:
-
- public:
   enum class Framework { kOther, kTorch, kCupy };
   Framework framework_ = Framework::kOther;  // set per call by the binding from the first input's module
   int device_index_ = 0;

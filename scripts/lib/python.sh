@@ -1,7 +1,8 @@
 # Suite python of scripts/device.sh (sourced): the `warpstream` Python package WITH CUDA on the GPU machine.
 #  1. The extension built in the suite's build directory (build-dev; device.sh configures it with WS_BUILD_PYTHON=ON,
 #     WS_PYTHON_CUDA=ON and this python3 when `python` is among the suites, so the other suites share one build):
-#     targets warpstream (the CLI the tests compare with), _warpstream, _warpstream_stub.
+#     targets warpstream (the CLI the tests compare with), _warpstream, _warpstream_stub, ws_gpu_tests (for the C++
+#     test of ExecutionContext::set_input_address, run first).
 #  2. pytest python/tests: the CPU tests, test_cuda.py (CUDA engine vs CPU engine, DLPack torch tensors bound
 #     zero-copy: data pointers checked, the stream contract, lanes from Python) and test_flow.py (diffusers'
 #     LTXPipeline denoising loop with diffusers' transformer vs warpstream.flow.LTXVideoTransformer: resident,
@@ -19,7 +20,11 @@ fi
 if [ -f "$B/CMakeCache.txt" ] && ! grep -q '^WS_BUILD_PYTHON:BOOL=ON' "$B/CMakeCache.txt"; then
   cmake -S . -B "$B" ${WS_CMAKE_ARGS:-} >> "$L/configure.txt" 2>&1 || { row "configure $B (python)" "FAILED"; FAILED=1; return; }
 fi
-ws_build warpstream _warpstream _warpstream_stub || { FAILED=1; return; }
+ws_build warpstream _warpstream _warpstream_stub ws_gpu_tests || { FAILED=1; return; }
+# The C++ side of the zero-copy input (ExecutionContext::set_input_address) first.
+timeout 60 "$GT" --gtest_filter='CudaEngineModel.SetInputAddress*' > "$L/python-gtest.txt" 2>&1
+rc=$?; mark $rc
+row "gpu test CudaEngineModel.SetInputAddress*" "rc=$rc $(gtest_result "$L/python-gtest.txt")"
 row "python extension" "$(grep -E 'warpstream: Python extension' "$L/configure.txt" | tail -1 | sed 's/^-- //' | cut -c1-100)"
 
 export PYTHONPATH=$PWD/$B/python${PYTHONPATH:+:$PYTHONPATH}
