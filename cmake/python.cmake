@@ -69,11 +69,19 @@ if(WS_PYTHON_CUDA)
 endif()
 set_target_properties(_warpstream PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${WS_PYTHON_DIR})
 
-# The pure-Python part of the package, copied next to the extension at build time.
+# The pure-Python part of the package, copied next to the extension whenever a file changes (a dependency of
+# _warpstream, so building the extension target refreshes it even when the extension itself is current).
 file(GLOB _ws_py_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/python/warpstream/*.py)
-add_custom_command(TARGET _warpstream POST_BUILD
-                   COMMAND ${CMAKE_COMMAND} -E copy_if_different ${_ws_py_sources} ${WS_PYTHON_DIR}/
-                   COMMENT "python/warpstream -> ${WS_PYTHON_DIR}")
+set(_ws_py_copies)
+foreach(_ws_py_src ${_ws_py_sources})
+  get_filename_component(_ws_py_name ${_ws_py_src} NAME)
+  add_custom_command(OUTPUT ${WS_PYTHON_DIR}/${_ws_py_name}
+                     COMMAND ${CMAKE_COMMAND} -E copy ${_ws_py_src} ${WS_PYTHON_DIR}/${_ws_py_name}
+                     DEPENDS ${_ws_py_src} COMMENT "python/warpstream/${_ws_py_name} -> ${WS_PYTHON_DIR}")
+  list(APPEND _ws_py_copies ${WS_PYTHON_DIR}/${_ws_py_name})
+endforeach()
+add_custom_target(_warpstream_py DEPENDS ${_ws_py_copies})
+add_dependencies(_warpstream _warpstream_py)
 
 # Type stubs from the extension's signatures and docstrings (nanobind's stubgen), at build time.
 nanobind_add_stub(_warpstream_stub MODULE warpstream._warpstream OUTPUT ${WS_PYTHON_DIR}/_warpstream.pyi

@@ -12,11 +12,14 @@
 #   bench-gemm     `warpstream gemm --check` and `--bench` (INT8 GEMM campaigns vs cuBLASLt)
 #   bench-flow     Flow streamer tests, `warpstream h2d`, `warpstream overlap`
 #   evidence       test + bench-latency
+#   python         the Python package with CUDA: extension built in build-dev, pytest python/tests (CUDA engine,
+#                  zero-copy DLPack inputs, lanes, the diffusers LTXPipeline drop-in), Python-vs-C++ call overhead,
+#                  `pip install .` (scripts/lib/python.sh; needs .whl: nanobind, scikit-build-core, diffusers)
 # What the GPU machine needs that it cannot download, prepared HERE once:
 #   bash scripts/device-deps.sh            -> .debs/            (Debian dev packages: ONNX, protobuf, GTest, ...)
 #   bash scripts/bench-assets.sh           -> .assets/          (EfficientNet-Lite0, photo, peer packages)
 #   bash scripts/fetch-cudnn-frontend.sh   -> .cudnn_frontend/  (cuDNN fused SDPA; optional)
-#   bash scripts/fetch-device-wheels.sh    -> .whl/             (diffusers + importlib_metadata, for `ltx`)
+#   bash scripts/fetch-device-wheels.sh    -> .whl/             (diffusers, importlib_metadata, nanobind, scikit-build-core)
 #   bash scripts/pack-carry.sh             -> .carry/           (xz of .cutlass, .onnxdata, .cudnn_frontend: one call carries all)
 # In this workplace, through the device tool:
 #   run(command="bash scripts/device.sh test sanitize", carry=[".debs", ".whl", ".carry", ".assets"])   (~60 MiB of 64)
@@ -24,8 +27,19 @@
 # Never changes the GPU's settings. Exit status: 0 when every stage passed, else 1.
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-[ $# -ge 1 ] || { sed -n '2,22p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,25p' "$0"; exit 2; }
 source scripts/lib/device-common.sh
+# With `python` among the suites, build-dev is configured once with the Python extension (WS_BUILD_PYTHON=ON,
+# CUDA included; the module libraries become position-independent), so every suite of the call shares one build —
+# only when python3 has its headers and nanobind (carried in .whl), so that a missing one cannot fail the others.
+WS_PY_READY=""
+case " $* " in *" python "*)
+  if python3 -c 'import nanobind, os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
+       > "$L/python-check.txt" 2>&1; then
+    WS_PY_READY=1
+    WS_CMAKE_ARGS="${WS_CMAKE_ARGS:-} -DWS_BUILD_PYTHON=ON -DWS_PYTHON_CUDA=ON -DPython_EXECUTABLE=$(command -v python3)"
+  fi ;;
+esac
 FAILED=0
 mark() { [ "$1" -eq 0 ] || FAILED=1; }
 
@@ -74,6 +88,7 @@ suite_ltx_model() { source scripts/lib/ltx-model.sh; }
 suite_bench_latency() { ws_build warpstream exp_graph_launch_00_empty_kernel || { FAILED=1; return; }; source scripts/lib/bench-latency.sh; }
 suite_bench_gemm() { source scripts/lib/bench-gemm.sh; }
 suite_bench_flow() { source scripts/lib/bench-flow.sh; }
+suite_python() { source scripts/lib/python.sh; }
 
 for s in "$@"; do
   case $s in
@@ -84,6 +99,7 @@ for s in "$@"; do
     bench-latency) suite_bench_latency ;;
     bench-gemm) suite_bench_gemm ;;
     bench-flow) suite_bench_flow ;;
+    python) suite_python ;;
     evidence) suite_test; suite_bench_latency ;;
     *) row "suite $s" "unknown (see scripts/device.sh's header)"; FAILED=1 ;;
   esac

@@ -48,6 +48,7 @@ PUBLIC_HEADER_MODULE = {
     "safetensors.h": "io",
     "cuda_engine.h": "engine_cuda",
     "lanes.h": "lanes",
+    "flow.h": "flow",
 }
 
 OUTSIDE_SRC = ("apps/", "bench/", "experiments/", "tests/", "support/")

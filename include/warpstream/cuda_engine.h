@@ -136,8 +136,21 @@ class CudaEngine {
 class ExecutionContext {
  public:
   virtual ~ExecutionContext() = default;
-  /// Device pointer where input i lives (write it before enqueue, e.g. with the preprocess kernel).
+  /// Device pointer where input i lives (write it before enqueue, e.g. with the preprocess kernel): the
+  /// context's own arena slot, or the caller's memory after set_input_address(i, ptr).
   virtual void* input(size_t i) = 0;
+  /// Binds input i to caller-owned device memory (TensorRT's IExecutionContext::setTensorAddress): every later
+  /// enqueue() reads input i from `ptr` instead of the arena slot, so a producer's tensor is used in place (no
+  /// device-to-device copy). nullptr restores the arena slot. A cheap host call (rewrites the bound addresses of
+  /// the steps that read the input; no CUDA call, no allocation); not concurrent with enqueue() on this context.
+  /// Contract: `ptr` holds input_desc(i).bytes of the input's dtype, dense row-major, on the engine's device, and
+  /// is 256-byte aligned (as arena slots are; kernels may use vector loads). The context only reads it; it must
+  /// stay valid and unmodified until the enqueued work that reads it has completed (stream order).
+  /// CUDA graphs captured from enqueue() keep the addresses bound at capture: re-capture after re-binding (the
+  /// lanes' Pipeline owns its contexts and never re-binds).
+  /// Errors: i out of range, ptr not 256-byte aligned (kInvalidArgument); the input is also a graph output
+  /// (kUnsupported: its output would not follow the binding).
+  virtual Status set_input_address(size_t i, const void* ptr) = 0;
   /// Device pointer of output i (valid after the enqueued work completes).
   virtual const void* output(size_t i) const = 0;
   /// Enqueues the whole network on `stream`. No allocation, no synchronisation; capturable.

@@ -15,9 +15,11 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -25,6 +27,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "warpstream/classifier.h"
@@ -36,6 +39,7 @@
 #include <cuda_runtime.h>
 
 #include "warpstream/cuda_engine.h"
+#include "warpstream/flow.h"
 #include "warpstream/lanes.h"
 #endif
 
@@ -491,16 +495,33 @@ class Engine {
         dst.emplace_back(nb::cast<nb::ndarray<>>(objs.back()).data(), false);
       }
     }
+    std::vector<std::pair<const void*, bool>> src(in.size());  // pointer, is device memory
+    for (size_t i = 0; i < in.size(); ++i)
+      src[i] = {dense[i].empty() ? in[i].data() : dense[i].data(), in[i].device_type() == nb::device::cuda::value};
     {
       nb::gil_scoped_release release;
+      execute(src, dst, stream, host_side || !explicit_stream);
+    }
+    return pack(std::move(objs));
+  }
+
+  /// The C++ part of a CUDA run (GIL released by the caller): bind or copy the inputs, enqueue, copy the outputs,
+  /// record the run's event, synchronise when `sync`.
+  void execute(const std::vector<std::pair<const void*, bool>>& srcs, const std::vector<std::pair<void*, bool>>& dst,
+               cudaStream_t stream, bool sync) {
+    {
       std::lock_guard<std::mutex> lock(mu_);
       cuda_check(cudaSetDevice(device_index_), "cudaSetDevice");
       // The context's arena is shared by every run: order this run after the previous one, whatever its stream.
       cuda_check(cudaStreamWaitEvent(stream, done_, 0), "cudaStreamWaitEvent");
-      for (size_t i = 0; i < in.size(); ++i) {
-        const void* src = dense[i].empty() ? in[i].data() : dense[i].data();
-        const cudaMemcpyKind kind = in[i].device_type() == nb::device::cuda::value ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
-        cuda_check(cudaMemcpyAsync(ctx_->input(i), src, in_[i].bytes, kind, stream), "copy of input '" + in_[i].name + "'");
+      for (size_t i = 0; i < srcs.size(); ++i) {
+        const auto [src, dev] = srcs[i];
+        // Zero copy: a device tensor (checked above: this GPU, C-contiguous) that is 256-byte aligned is bound as
+        // the context's input (set_input_address); anything else is copied into the context's own input slot.
+        if (dev && reinterpret_cast<uintptr_t>(src) % 256 == 0 && ctx_->set_input_address(i, src).is_ok()) continue;
+        check(ctx_->set_input_address(i, nullptr));
+        cuda_check(cudaMemcpyAsync(ctx_->input(i), src, in_[i].bytes, dev ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice, stream),
+                   "copy of input '" + in_[i].name + "'");
       }
       check(ctx_->enqueue(stream));
       for (size_t i = 0; i < out_.size(); ++i) {
@@ -509,12 +530,45 @@ class Engine {
       }
       cuda_check(cudaEventRecord(done_, stream), "cudaEventRecord");
       // Host arrays must be complete on return; so must everything when no stream was given.
-      if (host_side || !explicit_stream) cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+      if (sync) cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     }
-    return pack(std::move(objs));
   }
 
  public:
+  /// Benchmark helper (scripts/lib/python.sh's overhead script): `n` runs of execute() from C++ with the
+  /// arguments of run(inputs, out=out) (device tensors, legacy default stream, synchronised per run, as run()
+  /// with stream=None); returns each run's host time in ns. What Python adds per run() = the difference.
+  std::vector<int64_t> bench_cpp(nb::handle inputs, nb::handle out, int n) {
+    if (!cuda_) raise(ws::invalid_argument("_bench_cpp: CUDA engines only"));
+    if (out.is_none()) raise(ws::invalid_argument("_bench_cpp: pass out="));
+    std::vector<nb::ndarray<nb::ro>> in = gather_inputs(inputs);
+    std::vector<std::pair<const void*, bool>> src;
+    for (const auto& a : in) {
+      if (a.device_type() != nb::device::cuda::value || !is_c_contiguous(a)) raise(ws::invalid_argument("_bench_cpp: contiguous device inputs only"));
+      src.emplace_back(a.data(), true);
+    }
+    std::vector<std::pair<void*, bool>> dst;
+    for (auto& [obj, a] : gather_out(out)) {
+      if (a.device_type() != nb::device::cuda::value) raise(ws::invalid_argument("_bench_cpp: device out= only"));
+      dst.emplace_back(a.data(), true);
+    }
+    std::vector<int64_t> ns(static_cast<size_t>(std::max(n, 0)));
+    nb::gil_scoped_release release;
+    for (auto& t : ns) {
+      const auto t0 = std::chrono::steady_clock::now();
+      execute(src, dst, nullptr, true);
+      t = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    }
+    return ns;
+  }
+  /// The device address the context reads input i from (the caller's tensor after a zero-copy run).
+  uintptr_t input_address(size_t i) {
+    if (!cuda_) raise(ws::invalid_argument("input_address: CUDA engines only"));
+    if (i >= in_.size()) raise(ws::invalid_argument("input_address: input " + std::to_string(i) + " out of range"));
+    std::lock_guard<std::mutex> lock(mu_);
+    return reinterpret_cast<uintptr_t>(ctx_->input(i));
+  }
+
   enum class Framework { kOther, kTorch, kCupy };
   Framework framework_ = Framework::kOther;  // set per call by the binding from the first input's module
   int device_index_ = 0;
@@ -608,6 +662,23 @@ class Pipeline {
     }
     return {idx, sc};
   }
+  /// Benchmark helper: n round trips try_acquire -> submit -> wait -> release done from C++ (the input slot as
+  /// it is); each round trip's host time in ns. The Python loop of the same calls minus this = the binding's cost.
+  std::vector<int64_t> bench_cpp(int n) {
+    const auto& o = impl_->options();
+    std::vector<int64_t> ns(static_cast<size_t>(std::max(n, 0)));
+    nb::gil_scoped_release release;
+    for (auto& t : ns) {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::optional<ws::Lane> l = impl_->try_acquire();
+      if (!l) raise(ws::failed_precondition("_bench_cpp: no free lane (release every lane first)"));
+      check(impl_->submit(*l, o.src_width, o.src_height));
+      (void)unwrap(impl_->wait(*l));
+      check(impl_->release(*l));
+      t = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    }
+    return ns;
+  }
   float gpu_time_ms(const PyLane& l) const { return unwrap(impl_->gpu_time_ms(l.lane)); }
   void release(const PyLane& l) { check(impl_->release(l.lane)); }
   size_t lanes() const { return impl_->lane_count(); }
@@ -620,6 +691,115 @@ class Pipeline {
 
  private:
   std::unique_ptr<ws::Pipeline> impl_;
+};
+#endif
+
+// ---- LtxTransformer (the Flow rail, flow.h; CUDA builds only) -------------------------------------------------
+#if WS_PY_CUDA
+/// ws::LtxTransformer over DLPack device tensors; python/warpstream/flow.py makes it diffusers-shaped.
+class LtxTransformer {
+ public:
+  LtxTransformer(const std::filesystem::path& path, uint64_t vram_budget, const std::string& weights, int max_slots,
+                 bool cuda_graph, int device) {
+    ws::LtxTransformerOptions o;
+    o.vram_budget_bytes = vram_budget;
+    o.weights = weights;
+    o.max_slots = max_slots;
+    o.cuda_graph = cuda_graph;
+    o.device = device;
+    nb::gil_scoped_release release;
+    impl_ = unwrap(ws::LtxTransformer::open(path.string(), o));
+  }
+
+  /// One forward (flow.h): dtypes and shapes checked here, each device tensor's pointer passed through (DLPack).
+  void forward(nb::handle hidden, nb::handle encoder, nb::handle timestep, nb::handle mask, nb::handle out,
+               std::tuple<int, int, int> grid, std::optional<std::vector<float>> rope_scale, uintptr_t stream) {
+    const ws::LtxTransformerConfig& c = impl_->config();
+    ws::LtxShape shape;
+    std::tie(shape.frames, shape.height, shape.width) = grid;
+    nb::ndarray<nb::ro> h = device_tensor(hidden, "hidden_states", kBf16, 3);
+    shape.batch = static_cast<int>(h.shape(0));
+    const int64_t S = shape.tokens();
+    expect_shape(h, "hidden_states", {h.shape(0), static_cast<size_t>(S), static_cast<size_t>(c.in_channels)},
+                 "[batch, num_frames*height*width = " + std::to_string(S) + ", in_channels]");
+    nb::ndarray<nb::ro> e = device_tensor(encoder, "encoder_hidden_states", kBf16, 3);
+    shape.text_tokens = static_cast<int>(e.shape(1));
+    expect_shape(e, "encoder_hidden_states", {h.shape(0), e.shape(1), static_cast<size_t>(c.caption_channels)},
+                 "[batch, text_tokens, caption_channels]");
+    nb::ndarray<nb::ro> t = device_tensor(timestep, "timestep", kF32, -1);
+    shape.per_token_timestep = t.ndim() == 2;
+    if (shape.per_token_timestep) expect_shape(t, "timestep", {h.shape(0), static_cast<size_t>(S)}, "[batch] or [batch, tokens]");
+    else expect_shape(t, "timestep", {h.shape(0)}, "[batch] or [batch, tokens]");
+    std::optional<nb::ndarray<nb::ro>> m;
+    shape.mask = !mask.is_none();
+    if (shape.mask) {
+      m = device_tensor(mask, "encoder_attention_mask", kF32, 2);
+      expect_shape(*m, "encoder_attention_mask", {h.shape(0), e.shape(1)}, "[batch, text_tokens]");
+    }
+    nb::ndarray<> o;
+    if (!nb::try_cast(out, o, false)) raise(ws::invalid_argument("out: expected a writable device tensor"));
+    nb::ndarray<nb::ro> ov(o);
+    check_device(ov, "out", kBf16);
+    expect_shape(ov, "out", {h.shape(0), static_cast<size_t>(S), static_cast<size_t>(c.out_channels)}, "[batch, tokens, out_channels]");
+    if (rope_scale) {
+      if (rope_scale->size() != 3) raise(ws::invalid_argument("rope_interpolation_scale: 3 values (frames, height, width)"));
+      shape.rope_scale = true;
+      for (int i = 0; i < 3; ++i) shape.rope_interpolation_scale[i] = (*rope_scale)[i];
+    }
+    ws::LtxForwardArgs a;
+    a.hidden = h.data();
+    a.encoder = e.data();
+    a.timestep = static_cast<const float*>(t.data());
+    a.mask = m ? static_cast<const float*>(m->data()) : nullptr;
+    a.output = o.data();
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mu_);
+    check(impl_->forward(shape, a, reinterpret_cast<cudaStream_t>(stream)));
+  }
+
+  std::string describe() const { return impl_->describe(); }
+  std::map<std::string, int64_t> config() const {
+    const ws::LtxTransformerConfig& c = impl_->config();
+    return {{"in_channels", c.in_channels}, {"out_channels", c.out_channels}, {"caption_channels", c.caption_channels},
+            {"num_attention_heads", c.num_attention_heads}, {"attention_head_dim", c.attention_head_dim},
+            {"cross_attention_dim", c.cross_attention_dim}, {"num_layers", c.num_layers},
+            {"patch_size", c.patch_size}, {"patch_size_t", c.patch_size_t}};
+  }
+  uint64_t device_bytes() const { return impl_->device_bytes(); }
+  uint64_t host_bytes() const { return impl_->host_bytes(); }
+  int builds() const { return impl_->builds(); }
+  int device() const { return impl_->options().device; }
+
+ private:
+  static constexpr int kBf16 = 0, kF32 = 1;
+  void check_device(const nb::ndarray<nb::ro>& a, const std::string& name, int kind) const {
+    const nb::dlpack::dtype want = kind == kBf16 ? to_dlpack(ws::DType::kBFloat16) : to_dlpack(ws::DType::kFloat32);
+    if (a.device_type() != nb::device::cuda::value || a.device_id() != impl_->options().device) {
+      raise(ws::invalid_argument(name + ": must be a CUDA tensor on cuda:" + std::to_string(impl_->options().device)));
+    }
+    if (!same_dtype(a.dtype(), want)) {
+      raise(ws::invalid_argument(name + ": dtype " + dlpack_name(a.dtype()) + ", expected " + (kind == kBf16 ? "bfloat16" : "float32")));
+    }
+    if (!is_c_contiguous(a)) raise(ws::invalid_argument(name + ": must be contiguous"));
+  }
+  nb::ndarray<nb::ro> device_tensor(nb::handle h, const std::string& name, int kind, int ndim) const {
+    nb::ndarray<nb::ro> a = as_array(h, name);
+    check_device(a, name, kind);
+    if (ndim > 0 && a.ndim() != static_cast<size_t>(ndim)) {
+      raise(ws::invalid_argument(name + ": " + std::to_string(a.ndim()) + " dims " + array_shape_string(a) + ", expected " + std::to_string(ndim)));
+    }
+    return a;
+  }
+  static void expect_shape(const nb::ndarray<nb::ro>& a, const std::string& name, std::vector<size_t> want, const std::string& what) {
+    bool same = a.ndim() == want.size();
+    for (size_t i = 0; same && i < want.size(); ++i) same = a.shape(i) == want[i];
+    if (!same) {
+      std::vector<int64_t> w(want.begin(), want.end());
+      raise(ws::invalid_argument(name + ": shape " + array_shape_string(a) + ", expected " + ws::shape_string(w) + " " + what));
+    }
+  }
+  std::unique_ptr<ws::LtxTransformer> impl_;
+  std::mutex mu_;
 };
 #endif
 
@@ -753,10 +933,13 @@ Returns:
 
 CUDA engines (device tensors, stream contract):
     * Device tensors (``__dlpack__`` with a CUDA device, e.g. torch/cupy) are not staged through the
-      host: each input is one device-to-device copy into the engine's input binding (the executor's
-      addresses are fixed at build), outputs are device-to-device copied into ``out=`` or into new
-      device buffers (``cudaMalloc``; returned as torch/cupy tensors matching the first input, else as
-      a DLPack array). Device tensors must be C-contiguous and on the engine's GPU.
+      host. An input whose data pointer is 256-byte aligned (any tensor that starts its allocation:
+      torch and cupy allocations are) is used in place, no copy: the engine's context reads it directly
+      (ExecutionContext::set_input_address, cuda_engine.h); :meth:`input_address` shows the bound
+      pointer. A misaligned one (a view at an odd offset) is copied device-to-device into the engine's
+      own input slot. Outputs are device-to-device copied into ``out=`` or into new device buffers
+      (``cudaMalloc``; returned as torch/cupy tensors matching the first input, else as a DLPack array).
+      Device tensors must be C-contiguous and on the engine's GPU.
     * ``stream=`` is a ``cudaStream_t`` as an int, or an object with ``__cuda_stream__``,
       ``.cuda_stream`` (``torch.cuda.Stream``) or ``.ptr`` (``cupy.cuda.Stream``). All copies and
       kernels are enqueued on it and ``run`` returns without synchronising when only device arrays
@@ -788,6 +971,15 @@ Example::
 )";
 #endif
 
+#if WS_PY_CUDA
+constexpr const char* kLtxDoc = R"(The LTX-Video transformer on the GPU (include/warpstream/flow.h), bf16 compute.
+
+Block weights resident, or streamed from one pinned host copy through a ring of device slots when a
+VRAM budget is given (bf16, or fp8/int8 codes dequantised on the device before each block). Use
+warpstream.flow.LTXVideoTransformer for the diffusers-compatible module; this class is its engine.
+)";
+#endif
+
 }  // namespace
 
 NB_MODULE(_warpstream, m) {
@@ -816,7 +1008,8 @@ NB_MODULE(_warpstream, m) {
         return "TensorInfo(name='" + t.name + "', shape=" + ws::shape_string(t.shape) + ", dtype='" + t.dtype + "')";
       });
 
-  nb::class_<Engine>(m, "Engine", kEngineDoc)
+  auto engine_class = nb::class_<Engine>(m, "Engine", kEngineDoc);
+  engine_class
       .def_static(
           "from_onnx",
           [](const std::filesystem::path& path, const std::string& device, const std::string& precision,
@@ -872,6 +1065,15 @@ NB_MODULE(_warpstream, m) {
         for (const auto& t : e.outputs()) s += t.name + " " + ws::shape_string(t.shape) + " " + t.dtype + ", ";
         return s + "])";
       });
+#if WS_PY_CUDA
+  engine_class
+      .def("input_address", &Engine::input_address, "index"_a = 0,
+           "CUDA engines: the device address (int) the engine reads input `index` from: a device tensor's own "
+           "data_ptr() after a zero-copy run(), else the engine's input slot.")
+      .def("_bench_cpp", &Engine::bench_cpp, "inputs"_a, "out"_a, "n"_a,
+           "Benchmark helper: n runs of run(inputs, out=out) done from C++ (device tensors, synchronised per run); "
+           "each run's host time in ns. Compare with timing run() from Python to get the binding's overhead.");
+#endif
 
 #if WS_PY_CUDA
   nb::class_<PyLane>(m, "Lane", "Handle of an acquired lane (index + generation); pass it to the Pipeline's calls.")
@@ -900,10 +1102,34 @@ NB_MODULE(_warpstream, m) {
            "Waits for the lane's frame with the GIL released; returns (indices int32[k], scores float32[k]), descending.")
       .def("gpu_time_ms", &Pipeline::gpu_time_ms, "lane"_a, "GPU time of the lane's last frame, ms (lane Completed).")
       .def("release", &Pipeline::release, "lane"_a, "Completed (or Acquired) -> Free.")
+      .def("_bench_cpp", &Pipeline::bench_cpp, "n"_a,
+           "Benchmark helper: n try_acquire/submit/wait/release round trips from C++; host ns of each.")
       .def("state", &Pipeline::state, "index"_a, "\"free\", \"acquired\", \"submitted\" or \"completed\".")
       .def_prop_ro("lanes", &Pipeline::lanes)
       .def_prop_ro("k", &Pipeline::k)
       .def_prop_ro("classes", &Pipeline::classes);
+#endif
+
+#if WS_PY_CUDA
+  nb::class_<LtxTransformer>(m, "LtxTransformer", kLtxDoc)
+      .def(nb::init<const std::filesystem::path&, uint64_t, const std::string&, int, bool, int>(), "path"_a,
+           "vram_budget"_a = 0, "weights"_a = "bf16", "max_slots"_a = 3, "cuda_graph"_a = true, "device"_a = 0,
+           "Reads a diffusers LTX-Video transformer checkpoint (folder with config.json + safetensors) into host "
+           "memory (ws::LtxTransformer::open). vram_budget: device bytes for everything, 0 = resident. weights: "
+           "'bf16', 'fp8' or 'int8' block linear weights. Raises warpstream.Error naming the file/tensor.")
+      .def("forward", &LtxTransformer::forward, "hidden_states"_a, "encoder_hidden_states"_a, "timestep"_a,
+           "encoder_attention_mask"_a.none(), "out"_a, "grid"_a, "rope_interpolation_scale"_a.none(), "stream"_a = 0,
+           "One forward on `stream` (a cudaStream_t as int; 0 = the legacy default stream), not synchronised. "
+           "hidden_states bf16 [B, F*H*W, in], encoder_hidden_states bf16 [B, T, caption], timestep float32 [B] or "
+           "[B, F*H*W], encoder_attention_mask float32 [B, T] or None, out bf16 [B, F*H*W, out] (written); all "
+           "contiguous CUDA tensors. grid = (F, H, W) latent frames, height, width. Builds the device model at the first "
+           "call and whenever the shape changes.")
+      .def("describe", &LtxTransformer::describe, "Placement, memory and launch mode of the current device model.")
+      .def_prop_ro("config", &LtxTransformer::config, "config.json's sizes (in/out/caption channels, layers, heads ...).")
+      .def_prop_ro("device_bytes", &LtxTransformer::device_bytes, "Device bytes of the current model (0 before the first forward).")
+      .def_prop_ro("host_bytes", &LtxTransformer::host_bytes, "Bytes of the host copy of the weights.")
+      .def_prop_ro("builds", &LtxTransformer::builds, "Device models built so far (one per distinct consecutive shape).")
+      .def_prop_ro("device", &LtxTransformer::device, "CUDA device index.");
 #endif
 
   nb::class_<Classifier>(m, "Classifier",

@@ -79,3 +79,41 @@ def test_pipeline_vs_cpu_classifier(demo_model, rng):
     with pytest.raises(warpstream.Error) as e:
         p.release(lanes[0])  # released twice
     assert e.value.code == "failed precondition"
+
+
+def test_device_input_is_bound_zero_copy(demo_model, rng):
+    """A contiguous, aligned torch CUDA input is read in place (set_input_address): the engine's input address is
+    the tensor's data pointer; results equal the CPU engine. A misaligned view is copied (address = the engine's
+    slot) and still correct; a later host input restores the slot."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    cpu = warpstream.Engine.from_onnx(demo_model)
+    gpu = build_or_skip(demo_model)
+    slot = gpu.input_address(0)
+    x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+    ref = cpu.run(x)
+    xt = torch.from_numpy(x).cuda()
+    out = torch.full((1, 10), float("nan"), device="cuda")
+    gpu.run(xt, out=out)
+    assert gpu.input_address(0) == xt.data_ptr() != slot, "device input must be bound in place, not copied"
+    assert_close(out.cpu().numpy(), ref, rtol=1e-3, atol=1e-3, what="zero-copy input vs cpu engine")
+    # The engine reads the tensor itself: change it, run again, the result follows.
+    x2 = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+    xt.copy_(torch.from_numpy(x2))
+    gpu.run(xt, out=out)
+    assert_close(out.cpu().numpy(), cpu.run(x2), rtol=1e-3, atol=1e-3, what="zero-copy input after an in-place update")
+    # A view 4 bytes into its allocation is not 256-byte aligned: copied into the slot.
+    big = torch.empty(1 + 3 * 32 * 32, device="cuda")
+    view = big[1:].view(1, 3, 32, 32)
+    view.copy_(torch.from_numpy(x))
+    out.fill_(float("nan"))
+    gpu.run(view, out=out)
+    assert gpu.input_address(0) == slot
+    assert_close(out.cpu().numpy(), ref, rtol=1e-3, atol=1e-3, what="misaligned (copied) input vs cpu engine")
+    # Bind again, then a host input: the slot is used again.
+    gpu.run(xt, out=out)
+    assert gpu.input_address(0) == xt.data_ptr()
+    y = gpu.run(x)
+    assert gpu.input_address(0) == slot
+    assert_close(y, ref, rtol=1e-3, atol=1e-3, what="host input after a bound run")

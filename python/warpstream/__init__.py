@@ -9,6 +9,8 @@ The package wraps the public C++ API (``include/warpstream``) through a nanobind
 * :func:`read_image` -- PNG/JPEG decoding to a uint8 ``[H, W, 3]`` array.
 * :class:`Pipeline` (CUDA builds) -- the latency rail: N lanes, ``try_acquire`` / ``input`` (a numpy view of
   mapped memory) / ``submit`` / ``wait`` (GIL released) / ``release``.
+* :mod:`warpstream.flow` (CUDA builds, needs torch) -- ``LTXVideoTransformer``: the streamed LTX-Video transformer
+  as a drop-in for diffusers' (``pipe.transformer = ...``), over :class:`LtxTransformer`.
 * :class:`Error` -- raised for every runtime error; ``str(e)`` is the C++ message, ``e.code`` its class.
   :class:`InvalidArgumentError` (an ``Error`` and a ``ValueError``) for wrong caller values.
 
@@ -35,7 +37,7 @@ from ._warpstream import (  # noqa: F401
 
 __all__ = ["Classifier", "Engine", "Error", "InvalidArgumentError", "TensorInfo", "has_cuda", "read_image"]
 if has_cuda:
-    from ._warpstream import Lane, Pipeline  # noqa: F401
+    from ._warpstream import Lane, LtxTransformer, Pipeline  # noqa: F401
 
-    __all__ += ["Lane", "Pipeline"]
+    __all__ += ["Lane", "LtxTransformer", "Pipeline"]
 __version__ = "0.1.0"

@@ -3,7 +3,7 @@
 // thread-local mode on a non-default stream); zero allocations (cuda_allocation_count and cudaMemGetInfo)
 // over 1000 enqueues; the timing cache round trip (second build takes every tactic from the cache: same
 // choices, time 0); EfficientNet-Lite0 ($WS_ASSETS_DIR/models/efficientnet_lite0.onnx) logits vs the CPU
-// executor: max|diff| / max|logit| <= 1e-3 (fp32), 2e-2 (fp16).
+// executor: max|diff| / max|logit| <= 1e-3 (fp32), 2e-2 (fp16); set_input_address (caller-bound input buffer).
 #include <unistd.h>
 
 #include <cmath>
@@ -119,6 +119,47 @@ TEST(CudaEngineModel, ThousandEnqueuesAllocateNothing) {
   EXPECT_EQ(free0, free1) << "device free memory changed during 1000 enqueues";
   std::printf("[ enqueue  ] demo fp32: %.2f us per enqueue (1000 back to back, direct), arena %zu B, weights %zu B\n",
               *cuda::elapsed_ms(start, stop) * 1000.0f / 1000.0f, b.engine->arena_bytes(), b.engine->weight_bytes());
+}
+
+// set_input_address (zero-copy input, as TensorRT's setTensorAddress): enqueue reads the caller's buffer, whose
+// result equals the arena-slot run bit for bit; the arena slot is poisoned so a run that still read it would
+// differ; nullptr restores the slot; misaligned / out-of-range bindings are refused and change nothing.
+TEST(CudaEngineModel, SetInputAddressReadsCallerBuffer) {
+  WS_REQUIRE_LANES_GPU();
+  for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
+    SCOPED_TRACE(precision_name(p));
+    Built b = build_demo(p);  // input(0) holds random values
+    ASSERT_TRUE(b.ctx);
+    const size_t in_bytes = b.engine->input_desc(0).bytes, out_bytes = b.engine->output_desc(0).bytes;
+    void* slot = b.ctx->input(0);
+    ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());
+    WS_ASSERT_CUDA(cudaStreamSynchronize(b.stream.get()));
+    std::vector<unsigned char> ref(out_bytes), got(out_bytes);
+    WS_ASSERT_CUDA(cudaMemcpy(ref.data(), b.ctx->output(0), out_bytes, cudaMemcpyDeviceToHost));
+    // The caller's buffer gets the slot's values; then the slot is poisoned (NaN for fp32 and fp16).
+    void* mine = nullptr;
+    WS_ASSERT_CUDA(cudaMalloc(&mine, in_bytes));
+    WS_ASSERT_CUDA(cudaMemcpy(mine, slot, in_bytes, cudaMemcpyDeviceToDevice));
+    WS_ASSERT_CUDA(cudaMemset(slot, 0xFF, in_bytes));
+    EXPECT_EQ(b.ctx->set_input_address(0, static_cast<char*>(mine) + 4).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(b.ctx->set_input_address(1, mine).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(b.ctx->input(0), slot) << "a refused binding must change nothing";
+    ASSERT_TRUE(b.ctx->set_input_address(0, mine).is_ok());
+    EXPECT_EQ(b.ctx->input(0), mine);
+    WS_ASSERT_CUDA(cudaMemset(const_cast<void*>(b.ctx->output(0)), 0xFF, out_bytes));
+    ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());
+    WS_ASSERT_CUDA(cudaStreamSynchronize(b.stream.get()));
+    WS_ASSERT_CUDA(cudaMemcpy(got.data(), b.ctx->output(0), out_bytes, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, ref) << "bound input: output differs from the arena-slot run";
+    // Unbind: the (poisoned) slot is read again, so the output is no longer the reference.
+    ASSERT_TRUE(b.ctx->set_input_address(0, nullptr).is_ok());
+    EXPECT_EQ(b.ctx->input(0), slot);
+    ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());
+    WS_ASSERT_CUDA(cudaStreamSynchronize(b.stream.get()));
+    WS_ASSERT_CUDA(cudaMemcpy(got.data(), b.ctx->output(0), out_bytes, cudaMemcpyDeviceToHost));
+    EXPECT_NE(got, ref) << "after unbinding, the context must read its (poisoned) arena slot";
+    WS_EXPECT_CUDA(cudaFree(mine));
+  }
 }
 
 TEST(CudaEngineModel, TimingCacheRoundTrip) {

@@ -48,6 +48,10 @@ class EngineImpl final : public CudaEngine {
   std::vector<TensorDesc> inputs_, outputs_;
   std::vector<size_t> input_offsets_, output_offsets_;
   std::vector<size_t> tensor_offsets_;  // per TensorId (ArenaPlan::kNotInArena if none)
+  /// Per graph input: the (step, operand) pairs that read it (set_input_address rewrites exactly these), and
+  /// whether it is also a graph output (then it cannot be re-bound).
+  std::vector<std::vector<std::pair<size_t, size_t>>> input_uses_;
+  std::vector<bool> input_is_output_;
   std::vector<Step> steps_;
   std::vector<cuda::DeviceBuffer> weights_;
   size_t weight_bytes_ = 0, arena_bytes_ = 0, workspace_offset_ = 0, workspace_bytes_ = 0, kernel_count_ = 0;
@@ -60,7 +64,23 @@ class ContextImpl final : public ExecutionContext {
     if (libs_.cudnn) cudnnDestroy(libs_.cudnn);
     if (libs_.lt) cublasLtDestroy(libs_.lt);
   }
-  void* input(size_t i) override { return base() + engine_->input_offsets_[i]; }
+  void* input(size_t i) override {
+    return bound_[i] != nullptr ? const_cast<void*>(bound_[i]) : base() + engine_->input_offsets_[i];
+  }
+  Status set_input_address(size_t i, const void* ptr) override {
+    if (i >= bound_.size())
+      return invalid_argument("set_input_address: input " + std::to_string(i) + " out of range (" +
+                              std::to_string(bound_.size()) + " inputs)");
+    const TensorDesc& d = engine_->inputs_[i];
+    if (reinterpret_cast<uintptr_t>(ptr) % 256 != 0)
+      return invalid_argument("set_input_address: input '" + d.name + "': address is not 256-byte aligned");
+    if (engine_->input_is_output_[i])
+      return unsupported("set_input_address: input '" + d.name + "' is also a graph output; it cannot be re-bound");
+    const void* p = ptr != nullptr ? ptr : base() + engine_->input_offsets_[i];
+    for (const auto& [step, k] : engine_->input_uses_[i]) io_[step].in[k] = p;
+    bound_[i] = ptr;
+    return Status::ok();
+  }
   const void* output(size_t i) const override { return base() + engine_->output_offsets_[i]; }
   Status enqueue(cudaStream_t stream) override {
     for (size_t i = 0; i < engine_->steps_.size(); ++i) {
@@ -82,6 +102,7 @@ class ContextImpl final : public ExecutionContext {
   cuda::DeviceBuffer arena_;
   ContextLibs libs_;
   std::vector<StepIo> io_;
+  std::vector<const void*> bound_;  // per input: caller-bound address, nullptr = the arena slot
 };
 
 Result<std::vector<ExecutionContext::LayerTiming>> ContextImpl::profile_layers(cudaStream_t stream, int reps) {
@@ -171,6 +192,7 @@ Result<std::unique_ptr<ExecutionContext>> EngineImpl::create_context() {
     io.workspace = workspace_bytes_ ? base + workspace_offset_ : nullptr;
     ctx->io_.push_back(std::move(io));
   }
+  ctx->bound_.assign(inputs_.size(), nullptr);
   return std::unique_ptr<ExecutionContext>(std::move(ctx));
 }
 
@@ -288,6 +310,10 @@ Result<size_t> bind_steps(EngineImpl& e, const OptimizedGraph& og, const std::ve
                           const ArenaPlan& plan, const CudaBuildOptions& options, BuildDevice& dev, TimingCache& cache) {
   const ir::Graph& g = e.graph_;
   const bool half = options.precision == Precision::kFloat16;
+  e.input_uses_.assign(g.inputs.size(), {});
+  e.input_is_output_.assign(g.inputs.size(), false);
+  for (size_t gi = 0; gi < g.inputs.size(); ++gi)
+    for (ir::TensorId o : g.outputs) e.input_is_output_[gi] = e.input_is_output_[gi] || o == g.inputs[gi];
   ConstantUploader up(e, g, half);
   auto upload = [&up](ir::TensorId id, bool as_float32) { return up.tensor(id, as_float32); };
   auto upload_values = [&up](const std::vector<float>& v, bool as_float32) { return up.values(v, as_float32); };
@@ -312,6 +338,8 @@ Result<size_t> bind_steps(EngineImpl& e, const OptimizedGraph& og, const std::ve
         if (!t.is_constant()) {
           o.kind = Operand::Kind::kArena;
           o.offset = plan.offsets[static_cast<size_t>(id)];
+          for (size_t gi = 0; gi < g.inputs.size(); ++gi)
+            if (g.inputs[gi] == id) e.input_uses_[gi].emplace_back(e.steps_.size(), k);
         } else if (def->data_inputs < 0 || static_cast<int>(k) < def->data_inputs) {
           o.kind = Operand::Kind::kConst;
           WS_ASSIGN_OR_RETURN(o.ptr, up.tensor(id, false));
