@@ -19,13 +19,14 @@
 #   bash scripts/bench-assets.sh           -> .assets/          (EfficientNet-Lite0, photo, peer packages)
 #   bash scripts/fetch-cudnn-frontend.sh   -> .cudnn_frontend/  (cuDNN fused SDPA; optional)
 #   bash scripts/fetch-device-wheels.sh    -> .whl/             (diffusers + importlib_metadata, for `ltx`)
+#   bash scripts/pack-carry.sh             -> .carry/           (xz of .cutlass, .onnxdata, .cudnn_frontend: one call carries all)
 # In this workplace, through the device tool:
-#   run(command="bash scripts/device.sh test sanitize", carry=[".debs", ".cudnn_frontend", ".cutlass"])
+#   run(command="bash scripts/device.sh test sanitize", carry=[".debs", ".whl", ".carry", ".assets"])   (~60 MiB of 64)
 # Writes under $OUT: summary.txt (also printed last), logs.tgz (every log), plus suite files (compare.txt, ...).
 # Never changes the GPU's settings. Exit status: 0 when every stage passed, else 1.
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-[ $# -ge 1 ] || { sed -n '2,24p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,26p' "$0"; exit 2; }
 source scripts/lib/device-common.sh
 FAILED=0
 mark() { [ "$1" -eq 0 ] || FAILED=1; }

@@ -22,6 +22,11 @@ ws_finish() {
 trap ws_finish EXIT
 export PYTHONUNBUFFERED=1
 
+# Compressed carries (scripts/pack-carry.sh): .carry/NAME.txz -> ./.NAME when that folder was not carried itself.
+for a in .carry/*.txz; do
+  [ -f "$a" ] || continue
+  n=$(basename "$a" .txz); [ -d ".$n" ] || tar -xJf "$a"
+done
 source scripts/lib/device-env.sh
 { date -u; nvidia-smi; nvcc --version; cmake --version | head -1; git rev-parse HEAD 2>/dev/null; uname -a
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' 2>&1; } > "$L/env.txt" 2>&1
