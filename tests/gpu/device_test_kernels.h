@@ -24,7 +24,7 @@ cudaError_t bf16_to_float(const uint16_t* src, float* dst, size_t n, cudaStream_
 cudaError_t canary_out_of_bounds_write(float* p, int n, cudaStream_t stream);
 /// racecheck: one 64-thread block writes shared memory and reads another warp's element with no barrier between.
 cudaError_t canary_shared_memory_race(float* out, cudaStream_t stream);
-/// synccheck: __syncthreads() reached by the first warp of a 64-thread block only (divergent barrier).
+/// synccheck: __syncthreads() reached by threads 0..47 of a 64-thread block only (divergent barrier).
 cudaError_t canary_divergent_barrier(float* out, cudaStream_t stream);
 
 }  // namespace ws::test
