@@ -118,7 +118,10 @@ TEST(CudaEngineModel, ThousandEnqueuesAllocateNothing) {
   ASSERT_EQ(cudaStreamSynchronize(b.stream.get()), cudaSuccess);
   WS_ASSERT_CUDA(cudaMemGetInfo(&free1, &total));
   EXPECT_EQ(cuda::cuda_allocation_count(), allocs0);
-  EXPECT_EQ(free0, free1) << "device free memory changed during " << n << " enqueues";
+  // Device-wide free memory: other processes share the GPU in the parallel sanitizer runs (WS_GPU_TEST_SMALL),
+  // so there the reading is printed; this process's own count (cuda_allocation_count) is asserted either way.
+  if (!test::small_gpu_tests()) EXPECT_EQ(free0, free1) << "device free memory changed during " << n << " enqueues";
+  else std::printf("[ enqueue  ] device free memory %zu -> %zu B (shared GPU: not asserted)\n", free0, free1);
   std::printf("[ enqueue  ] demo fp32: %.2f us per enqueue (%d back to back, direct), arena %zu B, weights %zu B\n",
               *cuda::elapsed_ms(start, stop) * 1000.0f / n, n, b.engine->arena_bytes(), b.engine->weight_bytes());
 }
