@@ -34,11 +34,21 @@ int run_compare(const std::vector<std::string>& files, double tolerance_pct) {
     if (r->contains("metrics") && (*r)["metrics"].is_object() && (*r)["metrics"].contains(metric)) m = &(*r)["metrics"][metric];
     auto number = [m](const char* k) { return m->contains(k) && (*m)[k].is_number(); };
     const bool ok = m && m->is_object() && number("p50") && number("p99") && number("p99_9");
+    const std::string shown = ws::escape_name(metric);
     if (!ok) {
-      const std::string shown = ws::escape_name(metric);
       std::fprintf(stderr, "error: %s: no numeric p50/p99/p99_9 for its primary metric '%s' (metrics.%s)\n",
                    ws::escape_name(f).c_str(), shown.c_str(), shown.c_str());
       return 2;
+    }
+    // A latency percentile of 0 or below (or not finite) is no measurement: every ratio with it would be
+    // NaN, 0 or negative. Refused, naming the file and the field.
+    for (const char* k : {"p50", "p99", "p99_9"}) {
+      const double v = (*m)[k].get<double>();
+      if (!(std::isfinite(v) && v > 0)) {
+        std::fprintf(stderr, "error: %s: metrics.%s.%s is %g; percentiles must be > 0 to compare\n",
+                     ws::escape_name(f).c_str(), shown.c_str(), k, v);
+        return 2;
+      }
     }
     reports.push_back(std::move(r).value());
   }

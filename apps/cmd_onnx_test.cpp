@@ -6,8 +6,10 @@
 // output_N.pb that is empty, truncated, not a regular file, promises too many bytes, or an input whose
 // dtype/shape is not the model's) is not a mismatch: it is reported "BAD <case>: <why>", counted as
 // "bad input", and makes the exit code 2 — bad input wins over a mismatch, since the run could not check
-// everything (README exit-code contract: 1 = a check failed, 2 = bad input). A model.onnx the importer
-// refuses stays a FAIL of that case (the backend suites hold cases the spec rules out on purpose).
+// everything (README exit-code contract: 1 = a check failed, 2 = bad input). A model.onnx that is not an
+// ONNX model at all (empty, unreadable, not a protobuf ModelProto with a graph) is bad input too; a model.onnx
+// that parses but the importer refuses stays a FAIL of that case (the backend suites hold cases the spec rules
+// out on purpose).
 // Exit 2 also for bad arguments; exit 3: --device cuda and no usable CUDA device (ctest registers the
 // GPU runs with SKIP_RETURN_CODE 3). Case names are escaped (core/escape.h) in every line.
 #include <algorithm>
@@ -271,6 +273,14 @@ Outcome run_case(const fs::path& dir, const Options& opt, std::string& why) {
   }
   if (!probe) {
     why = probe.status().message();
+    // Not an ONNX model at all (unreadable, empty, not a ModelProto): unusable test data, like a corrupt .pb.
+    // A model that parses but is refused for its content (the suites' spec-invalid cases) stays a FAIL.
+    if (probe.status().code() != StatusCode::kUnsupported) {
+      if (Status parsed = ir::check_onnx_model_file(model); !parsed.is_ok()) {
+        why = parsed.message();
+        return Outcome::kBadInput;
+      }
+    }
     return outcome_of(probe.status(), why);
   }
   // Runtime inputs in test-data order, and which of them must be frozen at build.

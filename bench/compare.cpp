@@ -35,6 +35,14 @@ std::string fmt(const char* f, double v) {
 
 bool unavailable(const std::string& s) { return s.rfind("unavailable", 0) == 0 || s == "(missing)"; }
 
+// A markdown table cell: a '|' in an (already escaped) label or metric name would end the cell and shift every
+// column after it, so it is written as "\|" (GitHub-flavoured markdown's escape).
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
 }  // namespace
 
 CompareResult compare_reports(const std::vector<nlohmann::json>& reports, const std::vector<std::string>& names,
@@ -165,7 +173,7 @@ CompareResult compare_reports(const std::vector<nlohmann::json>& reports, const 
   t += "| report | metric | p50 us | p99 us | p99.9 us | first/this p50 | first/this p99 | first/this p99.9 |\n";
   t += "|---|---|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& row : out.rows) {
-    t += "| " + row.label + " | " + row.metric + " | " + fmt("%.1f", row.p50) + " | " + fmt("%.1f", row.p99) + " | " +
+    t += "| " + md_cell(row.label) + " | " + md_cell(row.metric) + " | " + fmt("%.1f", row.p50) + " | " + fmt("%.1f", row.p99) + " | " +
          fmt("%.1f", row.p99_9) + " | " + fmt("%.3f", row.r50) + " | " + fmt("%.3f", row.r99) + " | " +
          fmt("%.3f", row.r99_9) + " |\n";
   }

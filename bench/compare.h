@@ -21,13 +21,14 @@ struct CompareRow {
 struct CompareResult {
   std::vector<CompareRow> rows;       ///< rows[0] is the reference (ratios 1)
   std::vector<std::string> warnings;  ///< one line each; empty when the reports are comparable
-  std::string table;                  ///< printable table (markdown pipe table)
+  std::string table;                  ///< printable table (markdown pipe table; '|' in a cell written "\\|")
 };
 
 /// Compares reports (already parsed; labels default to `names`). Warnings: SM or memory clocks differing
 /// by more than `clock_tolerance` (fraction, default 5%) between reports or between start and end of one
 /// report; different GPU name, driver, CUDA runtime, cuDNN or cuBLAS versions; different model hashes
-/// for the same model name; fields unavailable where comparison needs them; samples dropped.
+/// for the same model name; fields unavailable where comparison needs them; samples dropped. A ratio whose
+/// denominator is not > 0 is NaN (the CLI refuses such reports before comparing: percentiles must be > 0).
 CompareResult compare_reports(const std::vector<nlohmann::json>& reports, const std::vector<std::string>& names,
                               double clock_tolerance = 0.05);
 

@@ -2,8 +2,10 @@
 # The one device entry point. On a GPU machine, from the repository root:
 #   bash scripts/device.sh SUITE [SUITE...]
 # Suites (run in the order given, sharing one build in build-dev/ and one 580 s budget):
-#   test           build the CLI + GPU tests, run every GPU test (ctest label gpu = ws_gpu_tests)
-#   sanitize       compute-sanitizer memcheck, racecheck, synccheck, initcheck over the whole GPU suite
+#   test           build the CLI + GPU tests, run every GPU test (ctest label gpu = ws_gpu_tests; the CUTLASS
+#                  GEMM tests run, and must not skip, when .cutlass/ is carried)
+#   sanitize       compute-sanitizer memcheck, racecheck, synccheck, initcheck over the whole GPU suite, in
+#                  parallel, with a canary per tool (scripts/lib/sanitize.sh: what each tool checks, exclusions)
 #   ltx            LTX-Video: diffusers goldens for one full-size 2B block (tools/ltx_goldens.py), the LTX GPU
 #                  tests against them, `warpstream ltx-block` timing beside diffusers' block in the same run
 #   ltx-model      LTX-Video 2B whole transformer: diffusers goldens + time, GPU model tests, `warpstream ltx`
@@ -27,7 +29,7 @@
 # Never changes the GPU's settings. Exit status: 0 when every stage passed, else 1.
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-[ $# -ge 1 ] || { sed -n '2,25p' "$0"; exit 2; }
+[ $# -ge 1 ] || { awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 2; }
 source scripts/lib/device-common.sh
 # With `python` among the suites, build-dev is configured once with the Python extension (WS_BUILD_PYTHON=ON,
 # CUDA included; the module libraries become position-independent), so every suite of the call shares one build —
@@ -50,6 +52,12 @@ suite_test() {
   local rc=$?; mark $rc
   row "gpu tests (ws_gpu_tests)" "rc=$rc $(gtest_result "$L/gpu-tests.txt") ($(elapsed) s)"
   grep -E '^\[  FAILED  \] [A-Za-z]' "$L/gpu-tests.txt" | sort -u | head -20 | sed 's/^/    /' | tee -a "$SUM"
+  # CUTLASS carried -> the backend is built (ws_configure finds .cutlass/include) and its tests must run.
+  if [ -f .cutlass/include/cutlass/cutlass.h ] && [ -z "${WS_GTEST_FILTER:-}" ]; then
+    local cs; cs=$(grep -cE '^\[       OK \] GemmS8Gpu\.Cutlass' "$L/gpu-tests.txt")
+    [ "$cs" -eq 2 ] || FAILED=1
+    row "CUTLASS GEMM tests (.cutlass carried)" "$cs of 2 passed (GemmS8Gpu.Cutlass*; a skip or failure is in gpu-tests.txt)"
+  fi
   # ONNX conformance on the CUDA executor, for the suites carried in .onnxdata/ (copies of Debian
   # libonnx-testdata's data/<suite>; the image has none): fp32 gates, fp16 is reported.
   for d in .onnxdata/*/; do
@@ -65,22 +73,7 @@ suite_test() {
 
 suite_sanitize() {
   ws_build ws_gpu_tests || { FAILED=1; return; }
-  # Death tests re-execute the binary (they hang under the sanitizer); DISABLED_ timing tests stay off.
-  # Per tool: WS_SANITIZE_FILTER_<tool> (default WS_SANITIZE_FILTER, default: the whole suite) and
-  # WS_SANITIZE_SECONDS_<tool> (default: a third of what is left, at most 150 s). A tool cut by its time
-  # limit counts as a failure (rc 124) — narrow its filter rather than read a partial run as clean.
-  local all=${WS_SANITIZE_FILTER:--DeviceInit.FreshProcess*}
-  for tool in ${WS_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
-    local fvar=WS_SANITIZE_FILTER_$tool svar=WS_SANITIZE_SECONDS_$tool
-    local filter=${!fvar:-$all}
-    local t=${!svar:-$(( $(left) / 3 ))}; [ -z "${!svar:-}" ] && [ $t -gt 150 ] && t=150
-    [ $t -gt $(( $(left) - 5 )) ] && t=$(( $(left) - 5 ))
-    if [ $t -lt 20 ]; then row "compute-sanitizer $tool" "SKIPPED (budget)"; FAILED=1; continue; fi
-    timeout $t compute-sanitizer --tool $tool --error-exitcode 3 "$GT" --gtest_filter="$filter" \
-      > "$L/sanitize-$tool.txt" 2>&1
-    local rc=$?; mark $rc
-    row "compute-sanitizer $tool" "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$L/sanitize-$tool.txt" | tail -1) $(gtest_result "$L/sanitize-$tool.txt") filter=${filter:0:60} ($(elapsed) s)"
-  done
+  source scripts/lib/sanitize.sh  # the four tools in parallel, their filters, canaries and the initcheck probe
 }
 
 suite_ltx() { source scripts/lib/ltx.sh; }

@@ -42,7 +42,7 @@ Status requantize_s32_to_s8(const int32_t* acc, int8_t* x_next, int64_t count, i
 
 Status chain_layer(const int8_t* x, const int8_t* w, int32_t* acc, int8_t* x_next, int m, int d, int shift,
                    cudaStream_t stream) {
-  WS_RETURN_IF_ERROR(ws::kernels::gemm_s8_mma(ws::kernels::MmaTile::k128x128, ws::kernels::GemmOut::kS32, x, w, acc,
+  WS_RETURN_IF_ERROR(ws::kernels::gemm_s8_mma(ws::kernels::MmaTile::k128x128, ws::DType::kInt32, x, w, acc,
                                               m, d, d, ws::kernels::GemmEpilogue{}, stream));
   return requantize_s32_to_s8(acc, x_next, int64_t(m) * d, shift, stream);
 }

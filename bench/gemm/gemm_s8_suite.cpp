@@ -49,7 +49,7 @@ struct CaseBuffers {
   double pack_ms = 0;
   // CUTLASS plans of this case (caller-owned build-time state: made on first use, then run only),
   // keyed by (schedule, output kind, output buffer).
-  std::map<std::tuple<int, int, void*>, CutlassGemmPlan> cutlass_plans;
+  std::map<std::tuple<int, DType, void*>, CutlassGemmPlan> cutlass_plans;
 };
 
 Result<std::unique_ptr<CaseBuffers>> make_case(const ref::GemmCase& c) {
@@ -92,20 +92,18 @@ Status run_backend(const GemmBackendInfo& be, CaseBuffers& cb, void* out, Cublas
                                      static_cast<int32_t*>(out), m, n, k, s);
     case GemmBackendKind::kMma: {
       GemmEpilogue ep{cb.drs.as<float>(), cb.dcs.as<float>(), cb.dbias.as<float>()};
-      GemmOut o = be.out == 0 ? GemmOut::kS32 : be.out == 1 ? GemmOut::kF16 : GemmOut::kBF16;
-      return gemm_s8_mma(be.tile == 0 ? MmaTile::k128x128 : MmaTile::k128x256, o, cb.da.as<int8_t>(),
+      return gemm_s8_mma(be.tile == 0 ? MmaTile::k128x128 : MmaTile::k128x256, be.out, cb.da.as<int8_t>(),
                          cb.dbt.as<int8_t>(), out, m, n, k, ep, s);
     }
     case GemmBackendKind::kCutlass: {
       GemmEpilogue ep{cb.drs.as<float>(), cb.dcs.as<float>(), cb.dbias.as<float>()};
-      GemmOut o = be.out == 0 ? GemmOut::kS32 : be.out == 1 ? GemmOut::kF16 : GemmOut::kBF16;
       const auto key = std::make_tuple(be.tile, be.out, out);
       auto it = cb.cutlass_plans.find(key);
       if (it == cb.cutlass_plans.end()) {
         WS_ASSIGN_OR_RETURN(CutlassGemmPlan plan,
                             CutlassGemmPlan::create(be.tile == 0 ? CutlassSchedule::kPingpong128x128
                                                                  : CutlassSchedule::kCoop256x128,
-                                                    o, cb.da.as<int8_t>(), cb.dbt.as<int8_t>(), out, m, n, k, ep, s));
+                                                    be.out, cb.da.as<int8_t>(), cb.dbt.as<int8_t>(), out, m, n, k, ep, s));
         it = cb.cutlass_plans.emplace(key, std::move(plan)).first;
       }
       return it->second.run(s);
@@ -119,7 +117,7 @@ Status run_backend(const GemmBackendInfo& be, CaseBuffers& cb, void* out, Cublas
 }
 
 bool is_scaled(const GemmBackendInfo& be) {
-  return (be.kind == GemmBackendKind::kMma || be.kind == GemmBackendKind::kCutlass) && be.out != 0;
+  return (be.kind == GemmBackendKind::kMma || be.kind == GemmBackendKind::kCutlass) && be.out != DType::kInt32;
 }
 // Backends that may refuse a shape (reported "n/a", not a failure): cuBLAS INT8 alignment rules, and CUTLASS
 // (TMA stride alignment, sm_90a only, or not built). Our own kernels may not refuse.
@@ -139,8 +137,8 @@ Result<Timing> time_backend(const std::function<Status()>& fn, int warmup, int i
   return Timing{t.median, t.min, t.max};
 }
 
-double half_to_double(uint16_t bits, int out) {
-  if (out == 1) {
+double half_to_double(uint16_t bits, DType out) {
+  if (out == DType::kFloat16) {
     __half_raw r;
     r.x = bits;
     return double(__half2float(__half(r)));
@@ -152,8 +150,8 @@ double half_to_double(uint16_t bits, int out) {
 
 // Tolerance of the fused epilogue against the float64 oracle: half an ulp of the output format (fp16 2^-11,
 // bf16 2^-9) doubled, plus float32 evaluation error on the unrounded terms, plus an absolute floor.
-bool epilogue_close(double got, double want, double term_mag, int out) {
-  const double rel = out == 1 ? 1e-3 : 4e-3;
+bool epilogue_close(double got, double want, double term_mag, DType out) {
+  const double rel = out == DType::kFloat16 ? 1e-3 : 4e-3;
   return std::fabs(got - want) <= rel * std::fabs(want) + 1e-6 * term_mag + 1e-5;
 }
 

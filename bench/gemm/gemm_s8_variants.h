@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "warpstream/dtype.h"
+
 namespace ws::kernels {
 
 enum class GemmBackendKind { kNaive, kTiled, kMma, kCutlass, kCublasEx, kCublasLt };
@@ -16,7 +18,7 @@ struct GemmBackendInfo {
   GemmBackendKind kind;
   int k_depth = 0, stride = 0;  ///< tiled
   int tile = 0;                 ///< mma: 0 = 128x128x64_s4, 1 = 128x256x64_s3; cutlass: 0 = pingpong, 1 = coop
-  int out = 0;                  ///< mma/cutlass: 0 = int32, 1 = fp16 (scaled epilogue), 2 = bf16 (scaled)
+  DType out = DType::kInt32;    ///< mma/cutlass output: kInt32, or kFloat16 / kBFloat16 (scaled epilogue)
 };
 
 inline std::vector<GemmBackendInfo> gemm_backends() {
@@ -28,16 +30,16 @@ inline std::vector<GemmBackendInfo> gemm_backends() {
                    GemmBackendKind::kTiled, kd, s});
   const char* tiles[] = {"128x128x64_s4", "128x256x64_s3"};
   for (int t = 0; t < 2; ++t) {
-    v.push_back({std::string("gemm_s8s8s32_mma_") + tiles[t], GemmBackendKind::kMma, 0, 0, t, 0});
-    v.push_back({std::string("gemm_s8s8f16_mma_") + tiles[t] + "_scaled", GemmBackendKind::kMma, 0, 0, t, 1});
-    v.push_back({std::string("gemm_s8s8bf16_mma_") + tiles[t] + "_scaled", GemmBackendKind::kMma, 0, 0, t, 2});
+    v.push_back({std::string("gemm_s8s8s32_mma_") + tiles[t], GemmBackendKind::kMma, 0, 0, t, DType::kInt32});
+    v.push_back({std::string("gemm_s8s8f16_mma_") + tiles[t] + "_scaled", GemmBackendKind::kMma, 0, 0, t, DType::kFloat16});
+    v.push_back({std::string("gemm_s8s8bf16_mma_") + tiles[t] + "_scaled", GemmBackendKind::kMma, 0, 0, t, DType::kBFloat16});
   }
   // CUTLASS 3.x sm_90a (TMA + wgmma, warp-specialised); listed even when not built (then "n/a: not built").
   const char* sched[] = {"pingpong_128x128x128_c2x1", "coop_256x128x128_c2x1"};
   for (int t = 0; t < 2; ++t) {
-    v.push_back({std::string("cutlass_s8s8s32_sm90a_") + sched[t], GemmBackendKind::kCutlass, 0, 0, t, 0});
-    v.push_back({std::string("cutlass_s8s8f16_sm90a_") + sched[t] + "_scaled", GemmBackendKind::kCutlass, 0, 0, t, 1});
-    v.push_back({std::string("cutlass_s8s8bf16_sm90a_") + sched[t] + "_scaled", GemmBackendKind::kCutlass, 0, 0, t, 2});
+    v.push_back({std::string("cutlass_s8s8s32_sm90a_") + sched[t], GemmBackendKind::kCutlass, 0, 0, t, DType::kInt32});
+    v.push_back({std::string("cutlass_s8s8f16_sm90a_") + sched[t] + "_scaled", GemmBackendKind::kCutlass, 0, 0, t, DType::kFloat16});
+    v.push_back({std::string("cutlass_s8s8bf16_sm90a_") + sched[t] + "_scaled", GemmBackendKind::kCutlass, 0, 0, t, DType::kBFloat16});
   }
   v.push_back({"cublas_gemmex_s8s8s32_nn", GemmBackendKind::kCublasEx});
   v.push_back({"cublaslt_s8s8s32_tn", GemmBackendKind::kCublasLt});

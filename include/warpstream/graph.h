@@ -116,6 +116,12 @@ Result<Graph> import_onnx(const std::string& path, const ImportOptions& options 
 /// Same from bytes already in memory (`source` only labels messages).
 Result<Graph> import_onnx_bytes(std::span<const std::byte> bytes, const std::string& source,
                                 const ImportOptions& options = {});
+/// Whether `path` is an ONNX model at all: reads it (same bounds as import_onnx) and parses it as a protobuf
+/// ModelProto with at least one graph node, converting nothing. Ok when it parses; else import_onnx's error for
+/// an unreadable, empty, truncated or non-ModelProto file (kNotFound / kInvalidModel / kUnsupported). Tells a
+/// file that is not a model (bad input) from a model the importer refuses for its content (import_onnx's
+/// kInvalidModel for both).
+Status check_onnx_model_file(const std::string& path);
 
 /// Reads an ONNX TensorProto file (the conformance suite's input_N.pb / output_N.pb).
 Result<Tensor> read_tensor_proto(const std::string& path, size_t max_tensor_bytes = size_t{1} << 31);

@@ -35,6 +35,9 @@ constexpr uint16_t float_to_bf16(float value) {
   return static_cast<uint16_t>(rounded >> 16);
 }
 
+/// float32 rounded to the nearest bfloat16 value (RNE), as float32: what a bf16 store keeps of `value`.
+constexpr float round_to_bf16(float value) { return bf16_to_float(float_to_bf16(value)); }
+
 /// IEEE binary16 bits -> float32 (exact, subnormals and inf/NaN included).
 constexpr float half_to_float(uint16_t bits) {
   const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;

@@ -1,7 +1,7 @@
 // CUDA executor on whole models: the demo CNN (make_demo_model) vs the CPU executor in fp32/fp16;
 // graph capture of enqueue replayed == direct enqueue, bitwise (C1: one warm enqueue first, capture in
 // thread-local mode on a non-default stream); zero allocations (cuda_allocation_count and cudaMemGetInfo)
-// over 1000 enqueues; the timing cache round trip (second build takes every tactic from the cache: same
+// over 1000 enqueues (50 with WS_GPU_TEST_SMALL=1, the sanitizer runs); the timing cache round trip (second build takes every tactic from the cache: same
 // choices, time 0); EfficientNet-Lite0 ($WS_ASSETS_DIR/models/efficientnet_lite0.onnx) logits vs the CPU
 // executor: max|diff| / max|logit| <= 1e-3 (fp32), 2e-2 (fp16); set_input_address (caller-bound input buffer).
 #include <unistd.h>
@@ -15,6 +15,7 @@
 
 #include "cuda_engine_test_support.h"
 #include "support/cuda_check.h"
+#include "support/small_tests.h"
 
 namespace ws {
 namespace {
@@ -111,14 +112,18 @@ TEST(CudaEngineModel, ThousandEnqueuesAllocateNothing) {
   const uint64_t allocs0 = cuda::cuda_allocation_count();
   cuda::Event start = std::move(cuda::Event::create()).value(), stop = std::move(cuda::Event::create()).value();
   WS_ASSERT_CUDA(cudaEventRecord(start.get(), b.stream.get()));
-  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());
+  const int n = test::small_gpu_tests() ? 50 : 1000;
+  for (int i = 0; i < n; ++i) ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());
   WS_ASSERT_CUDA(cudaEventRecord(stop.get(), b.stream.get()));
   ASSERT_EQ(cudaStreamSynchronize(b.stream.get()), cudaSuccess);
   WS_ASSERT_CUDA(cudaMemGetInfo(&free1, &total));
   EXPECT_EQ(cuda::cuda_allocation_count(), allocs0);
-  EXPECT_EQ(free0, free1) << "device free memory changed during 1000 enqueues";
-  std::printf("[ enqueue  ] demo fp32: %.2f us per enqueue (1000 back to back, direct), arena %zu B, weights %zu B\n",
-              *cuda::elapsed_ms(start, stop) * 1000.0f / 1000.0f, b.engine->arena_bytes(), b.engine->weight_bytes());
+  // Device-wide free memory: other processes share the GPU in the parallel sanitizer runs (WS_GPU_TEST_SMALL),
+  // so there the reading is printed; this process's own count (cuda_allocation_count) is asserted either way.
+  if (!test::small_gpu_tests()) EXPECT_EQ(free0, free1) << "device free memory changed during " << n << " enqueues";
+  else std::printf("[ enqueue  ] device free memory %zu -> %zu B (shared GPU: not asserted)\n", free0, free1);
+  std::printf("[ enqueue  ] demo fp32: %.2f us per enqueue (%d back to back, direct), arena %zu B, weights %zu B\n",
+              *cuda::elapsed_ms(start, stop) * 1000.0f / n, n, b.engine->arena_bytes(), b.engine->weight_bytes());
 }
 
 // set_input_address (zero-copy input, as TensorRT's setTensorAddress): enqueue reads the caller's buffer, whose

@@ -1,5 +1,7 @@
 #pragma once
-// Tiny kernels used by tests/gpu/device_test.cpp (kept out of the gtest TU so it stays plain C++).
+// Tiny kernels used by tests/gpu/device_test.cpp and tests/gpu/sanitizer_canary_test.cpp (kept out of the gtest
+// TUs so they stay plain C++). All in namespace ws::test, so compute-sanitizer's kernel filter of
+// scripts/lib/sanitize.sh ('ws::' in the name) selects them like every other kernel of ours.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -9,5 +11,20 @@ namespace ws::test {
 
 /// dst[i] = src[i] for i < n, one thread per byte; returns the launch error.
 cudaError_t copy_bytes(const uint8_t* src, uint8_t* dst, size_t n, cudaStream_t stream);
+
+/// dst[i] = float(src[i]) for i < n (bf16 bits in, one thread per element): reads every element of src once.
+cudaError_t bf16_to_float(const uint16_t* src, float* dst, size_t n, cudaStream_t stream);
+
+// ---- sanitizer canaries: each has ONE deliberate bug of one compute-sanitizer tool's class. Launched only by the
+// DISABLED_ tests of sanitizer_canary_test.cpp, which scripts/lib/sanitize.sh runs under that tool alone to prove
+// the tool, with the suite's options and kernel filter, reports a bug in a kernel of ours. Never call otherwise.
+
+/// memcheck: writes p[n], one element past an allocation of exactly n floats (n*4 bytes; pick n so that the
+/// allocation's rounding keeps the stray write inside memory the allocation owns, e.g. n = 63).
+cudaError_t canary_out_of_bounds_write(float* p, int n, cudaStream_t stream);
+/// racecheck: one 64-thread block writes shared memory and reads another warp's element with no barrier between.
+cudaError_t canary_shared_memory_race(float* out, cudaStream_t stream);
+/// synccheck: __syncthreads() reached by threads 0..47 of a 64-thread block only (divergent barrier).
+cudaError_t canary_divergent_barrier(float* out, cudaStream_t stream);
 
 }  // namespace ws::test

@@ -105,7 +105,7 @@ TEST(GemmS8Gpu, AllKernelsExact) {
       }
     for (auto t : {kernels::MmaTile::k128x128, kernels::MmaTile::k128x256}) {
       WS_ASSERT_CUDA(cudaMemset(dc->get(), 0x5A, dc->bytes()));
-      Status st = kernels::gemm_s8_mma(t, kernels::GemmOut::kS32, da.as<int8_t>(), dbt.as<int8_t>(), dc->get(), c.m,
+      Status st = kernels::gemm_s8_mma(t, DType::kInt32, da.as<int8_t>(), dbt.as<int8_t>(), dc->get(), c.m,
                                        c.n, c.k, {}, 0);
       if (!mma_ok && st.code() == StatusCode::kUnsupported) continue;  // cc < 8.0: refusing is the contract
       ASSERT_TRUE(st) << kernels::mma_tile_name(t) << " on cc " << current_cc() << ": " << st.to_string();
@@ -147,10 +147,10 @@ struct ScaledCase {
 };
 
 // fp16 / bf16 output bits as float.
-std::vector<float> half_bits_to_float(const std::vector<uint16_t>& bits, kernels::GemmOut out) {
+std::vector<float> half_bits_to_float(const std::vector<uint16_t>& bits, DType out) {
   std::vector<float> v(bits.size());
   for (size_t i = 0; i < bits.size(); ++i) {
-    if (out == kernels::GemmOut::kF16) {
+    if (out == DType::kFloat16) {
       __half_raw r;
       r.x = bits[i];
       v[i] = __half2float(__half(r));
@@ -170,12 +170,12 @@ TEST(GemmS8Gpu, MmaScaledEpilogueF16) {
   auto dout = cuda::DeviceBuffer::allocate(c.want.size() * 2);
   ASSERT_TRUE(dout.is_ok());
   WS_ASSERT_CUDA(cudaMemset(dout->get(), 0xFF, dout->bytes()));  // NaN poison
-  Status st = kernels::gemm_s8_mma(kernels::MmaTile::k128x128, kernels::GemmOut::kF16, c.da.as<int8_t>(),
+  Status st = kernels::gemm_s8_mma(kernels::MmaTile::k128x128, DType::kFloat16, c.da.as<int8_t>(),
                                    c.dbt.as<int8_t>(), dout->get(), m, n, k, c.scales(), 0);
   if (!mma_supported() && st.code() == StatusCode::kUnsupported) GTEST_SKIP() << st.to_string();
   ASSERT_TRUE(st) << "cc " << current_cc() << ": " << st.to_string();
   WS_ASSERT_CUDA(cudaDeviceSynchronize());
-  const auto got = half_bits_to_float(down<uint16_t>(*dout, c.want.size()), kernels::GemmOut::kF16);
+  const auto got = half_bits_to_float(down<uint16_t>(*dout, c.want.size()), DType::kFloat16);
   // fp16: half an ulp is 2^-11 relative; 1e-3 rel leaves 2x margin, 1e-5 abs floor.
   ASSERT_TRUE(test::near_dump("mma 128x128 f16 scaled", got, c.want, {.abs = 1e-5, .rel = 1e-3},
                               {{"a", c.a}, {"b", c.b}, {"row_scale", c.rs}, {"col_scale", c.cs}, {"bias", c.bias}}));
@@ -203,7 +203,7 @@ TEST(GemmS8Gpu, CutlassExact) {
     ASSERT_TRUE(dc.is_ok());
     for (auto sched : {kernels::CutlassSchedule::kPingpong128x128, kernels::CutlassSchedule::kCoop256x128}) {
       const std::string what = std::string(kernels::cutlass_schedule_name(sched)) + " " + shape(m, n, k);
-      auto plan = kernels::CutlassGemmPlan::create(sched, kernels::GemmOut::kS32, da.as<int8_t>(), dbt.as<int8_t>(),
+      auto plan = kernels::CutlassGemmPlan::create(sched, DType::kInt32, da.as<int8_t>(), dbt.as<int8_t>(),
                                                    dc->get(), m, n, k, {}, 0);
       ASSERT_TRUE(plan.is_ok()) << what << ": " << plan.status().to_string();
       const size_t allocs = cuda::cuda_allocation_count();
@@ -231,7 +231,7 @@ TEST(GemmS8Gpu, CutlassExact) {
     auto dc = cuda::DeviceBuffer::allocate(want.size() * 4);
     ASSERT_TRUE(dc.is_ok());
     WS_ASSERT_CUDA(cudaMemset(dc->get(), 0x5A, dc->bytes()));
-    Status st = kernels::gemm_s8_tensor_core(kernels::GemmOut::kS32, da.as<int8_t>(), dbt.as<int8_t>(), dc->get(), m,
+    Status st = kernels::gemm_s8_tensor_core(DType::kInt32, da.as<int8_t>(), dbt.as<int8_t>(), dc->get(), m,
                                              n, k, {}, 0);
     ASSERT_TRUE(st) << st.to_string();
     WS_ASSERT_CUDA(cudaDeviceSynchronize());
@@ -241,7 +241,7 @@ TEST(GemmS8Gpu, CutlassExact) {
   // Shape rules: K % 16 != 0 is refused (kUnsupported is the contract here, on cc 9.0 too).
   auto d = cuda::DeviceBuffer::allocate(4096);
   ASSERT_TRUE(d.is_ok());
-  EXPECT_EQ(kernels::gemm_s8_cutlass(kernels::CutlassSchedule::kPingpong128x128, kernels::GemmOut::kS32,
+  EXPECT_EQ(kernels::gemm_s8_cutlass(kernels::CutlassSchedule::kPingpong128x128, DType::kInt32,
                                      d->as<int8_t>(), d->as<int8_t>(), d->get(), 4, 4, 17, {}, 0)
                 .code(),
             StatusCode::kUnsupported);
@@ -258,16 +258,16 @@ TEST(GemmS8Gpu, CutlassScaledEpilogue) {
   const ScaledCase c(m, n, k, "cutlass scaled");
   auto dout = cuda::DeviceBuffer::allocate(c.want.size() * 2);
   ASSERT_TRUE(dout.is_ok());
-  for (auto out : {kernels::GemmOut::kF16, kernels::GemmOut::kBF16})
+  for (auto out : {DType::kFloat16, DType::kBFloat16})
     for (auto sched : {kernels::CutlassSchedule::kPingpong128x128, kernels::CutlassSchedule::kCoop256x128}) {
       const std::string what = std::string(kernels::cutlass_schedule_name(sched)) +
-                               (out == kernels::GemmOut::kF16 ? " f16" : " bf16") + " scaled";
+                               (out == DType::kFloat16 ? " f16" : " bf16") + " scaled";
       WS_ASSERT_CUDA(cudaMemset(dout->get(), 0xFF, dout->bytes()));  // NaN poison
       Status st = kernels::gemm_s8_cutlass(sched, out, c.da.as<int8_t>(), c.dbt.as<int8_t>(), dout->get(), m, n, k,
                                            c.scales(), 0);
       ASSERT_TRUE(st) << what << ": " << st.to_string();
       WS_ASSERT_CUDA(cudaDeviceSynchronize());
-      const double rel = out == kernels::GemmOut::kF16 ? 1e-3 : 4e-3;  // half an ulp: 2^-11 / 2^-8, 2x margin
+      const double rel = out == DType::kFloat16 ? 1e-3 : 4e-3;  // half an ulp: 2^-11 / 2^-8, 2x margin
       ASSERT_TRUE(test::near_dump(what, half_bits_to_float(down<uint16_t>(*dout, c.want.size()), out), c.want,
                                   {.abs = 1e-5, .rel = rel},
                                   {{"a", c.a}, {"b", c.b}, {"row_scale", c.rs}, {"col_scale", c.cs}, {"bias", c.bias}}));

@@ -11,35 +11,8 @@
 #include <string>
 
 #include "cuda/device.h"
+#include "support/cuda_check.h"  // cuda_device_present, WS_SKIP_WITHOUT_GPU
 #include "support/seed.h"  // base_seed(), seed_for(label), test_seed(what): $WS_SEED replays
-
-namespace ws::test {
-
-/// True when a CUDA device can be used; otherwise `why` says what cudaGetDeviceCount reported.
-inline bool cuda_device_present(std::string* why) {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    *why = std::string("no CUDA device: cudaGetDeviceCount failed: ") + cudaGetErrorName(e) + ": " +
-           cudaGetErrorString(e);
-    return false;
-  }
-  if (n == 0) {
-    *why = "no CUDA device: cudaGetDeviceCount reported 0";
-    return false;
-  }
-  return true;
-}
-
-}  // namespace ws::test
-
-/// Skip the test (with the reason) when no CUDA device is usable.
-#define WS_SKIP_WITHOUT_GPU()                                          \
-  do {                                                                 \
-    std::string ws_why_;                                               \
-    if (!::ws::test::cuda_device_present(&ws_why_)) GTEST_SKIP() << ws_why_; \
-  } while (0)
 
 /// Skip without a device; else run ws::cuda::init_device(0) (map-host + spin) and require success.
 #define WS_REQUIRE_LANES_GPU()                                              \

@@ -2,7 +2,8 @@
 // wait → release cycles per mode, the host heap (global operator new, counted on this thread by
 // tests/support/alloc_counter.cpp) and CUDA allocations (ws::cuda::cuda_allocation_count(): every
 // DeviceBuffer / PinnedBuffer in the project) both grow by zero. Demo model (tiny: fast cycles).
-// WS_LANES_ZERO_ALLOC_CYCLES=<n> shortens the run (the sanitizer runs use it); the default is 10,000.
+// WS_LANES_ZERO_ALLOC_CYCLES=<n> sets the count; WS_GPU_TEST_SMALL=1 (the sanitizer runs) makes it 40 (same code
+// path, every counter still checked); the default is 10,000.
 // No gtest macro runs inside the counted loop (a passing EXPECT allocates nothing, but keep it plain).
 #include <gtest/gtest.h>
 
@@ -12,13 +13,14 @@
 #include "cuda/cuda_util.h"
 #include "lanes_pipeline_support.h"
 #include "support/alloc_counter.h"
+#include "support/small_tests.h"
 
 namespace ws {
 namespace {
 
 int cycles() {
   if (const char* e = std::getenv("WS_LANES_ZERO_ALLOC_CYCLES"); e && *e) return std::max(1, std::atoi(e));
-  return 10000;
+  return test::small_gpu_tests() ? 40 : 10000;
 }
 
 // sources: kAllTacticSources (tactics timed, cuDNN may win some convs) or kTacticWarpStream only (our own

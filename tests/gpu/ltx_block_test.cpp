@@ -35,38 +35,20 @@
 #include "reference/ltx.h"
 #include "support/cuda_check.h"
 #include "support/seed.h"
+#include "support/test_data.h"
+#include "warpstream/numeric.h"
 
 namespace ws {
 namespace {
 
 using flow::LtxFloatTensor;
 
-bool device_present() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-#define SKIP_WITHOUT_DEVICE() \
-  if (!device_present()) GTEST_SKIP() << "no CUDA device"
-
 constexpr double kCosMin = 0.999;
 constexpr double kMaxAbsRel = 0.03;
 
-float round_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  u &= 0xffff0000u;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 std::vector<uint16_t> to_bf16(const std::vector<float>& v) {
   std::vector<uint16_t> out(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    float r = round_bf16(v[i]);
-    uint32_t u;
-    std::memcpy(&u, &r, 4);
-    out[i] = static_cast<uint16_t>(u >> 16);
-  }
+  for (size_t i = 0; i < v.size(); ++i) out[i] = float_to_bf16(v[i]);
   return out;
 }
 
@@ -169,7 +151,7 @@ BlockData make_block(const Case& c) {
   std::normal_distribution<float> nd(0.f, 1.f);
   auto fill = [&](std::vector<float>& v, size_t n, float scale, float offset = 0.f) {
     v.resize(n);
-    for (auto& x : v) x = round_bf16(offset + scale * nd(rng));
+    for (auto& x : v) x = round_to_bf16(offset + scale * nd(rng));
   };
   auto lin = [&](const std::string& n, int64_t out, int64_t in) {
     fill(d.w[n + ".weight"].values, out * in, 1.f / std::sqrt((float)in));
@@ -197,7 +179,7 @@ BlockData make_block(const Case& c) {
   fill(d.temb, d.B * d.temb_rows * 6 * D, 0.5f);
   d.mask_bias.assign(d.B * d.T, 0.f);
   for (int64_t b = 0; b < d.B; ++b)  // drop the last (b + 1) text tokens of sample b
-    for (int64_t t = d.T - 1 - b; t < d.T; ++t) d.mask_bias[b * d.T + t] = round_bf16(-10000.f);
+    for (int64_t t = d.T - 1 - b; t < d.T; ++t) d.mask_bias[b * d.T + t] = round_to_bf16(-10000.f);
   d.cos.resize(d.S * D);
   d.sin.resize(d.S * D);
   ref::LtxRopeParams rp;
@@ -314,12 +296,12 @@ void check_vs_reference(const Case& c) {
 }
 
 TEST(LtxBlockGpu, MatchesCpuReferenceHeadDim64) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   check_vs_reference({"hd64", 2, 64, 96, 2, 2, 4, 6, 7, 0});
 }
 
 TEST(LtxBlockGpu, MatchesCpuReferenceHeadDim128PerTokenTemb) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   check_vs_reference({"hd128-tok", 2, 128, 256, 1, 1, 8, 8, 16, 1});
 }
 
@@ -341,17 +323,17 @@ void check_8bit(flow::LtxWeightFormat fmt, const char* label) {
 }
 
 TEST(LtxBlockGpu, Fp8WeightsVsBf16) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   check_8bit(flow::LtxWeightFormat::kFP8, "fp8");
 }
 
 TEST(LtxBlockGpu, Int8WeightsVsBf16) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   check_8bit(flow::LtxWeightFormat::kINT8, "int8");
 }
 
 TEST(LtxBlockGpu, GraphReplayMatchesEnqueue) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   BlockData d = make_block({"graph", 2, 64, 128, 1, 2, 4, 4, 8, 0});
   const int64_t D = d.rc.dim(), M = d.B * d.S;
   auto source = flow::ltx_source_from_floats(d.w, "random block");
@@ -406,7 +388,7 @@ TEST(LtxBlockGpu, GraphReplayMatchesEnqueue) {
 // stream, give bit for bit what each gives with its own arena; arena_bytes() equals what an own-arena block
 // allocates; a smaller external arena is refused naming both numbers. The shared arena is NaN-poisoned first.
 TEST(LtxBlockGpu, SharedArenaMatchesOwnArena) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   BlockData d0 = make_block({"arena0", 2, 64, 128, 2, 2, 4, 4, 8, 0});
   BlockData d1 = make_block({"arena1", 2, 64, 128, 2, 2, 4, 4, 8, 0});
   // make_block seeds by name: different weights; same inputs shape.
@@ -478,14 +460,6 @@ TEST(LtxBlockGpu, SharedArenaMatchesOwnArena) {
 }
 
 #if WS_LTX_HAVE_SAFETENSORS
-// tests/data: $WS_TEST_DATA_DIR, else next to this source file.
-std::string test_data_dir() {
-  if (const char* e = std::getenv("WS_TEST_DATA_DIR"); e != nullptr && *e) return e;
-  const std::string f = __FILE__;
-  const size_t p = f.rfind("/gpu/");
-  return (p == std::string::npos ? std::string("tests") : f.substr(0, p)) + "/data";
-}
-
 // One diffusers block from goldens: weights under `prefix` in `ckpt`, inputs/intermediates named
 // `<in_prefix>...` / `<gold_prefix><stage>` in `goldens`.
 void check_vs_goldens(const io::SafetensorsCheckpoint& ckpt, const std::string& prefix, const flow::LtxBlockConfig& cfg,
@@ -535,8 +509,8 @@ void check_vs_goldens(const io::SafetensorsCheckpoint& ckpt, const std::string& 
 }
 
 TEST(LtxBlockGpu, TinyDiffusersGoldens) {
-  SKIP_WITHOUT_DEVICE();
-  const std::string dir = test_data_dir() + "/ltx_tiny";
+  WS_SKIP_WITHOUT_GPU();
+  const std::string dir = test::test_data_dir() + "/ltx_tiny";
   auto g = io::SafetensorsFile::open(dir + "/goldens.safetensors");
   if (!g.is_ok()) GTEST_SKIP() << "no tiny goldens (" << g.status().to_string() << "); tools/ltx_goldens.py --case tiny";
   struct Tiny { const char* c; const char* sub; int heads, head_dim, cross; };
@@ -557,7 +531,7 @@ TEST(LtxBlockGpu, TinyDiffusersGoldens) {
 }
 
 TEST(LtxBlockGpu, FullSizeDiffusersGoldens) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   const char* dir = std::getenv("WS_LTX_GOLDENS");
   if (dir == nullptr || !*dir) GTEST_SKIP() << "set WS_LTX_GOLDENS to a tools/ltx_goldens.py --case block-2b folder";
   auto ckpt = io::open_checkpoint(std::string(dir) + "/block.safetensors");

@@ -49,32 +49,21 @@
 #include "flow/streamer.h"
 #include "reference/ltx.h"
 #include "support/alloc_counter.h"
+#include "support/cuda_check.h"
 #include "support/safetensors_writer.h"
 #include "support/seed.h"
+#include "support/test_data.h"
+#include "support/small_tests.h"
+#include "warpstream/numeric.h"
 
 namespace ws {
 namespace {
 
 using flow::LtxFloatTensor;
 
-bool device_present() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-#define SKIP_WITHOUT_DEVICE() \
-  if (!device_present()) GTEST_SKIP() << "no CUDA device"
-
 constexpr double kCosMin = 0.999;
 constexpr double kMaxAbsRel = 0.03;
 
-float round_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  u &= 0xffff0000u;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 
 // Compares a GPU stage with its reference: prints max-abs and cosine; asserts the bf16 bar; a failure names the
 // first element outside the max-abs bound with both operands.
@@ -148,7 +137,7 @@ std::map<std::string, LtxFloatTensor> random_weights(const flow::LtxConfig& c, u
       else if (norm) x = 1.f + 0.1f * x;
       else if (sst) x /= std::sqrt(d);
       else x *= 0.1f;  // biases
-      v = round_bf16(x);
+      v = round_to_bf16(x);
     }
     m[s.name] = std::move(t);
   }
@@ -175,8 +164,8 @@ HostInputs random_inputs(const flow::LtxConfig& c, const flow::LtxModelGeometry&
   const size_t S = g.tokens();
   in.hidden.resize(g.batch * S * c.in_channels);
   in.encoder.resize(static_cast<size_t>(g.batch) * g.text_tokens * c.caption_channels);
-  for (float& v : in.hidden) v = round_bf16(nd(rng));
-  for (float& v : in.encoder) v = round_bf16(nd(rng));
+  for (float& v : in.hidden) v = round_to_bf16(nd(rng));
+  for (float& v : in.encoder) v = round_to_bf16(nd(rng));
   in.timestep.resize(g.per_token_timestep ? g.batch * S : g.batch);
   for (float& v : in.timestep) v = std::round(ud(rng));
   in.mask.assign(static_cast<size_t>(g.batch) * g.text_tokens, 1.f);
@@ -239,7 +228,7 @@ cuda::Stream make_stream() {
 }
 
 TEST(LtxModelGpu, MatchesCpuReference) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   const flow::LtxConfig c = small_config(3);
   const auto weights = random_weights(c, test::test_seed("ltx model weights"));
   const ref::LtxModelConfig rc = flow::reference_config(c);
@@ -248,7 +237,9 @@ TEST(LtxModelGpu, MatchesCpuReference) {
   const flow::LtxTensorSource src = flow::ltx_source_from_floats(weights, "random model");
   cuda::Stream s = make_stream();
   struct Case { int batch; bool per_token; bool scale; };
-  for (const Case k : {Case{1, false, false}, Case{2, false, true}, Case{2, true, false}, Case{1, true, true}}) {
+  std::vector<Case> cases = {{1, false, false}, {2, false, true}, {2, true, false}, {1, true, true}};
+  if (test::small_gpu_tests()) cases = {{2, false, true}, {1, true, true}};  // batch 2, both temb forms, RoPE scale
+  for (const Case k : cases) {
     flow::LtxModelGeometry g;
     g.batch = k.batch; g.frames = 2; g.height = 3; g.width = 4; g.text_tokens = 8;
     g.per_token_timestep = k.per_token;
@@ -269,13 +260,6 @@ TEST(LtxModelGpu, MatchesCpuReference) {
 }
 
 #if WS_LTX_HAVE_SAFETENSORS
-std::string test_data_dir() {
-  if (const char* e = std::getenv("WS_TEST_DATA_DIR"); e != nullptr && *e) return e;
-  const std::string f = __FILE__;
-  const size_t p = f.rfind("/gpu/");
-  return (p == std::string::npos ? std::string("tests") : f.substr(0, p)) + "/data";
-}
-
 Result<flow::LtxConfig> read_config(const std::string& dir) {
   std::ifstream f(dir + "/config.json");
   if (!f) return not_found("no config.json in " + dir);
@@ -327,8 +311,8 @@ GoldenCase golden_case(const io::SafetensorsFile& g, const std::string& c) {
 }
 
 TEST(LtxModelGpu, TinyDiffusersGoldens) {
-  SKIP_WITHOUT_DEVICE();
-  const std::string dir = test_data_dir() + "/ltx_tiny";
+  WS_SKIP_WITHOUT_GPU();
+  const std::string dir = test::test_data_dir() + "/ltx_tiny";
   auto g = io::SafetensorsFile::open(dir + "/goldens.safetensors");
   if (!g.is_ok()) GTEST_SKIP() << "no tiny goldens (" << g.status().to_string() << "); tools/ltx_goldens.py --case tiny";
   cuda::Stream s = make_stream();
@@ -384,7 +368,8 @@ TEST(LtxModelGpu, TinyDiffusersGoldens) {
 // into the bf16 staging image) must equal it bit for bit; its cosine vs the plain bf16 resident output is reported
 // and held to 0.999.
 void streamed_vs_resident(int want_slots, flow::LtxStreamWeights sw = flow::LtxStreamWeights::kBF16) {
-  const flow::LtxConfig c = small_config(5);
+  // 5 layers (4 with WS_GPU_TEST_SMALL=1): L % S != 0 for S = 2 or 3 in the full form, and L > S either way.
+  const flow::LtxConfig c = small_config(test::small_gpu_tests() ? 4 : 5);
   const auto weights = random_weights(c, test::test_seed("ltx streamed weights"));
   const flow::LtxTensorSource src = flow::ltx_source_from_floats(weights, "random model");
   flow::LtxModelGeometry g;
@@ -517,20 +502,20 @@ void streamed_vs_resident(int want_slots, flow::LtxStreamWeights sw = flow::LtxS
 }
 
 TEST(LtxModelGpu, StreamedEqualsResidentTwoSlots) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   streamed_vs_resident(2);
 }
 TEST(LtxModelGpu, StreamedEqualsResidentThreeSlots) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   streamed_vs_resident(3);
 }
 TEST(LtxModelGpu, StreamedFp8EqualsDequantisedResident) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   streamed_vs_resident(2, flow::LtxStreamWeights::kFP8);
-  streamed_vs_resident(3, flow::LtxStreamWeights::kFP8);
+  if (!test::small_gpu_tests()) streamed_vs_resident(3, flow::LtxStreamWeights::kFP8);
 }
 TEST(LtxModelGpu, StreamedInt8EqualsDequantisedResident) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   streamed_vs_resident(3, flow::LtxStreamWeights::kINT8);
 }
 
@@ -538,7 +523,7 @@ TEST(LtxModelGpu, StreamedInt8EqualsDequantisedResident) {
 // exactly its layer's bytes in every pass (pass 1 reads layers 0..S-2 copied by prime(), later passes those copied
 // by the previous pass's tail), for S = 2, 3, 4 and L = 7 (L % S != 0 too), direct enqueue and graph replay.
 TEST(LtxModelGpu, StreamerPrefetchNextPass) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   constexpr int L = 7;
   constexpr uint64_t kBytes = 4096 + 256;
   auto host = cuda::PinnedBuffer::allocate(L * kBytes);
@@ -582,7 +567,7 @@ TEST(LtxModelGpu, StreamerPrefetchNextPass) {
 }
 
 TEST(LtxModelGpu, BudgetTooSmallRefused) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   const flow::LtxConfig c = small_config(4);
   const auto weights = random_weights(c, 7);
   flow::LtxModelGeometry g;
@@ -625,7 +610,7 @@ TEST(LtxModelGpu, BudgetTooSmallRefused) {
 }
 
 TEST(LtxModelGpu, MissingAndWrongShapedTensor) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   const flow::LtxConfig c = small_config(2);
   flow::LtxModelGeometry g;
   g.frames = 1; g.height = 2; g.width = 4; g.text_tokens = 8;
@@ -649,34 +634,27 @@ TEST(LtxModelGpu, MissingAndWrongShapedTensor) {
   }
 }
 
+// Writes the random model as a bf16 safetensors checkpoint (the values are bf16-exact, so the file holds them
+// exactly); false when the file cannot be written.
+bool write_bf16_checkpoint(const std::map<std::string, LtxFloatTensor>& weights, const std::string& path) {
+  std::vector<test::SafetensorsSpec> specs;
+  for (const auto& [name, t] : weights) specs.push_back({name, "BF16", t.shape, test::bf16_bytes(t.values)});
+  std::ofstream f(path, std::ios::binary);
+  f << test::safetensors_image(specs);
+  return f.good();
+}
+
 #if WS_LTX_HAVE_SAFETENSORS
 // Streaming straight from a WeightStore loaded in LtxModel::store_tensor_order (bf16 checkpoint, every fused part a
 // multiple of 256 B): zero-copy (the store's allocation registered once, no second host copy), output == resident
 // (built from the same floats) bit for bit, on two forwards.
 TEST(LtxModelGpu, StreamedFromWeightStoreZeroCopy) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   flow::LtxConfig c = small_config(4);
   c.num_attention_heads = 2; c.attention_head_dim = 64; c.cross_attention_dim = 128;  // D = 128
   const auto weights = random_weights(c, test::test_seed("ltx store weights"));
-  std::vector<test::SafetensorsSpec> specs;
-  for (const auto& [name, t] : weights) {
-    test::SafetensorsSpec sp;
-    sp.name = name; sp.dtype = "BF16"; sp.shape = t.shape;
-    sp.data.resize(t.values.size() * 2);
-    for (size_t i = 0; i < t.values.size(); ++i) {
-      uint32_t u;
-      std::memcpy(&u, &t.values[i], 4);  // values are bf16-exact: the top half is the bf16 code
-      sp.data[2 * i] = static_cast<uint8_t>((u >> 16) & 0xff);
-      sp.data[2 * i + 1] = static_cast<uint8_t>(u >> 24);
-    }
-    specs.push_back(std::move(sp));
-  }
   const std::string path = ::testing::TempDir() + "/ltx_model_store_test.safetensors";
-  {
-    std::ofstream f(path, std::ios::binary);
-    f << test::safetensors_image(specs);
-    ASSERT_TRUE(f.good()) << path;
-  }
+  ASSERT_TRUE(write_bf16_checkpoint(weights, path)) << path;
   auto ckpt = io::open_checkpoint(path);
   ASSERT_TRUE(ckpt.is_ok()) << ckpt.status().to_string();
   const auto names = flow::LtxModel::store_tensor_order(c);
@@ -717,29 +695,12 @@ TEST(LtxModelGpu, StreamedFromWeightStoreZeroCopy) {
 // host, and a resident bf16 model reads the fp8 tensors through the bf16 path (dequantised while packing): three
 // routes to the same bf16 weights, so all three outputs must be bit-identical.
 TEST(LtxModelGpu, StreamedFp8FromFp8WeightStore) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   flow::LtxConfig c = small_config(3);
   c.num_attention_heads = 2; c.attention_head_dim = 64; c.cross_attention_dim = 128;  // D = 128
   const auto weights = random_weights(c, test::test_seed("ltx fp8 store weights"));
-  std::vector<test::SafetensorsSpec> specs;
-  for (const auto& [name, t] : weights) {
-    test::SafetensorsSpec sp;
-    sp.name = name; sp.dtype = "BF16"; sp.shape = t.shape;
-    sp.data.resize(t.values.size() * 2);
-    for (size_t i = 0; i < t.values.size(); ++i) {
-      uint32_t u;
-      std::memcpy(&u, &t.values[i], 4);
-      sp.data[2 * i] = static_cast<uint8_t>((u >> 16) & 0xff);
-      sp.data[2 * i + 1] = static_cast<uint8_t>(u >> 24);
-    }
-    specs.push_back(std::move(sp));
-  }
   const std::string path = ::testing::TempDir() + "/ltx_model_fp8_store_test.safetensors";
-  {
-    std::ofstream f(path, std::ios::binary);
-    f << test::safetensors_image(specs);
-    ASSERT_TRUE(f.good()) << path;
-  }
+  ASSERT_TRUE(write_bf16_checkpoint(weights, path)) << path;
   auto ckpt = io::open_checkpoint(path);
   ASSERT_TRUE(ckpt.is_ok()) << ckpt.status().to_string();
   flow::WeightStoreOptions wo;
@@ -783,7 +744,7 @@ TEST(LtxModelGpu, StreamedFp8FromFp8WeightStore) {
 }
 
 TEST(LtxModelGpu, FullSize2BDiffusers) {
-  SKIP_WITHOUT_DEVICE();
+  WS_SKIP_WITHOUT_GPU();
   const char* dir = std::getenv("WS_LTX_MODEL_DIR");
   if (dir == nullptr || !*dir) GTEST_SKIP() << "set WS_LTX_MODEL_DIR to a tools/ltx_goldens.py --case model-2b folder";
   auto cfg = read_config(dir);

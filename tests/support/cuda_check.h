@@ -1,7 +1,8 @@
 #pragma once
 // Checked CUDA runtime calls for GPU tests: every cudaMemcpy / cudaMemset / synchronize in a test goes
 // through one of these, so a failed call fails the test with its expression and error instead of being
-// ignored. GPU tests only (includes cuda_runtime.h).
+// ignored. GPU tests only (includes cuda_runtime.h). Also the one "skip without a device" check:
+//   WS_SKIP_WITHOUT_GPU();                                               // GTEST_SKIP with the reason
 //
 //   WS_ASSERT_CUDA(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice));   // fatal: returns from the test
 //   WS_EXPECT_CUDA(cudaStreamSynchronize(s));                            // non-fatal
@@ -18,7 +19,31 @@ inline ::testing::AssertionResult cuda_ok(cudaError_t e, const char* expr) {
   return ::testing::AssertionFailure() << expr << " failed: " << cudaGetErrorName(e) << ": " << cudaGetErrorString(e);
 }
 
+/// True when a CUDA device can be used; otherwise `why` says what cudaGetDeviceCount reported.
+inline bool cuda_device_present(std::string* why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    *why = std::string("no CUDA device: cudaGetDeviceCount failed: ") + cudaGetErrorName(e) + ": " +
+           cudaGetErrorString(e);
+    return false;
+  }
+  if (n == 0) {
+    *why = "no CUDA device: cudaGetDeviceCount reported 0";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace ws::test
+
+/// Skip the test (with the reason) when no CUDA device is usable.
+#define WS_SKIP_WITHOUT_GPU()                                                \
+  do {                                                                       \
+    std::string ws_why_;                                                     \
+    if (!::ws::test::cuda_device_present(&ws_why_)) GTEST_SKIP() << ws_why_; \
+  } while (0)
 
 #define WS_ASSERT_CUDA(expr) ASSERT_TRUE(::ws::test::cuda_ok((expr), #expr))
 #define WS_EXPECT_CUDA(expr) EXPECT_TRUE(::ws::test::cuda_ok((expr), #expr))

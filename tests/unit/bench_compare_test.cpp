@@ -40,6 +40,26 @@ TEST(BenchCompare, RatiosSameEnvironment) {
       << r.table;
 }
 
+// A '|' in a label or metric name would split its markdown cell: written as "\|", the row keeps its 8 columns.
+TEST(BenchCompare, PipeInLabelIsEscapedInTheTable) {
+  auto a = load("ours.json"), b = load("peer_same_env.json");
+  b["label"] = "torch|graph";
+  auto r = ws::bench::compare_reports({a, b}, {"a", "b"});
+  EXPECT_EQ(r.rows[1].label, "torch|graph");
+  const std::string row = "| torch\\|graph | host_latency_us | 400.0 | 440.0 | 480.0 | 0.500 | 0.500 | 0.500 |";
+  ASSERT_NE(r.table.find(row), std::string::npos) << r.table;
+  // Every table line has the same number of unescaped cell separators.
+  size_t start = 0;
+  while (start < r.table.size()) {
+    const size_t end = r.table.find('\n', start);
+    const std::string line = r.table.substr(start, end - start);
+    int bars = 0;
+    for (size_t i = 0; i < line.size(); ++i) bars += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+    EXPECT_EQ(bars, 9) << line;
+    start = end + 1;
+  }
+}
+
 TEST(BenchCompare, WarnsOnDifferentEnvironment) {
   auto r = ws::bench::compare_reports({load("ours.json"), load("peer_same_env.json"), load("peer_other_env.json")},
                                       {"a", "b", "c"});

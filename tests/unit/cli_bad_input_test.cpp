@@ -280,6 +280,16 @@ TEST_F(CliBadInput, CompareRefusesReportsWithoutTheMetric) {
   expect_one_error(cli("compare --clock-tolerance nan " + ours + " " + ours), {"--clock-tolerance"});
   const CliResult ok = cli("compare " + ours + " " + ours);
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(ok.out.find("nan"), std::string::npos) << ok.out;
+  // A percentile of 0 or below gives no ratio (it printed "nan" / "inf" / negative ratios): refused, naming the
+  // file and the field.
+  for (const char* v : {"0", "-5", "0.0"}) {
+    SCOPED_TRACE(v);
+    const std::string z = dir_.file("zero.json");
+    test::write_file(z, std::string("{\"schema\": \"warpstream-bench/1\", \"metrics\": {\"host_latency_us\": "
+                                    "{\"p50\": ") + v + ", \"p99\": 2, \"p99_9\": 3}}}");
+    expect_one_error(cli("compare " + ours + " " + quote(z)), {"zero.json", "host_latency_us.p50", "> 0"});
+  }
 }
 
 TEST_F(CliBadInput, MakeDemoModelWriteFailureNamesTheReason) {

@@ -1,7 +1,8 @@
 // `warpstream onnx-test` on hand-made case folders, run as a user runs it (the real binary,
 // WS_CLI_PATH): a model with a symbolic input dimension takes it from its test data (two test sets
 // with different batch sizes both pass), and a model the spec rules out (a Conv group that does not
-// divide the channels) fails as an invalid model with its reason instead of being skipped.
+// divide the channels) fails as an invalid model with its reason instead of being skipped, while a model.onnx that
+// is not a model at all is bad input (exit 2).
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -134,6 +135,26 @@ TEST(CliOnnxTest, UnusableTestDataIsBadInputExit2NotAMismatch) {
   write_tensor((ok / "test_data_set_0/input_0.pb").string(), "x", {1, 3}, {1, 2, 3});
   r = onnx_test(dir, ok.string());
   EXPECT_EQ(r.exit_code, 1) << r.out;
+}
+
+// A model.onnx that is not an ONNX model at all is bad input (exit 2, a BAD line naming the file), like unusable
+// test data; a model that parses but the spec rules out stays a FAIL (InvalidModelIsAFailureWithItsReason).
+TEST(CliOnnxTest, ModelThatIsNotAModelIsBadInputExit2) {
+  test::TempDir dir;
+  struct Bad { const char* name; std::string bytes; const char* says; };
+  for (const Bad& b : {Bad{"garbage", std::string("\xff\xff\xff\xff not a protobuf \x07\x00", 22), "not a valid ONNX model"},
+                       Bad{"empty", std::string(), "file is empty"},
+                       Bad{"no_graph", std::string("\x08\x07", 2), "holds no graph nodes"}}) {
+    SCOPED_TRACE(b.name);
+    const auto c = relu_case(dir, std::string("model_") + b.name);
+    write_tensor((c / "test_data_set_0/input_0.pb").string(), "x", {1, 3}, {-1, 2, -3});
+    test::write_file((c / "model.onnx").string(), b.bytes);
+    const CliRun r = onnx_test(dir, c.string());
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find(std::string("BAD model_") + b.name + ": "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(b.says), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("0 passed, 0 failed, 0 skipped, 1 bad input"), std::string::npos) << r.out;
+  }
 }
 
 TEST(CliOnnxTest, CaseFolderNamesAreEscaped) {

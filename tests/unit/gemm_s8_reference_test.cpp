@@ -145,6 +145,25 @@ TEST(GemmS8Variants, NamesUniqueAndFilterable) {
   EXPECT_FALSE(kernels::gemm_variant_known("no_such_kernel"));
 }
 
+// The output element type of every tensor-core backend is a ws::DType that agrees with its name's s8s8<out> part.
+TEST(GemmS8Variants, OutputTypeMatchesName) {
+  int tensor_core = 0;
+  for (auto& b : kernels::gemm_backends()) {
+    SCOPED_TRACE(b.name);
+    if (b.kind != kernels::GemmBackendKind::kMma && b.kind != kernels::GemmBackendKind::kCutlass) {
+      EXPECT_EQ(b.out, DType::kInt32);
+      continue;
+    }
+    ++tensor_core;
+    const DType want = b.name.find("s8s8bf16") != std::string::npos  ? DType::kBFloat16
+                       : b.name.find("s8s8f16") != std::string::npos ? DType::kFloat16
+                                                                     : DType::kInt32;
+    EXPECT_EQ(b.out, want);
+    EXPECT_EQ(b.name.find("_scaled") != std::string::npos, want != DType::kInt32);
+  }
+  EXPECT_EQ(tensor_core, 12);
+}
+
 #ifdef WS_CLI_PATH
 int cli(const std::string& args) {
   int rc = std::system((std::string(WS_CLI_PATH) + " " + args + " >/dev/null 2>&1").c_str());

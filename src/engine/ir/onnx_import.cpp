@@ -188,11 +188,11 @@ Status convert_value_info(const onnx::ValueInfoProto& vi, Tensor& t, const Impor
 
 }  // namespace
 
-Result<Graph> import_onnx_bytes(std::span<const std::byte> bytes, const std::string& source_name,
-                                const ImportOptions& options) {
-  const std::string source = escape_text(source_name);  // a file name is a string from outside too
+namespace {
+
+// The bytes as a ModelProto with at least one graph node, or kInvalidModel naming `source` (already escaped).
+Status parse_model_proto(std::span<const std::byte> bytes, const std::string& source, onnx::ModelProto& model) {
   if (bytes.empty()) return invalid_model(source + ": file is empty (0 bytes); expected an ONNX model");
-  onnx::ModelProto model;
   google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
   google::protobuf::io::CodedInputStream coded(&raw);
   coded.SetTotalBytesLimit(INT32_MAX);
@@ -204,6 +204,30 @@ Result<Graph> import_onnx_bytes(std::span<const std::byte> bytes, const std::str
   if (!model.has_graph() || model.graph().node_size() == 0) {
     return invalid_model(source + ": the file parsed but holds no graph nodes; is it an ONNX model?");
   }
+  return Status::ok();
+}
+
+// The model file's bytes, bounded by protobuf's 2 GiB message limit (larger models need external data).
+Result<std::vector<char>> read_model_file(const std::string& path) {
+  auto raw = read_regular_file(path, "model file", (size_t{2} << 30) - 1);
+  if (!raw && raw.status().code() == StatusCode::kResourceExhausted)
+    return unsupported(raw.status().message() + "; models over 2 GiB need external data, which is not supported");
+  return raw;
+}
+
+}  // namespace
+
+Status check_onnx_model_file(const std::string& path) {
+  WS_ASSIGN_OR_RETURN(std::vector<char> raw, read_model_file(path));
+  onnx::ModelProto model;
+  return parse_model_proto(std::as_bytes(std::span<const char>(raw)), escape_text(path), model);
+}
+
+Result<Graph> import_onnx_bytes(std::span<const std::byte> bytes, const std::string& source_name,
+                                const ImportOptions& options) {
+  const std::string source = escape_text(source_name);  // a file name is a string from outside too
+  onnx::ModelProto model;
+  WS_RETURN_IF_ERROR(parse_model_proto(bytes, source, model));
   Graph g;
   g.source = source;
   for (const auto& os : model.opset_import()) {
@@ -335,15 +359,8 @@ Result<Graph> import_onnx_bytes(std::span<const std::byte> bytes, const std::str
 }
 
 Result<Graph> import_onnx(const std::string& path, const ImportOptions& options) {
-  // Protobuf messages are limited to 2 GiB; larger models need external data (not supported).
-  auto raw = read_regular_file(path, "model file", (size_t{2} << 30) - 1);
-  if (!raw) {
-    if (raw.status().code() == StatusCode::kResourceExhausted) {
-      return unsupported(raw.status().message() + "; models over 2 GiB need external data, which is not supported");
-    }
-    return raw.status();
-  }
-  return import_onnx_bytes(std::as_bytes(std::span<const char>(*raw)), path, options);
+  WS_ASSIGN_OR_RETURN(std::vector<char> raw, read_model_file(path));
+  return import_onnx_bytes(std::as_bytes(std::span<const char>(raw)), path, options);
 }
 
 Result<Tensor> parse_tensor_proto(std::span<const std::byte> bytes, const std::string& source_name,

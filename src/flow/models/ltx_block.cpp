@@ -512,6 +512,10 @@ Result<std::unique_ptr<LtxBlock>> LtxBlock::build(const LtxBlockConfig& cfg, con
     WS_ASSIGN_OR_RETURN(I.arena, cuda::DeviceBuffer::allocate(total));
     base = static_cast<uint8_t*>(I.arena.get());
     I.bytes = total;
+    // NaN-poison the own arena once (0xFF bytes: bf16/fp32/e4m3 NaN), as the model does with its buffers and the
+    // CUDA engine with its arena: a stage that reads an element no earlier stage wrote gives NaN, which the
+    // tests' comparisons against the CPU reference catch (docs/results/H200.md, "initcheck and cuBLASLt").
+    WS_CUDA_RETURN_IF_ERROR(cudaMemset(base, 0xff, total));
   }
   I.used = total;
   size_t off = 0;

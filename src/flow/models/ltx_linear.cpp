@@ -186,7 +186,7 @@ Status LtLinear::enqueue(cudaStream_t stream) {
     epi.row_scale = I.bound.x_scale;
     epi.col_scale = I.bound.w_scale;
     epi.bias = I.shape.epilogue == LinearEpilogue::kNone ? nullptr : I.bound.bias_f32;
-    Status st = kernels::gemm_s8_mma(kernels::MmaTile::k128x128, kernels::GemmOut::kBF16,
+    Status st = kernels::gemm_s8_mma(kernels::MmaTile::k128x128, DType::kBFloat16,
                                      static_cast<const int8_t*>(I.bound.x), static_cast<const int8_t*>(I.bound.w),
                                      I.bound.y, (int)I.shape.m, (int)I.shape.n, (int)I.shape.k, epi, stream);
     if (!st.is_ok()) return Status(st.code(), "INT8 linear '" + I.name + "': " + st.message());

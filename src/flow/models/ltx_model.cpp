@@ -777,6 +777,8 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
   const LtxBlockGeometry bg = block_geometry(geo);
   // ONE activation arena for every block instance (they run one after another on one stream).
   WS_ASSIGN_OR_RETURN(I.block_arena, cuda::DeviceBuffer::allocate(fp.block_arena_bytes));
+  // NaN-poisoned once, like the model arena: a block stage reading an element nothing wrote shows as NaN.
+  WS_CUDA_RETURN_IF_ERROR(cudaMemset(I.block_arena.get(), 0xff, fp.block_arena_bytes));
   LtxBlockOptions bo = options.block;
   bo.arena = I.block_arena.get();
   bo.arena_bytes = fp.block_arena_bytes;

@@ -30,17 +30,11 @@ Status gemm_s8s8s32_dp4a_tiled(int k_depth, int smem_stride, const int32_t* a_pa
 enum class MmaTile { k128x128, k128x256 };
 const char* mma_tile_name(MmaTile t);
 
-/// Output element type of the tensor-core GEMM: the three ws::DType values it can write (int32, and
-/// float16 / bfloat16 with the scaled epilogue), so a DType converts without a table (gemm_out_for).
-enum class GemmOut : int32_t {
-  kS32 = static_cast<int32_t>(DType::kInt32),
-  kF16 = static_cast<int32_t>(DType::kFloat16),
-  kBF16 = static_cast<int32_t>(DType::kBFloat16),
-};
-inline constexpr DType gemm_out_dtype(GemmOut o) { return static_cast<DType>(o); }
-/// The GemmOut of `t`; kInvalidArgument for a type the GEMM cannot write.
-inline Result<GemmOut> gemm_out_for(DType t) {
-  if (t == DType::kInt32 || t == DType::kFloat16 || t == DType::kBFloat16) return static_cast<GemmOut>(t);
+/// Output element type of the tensor-core GEMMs (gemm_s8_mma, the CUTLASS backend): DType::kInt32 (the int32
+/// accumulators, epilogue ignored), DType::kFloat16 or DType::kBFloat16 (the scaled epilogue below). Any other
+/// DType is kInvalidArgument naming it (every launcher checks through this).
+inline Status check_gemm_out(DType t) {
+  if (t == DType::kInt32 || t == DType::kFloat16 || t == DType::kBFloat16) return Status::ok();
   return invalid_argument("INT8 GEMM output: element type " + dtype_name(t) + " (int32, float16 or bfloat16 only)");
 }
 
@@ -53,11 +47,12 @@ struct GemmEpilogue {
 };
 
 /// Tensor-core INT8 GEMM: acc[M,N] = A[M,K] x Bt[N,K]^T, A and Bt both K-contiguous (Bt is a weight
-/// stored [out, in]). out: int32 [M,N] for kS32 (epilogue ignored), else fp16/bf16 [M,N] with the epilogue.
+/// stored [out, in]). out: int32 [M,N] for DType::kInt32 (epilogue ignored), else fp16/bf16 [M,N] with the
+/// epilogue (out_kind: see check_gemm_out).
 /// Any M, N, K >= 1; K % 16 == 0 takes the cp.async path, other K a guarded byte-load path.
 /// Requires compute capability >= 8.0 (kUnsupported otherwise); on toolkits built without an sm_80+
 /// target the launcher returns kUnsupported.
-Status gemm_s8_mma(MmaTile tile, GemmOut out_kind, const int8_t* a, const int8_t* bt, void* out, int m, int n, int k,
+Status gemm_s8_mma(MmaTile tile, DType out_kind, const int8_t* a, const int8_t* bt, void* out, int m, int n, int k,
                    const GemmEpilogue& epilogue, cudaStream_t stream);
 
 /// Counts i < count with x[i] != y[i]; *first_index = smallest such i (or -1). Both outputs in device memory

@@ -41,7 +41,7 @@ CutlassGemmPlan& CutlassGemmPlan::operator=(CutlassGemmPlan&&) noexcept = defaul
 
 size_t CutlassGemmPlan::workspace_bytes() const { return state_ ? state_->workspace.bytes() : 0; }
 
-Result<CutlassGemmPlan> CutlassGemmPlan::create(CutlassSchedule schedule, GemmOut out_kind, const int8_t* a,
+Result<CutlassGemmPlan> CutlassGemmPlan::create(CutlassSchedule schedule, DType out_kind, const int8_t* a,
                                                 const int8_t* bt, void* out, int m, int n, int k,
                                                 const GemmEpilogue& ep, cudaStream_t stream) {
 #ifndef WS_HAVE_CUTLASS
@@ -49,7 +49,8 @@ Result<CutlassGemmPlan> CutlassGemmPlan::create(CutlassSchedule schedule, GemmOu
   return unsupported("gemm_s8_cutlass: not built (configure with -DWS_CUTLASS_DIR=<cutlass include dir>)");
 #else
   if (m < 1 || n < 1 || k < 1) return invalid_argument("gemm_s8_cutlass: M, N, K must be >= 1");
-  if (out_kind != GemmOut::kS32 && (!ep.row_scale || !ep.col_scale))
+  WS_RETURN_IF_ERROR(check_gemm_out(out_kind));
+  if (out_kind != DType::kInt32 && (!ep.row_scale || !ep.col_scale))
     return invalid_argument("gemm_s8_cutlass: fp16/bf16 output needs row_scale and col_scale");
   int dev = 0, major = 0, minor = 0, sm_count = 0;
   WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
@@ -57,7 +58,7 @@ Result<CutlassGemmPlan> CutlassGemmPlan::create(CutlassSchedule schedule, GemmOu
   WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
   WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, dev));
   if (major * 10 + minor != 90) return unsupported("gemm_s8_cutlass: sm_90a kernels need compute capability 9.0");
-  const int n_align = out_kind == GemmOut::kS32 ? 4 : 8;
+  const int n_align = out_kind == DType::kInt32 ? 4 : 8;
   auto misaligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) % 16) != 0; };
   if (k % 16 != 0 || n % n_align != 0 || misaligned(a) || misaligned(bt) || misaligned(out))
     return unsupported("gemm_s8_cutlass: TMA needs K % 16 == 0, N % " + std::to_string(n_align) +
@@ -67,11 +68,12 @@ Result<CutlassGemmPlan> CutlassGemmPlan::create(CutlassSchedule schedule, GemmOu
   const bool pp = schedule == CutlassSchedule::kPingpong128x128;
   PlanFn fn = nullptr;
   switch (out_kind) {
-    case GemmOut::kS32: fn = pp ? s32_pingpong_128x128x128 : s32_coop_256x128x128; break;
-    case GemmOut::kF16: fn = pp ? f16_pingpong_128x128x128 : f16_coop_256x128x128; break;
-    case GemmOut::kBF16: fn = pp ? bf16_pingpong_128x128x128 : bf16_coop_256x128x128; break;
+    case DType::kInt32: fn = pp ? s32_pingpong_128x128x128 : s32_coop_256x128x128; break;
+    case DType::kFloat16: fn = pp ? f16_pingpong_128x128x128 : f16_coop_256x128x128; break;
+    case DType::kBFloat16: fn = pp ? bf16_pingpong_128x128x128 : bf16_coop_256x128x128; break;
+    default: break;  // refused by check_gemm_out above
   }
-  if (!fn) return invalid_argument("gemm_s8_cutlass: unknown output kind");
+  if (!fn) return check_gemm_out(out_kind);
   size_t ws_bytes = 0;
   RunResult res = fn(r, nullptr, &ws_bytes, nullptr);
   if (res == RunResult::kUnsupported) return unsupported("gemm_s8_cutlass: CUTLASS can_implement() refused the shape");
@@ -104,13 +106,13 @@ Status CutlassGemmPlan::run(cudaStream_t stream) const {
 #endif
 }
 
-Status gemm_s8_cutlass(CutlassSchedule schedule, GemmOut out_kind, const int8_t* a, const int8_t* bt, void* out,
+Status gemm_s8_cutlass(CutlassSchedule schedule, DType out_kind, const int8_t* a, const int8_t* bt, void* out,
                        int m, int n, int k, const GemmEpilogue& ep, cudaStream_t stream) {
   WS_ASSIGN_OR_RETURN(CutlassGemmPlan plan, CutlassGemmPlan::create(schedule, out_kind, a, bt, out, m, n, k, ep, stream));
   return plan.run(stream);
 }
 
-Status gemm_s8_tensor_core(GemmOut out_kind, const int8_t* a, const int8_t* bt, void* out, int m, int n, int k,
+Status gemm_s8_tensor_core(DType out_kind, const int8_t* a, const int8_t* bt, void* out, int m, int n, int k,
                            const GemmEpilogue& ep, cudaStream_t stream) {
   Status st = gemm_s8_cutlass(CutlassSchedule::kPingpong128x128, out_kind, a, bt, out, m, n, k, ep, stream);
   if (st.code() != StatusCode::kUnsupported) return st;

@@ -46,7 +46,7 @@ class CutlassGemmPlan {
   /// (DeviceBuffer, counted by cuda_allocation_count()); any workspace initialisation is enqueued on `stream`.
   /// Errors: kUnsupported (not built, not cc 9.0, shape / alignment rules, CUTLASS can_implement refused);
   /// kInvalidArgument (M, N or K < 1, scaled output without scales); kCuda / kInternal (initialisation).
-  static Result<CutlassGemmPlan> create(CutlassSchedule schedule, GemmOut out_kind, const int8_t* a,
+  static Result<CutlassGemmPlan> create(CutlassSchedule schedule, DType out_kind, const int8_t* a,
                                         const int8_t* bt, void* out, int m, int n, int k,
                                         const GemmEpilogue& epilogue, cudaStream_t stream);
   /// Launches the planned GEMM on `stream`: no allocation, no host set-up. kFailedPrecondition on an empty
@@ -61,13 +61,13 @@ class CutlassGemmPlan {
 
 /// One-shot form for tests and one-off calls: CutlassGemmPlan::create then run (so it may allocate — and then
 /// free, which synchronises — a workspace). Never on a steady-state path: keep a plan there.
-Status gemm_s8_cutlass(CutlassSchedule schedule, GemmOut out_kind, const int8_t* a, const int8_t* bt, void* out,
+Status gemm_s8_cutlass(CutlassSchedule schedule, DType out_kind, const int8_t* a, const int8_t* bt, void* out,
                        int m, int n, int k, const GemmEpilogue& epilogue, cudaStream_t stream);
 
 /// The tensor-core path to use (winner of the H200 campaigns, docs/results/H200.md): CUTLASS pingpong
 /// 128x128x128 when built, on cc 9.0 and the shape meets its TMA rules; otherwise gemm_s8_mma 128x128x64 (any
 /// shape, sm_80+). Same contract as gemm_s8_mma. One-shot like gemm_s8_cutlass (plans on every call).
-Status gemm_s8_tensor_core(GemmOut out_kind, const int8_t* a, const int8_t* bt, void* out, int m, int n, int k,
+Status gemm_s8_tensor_core(DType out_kind, const int8_t* a, const int8_t* bt, void* out, int m, int n, int k,
                            const GemmEpilogue& epilogue, cudaStream_t stream);
 
 }  // namespace ws::kernels

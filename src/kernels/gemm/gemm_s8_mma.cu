@@ -21,7 +21,7 @@ constexpr int kThreads = 256;
 
 __device__ __forceinline__ int swz(int row, int chunk) { return row * kBK + ((chunk ^ ((row >> 1) & 3)) << 4); }
 
-template <int BM, int BN, int STAGES, bool kAligned, GemmOut OUT>
+template <int BM, int BN, int STAGES, bool kAligned, DType OUT>
 __global__ void __launch_bounds__(kThreads) gemm_s8_mma_kernel(const int8_t* __restrict__ a,
                                                                const int8_t* __restrict__ bt, void* __restrict__ out,
                                                                int m, int n, int k, GemmEpilogue ep) {
@@ -157,14 +157,14 @@ __global__ void __launch_bounds__(kThreads) gemm_s8_mma_kernel(const int8_t* __r
       const int row = m0 + wm0 + mt * 16 + g + half * 8;
       if (row >= m) continue;
       float rs = 1.f;
-      if constexpr (OUT != GemmOut::kS32) rs = ep.row_scale[row];
+      if constexpr (OUT != DType::kInt32) rs = ep.row_scale[row];
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         const int col = n0 + wn0 + nt * 8 + t4 * 2;
         if (col >= n) continue;
         const int v0 = acc[mt][nt][half * 2], v1 = acc[mt][nt][half * 2 + 1];
         const size_t o = size_t(row) * n + col;
-        if constexpr (OUT == GemmOut::kS32) {
+        if constexpr (OUT == DType::kInt32) {
           int* c = static_cast<int*>(out);
           if (pair_ok && col + 1 < n) {
             *reinterpret_cast<int2*>(c + o) = make_int2(v0, v1);
@@ -179,7 +179,7 @@ __global__ void __launch_bounds__(kThreads) gemm_s8_mma_kernel(const int8_t* __r
             f0 += ep.bias[col];
             if (col + 1 < n) f1 += ep.bias[col + 1];
           }
-          if constexpr (OUT == GemmOut::kF16) {
+          if constexpr (OUT == DType::kFloat16) {
             __half* c = static_cast<__half*>(out);
             if (pair_ok && col + 1 < n) {
               *reinterpret_cast<__half2*>(c + o) = __floats2half2_rn(f0, f1);
@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(kThreads) gemm_s8_mma_kernel(const int8_t* __r
 #endif
 }
 
-template <int BM, int BN, int STAGES, bool kAligned, GemmOut OUT>
+template <int BM, int BN, int STAGES, bool kAligned, DType OUT>
 Status launch(const int8_t* a, const int8_t* bt, void* out, int m, int n, int k, const GemmEpilogue& ep,
               cudaStream_t stream) {
   constexpr int smem = STAGES * (BM + BN) * kBK;
@@ -222,20 +222,21 @@ Status launch(const int8_t* a, const int8_t* bt, void* out, int m, int n, int k,
 }
 
 template <int BM, int BN, int STAGES>
-Status dispatch(GemmOut out_kind, bool aligned, const int8_t* a, const int8_t* bt, void* out, int m, int n, int k,
+Status dispatch(DType out_kind, bool aligned, const int8_t* a, const int8_t* bt, void* out, int m, int n, int k,
                 const GemmEpilogue& ep, cudaStream_t s) {
   switch (out_kind) {
-    case GemmOut::kS32:
-      return aligned ? launch<BM, BN, STAGES, true, GemmOut::kS32>(a, bt, out, m, n, k, ep, s)
-                     : launch<BM, BN, STAGES, false, GemmOut::kS32>(a, bt, out, m, n, k, ep, s);
-    case GemmOut::kF16:
-      return aligned ? launch<BM, BN, STAGES, true, GemmOut::kF16>(a, bt, out, m, n, k, ep, s)
-                     : launch<BM, BN, STAGES, false, GemmOut::kF16>(a, bt, out, m, n, k, ep, s);
-    case GemmOut::kBF16:
-      return aligned ? launch<BM, BN, STAGES, true, GemmOut::kBF16>(a, bt, out, m, n, k, ep, s)
-                     : launch<BM, BN, STAGES, false, GemmOut::kBF16>(a, bt, out, m, n, k, ep, s);
+    case DType::kInt32:
+      return aligned ? launch<BM, BN, STAGES, true, DType::kInt32>(a, bt, out, m, n, k, ep, s)
+                     : launch<BM, BN, STAGES, false, DType::kInt32>(a, bt, out, m, n, k, ep, s);
+    case DType::kFloat16:
+      return aligned ? launch<BM, BN, STAGES, true, DType::kFloat16>(a, bt, out, m, n, k, ep, s)
+                     : launch<BM, BN, STAGES, false, DType::kFloat16>(a, bt, out, m, n, k, ep, s);
+    case DType::kBFloat16:
+      return aligned ? launch<BM, BN, STAGES, true, DType::kBFloat16>(a, bt, out, m, n, k, ep, s)
+                     : launch<BM, BN, STAGES, false, DType::kBFloat16>(a, bt, out, m, n, k, ep, s);
+    default: break;
   }
-  return invalid_argument("gemm_s8_mma: unknown output kind");
+  return check_gemm_out(out_kind);
 }
 
 }  // namespace
@@ -248,10 +249,11 @@ const char* mma_tile_name(MmaTile t) {
   return "?";
 }
 
-Status gemm_s8_mma(MmaTile tile, GemmOut out_kind, const int8_t* a, const int8_t* bt, void* out, int m, int n, int k,
+Status gemm_s8_mma(MmaTile tile, DType out_kind, const int8_t* a, const int8_t* bt, void* out, int m, int n, int k,
                    const GemmEpilogue& ep, cudaStream_t stream) {
   if (m < 1 || n < 1 || k < 1) return invalid_argument("gemm_s8_mma: M, N, K must be >= 1");
-  if (out_kind != GemmOut::kS32 && (!ep.row_scale || !ep.col_scale))
+  WS_RETURN_IF_ERROR(check_gemm_out(out_kind));
+  if (out_kind != DType::kInt32 && (!ep.row_scale || !ep.col_scale))
     return invalid_argument("gemm_s8_mma: fp16/bf16 output needs row_scale and col_scale");
   static int cc_major = -1;
   if (cc_major < 0) {

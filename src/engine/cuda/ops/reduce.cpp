@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/cuda/op_util.h"
+#include "engine/cuda/ops/views.h"
 #include "kernels/reduce/reduce.h"
 
 namespace ws::cudaexec {
@@ -103,38 +104,16 @@ Status bind_reduce(BindContext& c, Step& s) {
 
 // Hardmax shares LogSoftmax's [outer, len, inner] view (opset < 13: flattened from axis; axis == rank allowed).
 Status bind_hardmax(BindContext& c, Step& s) {
-  const ir::Shape& x = in_t(c, 0).shape;
-  const int64_t rank = static_cast<int64_t>(x.size());
-  const bool legacy = c.graph.opset < 13;
-  int64_t axis = attr_i(c.node, "axis", legacy ? 1 : -1);
-  if (axis < 0) axis += rank;
-  int64_t outer = 1, len = 1, inner = 1;
-  for (int64_t i = 0; i < rank; ++i) {
-    const int64_t d = x[static_cast<size_t>(i)];
-    if (i < axis) outer *= d;
-    else if (i == axis || legacy) len *= d;
-    else inner *= d;
-  }
+  const AxisView v = softmax_view(c);
   const ElemType et = c.elem;
-  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::hardmax(et, io.in[0], io.out[0], outer, len, inner, st); };
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::hardmax(et, io.in[0], io.out[0], v.outer, v.len, v.inner, st); };
   return Status::ok();
 }
 
 Status bind_log_softmax(BindContext& c, Step& s) {
-  const ir::Shape& x = in_t(c, 0).shape;
-  const int64_t rank = static_cast<int64_t>(x.size());
-  const bool legacy = c.graph.opset < 13;
-  int64_t axis = attr_i(c.node, "axis", legacy ? 1 : -1);
-  if (axis < 0) axis += rank;
-  int64_t outer = 1, len = 1, inner = 1;
-  for (int64_t i = 0; i < rank; ++i) {
-    const int64_t d = x[static_cast<size_t>(i)];
-    if (i < axis) outer *= d;
-    else if (i == axis || legacy) len *= d;
-    else inner *= d;
-  }
+  const AxisView v = softmax_view(c);
   const ElemType et = c.elem;
-  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::log_softmax(et, io.in[0], io.out[0], outer, len, inner, st); };
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::log_softmax(et, io.in[0], io.out[0], v.outer, v.len, v.inner, st); };
   return Status::ok();
 }
 

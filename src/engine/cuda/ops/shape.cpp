@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/cuda/op_util.h"
+#include "engine/cuda/ops/views.h"
 
 namespace ws::cudaexec {
 namespace {
@@ -33,14 +34,6 @@ Status supports_copy(const BindContext& c) {
       return refuse(c, "optional output " + std::to_string(i) + " (e.g. a Dropout mask) is read but not produced");
   return Status::ok();
 }
-Status bind_copy(BindContext& c, Step& s) {
-  const size_t bytes = static_cast<size_t>(in_t(c, 0).elements()) * c.elem_bytes;
-  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
-    if (bytes && io.in[0] != io.out[0]) WS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(io.out[0], io.in[0], bytes, cudaMemcpyDeviceToDevice, st));
-    return Status::ok();
-  };
-  return Status::ok();
-}
 
 Status supports_transpose(const BindContext& c) {
   WS_RETURN_IF_ERROR(ok_float0(c));
@@ -52,15 +45,7 @@ Status bind_transpose(BindContext& c, Step& s) {
   const int64_t rank = static_cast<int64_t>(x.size());
   std::vector<int64_t> def(static_cast<size_t>(rank));
   for (int64_t i = 0; i < rank; ++i) def[static_cast<size_t>(i)] = rank - 1 - i;
-  const auto perm = attr_is(c.node, "perm", def);
-  std::vector<int64_t> xs(static_cast<size_t>(rank), 1);
-  for (int64_t i = rank - 2; i >= 0; --i) xs[static_cast<size_t>(i)] = xs[static_cast<size_t>(i + 1)] * x[static_cast<size_t>(i + 1)];
-  kernels::TransposeDims d;
-  d.rank = static_cast<int>(rank);
-  for (int64_t k = 0; k < rank; ++k) {
-    d.y_dims[k] = x[static_cast<size_t>(perm[static_cast<size_t>(k)])];
-    d.x_strides[k] = xs[static_cast<size_t>(perm[static_cast<size_t>(k)])];
-  }
+  const kernels::TransposeDims d = permuted_view(x, attr_is(c.node, "perm", def));
   const int eb = static_cast<int>(c.elem_bytes);
   s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::transpose(eb, io.in[0], io.out[0], d, st); };
   return Status::ok();
@@ -140,13 +125,13 @@ std::vector<OpSample> concat_samples(const std::string& op) {
 std::vector<CudaOpDef> shape_ops() {
   return {
       {"Concat", -1, supports_concat, bind_concat, concat_samples},
-      {"Dropout", 1, supports_copy, bind_copy, copy_samples},
-      {"Flatten", 1, supports_copy, bind_copy, copy_samples},
-      {"Identity", 1, supports_copy, bind_copy, copy_samples},
-      {"Reshape", 1, supports_copy, bind_copy, copy_samples},
-      {"Squeeze", 1, supports_copy, bind_copy, copy_samples},
+      {"Dropout", 1, supports_copy, bind_device_copy, copy_samples},
+      {"Flatten", 1, supports_copy, bind_device_copy, copy_samples},
+      {"Identity", 1, supports_copy, bind_device_copy, copy_samples},
+      {"Reshape", 1, supports_copy, bind_device_copy, copy_samples},
+      {"Squeeze", 1, supports_copy, bind_device_copy, copy_samples},
       {"Transpose", 1, supports_transpose, bind_transpose, transpose_samples},
-      {"Unsqueeze", 1, supports_copy, bind_copy, copy_samples},
+      {"Unsqueeze", 1, supports_copy, bind_device_copy, copy_samples},
   };
 }
 

@@ -1,0 +1,117 @@
+# `bash scripts/device.sh sanitize` (sourced by scripts/device.sh after ws_build ws_gpu_tests; never run alone):
+# compute-sanitizer memcheck, racecheck, synccheck and initcheck over the WHOLE GPU suite (ws_gpu_tests), the four
+# tools at once as parallel processes (the tools are CPU-bound in their instrumentation; the GPU machine has 16
+# cores), each tool split into gtest shards (GTEST_TOTAL_SHARDS/GTEST_SHARD_INDEX), every process under one time cap.
+#
+# What each tool checks, and every exclusion with its reason (the same text is in docs/results/H200.md):
+#   memcheck   every kernel: ours, cuBLASLt, cuDNN, CUTLASS (a vendor kernel reading past a buffer we passed it is
+#              our bug).
+#   racecheck  OUR kernels only: --kernel-name 'regex=ws::|N2ws' = every kernel in namespace ws (all of ours, in
+#              src/, tests/gpu and bench/; demangled or mangled name). Excluded: cuBLASLt, cuDNN and the CUTLASS
+#              templates (cutlass::device_kernel<...>): not our code to fix, and racecheck over their Hopper
+#              TMA/mbarrier pipelines did not finish within a device call (run 07: cut at 227 s).
+#   synccheck  OUR kernels only (same filter): synccheck's cuda::barrier tracking overflows inside cuBLASLt/cuDNN
+#              Hopper kernels ("Detected overflow of tracked cuda::barrier structures", run 07), which voids the run.
+#   initcheck  every kernel (a kernel left out of instrumentation would have its stores untracked, and our reads of
+#              its output would all look uninitialised). The probe below says whether initcheck tracks cuBLASLt's
+#              stores on this machine; the LTX activation arenas are NaN-poisoned at build (as the CUDA engine's and
+#              the LTX model's buffers already were), so the LTX tests' comparisons with the CPU reference catch a
+#              read of anything no stage wrote, and initcheck has nothing to say about those arenas.
+#   all tools  -DeviceInit.FreshProcess*: death tests re-execute the binary (they hang under the sanitizer).
+#              DISABLED_ tests (timing tests, the canaries) stay off in the suite runs.
+# Canaries (one short process per tool, run beside the suite): SanitizerCanary.DISABLED_<Tool> launches a kernel of
+# ours with one deliberate bug of the tool's class (tests/gpu/sanitizer_canary_test.cpp) under the same options and
+# filter; the tool MUST report it (exit 3). A canary that passes means the tool or its filter checked nothing, and
+# the tool's row fails even if its suite run was clean.
+# Probe: SanitizerProbe.DISABLED_CublasLtStoresSeenByInitcheck under initcheck: a cuBLASLt GEMM writes a fresh
+# buffer (every element checked vs a CPU GEMM), a kernel of ours reads it; a report = initcheck does not see
+# cuBLASLt's stores. Reported (not a pass/fail stage): it explains, not gates.
+# WS_GPU_TEST_SMALL=1 is exported: the looping tests run their small form (tests/support/small_tests.h).
+# Knobs: WS_SANITIZE_TOOLS (default: all four), WS_SANITIZE_FILTER (gtest filter, default the whole suite),
+# WS_SANITIZE_FILTER_<tool>, WS_SANITIZE_SHARDS_<tool> (default 3 memcheck/initcheck, 2 racecheck,
+# 1 synccheck), WS_SANITIZE_SECONDS (cap of every
+# process, default: what the call has left minus 20 s). A process cut by the cap is a failure (rc 124): narrow the
+# filter or add shards rather than read a partial run as clean.
+# Logs: $L/sanitize-<tool>-<shard>.txt, $L/sanitize-canary-<tool>.txt, $L/sanitize-probe-initcheck.txt.
+export WS_GPU_TEST_SMALL=1
+SAN_OURS='regex=ws::|N2ws'
+SAN_EXCLUDE_TESTS='DeviceInit.FreshProcess*'
+san_opts() {  # tool -> compute-sanitizer options (one per line)
+  printf '%s\n' --tool "$1" --error-exitcode 3 --print-limit 200
+  case $1 in
+    racecheck) printf '%s\n' --kernel-name "$SAN_OURS" ;;
+    synccheck) printf '%s\n' --kernel-name "$SAN_OURS" ;;
+  esac
+}
+# san_kernels LOG : "N x kernel" for the kernels named first in each report (top 6), one line.
+san_kernels() {
+  awk '/^========= [A-Z]/ && !/SUMMARY/ {want=1; next}
+       want && /^=========     at / {sub(/^=========     at /, ""); sub(/\+0x[0-9a-f]+$/, ""); sub(/\([^()]*\)$/, ""); n[$0]++; want=0}
+       END {for (k in n) printf "%d x %s\n", n[k], k}' "$1" | sort -rn | head -6 | tr '\n' ';'
+}
+
+san_cap=${WS_SANITIZE_SECONDS:-$(( $(left) - 20 ))}
+if [ "$san_cap" -lt 30 ]; then
+  row "compute-sanitizer" "SKIPPED (budget: $(left) s left)"; FAILED=1
+else
+  san_pids=()
+  for tool in ${WS_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
+    fvar=WS_SANITIZE_FILTER_$tool; nvar=WS_SANITIZE_SHARDS_$tool
+    filter=${!fvar:-${WS_SANITIZE_FILTER:-*}}
+    [[ $filter == *-* ]] && filter="$filter:$SAN_EXCLUDE_TESTS" || filter="$filter-$SAN_EXCLUDE_TESTS"
+    case $tool in memcheck|initcheck) def=3 ;; racecheck) def=2 ;; *) def=1 ;; esac
+    shards=${!nvar:-$def}
+    mapfile -t opts < <(san_opts "$tool")
+    for ((i = 0; i < shards; ++i)); do
+      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout -k 10 "$san_cap" \
+        compute-sanitizer "${opts[@]}" "$GT" --gtest_filter="$filter" > "$L/sanitize-$tool-$i.txt" 2>&1 &
+      san_pids+=("$!:$tool:$i")
+    done
+    canary=SanitizerCanary.DISABLED_${tool^}
+    timeout -k 10 120 compute-sanitizer "${opts[@]}" "$GT" --gtest_also_run_disabled_tests \
+      --gtest_filter="$canary" > "$L/sanitize-canary-$tool.txt" 2>&1 &
+    san_pids+=("$!:canary-$tool:0")
+    echo "$filter" > "$L/sanitize-$tool.filter"; echo "$shards" > "$L/sanitize-$tool.shards"
+  done
+  if [[ " ${WS_SANITIZE_TOOLS:-initcheck} " == *" initcheck "* ]]; then
+    mapfile -t opts < <(san_opts initcheck)
+    timeout -k 10 180 compute-sanitizer "${opts[@]}" "$GT" --gtest_also_run_disabled_tests \
+      --gtest_filter='SanitizerProbe.DISABLED_CublasLtStoresSeenByInitcheck' > "$L/sanitize-probe-initcheck.txt" 2>&1 &
+    san_pids+=("$!:probe-initcheck:0")
+  fi
+  declare -A san_rc=()
+  for p in "${san_pids[@]}"; do
+    wait "${p%%:*}"; san_rc[${p#*:}]=$?
+  done
+  for tool in ${WS_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
+    shards=$(cat "$L/sanitize-$tool.shards"); filter=$(cat "$L/sanitize-$tool.filter")
+    rc=0; errs=0; pass=0; fail=0; skip=0
+    for ((i = 0; i < shards; ++i)); do
+      r=${san_rc[$tool:$i]}; [ "$r" -ne 0 ] && [ "$rc" -eq 0 -o "$r" -eq 124 ] && rc=$r
+      f=$L/sanitize-$tool-$i.txt
+      e=$(grep -oE 'ERROR SUMMARY: [0-9]+ errors?$|\([0-9]+ errors' "$f" | head -1 | grep -oE '[0-9]+'); errs=$(( errs + ${e:-0} ))
+      read -r a b c < <(gtest_result "$f" | awk '{print $1, $3, $5}'); pass=$((pass + a)); fail=$((fail + b)); skip=$((skip + c))
+    done
+    mark $rc
+    row "compute-sanitizer $tool" "rc=$rc $errs errors; $pass passed, $fail failed, $skip skipped; $shards shard(s); filter=${filter:0:50} ($(elapsed) s)"
+    [ "$errs" -gt 0 ] && cat "$L"/sanitize-$tool-*.txt > "$L/sanitize-$tool-all.txt" && \
+      echo "    first-frame kernels: $(san_kernels "$L/sanitize-$tool-all.txt")" | tee -a "$SUM"
+    grep -h -E '^\[  FAILED  \] [A-Za-z]|Detected overflow|Timeout|Internal Sanitizer Error' "$L"/sanitize-$tool-*.txt 2>/dev/null |
+      sort -u | head -8 | sed 's/^/    /' | tee -a "$SUM"
+    # The canary must have been caught: exit 3 and a report naming its kernel.
+    crc=${san_rc[canary-$tool:0]}; cf=$L/sanitize-canary-$tool.txt
+    if [ "$crc" -eq 3 ] && grep -q 'canary_' "$cf"; then
+      row "  canary $tool" "caught (rc=3, $(grep -m1 -oE 'canary_[a-z_]+kernel' "$cf"))"
+    else
+      row "  canary $tool" "NOT caught (rc=$crc): the tool or its filter checked nothing; see $(basename "$cf")"; FAILED=1
+    fi
+  done
+  if [ -n "${san_rc[probe-initcheck:0]:-}" ]; then
+    pf=$L/sanitize-probe-initcheck.txt; prc=${san_rc[probe-initcheck:0]}
+    if ! grep -q '^\[  PASSED  \] 1 test' "$pf"; then verdict="probe test did not pass (rc=$prc): see $(basename "$pf")"
+    elif [ "$prc" -eq 3 ]; then verdict="initcheck does NOT see cuBLASLt's stores ($(san_kernels "$pf"))"
+    elif [ "$prc" -eq 0 ]; then verdict="initcheck sees cuBLASLt's stores (0 reports)"
+    else verdict="rc=$prc: see $(basename "$pf")"; fi
+    row "  probe initcheck vs cuBLASLt" "$verdict"
+  fi
+fi
