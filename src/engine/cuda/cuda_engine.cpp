@@ -383,6 +383,14 @@ size_t bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end) {
 }  // namespace
 }  // namespace cudaexec
 
+Status CudaEngine::check_support(ir::Graph graph, const CudaBuildOptions& options) {
+  using namespace cudaexec;
+  WS_ASSIGN_OR_RETURN(OptimizedGraph og, optimize_for_cuda(std::move(graph), options));
+  BuildDevice dev;  // never opened: supports() does no device work
+  const std::vector<ir::Node> view = onnx_view(og.graph, og.residual_convs);
+  return cudaexec::check_support(og.graph, view, options, dev).status();
+}
+
 // The stages, in order: optimize (build_stages.h) -> check support (no device work) -> plan the arena
 // (build_stages.h) -> choose tactics through the TimingCache while binding each node -> ports -> save the cache.
 Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const CudaBuildOptions& options) {
@@ -398,7 +406,7 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
 
   BuildDevice dev;  // handles created after the support checks
   const std::vector<ir::Node> view = onnx_view(g, og.residual_convs);
-  WS_ASSIGN_OR_RETURN(std::vector<engine::NodeContext> analyzed, check_support(g, view, options, dev));
+  WS_ASSIGN_OR_RETURN(std::vector<engine::NodeContext> analyzed, cudaexec::check_support(g, view, options, dev));
 
   const ArenaPlan plan = plan_cuda_arena(g, half, options.debug_keep_all_tensors);
   e->tensor_offsets_ = plan.offsets;
