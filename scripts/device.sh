@@ -11,6 +11,8 @@
 #   bench-latency  `warpstream bench` matrix (EfficientNet-Lite0, ResNet-50) + PyTorch peers + floor + plots
 #   bench-gemm     `warpstream gemm --check` and `--bench` (INT8 GEMM campaigns vs cuBLASLt)
 #   bench-flow     Flow streamer tests, `warpstream h2d`, `warpstream overlap`
+#   onnx           ONNX conformance (every suite under .onnxdata/) on the CUDA executor fp32 + fp16 and the CPU
+#                  executor, and the torchvision zoo on CUDA (tools/zoo_check.py): counts table in $OUT/onnx-counts.md
 #   evidence       test + bench-latency
 # What the GPU machine needs that it cannot download, prepared HERE once:
 #   bash scripts/device-deps.sh            -> .debs/            (Debian dev packages: ONNX, protobuf, GTest, ...)
@@ -73,6 +75,7 @@ suite_ltx_model() { source scripts/lib/ltx-model.sh; }
 suite_bench_latency() { ws_build warpstream exp_graph_launch_00_empty_kernel || { FAILED=1; return; }; source scripts/lib/bench-latency.sh; }
 suite_bench_gemm() { source scripts/lib/bench-gemm.sh; }
 suite_bench_flow() { source scripts/lib/bench-flow.sh; }
+suite_onnx() { source scripts/lib/onnx.sh; }
 
 for s in "$@"; do
   case $s in
@@ -83,6 +86,7 @@ for s in "$@"; do
     bench-latency) suite_bench_latency ;;
     bench-gemm) suite_bench_gemm ;;
     bench-flow) suite_bench_flow ;;
+    onnx) suite_onnx ;;
     evidence) suite_test; suite_bench_latency ;;
     *) row "suite $s" "unknown (see scripts/device.sh's header)"; FAILED=1 ;;
   esac
