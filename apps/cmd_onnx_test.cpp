@@ -11,7 +11,8 @@
 // that parses but the importer refuses stays a FAIL of that case (the backend suites hold cases the spec rules
 // out on purpose).
 // Exit 2 also for bad arguments; exit 3: --device cuda and no usable CUDA device (ctest registers the
-// GPU runs with SKIP_RETURN_CODE 3). Case names are escaped (core/escape.h) in every line.
+// GPU runs with SKIP_RETURN_CODE 3). --check-support (with --device cuda) runs only the device-free support
+// checks, on any machine, and reports the cases the CUDA executor would run as "supported". Case names are escaped (core/escape.h) in every line.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -47,6 +48,7 @@ struct Options {
   double rtol = 1e-4, atol = 1e-5;
   bool tolerance_given = false;  ///< --rtol/--atol given: used as is, for every output
   bool verbose = false;
+  bool check_support = false;  ///< --check-support: CUDA support checks only (CudaEngine::check_support), no device
 };
 
 // The tolerance of one output: --rtol/--atol when given; else fp32 rtol 1e-4, atol 1e-5 (both
@@ -238,6 +240,12 @@ Outcome execute_cuda(ir::Graph graph, const std::vector<ir::Tensor>& inputs, con
     }
   }
 #ifdef WS_HAVE_CUDA
+  if (opt.check_support) {
+    CudaBuildOptions bo;
+    bo.precision = opt.precision == "fp16" ? Precision::kFloat16 : Precision::kFloat32;
+    if (Status s = CudaEngine::check_support(std::move(graph), bo); !s.is_ok()) { why = s.message(); return outcome_of(s, why); }
+    return Outcome::kPassed;
+  }
   if (Status s = run_cuda(std::move(graph), inputs, opt, out); !s.is_ok()) { why = s.message(); return outcome_of(s, why); }
   return Outcome::kPassed;
 #else
@@ -325,6 +333,7 @@ Outcome run_case(const fs::path& dir, const Options& opt, std::string& why) {
     const Outcome ran = opt.device == "cuda" ? execute_cuda(std::move(*graph), runtime_inputs, opt, got, why)
                                              : execute_cpu(std::move(*graph), runtime_inputs, got, why);
     if (ran != Outcome::kPassed) return ran;
+    if (opt.check_support) return Outcome::kPassed;  // nothing ran: the first set's shapes decide
     if (outputs.size() != got.descs.size()) {
       why = std::to_string(outputs.size()) + " expected outputs but the model has " + std::to_string(got.descs.size());
       return Outcome::kFailed;
@@ -361,12 +370,16 @@ Outcome run_case(const fs::path& dir, const Options& opt, std::string& why) {
 }
 
 int run(const Options& opt) {
+  if (opt.check_support && opt.device != "cuda") {
+    std::fprintf(stderr, "error: --check-support needs --device cuda\n");
+    return 2;
+  }
   if (opt.device == "cuda") {
 #ifndef WS_HAVE_CUDA
     std::fprintf(stderr, "error: --device cuda: no CUDA device (this build has no CUDA support)\n");
     return kExitNoCudaDevice;
 #else
-    if (Status avail = cuda_device_available(); !avail.is_ok()) {
+    if (Status avail = cuda_device_available(); !avail.is_ok() && !opt.check_support) {
       std::fprintf(stderr, "error: --device cuda: no CUDA device: %s\n", avail.to_string().c_str());
       return kExitNoCudaDevice;
     }
@@ -425,8 +438,9 @@ int run(const Options& opt) {
   for (const auto& [reason, names] : groups) {
     std::printf("  %4zu  %s  (e.g. %s)\n", names.size(), escape_text(reason).c_str(), names.front().c_str());
   }
-  std::printf("%d passed, %d failed, %d skipped%s (%s executor, %s)\n", passed, failed, skipped,
-              bad ? (", " + std::to_string(bad) + " bad input").c_str() : "", opt.device.c_str(), opt.precision.c_str());
+  std::printf("%d %s, %d failed, %d skipped%s (%s executor, %s%s)\n", passed, opt.check_support ? "supported" : "passed", failed, skipped,
+              bad ? (", " + std::to_string(bad) + " bad input").c_str() : "", opt.device.c_str(), opt.precision.c_str(),
+              opt.check_support ? ", --check-support: support checks only, nothing ran" : "");
   if (bad) {
     std::fprintf(stderr, "error: %d case(s) with unusable test data (BAD lines above)\n", bad);
     return 2;
@@ -447,6 +461,9 @@ std::function<int()> setup(CLI::App& sub) {
   auto* rtol = sub.add_option("--rtol", opt->rtol, "relative tolerance (fp32 default)")->check(CLI::NonNegativeNumber)->capture_default_str();
   auto* atol = sub.add_option("--atol", opt->atol, "absolute tolerance (fp32 default)")->check(CLI::NonNegativeNumber)->capture_default_str();
   sub.add_flag("-v,--verbose", opt->verbose, "print every case and skip reason");
+  sub.add_flag("--check-support", opt->check_support,
+               "with --device cuda: run only the CUDA executor's device-free support checks (CudaEngine::check_support) and "
+               "count the cases it would run as 'supported' (no GPU needed; outputs are not compared)");
   return [opt, rtol, atol] {
     opt->tolerance_given = rtol->count() > 0 || atol->count() > 0;
     return run(*opt);

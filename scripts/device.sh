@@ -13,6 +13,8 @@
 #   bench-latency  `warpstream bench` matrix (EfficientNet-Lite0, ResNet-50) + PyTorch peers + floor + plots
 #   bench-gemm     `warpstream gemm --check` and `--bench` (INT8 GEMM campaigns vs cuBLASLt)
 #   bench-flow     Flow streamer tests, `warpstream h2d`, `warpstream overlap`
+#   onnx           ONNX conformance (every suite under .onnxdata/) on the CUDA executor fp32 + fp16 and the CPU
+#                  executor, and the torchvision zoo on CUDA (tools/zoo_check.py): counts table in $OUT/onnx-counts.md
 #   evidence       test + bench-latency
 #   python         the Python package with CUDA: extension built in build-dev, pytest python/tests (CUDA engine,
 #                  zero-copy DLPack inputs, lanes, the diffusers LTXPipeline drop-in), Python-vs-C++ call overhead,
@@ -82,6 +84,7 @@ suite_bench_latency() { ws_build warpstream exp_graph_launch_00_empty_kernel || 
 suite_bench_gemm() { source scripts/lib/bench-gemm.sh; }
 suite_bench_flow() { source scripts/lib/bench-flow.sh; }
 suite_python() { source scripts/lib/python.sh; }
+suite_onnx() { source scripts/lib/onnx.sh; }
 
 for s in "$@"; do
   case $s in
@@ -93,6 +96,7 @@ for s in "$@"; do
     bench-gemm) suite_bench_gemm ;;
     bench-flow) suite_bench_flow ;;
     python) suite_python ;;
+    onnx) suite_onnx ;;
     evidence) suite_test; suite_bench_latency ;;
     *) row "suite $s" "unknown (see scripts/device.sh's header)"; FAILED=1 ;;
   esac

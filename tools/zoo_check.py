@@ -14,16 +14,26 @@ a table for docs/conformance.md.
 
   python3 tools/zoo_check.py --warpstream build-cpu/warpstream --out /tmp/zoo [--models resnet18,...]
 
-`--device cuda [--precision fp32|fp16]` runs the same comparison on our CUDA executor (passed through to
-`onnx-test`); fp16 defaults to rtol 2e-2 and atol 2e-2 × the largest |logit| (float16 activations and
-weights). Without a usable CUDA device onnx-test exits 3 and this script exits 2 (skipped).
+`--device cuda [--precision fp32|fp16|fp32,fp16]` runs the same comparison on our CUDA executor (passed through
+to `onnx-test`; a list runs each precision on the same exported case); fp16 defaults to rtol 2e-2 and atol
+2e-2 × the largest |logit| (float16 activations and weights). Without a usable CUDA device onnx-test exits 3
+and this script exits 2 (skipped).
 
-Needs torch + torchvision (Debian python3-torch / python3-torchvision) and onnx + onnxruntime
-(the venv of scripts/install-deps.sh). Exit code: 0 all passed, 1 a model failed or was refused,
-2 a dependency is missing (the CTest wrapper maps 2 to "skipped").
+The reference is ONNX Runtime's output when onnxruntime is importable, else PyTorch's own forward pass of the
+same eval-mode model on the CPU in float32 (the GPU machine has torch + torchvision but maybe not onnxruntime;
+the `reference` column says which). Without the `onnx` package the test-data .pb files are written by a
+minimal TensorProto encoder here. torch >= 2.5 exports with the TorchScript exporter (dynamo=False), which
+needs no onnx / onnxscript. `--time-budget S` starts no new model after S seconds (the rest are listed as
+"not run (time budget)", which counts as a failure).
+
+Needs torch + torchvision (Debian python3-torch / python3-torchvision; onnx + onnxruntime optional, the venv of
+scripts/install-deps.sh). Exit code: 0 all passed, 1 a model failed, was refused or was not run, 2 a
+dependency is missing or no CUDA device (the CTest wrapper maps 2 to "skipped").
 """
 import argparse
+import inspect
 import os
+import struct
 import subprocess
 import sys
 import time
@@ -52,6 +62,29 @@ def calibrate_batch_norm(torch, model, size, seed, batches=2, batch_size=4):
             model(torch.randn(batch_size, 3, size, size, generator=gen))
 
 
+def tensor_proto_bytes(array, name):
+    """A float32 TensorProto (dims = 1, data_type = 2, name = 8, raw_data = 9) without the onnx package."""
+    def varint(v):
+        out = bytearray()
+        while True:
+            b = v & 0x7F
+            v >>= 7
+            out.append(b | (0x80 if v else 0))
+            if not v:
+                return bytes(out)
+
+    def field(num, wire, payload):
+        return varint((num << 3) | wire) + payload
+
+    out = b"".join(field(1, 0, varint(int(d))) for d in array.shape)
+    out += field(2, 0, varint(1))  # FLOAT
+    nb = name.encode()
+    out += field(8, 2, varint(len(nb)) + nb)
+    raw = array.astype("<f4").tobytes()
+    out += field(9, 2, varint(len(raw)) + raw)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--warpstream", required=True, help="path to the warpstream CLI")
@@ -61,38 +94,61 @@ def main():
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--seed", type=int, default=int(os.environ.get("WS_SEED", "0")))
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="executor onnx-test runs (--device)")
-    ap.add_argument("--precision", choices=["fp32", "fp16"], default="fp32", help="CUDA executor precision (--precision)")
+    ap.add_argument("--precision", default="fp32",
+                    help="CUDA executor precision(s): fp32, fp16, or a comma list (each runs on the same exported case)")
     ap.add_argument("--rtol", type=float, default=None, help="relative tolerance (default 1e-3; fp16: 2e-2)")
     ap.add_argument("--atol", type=float, default=None,
                     help="absolute tolerance as a fraction of the model's largest |logit| (random weights give "
                          "logits of very different scales; a fixed absolute tolerance would be loose for small ones)")
+    ap.add_argument("--time-budget", type=float, default=0, help="seconds after which no new model starts (0: none)")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
-    if args.device == "cpu" and args.precision != "fp32":
+    precisions = [p for p in args.precision.split(",") if p]
+    if not precisions or any(p not in ("fp32", "fp16") for p in precisions):
+        ap.error("--precision takes fp32, fp16 or a comma list of them")
+    if args.device == "cpu" and precisions != ["fp32"]:
         ap.error("--precision fp16 needs --device cuda")
-    if args.rtol is None:
-        args.rtol = 2e-2 if args.precision == "fp16" else 1e-3
-    if args.atol is None:
-        args.atol = 2e-2 if args.precision == "fp16" else 1e-4
+
+    def tolerances(precision):
+        rtol = args.rtol if args.rtol is not None else (2e-2 if precision == "fp16" else 1e-3)
+        atol = args.atol if args.atol is not None else (2e-2 if precision == "fp16" else 1e-4)
+        return rtol, atol
+
     try:
         import numpy as np
         import torch
         import torchvision
-        import onnx
-        from onnx import numpy_helper
-        import onnxruntime as ort
     except ImportError as e:
         print(f"zoo_check: skipped: {e}", file=sys.stderr)
         return 2
-    print(f"zoo_check: torch {torch.__version__}, torchvision {torchvision.__version__}, onnx {onnx.__version__}, "
-          f"onnxruntime {ort.__version__}, opset {args.opset}, seed {args.seed} (WS_SEED), rtol {args.rtol}, atol {args.atol} × max |logit|")
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        ort = None
+    try:
+        from onnx import numpy_helper
+    except ImportError:
+        numpy_helper = None
+    reference = f"onnxruntime {ort.__version__}" if ort else "PyTorch (CPU, float32)"
+    export_extra = {}
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        export_extra["dynamo"] = False  # the TorchScript exporter: no onnx / onnxscript needed
+    print(f"zoo_check: torch {torch.__version__}, torchvision {torchvision.__version__}, reference {reference}, "
+          f"opset {args.opset}, seed {args.seed} (WS_SEED), executor {args.device} {','.join(precisions)}, "
+          + "; ".join(f"{p}: rtol {tolerances(p)[0]}, atol {tolerances(p)[1]} × max |logit|" for p in precisions))
+    t_start = time.time()
     os.makedirs(args.out, exist_ok=True)
     rows = []
     failed = 0
     for name in [m for m in args.models.split(",") if m]:
         t0 = time.time()
+        if args.time_budget and t0 - t_start > args.time_budget:
+            for precision in precisions:
+                rows.append((name, precision, "not run", f"time budget of {args.time_budget:.0f} s spent", 0.0))
+                failed += 1
+                print(f"{name:24s} {precision:5s} {'not run':14s} (time budget)", flush=True)
+            continue
         case = os.path.join(args.out, f"zoo_{name}")
-        status, detail = "?", ""
         try:
             torch.manual_seed(args.seed)
             ctor = getattr(torchvision.models, name)
@@ -108,7 +164,7 @@ def main():
             x = torch.from_numpy(np.random.default_rng(args.seed).standard_normal((1, 3, size, size)).astype(np.float32))
             os.makedirs(os.path.join(case, "test_data_set_0"), exist_ok=True)
             path = os.path.join(case, "model.onnx")
-            export_kwargs = {}
+            export_kwargs = dict(export_extra)
             if name.startswith("vit_"):
                 # torch 1.13 exports eval-mode nn.MultiheadAttention through its fused fast path
                 # (aten::_native_multi_head_attention), which has no ONNX symbolic. ViT has no
@@ -119,23 +175,40 @@ def main():
             with torch.no_grad():
                 torch.onnx.export(model, x, path, opset_version=args.opset, input_names=["input"],
                                   output_names=["logits"], do_constant_folding=True, **export_kwargs)
-            sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-            want = sess.run(None, {"input": x.numpy()})[0]
-            with open(os.path.join(case, "test_data_set_0", "input_0.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(x.numpy(), "input").SerializeToString())
-            with open(os.path.join(case, "test_data_set_0", "output_0.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(want, "logits").SerializeToString())
+                if ort:
+                    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+                    want = sess.run(None, {"input": x.numpy()})[0]
+                else:
+                    want = model(x).numpy().astype(np.float32)
+            for fname, arr, tname in (("input_0.pb", x.numpy(), "input"), ("output_0.pb", want, "logits")):
+                data = (numpy_helper.from_array(arr, tname).SerializeToString() if numpy_helper
+                        else tensor_proto_bytes(arr, tname))
+                with open(os.path.join(case, "test_data_set_0", fname), "wb") as f:
+                    f.write(data)
             scale = float(np.max(np.abs(want)))
-            atol = max(args.atol * scale, 1e-12)
+        except Exception as e:  # export or reference failure: reported, not hidden
+            detail = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+            for precision in precisions:
+                rows.append((name, precision, "export failed", detail, time.time() - t0))
+                failed += 1
+                print(f"{name:24s} {precision:5s} {'export failed':14s} {detail}", flush=True)
+            continue
+        for precision in precisions:
+            t1 = time.time()
+            rtol, atol_frac = tolerances(precision)
+            atol = max(atol_frac * scale, 1e-12)
             detail = f"max abs logit {scale:.3g}, atol {atol:.2g}"
-            r = subprocess.run([args.warpstream, "onnx-test", case, "--device", args.device, "--precision", args.precision,
-                                "--rtol", str(args.rtol), "--atol", str(atol), "-v"],
-                               capture_output=True, text=True, timeout=1800)
-            out = r.stdout + r.stderr
-            if r.returncode == 3:  # onnx-test --device cuda: no usable CUDA device
+            try:
+                r = subprocess.run([args.warpstream, "onnx-test", case, "--device", args.device, "--precision", precision,
+                                    "--rtol", str(rtol), "--atol", str(atol), "-v"],
+                                   capture_output=True, text=True, timeout=600)
+                out = r.stdout + r.stderr
+            except subprocess.TimeoutExpired:
+                r, out = None, "onnx-test timed out after 600 s"
+            if r is not None and r.returncode == 3:  # onnx-test --device cuda: no usable CUDA device
                 print(out.strip(), file=sys.stderr)
                 return 2
-            if r.returncode == 0 and "1 passed" in out:
+            if r is not None and r.returncode == 0 and "1 passed" in out:
                 status = "pass"
             elif "SKIP" in out:
                 status = "refused"
@@ -143,16 +216,14 @@ def main():
             else:
                 status = "FAIL"
                 detail += "; " + next((l for l in out.splitlines() if l.startswith("FAIL")), out.strip()[-300:]).split(": ", 1)[-1]
-        except Exception as e:  # export or ORT failure: reported, not hidden
-            status, detail = "export failed", f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
-        failed += status != "pass"
-        rows.append((name, status, detail, time.time() - t0))
-        print(f"{name:24s} {status:14s} {rows[-1][3]:6.1f}s {detail}", flush=True)
+            failed += status != "pass"
+            rows.append((name, precision, status, detail, time.time() - t1))
+            print(f"{name:24s} {precision:5s} {status:14s} {rows[-1][4]:6.1f}s {detail}", flush=True)
     if args.markdown:
-        executor = "CPU executor" if args.device == "cpu" else f"CUDA executor ({args.precision})"
-        print(f"\n| model | {executor} vs ONNX Runtime | note |\n|---|---|---|")
-        for name, status, detail, _ in rows:
-            print(f"| {name} | {status} | {detail.replace('|', '/')[:160]} |")
+        executor = "CPU executor" if args.device == "cpu" else "CUDA executor"
+        print(f"\n| model | {executor} precision | vs {reference} | note |\n|---|---|---|---|")
+        for name, precision, status, detail, _ in rows:
+            print(f"| {name} | {precision} | {status} | {detail.replace('|', '/')[:160]} |")
     return 1 if failed else 0
 
 

@@ -111,6 +111,11 @@ class CudaEngine {
   /// Errors: a node no CUDA kernel supports (kUnsupported naming node, op type and the reason),
   /// CUDA/cuDNN/cuBLAS failures (kCuda).
   static Result<std::unique_ptr<CudaEngine>> build(ir::Graph graph, const CudaBuildOptions& options);
+  /// The device-free first half of build(): optimises `graph` and checks every node (CPU op-table analysis, then
+  /// its CUDA entry's limits) without touching a device, so it runs on a machine with no GPU. OK when build()
+  /// would get past its support checks; otherwise the error build() would return (kUnsupported naming node, op
+  /// type and reason; kInvalidModel for a model the spec rules out).
+  static Status check_support(ir::Graph graph, const CudaBuildOptions& options);
   virtual ~CudaEngine() = default;
 
   virtual size_t num_inputs() const = 0;

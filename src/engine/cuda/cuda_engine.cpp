@@ -234,7 +234,7 @@ Result<std::vector<engine::NodeContext>> check_support(const ir::Graph& g, const
     TimingCache no_cache;
     BindContext bc{g, node, analyzed.back(), options, options.precision,
                    half ? kernels::ElemType::kFloat16 : kernels::ElemType::kFloat32, half ? size_t{2} : size_t{4},
-                   {}, {}, {}, {}, dev, no_cache, none};
+                   {}, {}, {}, {}, dev, no_cache, none, {}};
     WS_RETURN_IF_ERROR(def->supports(bc));
   }
   return analyzed;
@@ -295,12 +295,27 @@ class ConstantUploader {
     uploaded_[{id, as_float32}] = p;
     return p;
   }
+  /// Constant tensor `id` as the executor stores it: float32 in the activation type, other types byte for byte.
+  Result<const void*> stored(ir::TensorId id) {
+    const ir::Tensor& t = g_.tensor(id);
+    if (t.dtype == ir::DType::kFloat32) return tensor(id, false);
+    if (auto it = raw_.find(id); it != raw_.end()) return it->second;
+    const size_t bytes = t.data ? t.data->size() : 0;
+    WS_ASSIGN_OR_RETURN(cuda::DeviceBuffer b, cuda::DeviceBuffer::allocate(std::max<size_t>(bytes, 8)));
+    if (bytes) WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(b.get(), t.data->data(), bytes, cudaMemcpyHostToDevice));
+    e_.weight_bytes_ += bytes;
+    const void* p = b.get();
+    e_.weights_.push_back(std::move(b));
+    raw_[id] = p;
+    return p;
+  }
 
  private:
   EngineImpl& e_;
   const ir::Graph& g_;
   const bool half_;
   std::map<std::pair<ir::TensorId, bool>, const void*> uploaded_;
+  std::map<ir::TensorId, const void*> raw_;
 };
 
 /// Binds every node: its arena / constant operands, then its entry's bind() — which chooses the tactic
@@ -317,13 +332,14 @@ Result<size_t> bind_steps(EngineImpl& e, const OptimizedGraph& og, const std::ve
   ConstantUploader up(e, g, half);
   auto upload = [&up](ir::TensorId id, bool as_float32) { return up.tensor(id, as_float32); };
   auto upload_values = [&up](const std::vector<float>& v, bool as_float32) { return up.values(v, as_float32); };
+  auto upload_stored = [&up](ir::TensorId id) { return up.stored(id); };
   size_t workspace = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
     const CudaOpDef* def = find_cuda_op(node.op_type);
     BindContext bc{g, node, analyzed[i], options, options.precision,
                    half ? kernels::ElemType::kFloat16 : kernels::ElemType::kFloat32, half ? size_t{2} : size_t{4},
-                   kernels::Activation::kNone, {}, upload, upload_values, dev, cache, e.tactics_};
+                   kernels::Activation::kNone, {}, upload, upload_values, dev, cache, e.tactics_, upload_stored};
     if (auto f = og.fused_activation.find(node.name); f != og.fused_activation.end())
       if (!activation_of(g, f->second, bc.fused_act, bc.fused_params))
         return internal_error(node.describe(g.opset) + ": fused activation '" + f->second.name + "' has no epilogue form");
@@ -395,6 +411,14 @@ size_t bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end) {
 }  // namespace
 }  // namespace cudaexec
 
+Status CudaEngine::check_support(ir::Graph graph, const CudaBuildOptions& options) {
+  using namespace cudaexec;
+  WS_ASSIGN_OR_RETURN(OptimizedGraph og, optimize_for_cuda(std::move(graph), options));
+  BuildDevice dev;  // never opened: supports() does no device work
+  const std::vector<ir::Node> view = onnx_view(og.graph, og.residual_convs);
+  return cudaexec::check_support(og.graph, view, options, dev).status();
+}
+
 // The stages, in order: optimize (build_stages.h) -> check support (no device work) -> plan the arena
 // (build_stages.h) -> choose tactics through the TimingCache while binding each node -> ports -> save the cache.
 Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const CudaBuildOptions& options) {
@@ -410,7 +434,7 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
 
   BuildDevice dev;  // handles created after the support checks
   const std::vector<ir::Node> view = onnx_view(g, og.residual_convs);
-  WS_ASSIGN_OR_RETURN(std::vector<engine::NodeContext> analyzed, check_support(g, view, options, dev));
+  WS_ASSIGN_OR_RETURN(std::vector<engine::NodeContext> analyzed, cudaexec::check_support(g, view, options, dev));
 
   const ArenaPlan plan = plan_cuda_arena(g, half, options.debug_keep_all_tensors);
   e->tensor_offsets_ = plan.offsets;

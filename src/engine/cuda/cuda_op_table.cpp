@@ -12,7 +12,8 @@ namespace {
 const std::vector<CudaOpDef>& defs() {
   static const std::vector<CudaOpDef> d = [] {
     std::vector<CudaOpDef> all;
-    for (auto family : {conv_ops, elementwise_ops, gemm_ops, indexing_ops, math_ops, pool_ops, reduce_ops, shape_ops, softmax_ops}) {
+    for (auto family : {conv_ops, elementwise_ops, gemm_ops, indexing_ops, logic_ops, math_ops, pool_ops, reduce_ops, shape_ops,
+                        softmax_ops}) {
       std::vector<CudaOpDef> f = family();
       all.insert(all.end(), f.begin(), f.end());
     }

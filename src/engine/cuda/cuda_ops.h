@@ -98,17 +98,20 @@ struct BindContext {
   BuildDevice& dev;
   TimingCache& cache;
   std::vector<TacticRecord>& tactics;
+  /// Device copy of constant tensor `id` in the type the executor stores it in: float32 in the activation
+  /// type, any other element type (bool, int64, ...) byte for byte. Empty in supports() (nothing is uploaded there).
+  std::function<Result<const void*>(ir::TensorId)> upload_stored;
   std::string cache_key() const;  ///< "<precision>|<node name>|<op>|<input shapes>"
 };
 
-/// A tensor of an OpSample graph: a runtime input, or a constant (float32 or int64).
+/// A tensor of an OpSample graph: a runtime input, or a constant (float32, int64, or bool from `ints`).
 struct OpSampleTensor {
-  enum class Kind { kRuntime, kConstant, kConstantInt64 };
+  enum class Kind { kRuntime, kConstant, kConstantInt64, kConstantBool };
   std::string name;
   std::vector<int64_t> shape;
   Kind kind = Kind::kRuntime;
   std::vector<float> values;  ///< kConstant: these exact values; empty = uniform random in [-scale, scale)
-  std::vector<int64_t> ints;  ///< kConstantInt64
+  std::vector<int64_t> ints;  ///< kConstantInt64; kConstantBool (nonzero = true)
   float scale = 1.0f;
   bool nonzero = false;       ///< random values kept at |v| >= 0.5 (divisors)
 };
@@ -167,6 +170,7 @@ std::vector<CudaOpDef> shape_ops();        ///< ops/shape.cpp: Reshape-like copi
 std::vector<CudaOpDef> softmax_ops();      ///< ops/softmax.cpp: Softmax
 std::vector<CudaOpDef> reduce_ops();       ///< ops/reduce.cpp: Reduce*, LogSoftmax, LayerNormalization, InstanceNormalization
 std::vector<CudaOpDef> indexing_ops();     ///< ops/indexing.cpp: Gather, Slice, Split, Expand, Tile, Cast
+std::vector<CudaOpDef> logic_ops();        ///< ops/logic.cpp: Equal/Less/Greater/..., And/Or/Xor/Not, Where
 std::vector<CudaOpDef> math_ops();         ///< ops/math.cpp: unary math family, BatchNormalization, PRelu, Pow, Sum/Max/Min/Mean
 
 /// Conv followed by these may fold the activation into the conv epilogue.

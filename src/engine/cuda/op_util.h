@@ -29,6 +29,42 @@ inline Status require_runtime_float(const BindContext& c, size_t i) {
 }
 inline Status ok_float0(const BindContext& c) { return require_runtime_float(c, 0); }
 
+/// The element type the executor stores a tensor of `dtype` in: float32 in the activation type (float16 in
+/// fp16 mode), anything else as it is (bool one byte, int64 eight).
+inline kernels::ElemType stored_type(const BindContext& c, ir::DType dtype) {
+  return dtype == ir::DType::kFloat32 ? c.elem : dtype;
+}
+
+/// Binds every constant input of the node as a device copy in its stored type (BindContext::upload_stored), for
+/// entries with data_inputs 0 whose operands may be of any element type.
+inline Status bind_constant_inputs(BindContext& c, Step& s) {
+  for (size_t k = 0; k < c.node.inputs.size(); ++k) {
+    if (!has_in(c, k) || !in_t(c, k).is_constant()) continue;
+    WS_ASSIGN_OR_RETURN(const void* p, c.upload_stored(c.node.inputs[k]));
+    s.inputs[k] = Operand{Operand::Kind::kConst, 0, p};
+  }
+  return Status::ok();
+}
+
+/// numpy broadcasting of `s` into `rank` output dims: element strides per output dim, 0 on broadcast dims.
+inline void broadcast_strides(const ir::Shape& s, int rank, int64_t* out) {
+  int64_t st = 1;
+  for (int k = rank - 1, j = static_cast<int>(s.size()) - 1; k >= 0; --k, --j) {
+    out[k] = (j < 0 || s[static_cast<size_t>(j)] == 1) ? 0 : st;
+    if (j >= 0) st *= s[static_cast<size_t>(j)];
+  }
+}
+/// numpy broadcasting of `a` and `b` into `y`. kUnsupported above rank 6.
+inline Result<kernels::BroadcastDims> broadcast_dims(const ir::Shape& a, const ir::Shape& b, const ir::Shape& y) {
+  kernels::BroadcastDims d;
+  if (y.size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return unsupported("rank above 6");
+  d.rank = static_cast<int>(y.size());
+  for (int k = 0; k < d.rank; ++k) d.y_dims[k] = y[static_cast<size_t>(k)];
+  broadcast_strides(a, d.rank, d.a_strides);
+  broadcast_strides(b, d.rank, d.b_strides);
+  return d;
+}
+
 inline int64_t attr_i(const ir::Node& n, const char* k, int64_t d) { const auto* a = n.find(k); return a ? a->i : d; }
 inline float attr_f(const ir::Node& n, const char* k, float d) { const auto* a = n.find(k); return a ? a->f : d; }
 inline std::vector<int64_t> attr_is(const ir::Node& n, const char* k, std::vector<int64_t> d) { const auto* a = n.find(k); return a ? a->ints : d; }
@@ -56,6 +92,33 @@ inline Window2d window_of(const ir::Node& n, const ir::Shape& x, const ir::Shape
   return w;
 }
 
+// Spatial window of an N-d Conv / pool (1..3 spatial dims; the node passed analyze_node), as rank 3 with
+// leading identity axes (extent 1, kernel 1, stride 1, no pads) — the layout of kernels::ConvNdGeometry.
+struct WindowNd { int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3]; };
+inline WindowNd window_nd(const ir::Node& n, const ir::Shape& x, const ir::Shape& y, const std::vector<int64_t>& kernel) {
+  const size_t r = x.size() - 2, lead = 3 - r;
+  WindowNd w{};
+  const std::vector<int64_t> ones(r, 1);
+  auto strides = attr_is(n, "strides", ones), dil = attr_is(n, "dilations", ones), pads = attr_is(n, "pads", std::vector<int64_t>(2 * r, 0));
+  const std::string ap = attr_s(n, "auto_pad", "NOTSET");
+  for (size_t a = 0; a < 3; ++a) {
+    w.in[a] = w.out[a] = w.k[a] = w.s[a] = w.d[a] = 1;
+    w.pb[a] = w.pe[a] = 0;
+    if (a < lead) continue;
+    const size_t i = a - lead;
+    w.in[a] = x[i + 2]; w.out[a] = y[i + 2]; w.k[a] = kernel[i]; w.s[a] = strides[i]; w.d[a] = dil[i];
+    if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      const int64_t eff = (w.k[a] - 1) * w.d[a] + 1;
+      const int64_t total = std::max<int64_t>(0, (w.out[a] - 1) * w.s[a] + eff - w.in[a]);
+      w.pb[a] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.pe[a] = total - w.pb[a];
+    } else if (ap != "VALID") {
+      w.pb[a] = pads[i]; w.pe[a] = pads[i + r];
+    }
+  }
+  return w;
+}
+
 // ---- OpSample builders (the consistency-test forms each family file lists) ----
 inline OpSampleTensor runtime(std::string name, std::vector<int64_t> shape) {
   return {std::move(name), std::move(shape), OpSampleTensor::Kind::kRuntime, {}, {}, 1.0f, false};
@@ -69,6 +132,9 @@ inline OpSampleTensor constant_values(std::string name, std::vector<int64_t> sha
 }
 inline OpSampleTensor constant_i64(std::string name, std::vector<int64_t> shape, std::vector<int64_t> v) {
   return {std::move(name), std::move(shape), OpSampleTensor::Kind::kConstantInt64, {}, std::move(v), 1.0f, false};
+}
+inline OpSampleTensor constant_bool(std::string name, std::vector<int64_t> shape, std::vector<int64_t> v) {
+  return {std::move(name), std::move(shape), OpSampleTensor::Kind::kConstantBool, {}, std::move(v), 1.0f, false};
 }
 inline OpSampleNode sample_node(std::string op, std::vector<std::string> in, std::vector<std::string> out,
                                 std::vector<OpSampleAttr> attrs = {}) {

@@ -1,12 +1,12 @@
 // Indexing kernels of the CUDA executor (issue 14): Gather along one axis with build-time indices
-// (ShuffleNet / ViT class-token style selections that did not fold at build), GatherElements, Tile and constant
-// Pad — copies of
+// (ShuffleNet / ViT class-token style selections that did not fold at build), GatherElements, Tile and Pad
+// (constant / reflect / edge) — copies of
 // 2- or 4-byte elements (float16 / float32 storage) — and Resize (nearest / bilinear) of the last two axes
 // with taps precomputed at build (float32 blend).
 // Thread mapping: one thread per output element, grid-stride loop over an int64 index, 256-thread blocks.
 // Gather: y index → (o, j, i) → x[(o·axis_len + indices[j])·inner + i]. Tile: per y dim, i_k % x_dims[k].
-// Resize: y index → (plane, oh, ow) → taps of row oh and column ow. Pad: per y dim, i_k − begin_k inside x or
-// the constant.
+// Resize: y index → (plane, oh, ow) → taps of row oh and column ow. Pad: per y dim, i_k − begin_k inside x, else
+// the constant, the clamped index (edge) or the mirrored one (reflect).
 // Test: tests/gpu/cuda_engine_ops_test.cpp — ws_gpu_tests --gtest_filter='CudaEngineOps.*' (the Gather and
 // Tile forms of ops/indexing.cpp vs the CPU executor, fp32 and fp16). Time: warpstream bench
 // --profile-layers on a model using them (memory bound).
@@ -94,18 +94,33 @@ __global__ void gather_elements_kernel(const T* x, T* y, const int32_t* __restri
 }
 
 template <typename T>
-__global__ void pad_constant_kernel(const T* x, T* y, PadDims d, float value, int64_t total) {
+__global__ void pad_kernel(PadMode mode, const T* x, T* y, PadDims d, float value, int64_t total) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     int64_t rem = i, ix = 0, stride = 1;
     bool inside = true;
 #pragma unroll
     for (int k = kMaxBroadcastRank - 1; k >= 0; --k) {
       if (k >= d.rank) continue;
-      const int64_t xi = rem % d.y_dims[k] - d.begin[k];
+      int64_t xi = rem % d.y_dims[k] - d.begin[k];
       rem /= d.y_dims[k];
-      inside = inside && xi >= 0 && xi < d.x_dims[k];
+      const int64_t n = d.x_dims[k];
+      if ((xi < 0 || xi >= n) && mode != PadMode::kConstant && n > 0) {
+        if (mode == PadMode::kEdge) {
+          xi = xi < 0 ? 0 : n - 1;
+        } else {  // reflect without repeating the edge (ref::pad)
+          const int64_t period = 2 * (n - 1);
+          if (period == 0) {
+            xi = 0;
+          } else {
+            xi %= period;
+            if (xi < 0) xi += period;
+            if (xi >= n) xi = period - xi;
+          }
+        }
+      }
+      inside = inside && xi >= 0 && xi < n;
       ix += xi * stride;
-      stride *= d.x_dims[k];
+      stride *= n;
     }
     device::store(y, i, inside ? device::load(x, ix) : value);
   }
@@ -134,19 +149,20 @@ Status gather_elements(int elem_bytes, const void* x, void* y, const int32_t* in
   return Status::ok();
 }
 
-Status pad_constant(ElemType t, const void* x, void* y, const PadDims& d, float value, cudaStream_t stream) {
-  if (t != ElemType::kFloat32 && t != ElemType::kFloat16) return unsupported(std::string("pad_constant: element type ") + dtype_name(t));
-  if (d.rank < 1 || d.rank > kMaxBroadcastRank) return invalid_argument("pad_constant: rank " + std::to_string(d.rank));
+Status pad(ElemType t, PadMode mode, const void* x, void* y, const PadDims& d, float value, cudaStream_t stream) {
+  if (t != ElemType::kFloat32 && t != ElemType::kFloat16) return unsupported(std::string("pad: element type ") + dtype_name(t));
+  if (d.rank < 1 || d.rank > kMaxBroadcastRank) return invalid_argument("pad: rank " + std::to_string(d.rank));
   int64_t total = 1;
   for (int k = 0; k < d.rank; ++k) {
-    if (d.y_dims[k] < 0 || d.x_dims[k] < 0) return invalid_argument("pad_constant: negative dim");
+    if (d.y_dims[k] < 0 || d.x_dims[k] < 0) return invalid_argument("pad: negative dim");
+    if (mode != PadMode::kConstant && d.x_dims[k] == 0 && d.y_dims[k] > 0) return invalid_argument("pad: reflect / edge of an empty axis");
     total *= d.y_dims[k];
   }
   if (total == 0) return Status::ok();
   if (t == ElemType::kFloat32)
-    pad_constant_kernel<float><<<grid_for(total), kThreads, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), d, value, total);
+    pad_kernel<float><<<grid_for(total), kThreads, 0, stream>>>(mode, static_cast<const float*>(x), static_cast<float*>(y), d, value, total);
   else
-    pad_constant_kernel<__half><<<grid_for(total), kThreads, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), d, value, total);
+    pad_kernel<__half><<<grid_for(total), kThreads, 0, stream>>>(mode, static_cast<const __half*>(x), static_cast<__half*>(y), d, value, total);
   WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();
 }

@@ -41,15 +41,17 @@ struct GatherElementsDims {
 Status gather_elements(int elem_bytes, const void* x, void* y, const int32_t* indices, const GatherElementsDims& d,
                        cudaStream_t stream);
 
-/// Pad-2/11/13 in constant mode: y dims y_dims[k] = x_dims[k] + begin[k] + end[k] (negative pads crop);
-/// y[i] = x[i − begin] inside x, `value` outside. rank 1..6.
+/// Pad-2/11/13: y dims y_dims[k] = x_dims[k] + begin[k] + end[k] (negative pads crop); y[i] = x[i − begin]
+/// inside x; outside, per `mode`: kConstant `value`; kEdge the nearest element of x; kReflect the mirror image
+/// without repeating the edge (-1 -> 1, n -> n-2; period 2(n-1), as ref::pad). rank 1..6.
+enum class PadMode { kConstant, kReflect, kEdge };
 struct PadDims {
   int rank = 0;
   int64_t y_dims[kMaxBroadcastRank] = {};
   int64_t x_dims[kMaxBroadcastRank] = {};
   int64_t begin[kMaxBroadcastRank] = {};
 };
-Status pad_constant(ElemType t, const void* x, void* y, const PadDims& d, float value, cudaStream_t stream);
+Status pad(ElemType t, PadMode mode, const void* x, void* y, const PadDims& d, float value, cudaStream_t stream);
 
 /// Resize of the last two axes of `planes` × in_h × in_w planes to out_h × out_w, with per-output-row and
 /// per-output-column taps computed at build (src/engine/cuda/ops/indexing.cpp, double precision, after

@@ -1,4 +1,5 @@
-// CUDA op-table entry: Conv (2-D, NCHW; 1-D NCL as the 2-D form over [N, C, 1, L], lift_1d.h). Tactics, timed at build and kept in the timing cache: cuDNN
+// CUDA op-table entries: Conv (2-D, NCHW; 1-D NCL as the 2-D form over [N, C, 1, L], lift_1d.h; 3-D and a runtime
+// weight / bias through the direct N-d kernel, kernels/conv/conv_nd.h) and ConvTranspose (1-D..3-D, direct N-d kernel). Tactics, timed at build and kept in the timing cache: cuDNN
 // (cudnn_conv_plan.h: algorithm x fused/unfused epilogue) and our own fused kernels (conv_tactics.h),
 // per CudaBuildOptions::tactic_sources.
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // cuDNN legacy API (see cudnn_conv_plan.h)
@@ -12,6 +13,7 @@
 #include "engine/cuda/cudnn_conv_plan.h"
 #include "engine/cuda/op_util.h"
 #include "engine/cuda/ops/lift_1d.h"
+#include "kernels/conv/conv_nd.h"
 
 namespace ws::cudaexec {
 namespace {
@@ -20,8 +22,94 @@ using kernels::Activation;
 using kernels::ActivationParams;
 using kernels::ElemType;
 
+// ------------------------------------------------------------------------------------------------
+// The direct N-d path (kernels/conv/conv_nd.h): 3-D Conv, a Conv whose weight or bias is a runtime tensor, and
+// ConvTranspose (1-D, 2-D, 3-D). One thread per output element, float32 accumulation, bias + residual +
+// activation fused; no tactic timing (a WarpStream kernel, so it needs tactic source warpstream).
+
+bool conv_needs_direct(const BindContext& c) {
+  return in_t(c, 0).shape.size() == 5 || !in_t(c, 1).is_constant() || (has_in(c, 2) && !in_t(c, 2).is_constant());
+}
+
+Status supports_window_direct(const BindContext& c) {
+  for (size_t i = 0; i < 3; ++i)
+    if (has_in(c, i)) WS_RETURN_IF_ERROR(require_runtime_float(c, i));
+  const size_t r = in_t(c, 0).shape.size();
+  if (r < 3 || r > 5) return refuse(c, "spatial rank must be 1, 2 or 3");
+  if (!(c.options.tactic_sources & kTacticWarpStream))
+    return refuse(c, "the direct N-d kernel (3-D, runtime weight or transposed) needs tactic source warpstream (enabled tactic sources: " +
+                         tactic_sources_string(c.options.tactic_sources) + ")");
+  return Status::ok();
+}
+
+// ConvTranspose's begin pads, as analyze_conv_transpose derives them (explicit pads, VALID, or the split of
+// full − out for output_shape / SAME_*, ONNX's floor-division rule); y's extents come from the analysis.
+std::vector<int64_t> conv_transpose_pad_begin(const BindContext& c) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const ir::Shape& wt = in_t(c, 1).shape;
+  const ir::Shape& y = out_shape(c);
+  const size_t r = x.size() - 2;
+  const std::vector<int64_t> ones(r, 1), zeros(r, 0);
+  const auto strides = attr_is(c.node, "strides", ones), dil = attr_is(c.node, "dilations", ones);
+  const auto pads = attr_is(c.node, "pads", std::vector<int64_t>(2 * r, 0)), out_pad = attr_is(c.node, "output_padding", zeros);
+  const std::string ap = attr_s(c.node, "auto_pad", "NOTSET");
+  const bool from_total = c.node.find("output_shape") != nullptr || ap == "SAME_UPPER" || ap == "SAME_LOWER";
+  std::vector<int64_t> pb(r, 0);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t full = strides[i] * (x[i + 2] - 1) + out_pad[i] + (wt[i + 2] - 1) * dil[i] + 1;
+    if (from_total) {
+      const int64_t total = full - y[i + 2];
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      pb[i] = ap == "SAME_UPPER" ? half : total - half;
+    } else {
+      pb[i] = ap == "VALID" ? 0 : pads[i];
+    }
+  }
+  return pb;
+}
+
+Status bind_window_direct(BindContext& c, Step& s, bool transpose) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const ir::Shape& wt = in_t(c, 1).shape;
+  const ir::Shape& y = out_shape(c);
+  kernels::ConvNdGeometry g;
+  g.n = x[0]; g.c_in = x[1]; g.c_out = y[1]; g.group = attr_i(c.node, "group", 1);
+  const WindowNd w = window_nd(c.node, x, y, std::vector<int64_t>(wt.begin() + 2, wt.end()));
+  const std::vector<int64_t> tpb = transpose ? conv_transpose_pad_begin(c) : std::vector<int64_t>{};
+  const size_t lead = 3 - (x.size() - 2);
+  for (size_t a = 0; a < 3; ++a) {
+    g.in[a] = w.in[a]; g.out[a] = w.out[a]; g.kernel[a] = w.k[a]; g.stride[a] = w.s[a]; g.dilation[a] = w.d[a];
+    g.pad_begin[a] = transpose ? (a < lead ? 0 : tpb[a - lead]) : w.pb[a];
+  }
+  for (size_t k = 1; k < 3; ++k)  // constant weight / bias the engine did not upload (Conv's data_inputs is 0)
+    if (has_in(c, k) && in_t(c, k).is_constant() && s.inputs[k].kind == Operand::Kind::kNone) {
+      WS_ASSIGN_OR_RETURN(const void* p, c.upload(c.node.inputs[k], false));
+      s.inputs[k] = Operand{Operand::Kind::kConst, 0, p};
+    }
+  const bool has_b = has_in(c, 2);
+  const bool resid = c.node.inputs.size() > 3 && c.node.inputs[3] != ir::kNoTensor;  // fused residual Add
+  const ElemType et = c.elem;
+  const Activation act = c.fused_act;
+  const ActivationParams ap = c.fused_params;
+  c.tactics.push_back({c.node.name, c.node.op_type,
+                       std::string("ws direct ") + std::to_string(x.size() - 2) + "-d " + (transpose ? "transposed conv" : "conv") +
+                           " (one thread per output), " + precision_name(c.precision) + (resid ? " + residual" : ""),
+                       0.0f, false});
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    return kernels::conv_nd_direct(et, transpose, g, io.in[0], io.in[1], has_b ? io.in[2] : nullptr, resid ? io.in[3] : nullptr,
+                                   io.out[0], act, ap, st);
+  };
+  return Status::ok();
+}
+
+Status bind_conv_transpose(BindContext& c, Step& s) { return bind_window_direct(c, s, true); }
+
+// ------------------------------------------------------------------------------------------------
+// Conv
+
 Status supports_conv(const BindContext& c) {
   WS_RETURN_IF_ERROR(ok_float0(c));
+  if (conv_needs_direct(c)) return supports_window_direct(c);
   if (in_t(c, 0).shape.size() == 3 && in_t(c, 1).shape.size() == 3) {  // 1-D: the 2-D form over [N, C, 1, L]
     auto l = lift_1d(c, true);
     return supports_conv(*l->context);
@@ -42,6 +130,7 @@ Status supports_conv(const BindContext& c) {
 }
 
 Status bind_conv(BindContext& c, Step& s) {
+  if (conv_needs_direct(c)) return bind_window_direct(c, s, false);
   if (in_t(c, 0).shape.size() == 3) {  // 1-D: the 2-D form over [N, C, 1, L] (lift_1d.h)
     auto l = lift_1d(c, true);
     return bind_conv(*l->context, s);
@@ -306,7 +395,42 @@ std::vector<OpSample> conv_samples(const std::string&) {
   res.nodes.push_back(sample_node("Add", {"c", "x"}, {"s"}));
   res.nodes.push_back(sample_node("Relu", {"s"}, {"y"}));
   r.push_back(std::move(res));
+  // The direct N-d kernel (kernels/conv/conv_nd.h): 3-D, and a runtime weight / bias.
+  r.push_back(conv_sample("Conv3d_s2_pad1_bias", {1, 3, 5, 6, 7}, {4, 3, 3, 3, 3}, true,
+                          {A::integers("strides", {2, 2, 2}), A::integers("pads", {1, 1, 1, 1, 1, 1})}, ""));
+  r.push_back(conv_sample("Conv3d_group2_dil_asympad", {1, 4, 6, 5, 5}, {4, 2, 2, 3, 3}, false,
+                          {A::integer("group", 2), A::integers("dilations", {2, 1, 1}), A::integers("pads", {0, 1, 0, 1, 0, 2})}, ""));
+  r.push_back({"Conv2d_runtime_weight_bias", {runtime("x", {1, 3, 6, 6}), runtime("w", {4, 3, 3, 3}), runtime("b", {4})},
+               {sample_node("Conv", {"x", "w", "b"}, {"y"}, {A::integers("pads", {1, 1, 1, 1})})}});
   return r;
+}
+
+std::vector<OpSample> conv_transpose_samples(const std::string& op) {
+  auto sample = [&](std::string label, std::vector<int64_t> xs, std::vector<int64_t> ws, bool bias, std::vector<OpSampleAttr> attrs) {
+    int64_t fan_in = ws[0];
+    for (size_t i = 2; i < ws.size(); ++i) fan_in *= ws[i];
+    OpSample s{std::move(label), {runtime("x", xs), constant("w", ws, 1.0f / std::sqrt(static_cast<float>(fan_in)))}, {}};
+    std::vector<std::string> in{"x", "w"};
+    if (bias) {
+      const int64_t group = [&] { for (const auto& a : attrs) if (a.name == "group") return a.i; return int64_t{1}; }();
+      s.tensors.push_back(constant("b", {ws[1] * group}, 0.2f));
+      in.push_back("b");
+    }
+    s.nodes.push_back(sample_node(op, in, {"y"}, std::move(attrs)));
+    return s;
+  };
+  return {sample("ConvTranspose2d_s2_pad1_outpad1_bias", {1, 4, 5, 5}, {4, 3, 3, 3}, true,
+                 {A::integers("strides", {2, 2}), A::integers("pads", {1, 1, 1, 1}), A::integers("output_padding", {1, 1})}),
+          sample("ConvTranspose2d_group2_dil2_asympad", {1, 4, 4, 5}, {4, 2, 3, 2}, true,
+                 {A::integer("group", 2), A::integers("dilations", {2, 1}), A::integers("pads", {0, 1, 2, 0})}),
+          sample("ConvTranspose1d_s3_batch2", {2, 3, 7}, {3, 2, 4}, false, {A::integers("strides", {3})}),
+          sample("ConvTranspose3d_s2_bias", {1, 2, 3, 4, 3}, {2, 3, 2, 2, 2}, true, {A::integers("strides", {2, 2, 2})}),
+          sample("ConvTranspose2d_same_upper_s2", {1, 2, 4, 4}, {2, 2, 3, 3}, false,
+                 {A::integers("strides", {2, 2}), A::text("auto_pad", "SAME_UPPER")}),
+          sample("ConvTranspose2d_output_shape", {1, 2, 4, 4}, {2, 3, 3, 3}, true,
+                 {A::integers("strides", {2, 2}), A::integers("output_shape", {8, 9})}),
+          {"ConvTranspose2d_runtime_weight", {runtime("x", {1, 3, 4, 3}), runtime("w", {3, 2, 2, 3})},
+           {sample_node(op, {"x", "w"}, {"y"}, {A::integers("strides", {2, 1})})}}};
 }
 
 }  // namespace
@@ -314,6 +438,7 @@ std::vector<OpSample> conv_samples(const std::string&) {
 std::vector<CudaOpDef> conv_ops() {
   return {
       {"Conv", 0, supports_conv, bind_conv, conv_samples},
+      {"ConvTranspose", -1, supports_window_direct, bind_conv_transpose, conv_transpose_samples},
   };
 }
 

@@ -38,23 +38,6 @@ Status bind_unary(BindContext& c, Step& s) {
 // ------------------------------------------------------------------------------------------------
 // Binary broadcast
 
-Result<kernels::BroadcastDims> broadcast_of(const ir::Shape& a, const ir::Shape& b, const ir::Shape& y) {
-  kernels::BroadcastDims d;
-  if (y.size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return unsupported("rank > 6");
-  d.rank = static_cast<int>(y.size());
-  auto strides = [&](const ir::Shape& s, int64_t* out) {
-    int64_t st = 1;
-    for (int k = d.rank - 1, j = static_cast<int>(s.size()) - 1; k >= 0; --k, --j) {
-      if (j < 0 || s[static_cast<size_t>(j)] == 1) { out[k] = 0; } else { out[k] = st; }
-      if (j >= 0) st *= s[static_cast<size_t>(j)];
-    }
-  };
-  for (int k = 0; k < d.rank; ++k) d.y_dims[k] = y[static_cast<size_t>(k)];
-  strides(a, d.a_strides);
-  strides(b, d.b_strides);
-  return d;
-}
-
 Status supports_binary(const BindContext& c) {
   WS_RETURN_IF_ERROR(require_runtime_float(c, 0));
   WS_RETURN_IF_ERROR(require_runtime_float(c, 1));
@@ -63,7 +46,7 @@ Status supports_binary(const BindContext& c) {
 }
 template <kernels::BinaryOp kOp>
 Status bind_binary(BindContext& c, Step& s) {
-  WS_ASSIGN_OR_RETURN(auto d, broadcast_of(in_t(c, 0).shape, in_t(c, 1).shape, out_shape(c)));
+  WS_ASSIGN_OR_RETURN(auto d, broadcast_dims(in_t(c, 0).shape, in_t(c, 1).shape, out_shape(c)));
   const ElemType et = c.elem;
   s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
     return kernels::binary_broadcast(et, kOp, io.in[0], io.in[1], io.out[0], d, st);

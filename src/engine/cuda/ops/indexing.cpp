@@ -1,6 +1,7 @@
 // CUDA op-table entries (issue 14): Gather and GatherElements (indices fixed at build), Slice and Expand (strided copies
 // through kernels::transpose: a base offset plus per-axis strides, 0 on broadcast axes, step·stride on
-// sliced axes), Split (one cudaMemcpy2DAsync per output), Tile, Cast between float32 tensors (a copy), and
+// sliced axes), Split (one cudaMemcpy2DAsync per output), Tile, Cast / CastLike between float32, int64, int32, int8,
+// uint8 and bool (kernels/elementwise/logic.h), and
 // Resize (nearest / linear of the last two axes; half_pixel, pytorch_half_pixel, align_corners, asymmetric),
 // Pad in constant mode (a standalone Pad; one before a Conv is folded into it by ir::optimize), and
 // DepthToSpace / SpaceToDepth (a 6-D transpose).
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "engine/cuda/op_util.h"
+#include "kernels/elementwise/logic.h"
 #include "kernels/indexing/indexing.h"
 
 namespace ws::cudaexec {
@@ -261,21 +263,23 @@ Status bind_split(BindContext& c, Step& s) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Cast between float32 tensors: a copy (the executor's activations are float32, or float16 as a whole).
+// Cast (and CastLike) between the executor's element types: float32 (stored in the activation type), int64,
+// int32, int8, uint8, bool (kernels::cast_elements, ref::cast's rules); float32 to float32 is a copy.
 
 Status supports_cast(const BindContext& c) {
-  WS_RETURN_IF_ERROR(ok_float0(c));
-  if (attr_i(c.node, "to", 0) != static_cast<int64_t>(ir::DType::kFloat32))
-    return refuse(c, "Cast to " + std::string(ir::dtype_name(static_cast<ir::DType>(attr_i(c.node, "to", 0)))) + " (float32 to float32 only)");
+  const ir::DType from = in_t(c, 0).dtype, to = c.analyzed.output_dtypes[0];
+  for (ir::DType t : {from, to})
+    if (t == ir::DType::kFloat16 || !kernels::cast_supported(t))
+      return refuse(c, "Cast from " + std::string(ir::dtype_name(from)) + " to " + ir::dtype_name(to) +
+                           " (float32, int64, int32, int8, uint8, bool)");
   return Status::ok();
 }
 
 Status bind_cast(BindContext& c, Step& s) {
-  const size_t bytes = static_cast<size_t>(in_t(c, 0).elements()) * c.elem_bytes;
-  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
-    if (bytes && io.in[0] != io.out[0]) WS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(io.out[0], io.in[0], bytes, cudaMemcpyDeviceToDevice, st));
-    return Status::ok();
-  };
+  WS_RETURN_IF_ERROR(bind_constant_inputs(c, s));
+  const ElemType from = stored_type(c, in_t(c, 0).dtype), to = stored_type(c, c.analyzed.output_dtypes[0]);
+  const int64_t count = in_t(c, 0).elements();
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::cast_elements(from, io.in[0], to, io.out[0], count, st); };
   return Status::ok();
 }
 
@@ -314,13 +318,13 @@ Status bind_depth_space(BindContext& c, Step& s) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Pad, constant mode (opset < 11: pads / value attributes; 11+: pads input, optional constant_value input).
-// reflect / edge are refused.
+// Pad, modes constant / reflect / edge (opset < 11: pads / value attributes; 11+: pads input, optional
+// constant_value input).
 
 Status supports_pad(const BindContext& c) {
   WS_RETURN_IF_ERROR(supports_rank6(c));
   const std::string mode = attr_s(c.node, "mode", "constant");
-  if (mode != "constant") return refuse(c, "mode '" + mode + "' (constant only)");
+  if (mode != "constant" && mode != "reflect" && mode != "edge") return refuse(c, "mode '" + mode + "'");
   if (in_t(c, 0).shape.empty()) return refuse(c, "scalar input");
   if (c.graph.opset >= 11 && has_in(c, 2)) {
     const ir::Tensor& v = in_t(c, 2);
@@ -351,8 +355,12 @@ Status bind_pad(BindContext& c, Step& s) {
     d.y_dims[k] = y[k];
     d.begin[k] = pads[k];
   }
+  const std::string mode_s = attr_s(c.node, "mode", "constant");
+  const kernels::PadMode mode = mode_s == "reflect" ? kernels::PadMode::kReflect
+                                : mode_s == "edge"  ? kernels::PadMode::kEdge
+                                                    : kernels::PadMode::kConstant;
   const ElemType et = c.elem;
-  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::pad_constant(et, io.in[0], io.out[0], d, value, st); };
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::pad(et, mode, io.in[0], io.out[0], d, value, st); };
   return Status::ok();
 }
 
@@ -539,7 +547,13 @@ std::vector<OpSample> pad_samples(const std::string& op) {
           {"Pad_zero_default_value", {runtime("x", {3, 5}), constant_i64("p", {4}, {2, 0, 1, 1})}, {sample_node(op, {"x", "p"}, {"y"})}},
           {"Pad_rank3_all_axes", {runtime("x", {2, 6, 5}), constant_i64("p", {6}, {1, 0, 2, 1, 3, 1})}, {sample_node(op, {"x", "p"}, {"y"})}},
           {"Pad_opset2_attributes", {runtime("x", {2, 3})},
-           {sample_node(op, {"x"}, {"y"}, {A::integers("pads", {1, 0, 0, 2}), A::real("value", -0.5f)})}, 2}};
+           {sample_node(op, {"x"}, {"y"}, {A::integers("pads", {1, 0, 0, 2}), A::real("value", -0.5f)})}, 2},
+          {"Pad_reflect_nchw", {runtime("x", {1, 2, 4, 5}), constant_i64("p", {8}, {0, 0, 3, 1, 0, 0, 1, 4})},
+           {sample_node(op, {"x", "p"}, {"y"}, {A::text("mode", "reflect")})}},
+          {"Pad_edge_rank3", {runtime("x", {2, 3, 4}), constant_i64("p", {6}, {0, 2, 5, 1, 0, 3})},
+           {sample_node(op, {"x", "p"}, {"y"}, {A::text("mode", "edge")})}},
+          {"Pad_reflect_opset2", {runtime("x", {3, 6})},
+           {sample_node(op, {"x"}, {"y"}, {A::integers("pads", {2, 1, 0, 5}), A::text("mode", "reflect")})}, 2}};
 }
 
 std::vector<OpSample> depth_space_samples(const std::string& op) {
@@ -549,8 +563,21 @@ std::vector<OpSample> depth_space_samples(const std::string& op) {
 }
 
 std::vector<OpSample> cast_samples(const std::string& op) {
-  return {single("Cast_float_to_float", op, {2, 8}, {A::integer("to", 1)}),
-          {"Cast_then_Relu", {runtime("x", {3, 5})}, {sample_node(op, {"x"}, {"c"}, {A::integer("to", 1)}), sample_node("Relu", {"c"}, {"y"})}}};
+  const int64_t f32 = static_cast<int64_t>(ir::DType::kFloat32);
+  // x·4 (exact in float16 too) -> `to` -> float32: truncation toward zero for the integer types, != 0 for bool.
+  auto round_trip = [&](std::string label, ir::DType to) -> OpSample {
+    return {std::move(label), {runtime("x", {3, 7}), constant_values("four", {}, {4.0f})},
+            {sample_node("Mul", {"x", "four"}, {"x4"}), sample_node("Cast", {"x4"}, {"c"}, {A::integer("to", static_cast<int64_t>(to))}),
+             sample_node("Cast", {"c"}, {"y"}, {A::integer("to", f32)})}};
+  };
+  if (op == "CastLike")
+    return {{"CastLike_int64_then_float", {runtime("x", {2, 9}), constant_values("four", {}, {4.0f}), constant_i64("like", {1}, {0})},
+             {sample_node("Mul", {"x", "four"}, {"x4"}), sample_node("CastLike", {"x4", "like"}, {"c"}), sample_node("Cast", {"c"}, {"y"}, {A::integer("to", f32)})},
+             15}};
+  return {single("Cast_float_to_float", op, {2, 8}, {A::integer("to", f32)}),
+          {"Cast_then_Relu", {runtime("x", {3, 5})}, {sample_node(op, {"x"}, {"c"}, {A::integer("to", f32)}), sample_node("Relu", {"c"}, {"y"})}},
+          round_trip("Cast_float_int64_float", ir::DType::kInt64), round_trip("Cast_float_int32_float", ir::DType::kInt32),
+          round_trip("Cast_float_int8_float", ir::DType::kInt8), round_trip("Cast_float_bool_float", ir::DType::kBool)};
 }
 
 // Resize (opset 13): x, roi (omitted), scales or sizes.
@@ -585,7 +612,8 @@ std::vector<OpSample> resize_samples(const std::string&) {
 
 std::vector<CudaOpDef> indexing_ops() {
   return {
-      {"Cast", 1, supports_cast, bind_cast, cast_samples},
+      {"Cast", 0, supports_cast, bind_cast, cast_samples},
+      {"CastLike", 0, supports_cast, bind_cast, cast_samples},
       {"DepthToSpace", 1, ok_float0, bind_depth_space, depth_space_samples},
       {"Expand", 1, supports_rank6, bind_expand, expand_samples},
       {"Gather", 1, supports_gather, bind_gather, gather_samples},

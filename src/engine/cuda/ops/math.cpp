@@ -21,24 +21,6 @@ using kernels::ElemType;
 using kernels::MathFn;
 using kernels::MathFnParams;
 
-// numpy broadcasting of `a` and `b` into `y` (element strides per y dim; 0 on broadcast dims).
-Result<kernels::BroadcastDims> broadcast_dims(const ir::Shape& a, const ir::Shape& b, const ir::Shape& y) {
-  kernels::BroadcastDims d;
-  if (y.size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return unsupported("rank above 6");
-  d.rank = static_cast<int>(y.size());
-  auto strides = [&](const ir::Shape& s, int64_t* out) {
-    int64_t st = 1;
-    for (int k = d.rank - 1, j = static_cast<int>(s.size()) - 1; k >= 0; --k, --j) {
-      out[k] = (j < 0 || s[static_cast<size_t>(j)] == 1) ? 0 : st;
-      if (j >= 0) st *= s[static_cast<size_t>(j)];
-    }
-  };
-  for (int k = 0; k < d.rank; ++k) d.y_dims[k] = y[static_cast<size_t>(k)];
-  strides(a, d.a_strides);
-  strides(b, d.b_strides);
-  return d;
-}
-
 // ------------------------------------------------------------------------------------------------
 // Unary math
 

@@ -1,10 +1,12 @@
-// CUDA op-table entries: 2-D pooling (MaxPool, AveragePool; NCHW; 1-D NCL through lift_1d.h) and GlobalAveragePool;
+// CUDA op-table entries: 2-D pooling (MaxPool, AveragePool; NCHW; 1-D NCL through lift_1d.h; 3-D NCDHW through the
+// direct N-d kernel of kernels/conv/conv_nd.h) and GlobalAveragePool;
 // src/kernels/pool.
 #include <string>
 #include <vector>
 
 #include "engine/cuda/op_util.h"
 #include "engine/cuda/ops/lift_1d.h"
+#include "kernels/conv/conv_nd.h"
 #include "kernels/pool/pool.h"
 
 namespace ws::cudaexec {
@@ -19,16 +21,36 @@ using kernels::ElemType;
 
 Status supports_pool(const BindContext& c) {
   WS_RETURN_IF_ERROR(ok_float0(c));
+  if (c.node.outputs.size() > 1 && c.node.outputs[1] != ir::kNoTensor) return refuse(c, "the Indices output of MaxPool is not produced");
+  if (in_t(c, 0).shape.size() == 5) return Status::ok();  // 3-D: the direct N-d kernel (kernels/conv/conv_nd.h)
   if (in_t(c, 0).shape.size() == 3) {  // 1-D: the 2-D form over [N, C, 1, L] (lift_1d.h)
     auto l = lift_1d(c, false);
     return supports_pool(*l->context);
   }
-  if (in_t(c, 0).shape.size() != 4) return refuse(c, "only 1-D and 2-D pooling (NCL / NCHW input) are implemented");
-  if (c.node.outputs.size() > 1 && c.node.outputs[1] != ir::kNoTensor) return refuse(c, "the Indices output of MaxPool is not produced");
+  if (in_t(c, 0).shape.size() != 4) return refuse(c, "only 1-D, 2-D and 3-D pooling (NCL / NCHW / NCDHW input) are implemented");
   return Status::ok();
 }
+
+// 3-D pooling through the direct N-d kernel: one thread per output, the reference's window rules.
+Status bind_pool_nd(BindContext& c, Step& s, bool max) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const ir::Shape& y = out_shape(c);
+  const WindowNd w = window_nd(c.node, x, y, attr_is(c.node, "kernel_shape", {}));
+  kernels::PoolNdGeometry g;
+  g.planes = x[0] * x[1];
+  for (int a = 0; a < 3; ++a) {
+    g.in[a] = w.in[a]; g.out[a] = w.out[a]; g.kernel[a] = w.k[a]; g.stride[a] = w.s[a]; g.dilation[a] = w.d[a];
+    g.pad_begin[a] = w.pb[a]; g.pad_end[a] = w.pe[a];
+  }
+  g.count_include_pad = attr_i(c.node, "count_include_pad", 0) != 0;
+  const ElemType et = c.elem;
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::pool_nd(et, max, g, io.in[0], io.out[0], st); };
+  return Status::ok();
+}
+
 template <bool kMax>
 Status bind_pool(BindContext& c, Step& s) {
+  if (in_t(c, 0).shape.size() == 5) return bind_pool_nd(c, s, kMax);
   if (in_t(c, 0).shape.size() == 3) {
     auto l = lift_1d(c, false);
     return bind_pool<kMax>(*l->context, s);
@@ -70,12 +92,17 @@ std::vector<OpSample> pool_samples(const std::string& op) {
             single("MaxPool_ceil", op, x, {A::integers("kernel_shape", {2, 2}), A::integers("strides", {2, 2}), A::integer("ceil_mode", 1)}),
             single("MaxPool_dilation2", op, x, {A::integers("kernel_shape", {2, 2}), A::integers("dilations", {2, 2})}),
             single("MaxPool_same_upper", op, x, {A::integers("kernel_shape", {3, 3}), A::integers("strides", {2, 2}), A::text("auto_pad", "SAME_UPPER")}),
-            single("MaxPool1d_k3s2p1", op, {2, 3, 19}, {A::integers("kernel_shape", {3}), A::integers("strides", {2}), A::integers("pads", {1, 1})})};
+            single("MaxPool1d_k3s2p1", op, {2, 3, 19}, {A::integers("kernel_shape", {3}), A::integers("strides", {2}), A::integers("pads", {1, 1})}),
+            single("MaxPool3d_k3s2p1", op, {1, 3, 7, 8, 9}, {A::integers("kernel_shape", {3, 3, 3}), A::integers("strides", {2, 2, 2}), A::integers("pads", {1, 1, 1, 1, 1, 1})}),
+            single("MaxPool3d_ceil_dil", op, {2, 2, 6, 7, 5}, {A::integers("kernel_shape", {2, 2, 2}), A::integers("strides", {2, 2, 2}), A::integers("dilations", {1, 2, 1}), A::integer("ceil_mode", 1)})};
   return {single("AveragePool_excl", op, x, {A::integers("kernel_shape", {3, 3}), A::integers("pads", {1, 1, 1, 1})}),
           single("AveragePool_incl_s2", op, x,
                  {A::integers("kernel_shape", {3, 2}), A::integers("strides", {2, 2}), A::integers("pads", {1, 0, 1, 1}), A::integer("count_include_pad", 1)}),
           single("AveragePool_same_lower", op, x, {A::integers("kernel_shape", {2, 2}), A::text("auto_pad", "SAME_LOWER")}),
-          single("AveragePool1d_k4s3_pad", op, {1, 5, 23}, {A::integers("kernel_shape", {4}), A::integers("strides", {3}), A::integers("pads", {1, 2})})};
+          single("AveragePool1d_k4s3_pad", op, {1, 5, 23}, {A::integers("kernel_shape", {4}), A::integers("strides", {3}), A::integers("pads", {1, 2})}),
+          single("AveragePool3d_excl_pad", op, {1, 3, 6, 7, 8}, {A::integers("kernel_shape", {3, 2, 3}), A::integers("strides", {2, 1, 2}), A::integers("pads", {1, 0, 1, 1, 1, 0})}),
+          single("AveragePool3d_incl_ceil", op, {1, 2, 5, 5, 6},
+                 {A::integers("kernel_shape", {2, 3, 3}), A::integers("strides", {2, 2, 2}), A::integers("pads", {1, 1, 0, 0, 1, 1}), A::integer("count_include_pad", 1), A::integer("ceil_mode", 1)})};
 }
 
 std::vector<OpSample> global_pool_samples(const std::string& op) {
