@@ -60,17 +60,7 @@ suite_test() {
     [ "$cs" -eq 2 ] || FAILED=1
     row "CUTLASS GEMM tests (.cutlass carried)" "$cs of 2 passed (GemmS8Gpu.Cutlass*; a skip or failure is in gpu-tests.txt)"
   fi
-  # ONNX conformance on the CUDA executor, for the suites carried in .onnxdata/ (copies of Debian
-  # libonnx-testdata's data/<suite>; the image has none): fp32 gates, fp16 is reported.
-  for d in .onnxdata/*/; do
-    [ -d "$d" ] && [ "$(left)" -gt 60 ] || continue
-    local suite; suite=$(basename "$d")
-    for prec in fp32 fp16; do
-      timeout 120 "$WS" onnx-test --device cuda --precision $prec "$d" > "$L/onnx-cuda-$suite-$prec.txt" 2>&1
-      local rc2=$?; [ $prec = fp32 ] && mark $rc2
-      row "onnx-test --device cuda $prec $suite" "rc=$rc2 $(grep -iE 'passed|failed' "$L/onnx-cuda-$suite-$prec.txt" | tail -1 | cut -c1-100)"
-    done
-  done
+  # ONNX conformance and the zoo on the CUDA executor: the `onnx` suite (scripts/lib/onnx.sh).
 }
 
 suite_sanitize() {
