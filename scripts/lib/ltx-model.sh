@@ -48,7 +48,7 @@ ltx_compare() {
   for f in "$@"; do [ -f "$f" ] && files+=("$f"); done
   [ ${#files[@]} -ge 2 ] || { row "compare $size" "SKIPPED (fewer than 2 reports)"; return; }
   "$WS" compare "${files[@]}" > "$OUT/ltx-compare-$size.txt" 2> "$L/ltx-compare-$size.err"
-  row "compare $size (first / this, p50)" "rc=$? $(awk -F'|' 'NR>2{gsub(/^ +| +$/,"",$2); gsub(/ /,"",$7); printf "%s %s; ", $2, $7}' "$OUT/ltx-compare-$size.txt" | cut -c1-300)"
+  row "compare $size (first / this, p50)" "rc=$? $(awk -F'|' 'NR>2 && NF>7{gsub(/^ +| +$/,"",$2); gsub(/ /,"",$7); printf "%s %s; ", $2, $7}' "$OUT/ltx-compare-$size.txt" | cut -c1-300)"
   { echo "## warpstream compare ($size)"; cat "$OUT/ltx-compare-$size.txt" "$L/ltx-compare-$size.err"; echo; } >> "$LM"
 }
 
