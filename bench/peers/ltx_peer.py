@@ -149,7 +149,17 @@ def main() -> int:
             continue
         env = env_start()
         t0 = time.time()
-        model = build_model(diffusers, cfg, ckpt, args.random_init, args.seed)
+        try:
+            model = build_model(diffusers, cfg, ckpt, args.random_init, args.seed)
+        except Exception as e:  # noqa: BLE001 (a checkpoint diffusers refuses: say so, time its own init instead)
+            if args.random_init:
+                raise
+            print(f"[ltx_peer] loading {ckpt} into diffusers failed ({type(e).__name__}: {str(e)[:300]}); "
+                  "falling back to --random-init", flush=True)
+            args.random_init = True
+            gc.collect()
+            torch.cuda.empty_cache()
+            model = build_model(diffusers, cfg, ckpt, True, args.seed)
         torch.cuda.synchronize()
         build_s = time.time() - t0
         t0 = time.time()

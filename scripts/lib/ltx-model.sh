@@ -18,8 +18,9 @@
 #      resident fp8 twin (bf16 weights dequantised from the same fp8 codes: bf16 resident compute).
 #   8. `warpstream ltx --stream-weights bf16` streamed under WS_LTX13_BF16_BUDGET (default 3GiB, 3 slots), with the
 #      timeline (transfer floor 26.1 GB / 54.8 GB/s = 476 ms).
-#   9. bench/peers/ltx_peer.py --random-init (diffusers' init on the GPU in bf16: seconds, not minutes of CPU init):
-#      resident, leaf, block; `warpstream compare`.
+#   9. bench/peers/ltx_peer.py on the same checkpoint (built on the meta device, the shards loaded straight onto the
+#      GPU with strict=True: seconds, not minutes of CPU init; WS_LTX13_PEER_INIT=--random-init uses diffusers' own
+#      init on the GPU instead): resident, leaf, block; `warpstream compare`.
 #  10. batch 2 (CFG) 13B fp8 rows when time is left (WS_LTX13_B2_BUDGET, default 4GiB).
 # Needs .whl carried (diffusers) and .cudnn_frontend. Under $OUT: ltx-model.txt, ltx-reports/{2b,13b}/*.json,
 # ltx-compare-{2b,13b}.txt. Disk: 30 GB in /tmp (removed at the end; WS_LTX_KEEP=1 keeps it).
@@ -131,11 +132,11 @@ if [ -f $G13/diffusion_pytorch_model.safetensors.index.json ]; then
   else row "ltx 13b-b1-bf16" "SKIPPED (budget: $(left) s left)"; fi
   if [ "$(left)" -gt 60 ]; then
     stage_start
-    timeout $(( $(left) - 15 )) python3 bench/peers/ltx_peer.py --checkpoint $G13 --random-init --modes resident,leaf,block \
-      --iterations 3 --offload-iterations 2 --warmup 1 --out-dir "$RP/13b" --deadline-s $(( $(left) - 20 )) \
-      --mode-cost-s 35 > "$L/ltx-peer-13b.txt" 2>&1
+    timeout $(( $(left) - 15 )) python3 bench/peers/ltx_peer.py --checkpoint $G13 ${WS_LTX13_PEER_INIT:-} \
+      --modes resident,leaf,block --iterations 3 --offload-iterations 2 --warmup 1 --out-dir "$RP/13b" \
+      --deadline-s $(( $(left) - 20 )) --mode-cost-s 40 > "$L/ltx-peer-13b.txt" 2>&1
     rc=$?; mark $rc
-    row "diffusers peer 13b (random init on the GPU)" "rc=$rc ($(stage_s) s, left $(left))"
+    row "diffusers peer 13b" "rc=$rc ($(stage_s) s, left $(left))"
     grep '^\[ltx_peer\]' "$L/ltx-peer-13b.txt" | sed 's/^/    /' | tee -a "$SUM" >> "$LM"
     [ $rc -eq 0 ] || tail -5 "$L/ltx-peer-13b.txt" | tee -a "$LM"
   else row "diffusers peer 13b" "SKIPPED (budget: $(left) s left)"; fi
