@@ -176,7 +176,7 @@ def main() -> int:
             out = model(**inputs)[0]
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
-            timing = time_cuda(lambda: model(**inputs), iters, warmup=args.warmup, samples=samples_ms)
+            timing = time_cuda(lambda m=model: m(**inputs), iters, warmup=args.warmup, samples=samples_ms)
             peak = torch.cuda.max_memory_allocated()
         nvml_point(env, "end")
         same = None
