@@ -4,10 +4,16 @@
 //   warpstream ltx --checkpoint DIR --grid 16x16x24 --text-tokens 128 --batch 1 --vram-budget 1GiB --compare-resident
 //   ... --stream-weights fp8: the ring carries fp8 e4m3 block linear weights + per-channel scales (half the bytes),
 //   dequantised into a bf16 staging image before each block; --compare-resident then compares with a resident model
-//   holding the same dequantised weights (bit-identical expected).
+//   holding the same dequantised weights (bit-identical expected). The checkpoint's bf16 block linears are
+//   quantised once, at load, into the WeightStore (per-output-channel scales, weight_store.h); both models take
+//   those codes.
+//   --report DIR: one warpstream-bench/1 report per timed model (ltx_ours_<mode>_<weights>_b<batch>.json; primary
+//   metric gpu_time_us = CUDA events around each back-to-back graph replay), for `warpstream compare` beside
+//   bench/peers/ltx_peer.py's diffusers reports.
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -21,12 +27,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/env_record.h"
+#include "bench/report.h"
+#include "bench/stats.h"
 #include "command.h"
 #include "core/escape.h"
 #include "core/file_io.h"
 #include "flow/host/ltx_config.h"
 #include "warpstream/safetensors.h"
 #ifdef WS_HAVE_CUDA
+#include "bench/env_cuda.h"
 #include "cuda/cuda_util.h"
 #include "cuda/device.h"
 #include "flow/host/weight_store.h"
@@ -38,7 +48,7 @@
 namespace {
 
 struct LtxArgs {
-  std::string checkpoint, budget, json, stream_weights = "bf16";
+  std::string checkpoint, budget, json, report_dir, stream_weights = "bf16";
   std::vector<std::string> grid = {"16x16x24"};
   int text_tokens = 128, batch = 1, iterations = 50, warmup = 5, max_slots = 3;
   bool compare_resident = false, per_token = false, no_mask = false, timeline = false;
@@ -69,7 +79,7 @@ constexpr size_t kMaxConfigBytes = size_t{1} << 20;  // config.json: a few hundr
 // Options, config.json and the checkpoint's header: everything `ltx` can refuse without the GPU and without reading
 // tensor data. Fills `cfg` and `ckpt`; 0 = fine, else the exit code (2: bad input).
 int validate_host(const LtxArgs& a, int& F, int& H, int& W, ws::flow::LtxConfig& cfg,
-                  std::optional<ws::io::SafetensorsCheckpoint>& ckpt) {
+                  std::optional<ws::io::SafetensorsCheckpoint>& ckpt, std::string* config_path = nullptr) {
   if (!parse_grid(a.grid, F, H, W))
     return usage("--grid must be FxHxW or F H W with positive integers and nothing after (S <= 2^22)");
   if (a.batch < 1 || a.batch > 2) return usage("--batch must be 1 or 2, got " + std::to_string(a.batch));
@@ -92,6 +102,7 @@ int validate_host(const LtxArgs& a, int& F, int& H, int& W, ws::flow::LtxConfig&
   auto c = ws::flow::parse_ltx_config(std::string_view(text->data(), text->size()), cfg_path);
   if (!c.is_ok()) return fail("config", c.status());
   cfg = c.value();
+  if (config_path != nullptr) *config_path = cfg_path;
   auto opened = ws::io::open_checkpoint(a.checkpoint);
   if (!opened.is_ok()) return fail("checkpoint", opened.status());
   ckpt.emplace(std::move(opened.value()));
@@ -150,6 +161,7 @@ std::string gib(uint64_t b) { return flow::format_bytes(b); }
 
 struct RunResult {
   double median_ms = 0, p99_ms = 0;
+  std::vector<double> samples_us;  // per timed forward (CUDA events), for --report
   uint64_t mem_delta = 0;  // cudaMemGetInfo: free before build - free after warm-up
   std::vector<uint16_t> output;
   nlohmann::json j, timeline;
@@ -209,6 +221,8 @@ int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::WeightStor
     if (!t.is_ok()) return fail("event timing", t.status(), 1);
     ms.push_back(t.value());
   }
+  out.samples_us.clear();
+  for (double v : ms) out.samples_us.push_back(v * 1e3);
   out.median_ms = percentile(ms, 0.5);
   out.p99_ms = percentile(ms, 0.99);
   const size_t n = static_cast<size_t>(geo.batch) * geo.tokens() * cfg.out_channels;
@@ -284,11 +298,82 @@ int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::WeightStor
   return 0;
 }
 
+// What every --report file of this process shares: the environment (start of the run, end when written) and the
+// model's identity. The model string names the workload (compare warns when reports differ in it); the hash is the
+// config.json's (a 26 GB random-weight checkpoint is not hashed whole; bench/peers/ltx_peer.py does the same).
+struct ReportContext {
+  ws::bench::EnvRecord env;
+  std::string bus, model, model_sha256;
+};
+
+// One warpstream-bench/1 report (bench/report.h) for one timed model; the `ltx` object carries the run's JSON.
+int write_ltx_report(const LtxArgs& a, ReportContext& ctx, const RunResult& r, bool streamed, flow::LtxStreamWeights sw,
+                     const flow::LtxModelGeometry& geo, const flow::LtxConfig& cfg, uint64_t budget) {
+  namespace bench = ws::bench;
+  bench::Report rep;
+  const std::string weights = flow::ltx_stream_weights_name(sw);
+  const std::string mode = streamed ? "streamed" : "resident";
+  rep.label = "ours " + mode + " " + weights + (streamed ? " " + gib(budget) : std::string()) + " b" +
+              std::to_string(geo.batch);
+  rep.tool = "warpstream ltx";
+  rep.date_utc = bench::utc_now_iso8601();
+  bench::record_env_point(ctx.env, ctx.bus, "end");
+  rep.env = ctx.env;
+  bench::RunConfig& c = rep.config;
+  c.runtime = "warpstream";
+  c.scope = "network";
+  c.model = ctx.model;
+  c.model_sha256 = ctx.model_sha256;
+  c.precision = sw == flow::LtxStreamWeights::kBF16 ? "bf16" : "bf16 compute, " + weights + " block weights";
+  c.network_input_shape = {geo.batch, geo.tokens(), cfg.in_channels};
+  const std::string capture = r.j.value("graph_capture_error", std::string());
+  c.graph_mode = capture.empty() ? "cuda_graph" : "eager";
+  c.lanes = 1;
+  c.input_mode = "device_resident";
+  c.transfers_included = streamed;  // the block weights' host->device copies are inside the interval
+  c.topk = 0;
+  c.notes.push_back("grid " + std::to_string(geo.frames) + "x" + std::to_string(geo.height) + "x" +
+                    std::to_string(geo.width) + " (S " + std::to_string(geo.tokens()) + "), T " +
+                    std::to_string(geo.text_tokens) + ", batch " + std::to_string(geo.batch) +
+                    ", timestep 500, mask: last quarter of the text tokens dropped, RoPE scale (8/25, 32, 32)");
+  c.notes.push_back(streamed ? "block weights streamed from one pinned host copy through " +
+                                   std::to_string(r.j.value("slots", 0)) + " ring slots under a " + gib(budget) +
+                                   " VRAM budget (" + r.j.value("host_copy", std::string()) + ")"
+                             : std::string("all weights resident on the device") +
+                                   (sw != flow::LtxStreamWeights::kBF16 ? " (bf16, dequantised from " + weights + ")"
+                                                                        : std::string()));
+  if (!capture.empty()) c.notes.push_back("CUDA-graph capture failed: " + capture);
+  bench::Metric m;
+  m.name = "gpu_time_us";
+  m.interval = "CUDA events between back-to-back replays of the whole forward (one CUDA graph); streamed: the next "
+               "forward's first blocks are copied during this one's tail";
+  m.stats = bench::compute_stats(r.samples_us, static_cast<size_t>(a.warmup));
+  rep.metrics.push_back(m);
+  rep.primary = "gpu_time_us";
+  double sum_us = 0;
+  for (double v : r.samples_us) sum_us += v;
+  rep.wall_s = sum_us * 1e-6;
+  rep.throughput_fps = sum_us > 0 ? r.samples_us.size() / rep.wall_s : 0;
+  nlohmann::json j = bench::report_to_json(rep);
+  j["ltx"] = r.j;
+  const std::string path = a.report_dir + "/ltx_ours_" + mode + "_" + weights + "_b" + std::to_string(geo.batch) + ".json";
+  const std::string text = j.dump(1) + "\n";
+  if (Status st = ws::write_file(path, text.data(), text.size(), "report JSON"); !st.is_ok()) return fail("--report", st);
+  std::printf("report: %s -> %s\n", rep.label.c_str(), path.c_str());
+  return 0;
+}
+
 int run_ltx(const LtxArgs& a) {
   int F = 0, H = 0, W = 0;
   flow::LtxConfig config;
   std::optional<ws::io::SafetensorsCheckpoint> ckpt;
-  if (int rc = validate_host(a, F, H, W, config, ckpt)) return rc;
+  std::string config_path;
+  if (int rc = validate_host(a, F, H, W, config, ckpt, &config_path)) return rc;
+  if (!a.report_dir.empty()) {
+    struct stat rs {};
+    if (::stat(a.report_dir.c_str(), &rs) != 0 || !S_ISDIR(rs.st_mode))
+      return usage("--report " + ws::quoted(a.report_dir) + " is not an existing directory");
+  }
   ws::Result<flow::LtxConfig> cfg(config);
   uint64_t budget = 0;
   if (!a.budget.empty() && !parse_bytes(a.budget, budget))
@@ -318,20 +403,6 @@ int run_ltx(const LtxArgs& a) {
   };
   if (Status st = flow::LtxModel::validate_tensors(cfg.value(), header_source); !st.is_ok())
     return fail("weights in " + a.checkpoint, st);
-  // ONE host copy of the weights: a WeightStore in the model's order (blocks contiguous in the device layout), which
-  // the streamed model registers once and streams from directly.
-  const auto names = flow::LtxModel::store_tensor_order(cfg.value());
-  auto store = flow::WeightStore::load(ckpt.value(), names);
-  if (!store.is_ok()) return fail("load weights from " + a.checkpoint, store.status(), 2);
-  uint64_t ckpt_bytes = 0;
-  for (const auto& n : names) {
-    const auto ct = ckpt.value().find(n);
-    if (ct.tensor) ckpt_bytes += ct.bytes.size();
-  }
-  std::printf("ltx: weight store %s in one host allocation (%.3fx the %s of model tensors in the checkpoint)\n",
-              flow::format_bytes(store.value().storage().size()).c_str(),
-              ckpt_bytes ? static_cast<double>(store.value().storage().size()) / ckpt_bytes : 0.0,
-              flow::format_bytes(ckpt_bytes).c_str());
   flow::LtxModelGeometry geo;
   geo.batch = a.batch; geo.frames = F; geo.height = H; geo.width = W; geo.text_tokens = a.text_tokens;
   geo.per_token_timestep = a.per_token;
@@ -358,6 +429,49 @@ int run_ltx(const LtxArgs& a) {
               gib(fp.value().block_bytes).c_str(), gib(fp.value().staging_bytes).c_str(),
               gib(fp.value().min_streamed_budget()).c_str(), gib(fp.value().fixed_bytes()).c_str(),
               gib(fp.value().resident_bytes()).c_str());
+  // The budget against everything a streamed build allocates, before the weights are read (seconds for a 13B model):
+  // refused naming the given and needed bytes and every part (LtxModel::build refuses the same budget the same way).
+  if (budget > 0 && budget < fp.value().min_streamed_budget()) {
+    const flow::LtxModelFootprint& f = fp.value();
+    return fail("--vram-budget",
+                ws::resource_exhausted(
+                    "VRAM budget " + std::to_string(budget) + " bytes (" + gib(budget) + ") is too small: needed at least " +
+                    std::to_string(f.min_streamed_budget()) + " bytes (" + gib(f.min_streamed_budget()) +
+                    ") = resident non-block weights " + std::to_string(f.resident_weight_bytes) + " + activations " +
+                    std::to_string(f.model_activation_bytes + f.block_arena_bytes) + " (model buffers " +
+                    std::to_string(f.model_activation_bytes) + " + one shared block arena " +
+                    std::to_string(f.block_arena_bytes) + ", batch " + std::to_string(geo.batch) + ", " +
+                    std::to_string(geo.tokens()) + " tokens)" +
+                    (f.staging_bytes ? " + bf16 staging image " + std::to_string(f.staging_bytes) : std::string()) +
+                    " + 2 ring slots x " + std::to_string(f.block_bytes) + " (one " +
+                    flow::ltx_stream_weights_name(sw.value()) + " block image)"));
+  }
+  // ONE host copy of the weights: a WeightStore in the model's order (blocks contiguous in the device layout), which
+  // the streamed model registers once and streams from directly. 8-bit: the block linears are quantised here, once,
+  // on every core (per-output-channel scales), and both the streamed and the resident model take those codes.
+  const auto names = flow::LtxModel::store_tensor_order(cfg.value());
+  flow::WeightStoreOptions wo;
+  wo.format = sw.value() == flow::LtxStreamWeights::kFP8    ? flow::WeightFormat::kFp8E4M3
+              : sw.value() == flow::LtxStreamWeights::kINT8 ? flow::WeightFormat::kInt8
+                                                            : flow::WeightFormat::kAsStored;
+  const auto load_start = std::chrono::steady_clock::now();
+  auto store = flow::WeightStore::load(ckpt.value(), names, wo);
+  if (!store.is_ok()) return fail("load weights from " + a.checkpoint, store.status(), 2);
+  uint64_t ckpt_bytes = 0;
+  for (const auto& n : names) {
+    const auto ct = ckpt.value().find(n);
+    if (ct.tensor) ckpt_bytes += ct.bytes.size();
+  }
+  std::printf("ltx: weight store %s in one host allocation (%.3fx the %s of model tensors in the checkpoint%s), "
+              "loaded in %.1f s\n",
+              flow::format_bytes(store.value().storage().size()).c_str(),
+              ckpt_bytes ? static_cast<double>(store.value().storage().size()) / ckpt_bytes : 0.0,
+              flow::format_bytes(ckpt_bytes).c_str(),
+              wo.format == flow::WeightFormat::kAsStored
+                  ? ""
+                  : (std::string("; block linears quantised to ") + std::string(flow::weight_format_name(wo.format)) +
+                     " at load").c_str(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count());
   // Inputs (bf16-exact, seeded).
   std::mt19937 rng(a.seed);
   std::normal_distribution<float> nd(0.f, 1.f);
@@ -373,14 +487,32 @@ int run_ltx(const LtxArgs& a) {
                            {"text_tokens", a.text_tokens}, {"batch", a.batch}, {"per_token_timestep", a.per_token},
                            {"stream_weights", a.stream_weights}};
   if (Status st = ws::cuda::init_device(0); !st.is_ok()) return fail("device (the model runs on the GPU)", st);
+  ReportContext rctx;
+  if (!a.report_dir.empty()) {
+    if (auto dr = ws::cuda::device_report(0); dr.is_ok()) {
+      rctx.bus = dr->pci_bus_id;
+      rctx.env.set("device", dr->to_string());
+      rctx.env.set("sm_count", dr->sm_count);
+    }
+    ws::bench::record_env_start(rctx.env, rctx.bus);
+    ws::bench::record_cuda_versions(rctx.env);
+    rctx.model = "ltx-video D" + std::to_string(c.inner_dim()) + " L" + std::to_string(c.num_layers) + " grid " +
+                 std::to_string(F) + "x" + std::to_string(H) + "x" + std::to_string(W) + " T" +
+                 std::to_string(a.text_tokens) + " B" + std::to_string(a.batch);
+    rctx.model_sha256 = ws::bench::sha256_file_hex(config_path);
+  }
   RunResult resident, streamed;
   if (budget == 0 || a.compare_resident) {
     if (int rc = run_one(a, c, store.value(), a.checkpoint, geo, 0, sw.value(), hidden, enc, ts, mask, resident)) return rc;
     report["resident"] = resident.j;
+    if (!a.report_dir.empty())
+      if (int rc = write_ltx_report(a, rctx, resident, false, sw.value(), geo, c, 0)) return rc;
   }
   if (budget > 0) {
     if (int rc = run_one(a, c, store.value(), a.checkpoint, geo, budget, sw.value(), hidden, enc, ts, mask, streamed)) return rc;
     report["streamed"] = streamed.j;
+    if (!a.report_dir.empty())
+      if (int rc = write_ltx_report(a, rctx, streamed, true, sw.value(), geo, c, budget)) return rc;
   }
   int rc = 0;
   if (a.compare_resident) {
@@ -445,5 +577,8 @@ WS_REGISTER_COMMAND(ltx, "ltx",
                       sub.add_flag("--no-mask", a->no_mask, "no encoder attention mask");
                       sub.add_option("--seed", a->seed, "seed of the random inputs (default 1234)");
                       sub.add_option("--json", a->json, "write the report as JSON here");
+                      sub.add_option("--report", a->report_dir,
+                                     "also write one warpstream-bench/1 report per timed model into this existing "
+                                     "directory (for `warpstream compare` beside bench/peers/ltx_peer.py)");
                       return [a] { return run(*a); };
                     });

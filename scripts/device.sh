@@ -8,8 +8,10 @@
 #                  parallel, with a canary per tool (scripts/lib/sanitize.sh: what each tool checks, exclusions)
 #   ltx            LTX-Video: diffusers goldens for one full-size 2B block (tools/ltx_goldens.py), the LTX GPU
 #                  tests against them, `warpstream ltx-block` timing beside diffusers' block in the same run
-#   ltx-model      LTX-Video 2B whole transformer: diffusers goldens + time, GPU model tests, `warpstream ltx`
-#                  resident vs streamed under a 1 GiB budget (batch 1 and 2)
+#   ltx-model      LTX-Video whole transformer, 2B and 13B: diffusers goldens + time, GPU model tests,
+#                  `warpstream ltx` resident vs streamed under a VRAM budget, a 13B checkpoint made on the device
+#                  (tools/make_ltx_checkpoint.py), the diffusers peer (resident, group offload) and
+#                  `warpstream compare` (scripts/lib/ltx-model.sh; ~8 min with WS_DEVICE_BUDGET_S=560)
 #   bench-latency  `warpstream bench` matrix (EfficientNet-Lite0, ResNet-50) + PyTorch peers + floor + plots
 #   bench-gemm     `warpstream gemm --check` and `--bench` (INT8 GEMM campaigns vs cuBLASLt)
 #   bench-flow     Flow streamer tests, `warpstream h2d`, `warpstream overlap`

@@ -70,42 +70,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
 
 import torch
 
-DIFFUSERS_PIN = "0.42.1"
+from ltx_common import (CONFIG_2B, SMALL_CONFIG, T2V_ROPE_SCALE, TINY_CONFIG, import_diffusers as _import_diffusers,
+                        perturb_, time_cuda)
+
 BLOCK_NAMES = ["norm1_mod", "q_rope", "k_rope", "attn1_out", "hidden_attn1", "attn2_out", "hidden_attn2",
                "norm2_mod", "ff_out", "out"]
 
-TINY_CONFIG = dict(in_channels=4, out_channels=4, num_attention_heads=2, attention_head_dim=8, cross_attention_dim=16,
-                   num_layers=2, qk_norm="rms_norm_across_heads", caption_channels=16)
-SMALL_CONFIG = dict(in_channels=8, out_channels=8, num_attention_heads=4, attention_head_dim=8,
-                    cross_attention_dim=32, num_layers=1, qk_norm="rms_norm_across_heads", caption_channels=24)
-CONFIG_2B = dict(in_channels=128, out_channels=128, num_attention_heads=32, attention_head_dim=64,
-                 cross_attention_dim=2048, num_layers=28, caption_channels=4096)
-T2V_ROPE_SCALE = (8.0 / 25.0, 32.0, 32.0)
-
 
 def import_diffusers():
-    import diffusers  # noqa: WPS433
-    if diffusers.__version__ != DIFFUSERS_PIN:
-        print(f"ltx_goldens: warning: diffusers {diffusers.__version__} (pinned {DIFFUSERS_PIN})", file=sys.stderr)
-    from diffusers.models.transformers import transformer_ltx
-    return diffusers, transformer_ltx
-
-
-def perturb_(module: torch.nn.Module, gen: torch.Generator) -> None:
-    """Make the affine paths matter: q/k norm weights 1 + 0.25 N(0,1); scale_shift_tables += 0.1 N(0,1)."""
-    with torch.no_grad():
-        for name, p in module.named_parameters():
-            if name.endswith("norm_q.weight") or name.endswith("norm_k.weight"):
-                p.copy_(1.0 + 0.25 * torch.randn(p.shape, generator=gen))
-            elif name.endswith("scale_shift_table"):
-                p.add_(0.1 * torch.randn(p.shape, generator=gen))
+    return _import_diffusers("ltx_goldens")
 
 
 def f32(t: torch.Tensor) -> torch.Tensor:
@@ -304,25 +283,6 @@ def block_2b_inputs(d: int, batch: int, grid, text: int, gen, device, dtype, tl)
     mask[:, text - 28:] = 0.0  # a 100-token prompt padded to 128
     bias = ((1 - mask.to(dtype)) * -10000.0).unsqueeze(1).to(device)  # [B, 1, T] as the model passes it
     return hidden, enc, temb, (cos, sin), bias
-
-
-def time_cuda(fn, iters: int, warmup: int = 5) -> dict:
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    p99 = times[min(len(times) - 1, math.ceil(0.99 * len(times)) - 1)]
-    return {"iters": iters, "warmup": warmup, "median_ms": times[len(times) // 2] if len(times) % 2 else
-            0.5 * (times[len(times) // 2 - 1] + times[len(times) // 2]), "p99_ms": p99,
-            "mean_ms": sum(times) / len(times), "min_ms": times[0]}
 
 
 def case_block_2b(args) -> str:

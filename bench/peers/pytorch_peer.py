@@ -122,8 +122,11 @@ def env_start():
     except Exception as e:  # noqa: BLE001
         env["cublas"] = f"unavailable: {e}"
     env["torch"] = torch.__version__
-    import torchvision
-    env["torchvision"] = torchvision.__version__
+    try:  # not every peer needs torchvision (bench/peers/ltx_peer.py reuses this record)
+        import torchvision
+        env["torchvision"] = torchvision.__version__
+    except ImportError as e:
+        env["torchvision"] = f"unavailable: {e}"
     env["cuda_module_loading"] = os.environ.get("CUDA_MODULE_LOADING", "unset (driver default: LAZY)")
     env["host_wait"] = "torch default (cudaDeviceScheduleAuto)"
     nvml_point(env, "start")

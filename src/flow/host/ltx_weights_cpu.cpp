@@ -102,9 +102,10 @@ Result<LtxCpuWeights> LtxCpuWeights::load(const io::SafetensorsCheckpoint& ck, c
   LtxCpuWeights w;
   w.config_ = reference_config(config);
   // Bound the spec list by what the checkpoint holds before building it (num_layers comes from config.json):
-  // 13 + 2 non-block tensors and 25 per block.
+  // 13 + 2 non-block tensors and 25 per block. A checkpoint short of at most one block's worth of tensors gets
+  // the by-name error below instead (it names the first missing tensor, e.g. one dropped from a shard).
   const size_t needed = 15 + 25 * static_cast<size_t>(config.num_layers);
-  if (needed > ck.size())
+  if (needed > ck.size() + 25)
     return invalid_model("LTX checkpoint " + ck.path() + ": config num_layers " + std::to_string(config.num_layers) +
                          " needs " + std::to_string(needed) + " tensors, the checkpoint holds " +
                          std::to_string(ck.size()));
