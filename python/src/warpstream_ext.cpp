@@ -1085,9 +1085,10 @@ NB_MODULE(_warpstream, m) {
   nb::class_<Pipeline>(m, "Pipeline", kPipelineDoc)
       .def(nb::init<Engine&, int, std::pair<int64_t, int64_t>, int, const std::string&, bool, std::optional<std::vector<float>>,
                     std::optional<std::vector<float>>>(),
-           "engine"_a, "lanes"_a = 2, "src_size"_a, "k"_a = 5, "input"_a = "mapped", "use_cuda_graph"_a = true,
+           "engine"_a, "lanes"_a = 2, nb::kw_only(), "src_size"_a, "k"_a = 5, "input"_a = "mapped", "use_cuda_graph"_a = true,
            "mean"_a = nb::none(), "std"_a = nb::none(),
-           "Builds `lanes` lanes on a device='cuda' engine for frames of src_size = (height, width) RGB8 pixels. "
+           "Builds `lanes` lanes on a device='cuda' engine for frames of src_size = (height, width) RGB8 pixels "
+           "(src_size and the options after it are keyword-only). "
            "Raises warpstream.Error (bad options, an engine of the wrong shape, CUDA failures incl. capture).")
       .def("try_acquire", &Pipeline::try_acquire,
            "A free lane, now Acquired, or None when every lane is busy (backpressure; there is no queue). Lock-free.")

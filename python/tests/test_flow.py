@@ -13,6 +13,7 @@ Seeded by $WS_SEED (printed). Run with -s to see the figures; scripts/lib/python
 import importlib.util
 import json
 import os
+import sys
 import pathlib
 import time
 
@@ -36,6 +37,9 @@ RESULTS = {}
 
 
 def _ltx_goldens():
+    # tools/ltx_goldens.py imports its sibling tools/ltx_common.py: the tools folder must be importable.
+    if str(ROOT / "tools") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tools"))
     spec = importlib.util.spec_from_file_location("ltx_goldens", ROOT / "tools" / "ltx_goldens.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

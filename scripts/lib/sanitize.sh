@@ -58,7 +58,12 @@ else
   for tool in ${WS_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
     fvar=WS_SANITIZE_FILTER_$tool; nvar=WS_SANITIZE_SHARDS_$tool
     filter=${!fvar:-${WS_SANITIZE_FILTER:-*}}
-    [[ $filter == *-* ]] && filter="$filter:$SAN_EXCLUDE_TESTS" || filter="$filter-$SAN_EXCLUDE_TESTS"
+    excl=$SAN_EXCLUDE_TESTS
+    # racecheck: the CUTLASS sm_90a GEMM tests run only CUTLASS's TMA/wgmma kernels (not ours, outside the kernel
+    # filter) and racecheck dies on them ("Internal Sanitizer Error: The Sanitizer failed to handle a hardware
+    # exception", device run 2 of 2026-12-01), leaving the context broken for every later test of the process.
+    [ "$tool" = racecheck ] && excl="$excl:GemmS8Gpu.Cutlass*"
+    [[ $filter == *-* ]] && filter="$filter:$excl" || filter="$filter-$excl"
     case $tool in memcheck|initcheck) def=3 ;; racecheck) def=2 ;; *) def=1 ;; esac
     shards=${!nvar:-$def}
     mapfile -t opts < <(san_opts "$tool")
@@ -99,9 +104,12 @@ else
     grep -h -E '^\[  FAILED  \] [A-Za-z]|Detected overflow|Timeout|Internal Sanitizer Error' "$L"/sanitize-$tool-*.txt 2>/dev/null |
       sort -u | head -8 | sed 's/^/    /' | tee -a "$SUM"
     # The canary must have been caught: exit 3 and a report naming its kernel.
+    # The initcheck canary reads a never-written buffer through an ordinary kernel of ours (bf16_to_float_kernel);
+    # the other canaries are kernels named canary_*.
     crc=${san_rc[canary-$tool:0]}; cf=$L/sanitize-canary-$tool.txt
-    if [ "$crc" -eq 3 ] && grep -q 'canary_' "$cf"; then
-      row "  canary $tool" "caught (rc=3, $(grep -m1 -oE 'canary_[a-z_]+kernel' "$cf"))"
+    ck='canary_[a-z_]+kernel'; [ "$tool" = initcheck ] && ck='bf16_to_float_kernel'
+    if [ "$crc" -eq 3 ] && grep -qE "$ck" "$cf"; then
+      row "  canary $tool" "caught (rc=3, $(grep -m1 -oE "$ck" "$cf"))"
     else
       row "  canary $tool" "NOT caught (rc=$crc): the tool or its filter checked nothing; see $(basename "$cf")"; FAILED=1
     fi

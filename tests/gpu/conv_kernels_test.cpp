@@ -112,7 +112,7 @@ Status launch(Kernel k, ElemType t, const Conv2dGeometry& g, const void* x, cons
       static size_t ws_bytes = 0;
       const size_t need = kernels::conv2d_pointwise_workspace_bytes(g, splits);
       if (need > ws_bytes) { delete ws; ws = new DeviceBuf(need); ws_bytes = need; }
-      EXPECT_EQ(cudaMemset(ws->p, 0xFF, need), cudaSuccess);
+      EXPECT_EQ(::ws::test::memset_sync(ws->p, 0xFF, need), cudaSuccess);
       return kernels::conv2d_pointwise(t, k == Kernel::kPointwise32Split5 ? kernels::PointwiseTile::k32x32 : kernels::PointwiseTile::k64x64,
                                        g, x, w, y, e, nullptr, splits, ws->p);
     }
@@ -171,7 +171,7 @@ void check_kernel(const std::string& name, Kernel k, const Conv2dGeometry& g) {
       e.residual = v.residual ? dres.p : nullptr;
       e.act = v.act;
       if (v.act == Activation::kClip) { e.params.min = 0.0f; e.params.max = 6.0f; }
-      ASSERT_EQ(cudaMemset(dy.p, 0xFF, yn * 4), cudaSuccess);  // NaN poison (both element types)
+      ASSERT_EQ(::ws::test::memset_sync(dy.p, 0xFF, yn * 4), cudaSuccess);  // NaN poison (both element types)
       Status s = launch(k, t, g, dx.p, dw.p, dy.p, e);
       ASSERT_TRUE(s.is_ok()) << s.to_string();
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);

@@ -88,7 +88,7 @@ TEST(CudaEngineModel, GraphReplayEqualsDirectBitwise) {
     ASSERT_TRUE(s.is_ok()) << s.to_string();
     cudaGraphExec_t exec = nullptr;
     ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
-    WS_ASSERT_CUDA(cudaMemset(const_cast<void*>(b.ctx->output(0)), 0xFF, bytes));
+    WS_ASSERT_CUDA(::ws::test::memset_sync(const_cast<void*>(b.ctx->output(0)), 0xFF, bytes));
     for (int i = 0; i < 3; ++i) ASSERT_EQ(cudaGraphLaunch(exec, b.stream.get()), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(b.stream.get()), cudaSuccess);
     WS_ASSERT_CUDA(cudaMemcpy(replay.data(), b.ctx->output(0), bytes, cudaMemcpyDeviceToHost));
@@ -145,13 +145,13 @@ TEST(CudaEngineModel, SetInputAddressReadsCallerBuffer) {
     void* mine = nullptr;
     WS_ASSERT_CUDA(cudaMalloc(&mine, in_bytes));
     WS_ASSERT_CUDA(cudaMemcpy(mine, slot, in_bytes, cudaMemcpyDeviceToDevice));
-    WS_ASSERT_CUDA(cudaMemset(slot, 0xFF, in_bytes));
+    WS_ASSERT_CUDA(::ws::test::memset_sync(slot, 0xFF, in_bytes));
     EXPECT_EQ(b.ctx->set_input_address(0, static_cast<char*>(mine) + 4).code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(b.ctx->set_input_address(1, mine).code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(b.ctx->input(0), slot) << "a refused binding must change nothing";
     ASSERT_TRUE(b.ctx->set_input_address(0, mine).is_ok());
     EXPECT_EQ(b.ctx->input(0), mine);
-    WS_ASSERT_CUDA(cudaMemset(const_cast<void*>(b.ctx->output(0)), 0xFF, out_bytes));
+    WS_ASSERT_CUDA(::ws::test::memset_sync(const_cast<void*>(b.ctx->output(0)), 0xFF, out_bytes));
     ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());
     WS_ASSERT_CUDA(cudaStreamSynchronize(b.stream.get()));
     WS_ASSERT_CUDA(cudaMemcpy(got.data(), b.ctx->output(0), out_bytes, cudaMemcpyDeviceToHost));
@@ -250,7 +250,7 @@ TEST(CudaEngineModel, EfficientNetLite0MatchesCpu) {
     ASSERT_TRUE(ctx.is_ok()) << ctx.status().to_string();
     ASSERT_TRUE(test::write_input(**gpu, **ctx, 0, in).is_ok());
     cuda::Stream st = std::move(cuda::Stream::create()).value();
-    WS_ASSERT_CUDA(cudaMemset(const_cast<void*>((*ctx)->output(0)), 0xFF, n * 4));
+    WS_ASSERT_CUDA(::ws::test::memset_sync(const_cast<void*>((*ctx)->output(0)), 0xFF, n * 4));
     ASSERT_TRUE((*ctx)->enqueue(st.get()).is_ok());
     ASSERT_EQ(cudaStreamSynchronize(st.get()), cudaSuccess);
     std::vector<float> got(n);

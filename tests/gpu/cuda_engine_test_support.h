@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "support/cuda_check.h"
 #include "cuda/cuda_util.h"
 #include "engine/ir/model_builder.h"
 #include "lanes_gpu_support.h"
@@ -121,7 +122,7 @@ inline Comparison run_both(const ir::Graph& graph, Precision p, double abs_tol, 
   const size_t n = (*cpu)->output_desc(0).bytes / 4;
   std::vector<float> ref(static_cast<const float*>((*cpu)->output(0)), static_cast<const float*>((*cpu)->output(0)) + n);
   cuda::Stream stream = std::move(cuda::Stream::create()).value();
-  if (cudaError_t me = cudaMemset(const_cast<void*>((*ctx)->output(0)), 0xFF, n * 4); me != cudaSuccess) {
+  if (cudaError_t me = ::ws::test::memset_sync(const_cast<void*>((*ctx)->output(0)), 0xFF, n * 4); me != cudaSuccess) {
     if (error) *error = std::string("poison cudaMemset: ") + cudaGetErrorString(me);
     return none;
   }

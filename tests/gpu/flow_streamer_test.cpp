@@ -66,9 +66,9 @@ struct Chain {
   }
   int8_t* final_x() const { return (layers - 1) % 2 ? pong.as<int8_t>() : ping.as<int8_t>(); }
   void poison() {
-    WS_EXPECT_CUDA(cudaMemset(ping.get(), 0x5A, ping.bytes()));
-    WS_EXPECT_CUDA(cudaMemset(pong.get(), 0x5A, pong.bytes()));
-    WS_EXPECT_CUDA(cudaMemset(acc.get(), 0x5A, acc.bytes()));
+    WS_EXPECT_CUDA(::ws::test::memset_sync(ping.get(), 0x5A, ping.bytes()));
+    WS_EXPECT_CUDA(::ws::test::memset_sync(pong.get(), 0x5A, pong.bytes()));
+    WS_EXPECT_CUDA(::ws::test::memset_sync(acc.get(), 0x5A, acc.bytes()));
   }
   void read(std::vector<int32_t>* a, std::vector<int8_t>* x) {
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);

@@ -93,18 +93,18 @@ TEST(GemmS8Gpu, AllKernelsExact) {
       const auto got = down<int32_t>(*dc, want.size());
       ASSERT_TRUE(test::near_dump(what + " " + shape(c.m, c.n, c.k), got, want, {}, {{"a", a}, {"b", b}}));
     };
-    WS_ASSERT_CUDA(cudaMemset(dc->get(), 0x5A, dc->bytes()));
+    WS_ASSERT_CUDA(::ws::test::memset_sync(dc->get(), 0x5A, dc->bytes()));
     ASSERT_TRUE(kernels::gemm_s8s8s32_naive(da.as<int8_t>(), db.as<int8_t>(), dc->as<int32_t>(), c.m, c.n, c.k, 0));
     check("naive");
     for (int kd : {32, 64, 128})
       for (int s : {65, 68}) {
-        WS_ASSERT_CUDA(cudaMemset(dc->get(), 0x5A, dc->bytes()));
+        WS_ASSERT_CUDA(::ws::test::memset_sync(dc->get(), 0x5A, dc->bytes()));
         ASSERT_TRUE(kernels::gemm_s8s8s32_dp4a_tiled(kd, s, dap.as<int32_t>(), dbp.as<int32_t>(), dc->as<int32_t>(),
                                                      c.m, c.n, c.k, 0));
         check("tiled k" + std::to_string(kd) + " s" + std::to_string(s));
       }
     for (auto t : {kernels::MmaTile::k128x128, kernels::MmaTile::k128x256}) {
-      WS_ASSERT_CUDA(cudaMemset(dc->get(), 0x5A, dc->bytes()));
+      WS_ASSERT_CUDA(::ws::test::memset_sync(dc->get(), 0x5A, dc->bytes()));
       Status st = kernels::gemm_s8_mma(t, DType::kInt32, da.as<int8_t>(), dbt.as<int8_t>(), dc->get(), c.m,
                                        c.n, c.k, {}, 0);
       if (!mma_ok && st.code() == StatusCode::kUnsupported) continue;  // cc < 8.0: refusing is the contract
@@ -169,7 +169,7 @@ TEST(GemmS8Gpu, MmaScaledEpilogueF16) {
   const ScaledCase c(m, n, k, "mma scaled f16");
   auto dout = cuda::DeviceBuffer::allocate(c.want.size() * 2);
   ASSERT_TRUE(dout.is_ok());
-  WS_ASSERT_CUDA(cudaMemset(dout->get(), 0xFF, dout->bytes()));  // NaN poison
+  WS_ASSERT_CUDA(::ws::test::memset_sync(dout->get(), 0xFF, dout->bytes()));  // NaN poison
   Status st = kernels::gemm_s8_mma(kernels::MmaTile::k128x128, DType::kFloat16, c.da.as<int8_t>(),
                                    c.dbt.as<int8_t>(), dout->get(), m, n, k, c.scales(), 0);
   if (!mma_supported() && st.code() == StatusCode::kUnsupported) GTEST_SKIP() << st.to_string();
@@ -208,7 +208,7 @@ TEST(GemmS8Gpu, CutlassExact) {
       ASSERT_TRUE(plan.is_ok()) << what << ": " << plan.status().to_string();
       const size_t allocs = cuda::cuda_allocation_count();
       for (int rep = 0; rep < 3; ++rep) {
-        WS_ASSERT_CUDA(cudaMemset(dc->get(), 0x5A, dc->bytes()));
+        WS_ASSERT_CUDA(::ws::test::memset_sync(dc->get(), 0x5A, dc->bytes()));
         const Status st = plan->run(0);
         ASSERT_TRUE(st) << what << ": " << st.to_string();
         WS_ASSERT_CUDA(cudaDeviceSynchronize());
@@ -230,7 +230,7 @@ TEST(GemmS8Gpu, CutlassExact) {
     auto da = up(a), dbt = up(ref::transpose_s8(b.data(), k, n));
     auto dc = cuda::DeviceBuffer::allocate(want.size() * 4);
     ASSERT_TRUE(dc.is_ok());
-    WS_ASSERT_CUDA(cudaMemset(dc->get(), 0x5A, dc->bytes()));
+    WS_ASSERT_CUDA(::ws::test::memset_sync(dc->get(), 0x5A, dc->bytes()));
     Status st = kernels::gemm_s8_tensor_core(DType::kInt32, da.as<int8_t>(), dbt.as<int8_t>(), dc->get(), m,
                                              n, k, {}, 0);
     ASSERT_TRUE(st) << st.to_string();
@@ -262,7 +262,7 @@ TEST(GemmS8Gpu, CutlassScaledEpilogue) {
     for (auto sched : {kernels::CutlassSchedule::kPingpong128x128, kernels::CutlassSchedule::kCoop256x128}) {
       const std::string what = std::string(kernels::cutlass_schedule_name(sched)) +
                                (out == DType::kFloat16 ? " f16" : " bf16") + " scaled";
-      WS_ASSERT_CUDA(cudaMemset(dout->get(), 0xFF, dout->bytes()));  // NaN poison
+      WS_ASSERT_CUDA(::ws::test::memset_sync(dout->get(), 0xFF, dout->bytes()));  // NaN poison
       Status st = kernels::gemm_s8_cutlass(sched, out, c.da.as<int8_t>(), c.dbt.as<int8_t>(), dout->get(), m, n, k,
                                            c.scales(), 0);
       ASSERT_TRUE(st) << what << ": " << st.to_string();

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <tuple>
 
+#include "support/cuda_check.h"
 #include "cuda/cuda_util.h"
 #include "lanes_pipeline_support.h"
 
@@ -53,7 +54,7 @@ TEST_P(LaneCorrectness, MatchesCpuOnRandomFrames) {
     for (int i = 0; i < kLanes; ++i) {
       auto b = cuda::DeviceBuffer::allocate(size_t(kW * kH * 3));
       ASSERT_TRUE(b.is_ok()) << b.status().to_string();
-      ASSERT_EQ(cudaMemset(b->get(), 0, b->bytes()), cudaSuccess);
+      ASSERT_EQ(::ws::test::memset_sync(b->get(), 0, b->bytes()), cudaSuccess);
       o.device_inputs.push_back(b->get());
       device_frames.push_back(std::move(b).value());
     }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <vector>
 
+#include "support/cuda_check.h"
 #include "cuda/cuda_util.h"
 #include "kernels/preprocess/preprocess_rgb8.h"
 #include "kernels/topk/topk.h"
@@ -48,7 +49,7 @@ TEST(LanesKernelsTiming, DISABLED_Preprocess1080pTo224) {
   auto mapped = cuda::PinnedBuffer::allocate(size_t(bytes), cudaHostAllocMapped);
   auto out = cuda::DeviceBuffer::allocate(3 * 224 * 224 * 4);
   ASSERT_TRUE(dev.is_ok() && mapped.is_ok() && out.is_ok());
-  ASSERT_EQ(cudaMemset(dev->get(), 0x7B, size_t(bytes)), cudaSuccess);
+  ASSERT_EQ(::ws::test::memset_sync(dev->get(), 0x7B, size_t(bytes)), cudaSuccess);
   for (int64_t i = 0; i < bytes; ++i) mapped->as<uint8_t>()[i] = uint8_t(i * 31);
   const kernels::PreprocessNormalize n;
   for (auto dt : {DType::kFloat32, DType::kFloat16}) {

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "support/cuda_check.h"
 #include "cuda/cuda_util.h"
 #include "lanes_pipeline_support.h"
 #include "support/alloc_counter.h"
@@ -51,7 +52,7 @@ TEST_P(LaneZeroAlloc, SteadyStateCycles) {
     for (int i = 0; i < kLanes; ++i) {
       auto b = cuda::DeviceBuffer::allocate(size_t(kW * kH * 3));
       ASSERT_TRUE(b.is_ok());
-      ASSERT_EQ(cudaMemset(b->get(), 1, b->bytes()), cudaSuccess);
+      ASSERT_EQ(::ws::test::memset_sync(b->get(), 1, b->bytes()), cudaSuccess);
       o.device_inputs.push_back(b->get());
       device_frames.push_back(std::move(b).value());
     }

@@ -240,8 +240,8 @@ void run_gpu(const BlockData& d, flow::LtxWeightFormat format, bool force_fallba
   flow::LtxBlockIntermediates in = blk.intermediates();
   const int64_t M = d.B * d.S;
   for (const void* p : {in.norm1, in.attn1, in.attn2, in.norm2, in.ff})
-    WS_ASSERT_CUDA(cudaMemset(const_cast<void*>(p), 0xFF, M * D * 2));
-  WS_ASSERT_CUDA(cudaMemset(const_cast<void*>(in.q_rope), 0xFF, M * in.q_rope_ld * 2));
+    WS_ASSERT_CUDA(::ws::test::memset_sync(const_cast<void*>(p), 0xFF, M * D * 2));
+  WS_ASSERT_CUDA(::ws::test::memset_sync(const_cast<void*>(in.q_rope), 0xFF, M * in.q_rope_ld * 2));
   cuda::Stream stream;
   {
     auto s = cuda::Stream::create();
@@ -428,7 +428,7 @@ TEST(LtxBlockGpu, SharedArenaMatchesOwnArena) {
   std::printf("block arena %zu B\n", need.value());
   auto arena = cuda::DeviceBuffer::allocate(need.value());
   ASSERT_TRUE(arena.is_ok());
-  WS_ASSERT_CUDA(cudaMemset(arena.value().get(), 0xFF, need.value()));
+  WS_ASSERT_CUDA(::ws::test::memset_sync(arena.value().get(), 0xFF, need.value()));
   flow::LtxBlockOptions small;
   small.arena = arena.value().get();
   small.arena_bytes = need.value() - 256;

@@ -103,7 +103,7 @@ std::vector<uint16_t> download_bits(const void* dev, size_t n) {
 }
 
 // Poisons a bf16 device tensor with NaN before the kernels run.
-void poison(const void* dev, size_t n) { ASSERT_EQ(cudaMemset(const_cast<void*>(dev), 0xff, n * 2), cudaSuccess); }
+void poison(const void* dev, size_t n) { ASSERT_EQ(::ws::test::memset_sync(const_cast<void*>(dev), 0xff, n * 2), cudaSuccess); }
 
 // ---- random model -------------------------------------------------------------------------------------------
 

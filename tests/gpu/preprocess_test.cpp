@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "support/cuda_check.h"
 #include "cuda/cuda_util.h"
 #include "kernels/preprocess/preprocess_rgb8.h"
 #include "lanes_gpu_support.h"
@@ -82,7 +83,7 @@ std::vector<Bits> run_gpu(const SourceBuffer& src, const Image& im, int64_t dst_
   auto out = cuda::DeviceBuffer::allocate((n + kGuardElems) * sizeof(Bits));
   EXPECT_TRUE(out.is_ok());
   if (!out.is_ok() || !src.ptr) return {};
-  EXPECT_EQ(cudaMemset(out->get(), 0xFF, out->bytes()), cudaSuccess);
+  EXPECT_EQ(::ws::test::memset_sync(out->get(), 0xFF, out->bytes()), cudaSuccess);
   auto stream = cuda::Stream::create();
   EXPECT_TRUE(stream.is_ok());
   const Status st = kernels::preprocess_rgb8_to_nchw(src.ptr, im.h, im.w, im.pitch, out->get(), dt, dst_h, dst_w,
@@ -202,7 +203,7 @@ TEST(PreprocessGpu, InvalidArgumentsAreRejected) {
   auto img = cuda::DeviceBuffer::allocate(64);
   ASSERT_TRUE(out.is_ok() && img.is_ok());
   // The one valid call below runs the kernel: give it defined pixels (compute-sanitizer initcheck, run 08).
-  ASSERT_EQ(cudaMemset(img->get(), 0x40, 64), cudaSuccess);
+  ASSERT_EQ(::ws::test::memset_sync(img->get(), 0x40, 64), cudaSuccess);
   const auto* p = img->as<const uint8_t>();
   const kernels::PreprocessNormalize n;
   auto code = [&](const uint8_t* src, int64_t sh, int64_t sw, int64_t pitch, void* o, int64_t dh, int64_t dw) {

@@ -93,7 +93,7 @@ TEST(SanitizerProbe, DISABLED_CublasLtStoresSeenByInitcheck) {
   ASSERT_NE(ws.get(), nullptr);
   WS_ASSERT_CUDA(cudaMemcpy(dx.get(), xb.data(), xb.size() * 2, cudaMemcpyHostToDevice));
   WS_ASSERT_CUDA(cudaMemcpy(dw.get(), wb.data(), wb.size() * 2, cudaMemcpyHostToDevice));
-  WS_ASSERT_CUDA(cudaMemset(ws.get(), 0, kWs));
+  WS_ASSERT_CUDA(::ws::test::memset_sync(ws.get(), 0, kWs));
   auto lt = flow::LtHandle::create();
   ASSERT_TRUE(lt.is_ok()) << lt.status().to_string();
   flow::LinearShape sh;

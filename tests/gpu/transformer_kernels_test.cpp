@@ -87,7 +87,7 @@ std::vector<float> down_bf16(const Dev& d, size_t n) {
   for (size_t i = 0; i < n; ++i) v[i] = __bfloat162float(h[i]);
   return v;
 }
-void poison(const Dev& d, size_t bytes) { WS_ASSERT_CUDA(cudaMemset(d.p, 0xFF, bytes)); }
+void poison(const Dev& d, size_t bytes) { WS_ASSERT_CUDA(::ws::test::memset_sync(d.p, 0xFF, bytes)); }
 
 // ------------------------------------------------------------------------------------------------
 // Host side of the AdaLN modulation: the [B·S', D] shift/scale/gate rows ada(t, c, ·) = table[c] + temb[...]

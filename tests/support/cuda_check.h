@@ -36,6 +36,16 @@ inline bool cuda_device_present(std::string* why) {
   return true;
 }
 
+/// cudaMemset, then wait for the device: the fill is complete before any later work on ANY stream.
+/// A plain cudaMemset of device memory is asynchronous and runs on the legacy default stream, which a
+/// cudaStreamNonBlocking stream (cuda::Stream's default) does not wait for: a poison fill could land AFTER the
+/// kernel it was meant to precede (seen under compute-sanitizer memcheck, device run 2 of 2026-12-01: the copy
+/// ops' outputs read NaN). Every fill in the GPU tests goes through this.
+inline cudaError_t memset_sync(void* dev, int byte, size_t bytes) {
+  if (cudaError_t e = cudaMemset(dev, byte, bytes); e != cudaSuccess) return e;
+  return cudaDeviceSynchronize();
+}
+
 }  // namespace ws::test
 
 /// Skip the test (with the reason) when no CUDA device is usable.

@@ -430,11 +430,15 @@ Status supports_resize(const BindContext& c) {
 // One axis: per output index, the first / second input index (int32 bits in a float) and the weight of the second.
 void axis_taps(const ResizeSpec& sp, int64_t in, int64_t out, double scale, std::vector<float>& i0, std::vector<float>& i1,
                std::vector<float>& w) {
+  // As ONNX's reference (and reference/resize.cpp): the "resized length" in these formulas is in x scale, not
+  // the floored output extent (they differ when a scale does not divide evenly: test_resize_downsample_scales_
+  // linear_align_corners failed on CUDA in device run 1 of 2026-12-01 with the floored length).
+  const double len_out = static_cast<double>(in) * scale;
   for (int64_t o = 0; o < out; ++o) {
     double xo;
     if (sp.coord == "half_pixel") xo = (static_cast<double>(o) + 0.5) / scale - 0.5;
-    else if (sp.coord == "pytorch_half_pixel") xo = out > 1 ? (static_cast<double>(o) + 0.5) / scale - 0.5 : 0.0;
-    else if (sp.coord == "align_corners") xo = out == 1 ? 0.0 : static_cast<double>(o) * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+    else if (sp.coord == "pytorch_half_pixel") xo = len_out > 1 ? (static_cast<double>(o) + 0.5) / scale - 0.5 : 0.0;
+    else if (sp.coord == "align_corners") xo = len_out == 1 ? 0.0 : static_cast<double>(o) * static_cast<double>(in - 1) / (len_out - 1);
     else xo = static_cast<double>(o) / scale;  // asymmetric
     int64_t a, b;
     double frac = 0.0;
@@ -601,6 +605,9 @@ std::vector<OpSample> resize_samples(const std::string&) {
           resize_sample("Resize_nearest_round_prefer_ceil_down", {1, 3, 8, 6}, {1, 1, 0.5f, 0.7f}, {}, {A::text("nearest_mode", "round_prefer_ceil")}),
           resize_sample("Resize_linear_half_pixel_up", {1, 2, 3, 4}, {1, 1, 2.5f, 1.5f}, {}, {A::text("mode", "linear")}),
           resize_sample("Resize_linear_align_corners_sizes", {2, 3, 4, 5}, {}, {2, 3, 7, 3},
+                        {A::text("mode", "linear"), A::text("coordinate_transformation_mode", "align_corners")}),
+          // scales that do not divide the extent: the resized length of the formula is in x scale (2.4, not 2)
+          resize_sample("Resize_linear_align_corners_scales_down", {1, 1, 2, 4}, {1, 1, 0.6f, 0.6f}, {},
                         {A::text("mode", "linear"), A::text("coordinate_transformation_mode", "align_corners")}),
           resize_sample("Resize_linear_pytorch_half_pixel_down", {1, 2, 9, 7}, {1, 1, 0.5f, 0.6f}, {},
                         {A::text("mode", "linear"), A::text("coordinate_transformation_mode", "pytorch_half_pixel")}),
