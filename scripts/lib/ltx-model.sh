@@ -22,7 +22,7 @@
 #      GPU with strict=True: seconds, not minutes of CPU init; WS_LTX13_PEER_INIT=--random-init uses diffusers' own
 #      init on the GPU instead): resident, leaf, block; `warpstream compare`.
 #  10. batch 2 (CFG) 13B fp8 rows when time is left (WS_LTX13_B2_BUDGET, default 4GiB).
-# Needs .whl carried (diffusers) and .cudnn_frontend. Under $OUT: ltx-model.txt, ltx-reports/{2b,13b}/*.json,
+# Needs .whl carried (diffusers) and .cudnn_frontend. Under $OUT: ltx-model.txt, ltx-gantt.png, ltx-reports/{2b,13b}/*.json,
 # ltx-compare-{2b,13b}.txt. Disk: 30 GB in /tmp (removed at the end; WS_LTX_KEEP=1 keeps it).
 LM=$OUT/ltx-model.txt; : > "$LM"
 RP=$OUT/ltx-reports; mkdir -p "$RP/2b" "$RP/13b"
@@ -151,3 +151,10 @@ if [ -f $G13/diffusion_pytorch_model.safetensors.index.json ]; then
   else row "ltx 13b-b2-fp8" "SKIPPED (budget: $(left) s left)"; fi
 fi
 [ "${WS_LTX_KEEP:-0}" = 1 ] || rm -rf $G13
+# The per-block Gantt chart (copy stream vs compute stream, one timed forward) of every streamed run with a timeline.
+tl=(); for f in "$L"/ltx-2b-b1-bf16.json "$L"/ltx-2b-b1-fp8.json "$L"/ltx-13b-b1-fp8.json "$L"/ltx-13b-b1-bf16.json; do
+  [ -f "$f" ] && tl+=("$f"); done
+if [ ${#tl[@]} -gt 0 ]; then
+  python3 tools/plot_ltx_timeline.py "$OUT/ltx-gantt.png" "${tl[@]}" > "$L/ltx-gantt.txt" 2>&1
+  row "ltx Gantt chart" "rc=$? $(tail -1 "$L/ltx-gantt.txt" | cut -c1-120)"
+fi
