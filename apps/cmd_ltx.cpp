@@ -51,7 +51,8 @@ struct LtxArgs {
   std::string checkpoint, budget, json, report_dir, stream_weights = "bf16";
   std::vector<std::string> grid = {"16x16x24"};
   int text_tokens = 128, batch = 1, iterations = 50, warmup = 5, max_slots = 3;
-  bool compare_resident = false, per_token = false, no_mask = false, timeline = false;
+  int64_t tokens = -1;  // --tokens N: a 1 x 1 x N latent grid (-1 = not given: use --grid)
+  bool compare_resident = false, per_token = false, no_mask = false, timeline = false, resident = false;
   uint32_t seed = 1234;
 };
 
@@ -80,8 +81,13 @@ constexpr size_t kMaxConfigBytes = size_t{1} << 20;  // config.json: a few hundr
 // tensor data. Fills `cfg` and `ckpt`; 0 = fine, else the exit code (2: bad input).
 int validate_host(const LtxArgs& a, int& F, int& H, int& W, ws::flow::LtxConfig& cfg,
                   std::optional<ws::io::SafetensorsCheckpoint>& ckpt, std::string* config_path = nullptr) {
-  if (!parse_grid(a.grid, F, H, W))
+  if (a.tokens != -1) {
+    if (a.tokens < 1 || a.tokens > (int64_t{1} << 22)) return usage("--tokens must be in 1..2^22, got " + std::to_string(a.tokens));
+    F = 1, H = 1, W = static_cast<int>(a.tokens);  // RoPE positions along one axis; the cost depends on S only
+  } else if (!parse_grid(a.grid, F, H, W)) {
     return usage("--grid must be FxHxW or F H W with positive integers and nothing after (S <= 2^22)");
+  }
+  if (a.resident && !a.budget.empty()) return usage("--resident and --vram-budget exclude each other");
   if (a.batch < 1 || a.batch > 2) return usage("--batch must be 1 or 2, got " + std::to_string(a.batch));
   if (a.text_tokens < 1 || a.text_tokens > 4096) return usage("--text-tokens must be in 1..4096");
   if (a.iterations < 1 || a.iterations > 1000000 || a.warmup < 0 || a.warmup > 1000000)
@@ -555,14 +561,18 @@ WS_REGISTER_COMMAND(ltx, "ltx",
                       sub.add_option("--checkpoint,--model", a->checkpoint,
                                      "diffusers folder (config.json + safetensors, sharded or not)")
                           ->required();
-                      sub.add_option("--grid", a->grid, "latent grid FxHxW or F H W (default 16x16x24 = 6144 tokens)")
+                      auto* grid = sub.add_option("--grid", a->grid, "latent grid FxHxW or F H W (default 16x16x24 = 6144 tokens)")
                           ->expected(1, 3);
+                      sub.add_option("--tokens", a->tokens, "S video tokens as a 1x1xS grid (instead of --grid)")
+                          ->excludes(grid);
                       sub.add_option("--text-tokens", a->text_tokens, "text tokens T (default 128)");
                       sub.add_option("--batch", a->batch, "1 or 2 (2 = classifier-free guidance)");
                       sub.add_option("--vram-budget", a->budget,
                                      "device bytes for everything (weights + ring + activations), e.g. 1GiB "
                                      "(default: resident, no streaming)");
-                      sub.add_option("--stream-weights", a->stream_weights,
+                      sub.add_flag("--resident", a->resident, "every weight on the device, no streaming (the default "
+                                   "without --vram-budget; refused with it)");
+                      sub.add_option("--stream-weights,--weights", a->stream_weights,
                                      "block linear weights as bf16 (default), fp8 or int8 (per-channel scales; "
                                      "dequantised to bf16 on the GPU before each block; resident: the same "
                                      "dequantised values)");

@@ -119,6 +119,10 @@ TEST_F(CliLtxHostileInput, ModelOptionBounds) {
   expect_refused("ltx --model " + d + " --batch 3", {"--batch"});
   expect_refused("ltx --model " + d + " --text-tokens 0", {"--text-tokens"});
   expect_refused("ltx --model " + d + " --max-slots 100000", {"--max-slots"});
+  expect_refused("ltx --model " + d + " --tokens 0", {"--tokens"});
+  expect_refused("ltx --model " + d + " --tokens 8388608", {"--tokens"});
+  expect_refused("ltx --model " + d + " --tokens 8 --grid 1x1x8", {"--tokens", "--grid"});
+  expect_refused("ltx --model " + d + " --resident --vram-budget 1GiB", {"--resident", "--vram-budget"});
 }
 
 TEST_F(CliLtxHostileInput, ModelConfigMustBeABoundedRegularFile) {
