@@ -185,6 +185,11 @@ int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::WeightStor
   o.max_slots = a.max_slots;
   o.record_timeline = a.timeline && budget > 0;
   o.stream_weights = sw;
+  const char* phase = budget ? "streamed" : "resident";
+  const auto t_build = std::chrono::steady_clock::now();
+  // Progress (stderr, one line per phase; stdout keeps the report): a 13B build and its timed loop take minutes.
+  std::fprintf(stderr, "ltx: %s: building the device model ...\n", phase);
+  std::fflush(stderr);
   auto built = flow::LtxModel::build_from_store(cfg, store, file, geo, o);
   if (!built.is_ok()) return fail(std::string("build (") + (budget ? "streamed" : "resident") + ")", built.status());
   flow::LtxModel& m = *built.value();
@@ -204,9 +209,19 @@ int run_one(const LtxArgs& a, const flow::LtxConfig& cfg, const flow::WeightStor
                 capture_error.c_str());
   }
   auto forward = [&]() { return capture_error.empty() ? m.launch_graph(s) : m.enqueue(s); };
+  const auto t_warm = std::chrono::steady_clock::now();
   for (int i = 0; i < a.warmup; ++i)
     if (!(st = forward()).is_ok()) return fail("warm-up", st, 1);
   LTX_CUDA_OR_FAIL(cudaStreamSynchronize(s));
+  {
+    using secs = std::chrono::duration<double>;
+    const auto now = std::chrono::steady_clock::now();
+    const double per = a.warmup > 0 ? secs(now - t_warm).count() / a.warmup : 0.0;
+    std::fprintf(stderr, "ltx: %s: built and captured in %.1f s, %d warm-up forwards done; timing %d forwards%s\n",
+                 phase, secs(t_warm - t_build).count(), a.warmup, a.iterations,
+                 per > 0 ? (" (about " + std::to_string(static_cast<int>(per * a.iterations + 0.5)) + " s)").c_str() : "");
+    std::fflush(stderr);
+  }
   LTX_CUDA_OR_FAIL(cudaMemGetInfo(&free1, &total));
   out.mem_delta = free0 > free1 ? free0 - free1 : 0;
   std::vector<ws::cuda::Event> ev;
