@@ -48,7 +48,7 @@
 namespace {
 
 struct LtxArgs {
-  std::string checkpoint, budget, json, report_dir, stream_weights = "bf16";
+  std::string checkpoint, budget, json, report_dir, stream_weights;  // stream_weights "" = bf16, or as stored
   std::vector<std::string> grid = {"16x16x24"};
   int text_tokens = 128, batch = 1, iterations = 50, warmup = 5, max_slots = 3;
   int64_t tokens = -1;  // --tokens N: a 1 x 1 x N latent grid (-1 = not given: use --grid)
@@ -400,29 +400,23 @@ int run_ltx(const LtxArgs& a) {
   if (!a.budget.empty() && !parse_bytes(a.budget, budget))
     return usage("--vram-budget '" + a.budget + "' is not a size (e.g. 1GiB, 512MiB, 2GB, 1073741824)");
   if (a.compare_resident && budget == 0) return usage("--compare-resident needs --vram-budget");
-  auto sw = flow::parse_ltx_stream_weights(a.stream_weights);
-  if (!sw.is_ok()) return usage("--stream-weights '" + a.stream_weights + "': bf16, fp8 or int8");
-  // Every tensor's presence, dtype and shape against the config, on the checkpoint's mapping (headers only): a file
-  // claiming huge tensors is refused here, before the WeightStore copies a byte.
   const ws::io::SafetensorsCheckpoint& cp = *ckpt;
-  const flow::LtxTensorSource header_source = [&cp](const std::string& name) -> ws::Result<flow::LtxHostTensor> {
-    const ws::io::CheckpointTensor ct = cp.find(name);
-    if (ct.tensor == nullptr) return ws::not_found("LTX model: tensor '" + name + "' not found in " + cp.path());
-    const std::string file = ct.file ? ct.file->path() : cp.path();
-    flow::LtxHostTensor t;
-    switch (ct.tensor->dtype) {
-      case ws::DType::kFloat32: t.type = flow::LtxHostTensor::Type::kF32; break;
-      case ws::DType::kBFloat16: t.type = flow::LtxHostTensor::Type::kBF16; break;
-      default:
-        return ws::unsupported("LTX model: tensor '" + name + "' in " + file + " has dtype " +
-                               ws::dtype_name(ct.tensor->dtype) + " (the whole-model GPU path reads bf16/float32)");
-    }
-    t.shape = ct.tensor->shape;
-    t.data = ct.bytes.data();
-    t.file = file;
-    return t;
-  };
-  if (Status st = flow::LtxModel::validate_tensors(cfg.value(), header_source); !st.is_ok())
+  // A pre-quantised checkpoint (tools/make_ltx_checkpoint.py --block-weights fp8|int8: codes + .weight_scale) streams
+  // its own codes: its format is the default, another one is refused (the codes are not converted twice).
+  const ws::io::CheckpointTensor probe = cp.find("transformer_blocks.0.attn1.to_q.weight");
+  const std::string stored = probe.tensor == nullptr                            ? ""
+                             : probe.tensor->dtype == ws::DType::kInt8          ? "int8"
+                             : probe.tensor->dtype == ws::DType::kFloat8E4M3FN ? "fp8"
+                                                                                : "";
+  std::string sw_name = a.stream_weights.empty() ? (stored.empty() ? "bf16" : stored) : a.stream_weights;
+  if (!stored.empty() && sw_name != stored)
+    return usage("--stream-weights " + sw_name + ": " + ws::quoted(a.checkpoint) + " stores its block weights "
+                 "pre-quantised as " + stored + " (use --stream-weights " + stored + ", the default for it)");
+  auto sw = flow::parse_ltx_stream_weights(sw_name);
+  if (!sw.is_ok()) return usage("--stream-weights '" + sw_name + "': bf16, fp8 or int8");
+  // Every tensor's presence, dtype and shape against the config, on the checkpoint's mapping (headers only; 8-bit
+  // codes need their .weight_scale): a file claiming huge tensors is refused here, before the WeightStore copies a byte.
+  if (Status st = flow::LtxModel::validate_tensors(cfg.value(), flow::ltx_source_from_checkpoint(cp)); !st.is_ok())
     return fail("weights in " + a.checkpoint, st);
   flow::LtxModelGeometry geo;
   geo.batch = a.batch; geo.frames = F; geo.height = H; geo.width = W; geo.text_tokens = a.text_tokens;
@@ -506,7 +500,7 @@ int run_ltx(const LtxArgs& a) {
     for (int t = a.text_tokens * 3 / 4; t < a.text_tokens; ++t) mask[b * a.text_tokens + t] = 0.f;
   nlohmann::json report = {{"checkpoint", a.checkpoint}, {"grid", {F, H, W}}, {"tokens", S},
                            {"text_tokens", a.text_tokens}, {"batch", a.batch}, {"per_token_timestep", a.per_token},
-                           {"stream_weights", a.stream_weights}};
+                           {"stream_weights", sw_name}};
   if (Status st = ws::cuda::init_device(0); !st.is_ok()) return fail("device (the model runs on the GPU)", st);
   ReportContext rctx;
   if (!a.report_dir.empty()) {
@@ -588,7 +582,7 @@ WS_REGISTER_COMMAND(ltx, "ltx",
                       sub.add_flag("--resident", a->resident, "every weight on the device, no streaming (the default "
                                    "without --vram-budget; refused with it)");
                       sub.add_option("--stream-weights,--weights", a->stream_weights,
-                                     "block linear weights as bf16 (default), fp8 or int8 (per-channel scales; "
+                                     "block linear weights as bf16 (default; a pre-quantised checkpoint: its own fp8/int8), fp8 or int8 (per-channel scales; "
                                      "dequantised to bf16 on the GPU before each block; resident: the same "
                                      "dequantised values)");
                       sub.add_option("--max-slots", a->max_slots, "ring slots at most when streaming (default 3)");

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 import sys
 
@@ -163,6 +164,7 @@ def time_cuda(fn, iters: int, warmup: int = 5, samples: list | None = None) -> d
 
 # ---- safetensors (https://github.com/huggingface/safetensors: u64 LE header length, JSON header, data) ----------
 ST_DTYPES = {"float32": ("F32", 4), "bfloat16": ("BF16", 2), "float16": ("F16", 2)}
+ST_CODE_DTYPES = {"int8": ("I8", 1), "fp8": ("F8_E4M3", 1)}
 
 
 def safetensors_header(entries, metadata: dict | None = None) -> bytes:
@@ -180,8 +182,70 @@ def safetensors_header(entries, metadata: dict | None = None) -> bytes:
     return struct.pack("<Q", len(text)) + text
 
 
+# ---- 8-bit block weights with per-output-channel scales (the same rule as src/flow/host/weight_store.cpp) -------
+# LTX block linear weights: transformer_blocks.N.{attn1,attn2}.{to_q,to_k,to_v,to_out.0}.weight, ff.net.0.proj.weight,
+# ff.net.2.weight. A pre-quantised checkpoint stores such a weight as I8 or F8_E4M3 codes [out, in] and its scales as
+# F32 [out] under the weight's name with ".weight" replaced by ".weight_scale" (the compressed-tensors spelling):
+# w ~ code * scale[row].
+BLOCK_LINEAR_RE = re.compile(r"(?:^|\.)transformer_blocks\.\d+\.(?:attn[12]\.(?:to_q|to_k|to_v|to_out\.0)|"
+                             r"ff\.net\.0\.proj|ff\.net\.2)\.weight$")
+QMAX = {"int8": 127.0, "fp8": 448.0}
+
+
+def is_block_linear_weight(name: str) -> bool:
+    return BLOCK_LINEAR_RE.search(name) is not None
+
+
+def scale_name(weight_name: str) -> str:
+    return weight_name[: -len(".weight")] + ".weight_scale"
+
+
+def fp8_e4m3_codes(x):
+    """float32 array -> uint8 e4m3fn codes: round to nearest even, saturating at +-448, NaN -> 0x7F (sign kept):
+    the bit-level algorithm of include/warpstream/numeric.h float_to_fp8_e4m3, vectorised."""
+    import numpy as np
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    sign = (u >> 24) & 0x80
+    a = u & 0x7FFFFFFF
+    e = (a >> 23).astype(np.int64) - 127
+    r = (a + 0x7FFFF + ((a >> 20) & 1)) >> 20
+    code_n = np.minimum(((((r >> 3).astype(np.int64) - 127 + 7) << 3) | (r & 7).astype(np.int64)), 0x7E)
+    m = (a & 0x7FFFFF) | 0x800000
+    shift = 14 - e
+    sh = np.clip(shift, 1, 63).astype(np.uint64)
+    q = m >> sh
+    rem = m & ((np.uint64(1) << sh) - np.uint64(1))
+    half = np.uint64(1) << (sh - np.uint64(1))
+    q = q + ((rem > half) | ((rem == half) & ((q & 1) == 1))).astype(np.uint64)
+    code_s = np.where(shift > 31, 0, q).astype(np.int64)
+    code = np.where(e >= -6, code_n, np.where((a >> 23) == 0, 0, code_s))
+    code = np.where(a > 0x43E00000, 0x7E, code)
+    code = np.where(a > 0x7F800000, 0x7F, code)
+    return (code.astype(np.uint64) | sign).astype(np.uint8)
+
+
+def quantize_rows(w, fmt: str):
+    """w: float32 [out, in] (the stored bf16/fp32 values, widened) -> (codes int8 or uint8 [out, in], scales float32
+    [out]). s_r = absmax_r / qmax (float32 division; 0 or an underflow -> 1), q = RNE(w / s_r): int8 clamped to
+    +-127, fp8 e4m3fn saturating. Bit-identical to WeightStore's conversion at load (tests/unit/ltx_checkpoint_tool_test)."""
+    import numpy as np
+    w = np.ascontiguousarray(w, dtype=np.float32)
+    if not np.isfinite(w).all():
+        raise ValueError("a non-finite weight has no per-channel scale")
+    absmax = np.abs(w).max(axis=1).astype(np.float32)
+    scale = (absmax / np.float32(QMAX[fmt])).astype(np.float32)
+    scale[~(scale > 0)] = np.float32(1.0)
+    v = (w / scale[:, None]).astype(np.float32)
+    if fmt == "int8":
+        return np.clip(np.rint(v), -127, 127).astype(np.int8), scale
+    return fp8_e4m3_codes(v), scale
+
+
 def tensor_bytes_view(t):
     """A zero-copy byte view of a contiguous CPU tensor (bf16 through an int16 view: numpy has no bfloat16)."""
+    import numpy as np
+    if isinstance(t, np.ndarray):
+        return memoryview(np.ascontiguousarray(t)).cast("B")
     import torch
     t = t.contiguous()
     if t.dtype == torch.bfloat16:

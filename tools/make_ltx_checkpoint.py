@@ -16,10 +16,14 @@ N(0,1)/sqrt(D)) with the goldens' perturbation (q/k RMSNorm weights 1 + 0.25 N(0
 rounded (RNE) to --dtype. The values depend on the device's generator (cpu and cuda differ); the safetensors
 metadata records seed, device and dtype. Same arguments, same bytes.
 
-Weight formats: --dtype bf16 (default) or fp32. There is no fp8/int8 output: WarpStream's loader does not read
-pre-quantised checkpoints (the `warpstream ltx` checkpoint path takes F32/BF16 tensors only, and no scale-tensor
-naming is defined); 8-bit block weights are made at load time from these bf16 weights
-(`warpstream ltx --stream-weights fp8|int8`: per-output-channel scales absmax/448 or absmax/127).
+Weight formats: --dtype bf16 (default) or fp32 for every tensor; --block-weights fp8|int8 stores the block linear
+weights (transformer_blocks.N.attn1/attn2.to_q/to_k/to_v/to_out.0 and ff.net.0.proj/ff.net.2 .weight) pre-quantised
+instead: F8_E4M3 or I8 codes [out, in] plus a F32 [out] per-output-channel scale tensor under "<layer>.weight_scale"
+(the compressed-tensors spelling), w ~ code * scale. The codes are computed from the --dtype-rounded weights with
+WarpStream's own rule (s = absmax / 448 or / 127, RNE; tools/ltx_common.py quantize_rows), so they equal what
+`warpstream ltx --stream-weights fp8|int8` makes at load from the bf16 twin of the same seed (a CPU test checks it
+bit for bit). diffusers cannot load such a file (its LTX transformer has no 8-bit layer); WarpStream's loader
+(WeightStore, the CPU reference) reads it directly.
 
 Speed: tensors are generated on --device (default cuda when available) and written by a second thread while the
 next one is generated; host memory stays at about two tensors. 13B bf16 (26.1 GB) is bounded by the disk.
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import queue
 import re
@@ -45,8 +50,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ltx_common import (CONFIGS, ST_DTYPES, diffusers_config_json, init_tensor_, safetensors_header,  # noqa: E402
-                        tensor_bytes_view, tensor_specs)
+from ltx_common import (CONFIGS, ST_CODE_DTYPES, ST_DTYPES, diffusers_config_json, init_tensor_,  # noqa: E402
+                        is_block_linear_weight, quantize_rows, safetensors_header, scale_name, tensor_bytes_view,
+                        tensor_specs)
 
 WEIGHTS_NAME = "diffusion_pytorch_model"
 
@@ -89,6 +95,9 @@ def main() -> int:
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "fp32"], help="tensor dtype (default bf16)")
     ap.add_argument("--shard-size", type=parse_size, default=0,
                     help="max bytes per shard, e.g. 10GB (diffusers' default), 5GB, 20KB; 0 = one file (default)")
+    ap.add_argument("--block-weights", default="dtype", choices=["dtype", "fp8", "int8"],
+                    help="block linear weights: as --dtype (default), or pre-quantised fp8 e4m3 / int8 codes with "
+                         "per-output-channel F32 scales (<layer>.weight_scale)")
     ap.add_argument("--layers", type=int, default=None, help="override num_layers")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default=None, help="generator device: cuda (default when available) or cpu")
@@ -107,12 +116,18 @@ def main() -> int:
     st_dtype, esize = ST_DTYPES[str(torch_dtype).replace("torch.", "")]
 
     specs = tensor_specs(cfg)
+    quant = None if args.block_weights == "dtype" else args.block_weights
     entries = []
     for name, shape, kind, fan_in in specs:
         n = 1
         for s in shape:
             n *= s
-        entries.append((name, st_dtype, shape, n * esize, (kind, fan_in)))
+        if quant and is_block_linear_weight(name):
+            code_dt, code_size = ST_CODE_DTYPES[quant]
+            entries.append((name, code_dt, shape, n * code_size, ("codes", kind, fan_in)))
+            entries.append((scale_name(name), "F32", (shape[0],), shape[0] * 4, ("scales", name)))
+        else:
+            entries.append((name, st_dtype, shape, n * esize, (kind, fan_in)))
     shards = plan_shards(entries, args.shard_size)
     os.makedirs(args.out, exist_ok=True)
     # Remove weight files a previous run left (a different shard count would leave stale shards behind).
@@ -124,7 +139,8 @@ def main() -> int:
     names = ([f"{WEIGHTS_NAME}.safetensors"] if n == 1 else
              [f"{WEIGHTS_NAME}-{i + 1:05d}-of-{n:05d}.safetensors" for i in range(n)])
     meta = {"format": "pt", "generator": "tools/make_ltx_checkpoint.py", "config": args.config,
-            "num_layers": cfg["num_layers"], "seed": args.seed, "device": device, "dtype": args.dtype}
+            "num_layers": cfg["num_layers"], "seed": args.seed, "device": device, "dtype": args.dtype,
+            "block_weights": args.block_weights}
 
     # Writer thread: tensors arrive in file order as CPU tensors; at most 2 in flight (host memory bound).
     q: queue.Queue = queue.Queue(maxsize=2)
@@ -158,17 +174,29 @@ def main() -> int:
     index = 0
     total = 0
     weight_map = {}
+    pending_scales = {}
     for shard, fname in zip(shards, names):
         header = safetensors_header([(e[0], e[1], e[2], e[3]) for e in shard], meta)
         q.put(("open", (os.path.join(args.out, fname), header)))
-        for name, _dt, shape, nbytes, (kind, fan_in) in shard:
+        for name, _dt, shape, nbytes, spec in shard:
+            weight_map[name] = fname
+            total += nbytes
+            if spec[0] == "scales":  # the scales of the codes just written (computed with them)
+                q.put(("tensor", pending_scales.pop(spec[1])))
+                continue
+            kind, fan_in = spec[-2], spec[-1]
+            # The generator index counts the model's tensors only (scale tensors draw nothing): the same seed gives
+            # the same weights with or without --block-weights.
             gen = torch.Generator(device=device).manual_seed(args.seed * 1_000_003 + index)
             t = torch.empty(shape, dtype=torch.float32, device=device)
             init_tensor_(t, kind, fan_in, gen)
             t = t.to(torch_dtype).cpu()
-            q.put(("tensor", t))
-            weight_map[name] = fname
-            total += nbytes
+            if spec[0] == "codes":
+                codes, scales = quantize_rows(t.float().numpy(), quant)
+                pending_scales[name] = scales
+                q.put(("tensor", codes))
+            else:
+                q.put(("tensor", t))
             index += 1
             if err:
                 break
@@ -185,8 +213,9 @@ def main() -> int:
             json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, fh, indent=2, sort_keys=True)
             fh.write("\n")
     wall = time.time() - t0
-    params = sum(e[3] for e in entries) // esize
-    print(f"make_ltx_checkpoint: config={args.config} layers={cfg['num_layers']} dtype={args.dtype} params={params} "
+    params = sum(math.prod(e[1]) for e in specs)
+    print(f"make_ltx_checkpoint: config={args.config} layers={cfg['num_layers']} dtype={args.dtype} "
+          f"block_weights={args.block_weights} params={params} "
           f"bytes={total} files={len(names)} out={args.out} device={device} wall={wall:.1f}s "
           f"({total / max(wall, 1e-9) / 1e9:.2f} GB/s)")
     return 0

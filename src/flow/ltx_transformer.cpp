@@ -77,6 +77,7 @@ Result<std::unique_ptr<LtxTransformer>> LtxTransformer::open(const std::string& 
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   WS_ASSIGN_OR_RETURN(impl->weights, flow::parse_ltx_stream_weights(options.weights));
+  const flow::LtxStreamWeights asked = impl->weights;
   if (options.max_slots < 2 || options.max_slots > 64)
     return invalid_argument("LTX transformer: max_slots " + std::to_string(options.max_slots) + " (2..64)");
   WS_ASSIGN_OR_RETURN(const std::string cfg_path, find_config(checkpoint));
@@ -86,10 +87,26 @@ Result<std::unique_ptr<LtxTransformer>> LtxTransformer::open(const std::string& 
   impl->public_config = {c.in_channels, c.out_channels, c.caption_channels, c.num_attention_heads, c.attention_head_dim,
                          c.cross_attention_dim, c.num_layers, c.patch_size, c.patch_size_t};
   WS_ASSIGN_OR_RETURN(io::SafetensorsCheckpoint ckpt, io::open_checkpoint(checkpoint));
+  // A pre-quantised checkpoint (fp8/int8 codes + .weight_scale) keeps its own format: "bf16" (the default) takes it,
+  // the other 8-bit format is refused (as `warpstream ltx`).
+  const io::CheckpointTensor probe = ckpt.find("transformer_blocks.0.attn1.to_q.weight");
+  if (probe.tensor != nullptr && (probe.tensor->dtype == DType::kInt8 || probe.tensor->dtype == DType::kFloat8E4M3FN)) {
+    const flow::LtxStreamWeights stored =
+        probe.tensor->dtype == DType::kInt8 ? flow::LtxStreamWeights::kINT8 : flow::LtxStreamWeights::kFP8;
+    if (asked != flow::LtxStreamWeights::kBF16 && asked != stored)
+      return invalid_argument("LTX transformer: " + quoted(checkpoint) + " stores its block weights pre-quantised as " +
+                              flow::ltx_stream_weights_name(stored) + "; weights='" + options.weights + "' cannot be used");
+    impl->weights = stored;
+  }
   // Headers only: every tensor's presence, dtype and shape before the store copies a byte.
   WS_RETURN_IF_ERROR(flow::LtxModel::validate_tensors(c, flow::ltx_source_from_checkpoint(ckpt)));
   const std::vector<std::string> names = flow::LtxModel::store_tensor_order(c);
-  WS_ASSIGN_OR_RETURN(flow::WeightStore store, flow::WeightStore::load(ckpt, names));
+  // 8-bit block linears are quantised once here, into the one host copy (as `warpstream ltx` does).
+  flow::WeightStoreOptions wo;
+  wo.format = impl->weights == flow::LtxStreamWeights::kFP8    ? flow::WeightFormat::kFp8E4M3
+              : impl->weights == flow::LtxStreamWeights::kINT8 ? flow::WeightFormat::kInt8
+                                                               : flow::WeightFormat::kAsStored;
+  WS_ASSIGN_OR_RETURN(flow::WeightStore store, flow::WeightStore::load(ckpt, names, wo));
   impl->store.emplace(std::move(store));
   impl->file = checkpoint;
   return std::unique_ptr<LtxTransformer>(new LtxTransformer(std::move(impl)));

@@ -1,5 +1,6 @@
 // libFuzzer target: the safetensors header parser (SafetensorsFile::parse, no mmap) and, for every
-// accepted input, a WeightStore load of it with int8 and fp8 conversion of its 2-D float tensors (issue 16).
+// accepted input, a WeightStore load of it with int8 and fp8 conversion of its 2-D float tensors (issue 16), and one
+// with the default selection (pre-quantised LTX block weights + their .weight_scale tensors).
 // Build (clang):
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Isrc \
 //     tests/fuzz/safetensors_fuzz.cpp src/io/safetensors.cpp src/flow/host/weight_store.cpp \
@@ -47,6 +48,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (s->storage().size() > o.max_host_bytes) std::abort();
     for (const ws::flow::StoredTensor& t : s->tensors())
       if (t.offset + t.bytes > s->storage().size() || s->find(t.name) != &t) std::abort();
+  }
+  // The default selection (LTX block linear names): pre-quantised I8 / F8_E4M3 codes with their ".weight_scale"
+  // tensors (tools/make_ltx_checkpoint.py --block-weights), loaded as stored; scales inside the store, each > 0.
+  ws::flow::WeightStoreOptions d;
+  d.threads = 1;
+  d.max_host_bytes = 64u << 20;
+  auto s = ws::flow::WeightStore::load(checkpoint, d);
+  if (!s.is_ok()) {
+    if (s.status().message().empty()) std::abort();
+    return 0;
+  }
+  for (const ws::flow::StoredTensor& t : s->tensors()) {
+    if (t.scales == nullptr) continue;
+    const uint64_t end = t.scales_offset + static_cast<uint64_t>(t.shape.at(0)) * sizeof(float);
+    if (end > s->storage().size()) std::abort();
+    for (int64_t r = 0; r < t.shape[0]; ++r)
+      if (!(t.scales[r] > 0.0f)) std::abort();
   }
   return 0;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -31,6 +32,7 @@
 
 #include "flow/host/ltx_config.h"
 #include "flow/host/ltx_weights_cpu.h"
+#include "flow/host/weight_store.h"
 #include "reference/ltx.h"
 #include "support/safetensors_writer.h"
 #include "support/seed.h"
@@ -214,6 +216,106 @@ TEST_F(LtxCheckpointTool, Bf16IsTheRoundedFp32) {
   EXPECT_EQ(checked, params);
   Result<LtxCpuWeights> w = LtxCpuWeights::open(b16);
   EXPECT_TRUE(w.is_ok()) << w.status().to_string();
+}
+
+// --block-weights fp8|int8: the tool's pre-quantised codes and scales are exactly what WeightStore makes at load from
+// the bf16 twin of the same seed (Python quantiser == C++ quantiser, bit for bit); every other tensor is the same
+// bytes; the CPU reference reads the 8-bit checkpoint (code x scale) and its forward stays near the bf16 one.
+TEST_F(LtxCheckpointTool, PreQuantisedBlockWeightsEqualTheLoadTimeConversion) {
+  const std::string b16 = make("q_b16", "--config small --dtype bf16 --seed 7");
+  std::vector<float> ref_out = forward(b16, 11);
+  for (const char* fmt : {"fp8", "int8"}) {
+    SCOPED_TRACE(fmt);
+    const WeightFormat wf = std::string(fmt) == "fp8" ? WeightFormat::kFp8E4M3 : WeightFormat::kInt8;
+    const std::string q = make(std::string("q_") + fmt,
+                               std::string("--config small --dtype bf16 --seed 7 --shard-size 40KB --block-weights ") + fmt);
+    Result<io::SafetensorsCheckpoint> a = io::open_checkpoint(b16);
+    Result<io::SafetensorsCheckpoint> b = io::open_checkpoint(q);
+    ASSERT_TRUE(a.is_ok() && b.is_ok());
+    WeightStoreOptions conv;
+    conv.format = wf;
+    Result<WeightStore> sa = WeightStore::load(*a, conv);
+    ASSERT_TRUE(sa.is_ok()) << sa.status().to_string();
+    std::vector<std::string> names;
+    for (const StoredTensor& t : sa->tensors()) names.push_back(t.name);
+    Result<WeightStore> sb = WeightStore::load(*b, names);  // as stored: codes + the checkpoint's scales
+    ASSERT_TRUE(sb.is_ok()) << sb.status().to_string();
+    WeightStoreOptions same = conv;  // asking for the format the file already has is the same load
+    ASSERT_TRUE(WeightStore::load(*b, names, same).is_ok());
+    size_t quantised = 0;
+    for (const StoredTensor& x : sa->tensors()) {
+      const StoredTensor* y = sb->find(x.name);
+      ASSERT_NE(y, nullptr) << x.name;
+      ASSERT_EQ(x.dtype, y->dtype) << x.name;
+      ASSERT_EQ(x.shape, y->shape) << x.name;
+      ASSERT_EQ(x.bytes, y->bytes) << x.name;
+      ASSERT_EQ(std::memcmp(x.data, y->data, x.bytes), 0) << x.name << ": codes/bytes differ";
+      ASSERT_EQ(x.scales == nullptr, y->scales == nullptr) << x.name;
+      if (x.scales) {
+        ++quantised;
+        for (int64_t r = 0; r < x.shape[0]; ++r)
+          ASSERT_EQ(std::bit_cast<uint32_t>(x.scales[r]), std::bit_cast<uint32_t>(y->scales[r])) << x.name << " row " << r;
+      }
+    }
+    EXPECT_EQ(quantised, 10u * static_cast<size_t>(config_of(b16).num_layers));
+    // The other 8-bit format is refused naming the stored one; the CPU reference reads the file.
+    WeightStoreOptions other;
+    other.format = wf == WeightFormat::kInt8 ? WeightFormat::kFp8E4M3 : WeightFormat::kInt8;
+    Result<WeightStore> bad = WeightStore::load(*b, names, other);
+    ASSERT_FALSE(bad.is_ok());
+    EXPECT_NE(bad.status().message().find("pre-quantised"), std::string::npos) << bad.status().to_string();
+    std::vector<float> out = forward(q, 11);
+    ASSERT_EQ(out.size(), ref_out.size());
+    double dot = 0, na = 0, nb = 0;
+    for (size_t i = 0; i < out.size(); ++i) {
+      dot += double(out[i]) * ref_out[i];
+      na += double(out[i]) * out[i];
+      nb += double(ref_out[i]) * ref_out[i];
+    }
+    const double cos = dot / std::sqrt(na * nb);
+    std::printf("  %s block weights: CPU forward cosine vs bf16 %.6f\n", fmt, cos);
+    EXPECT_GT(cos, 0.99);  // random small model; 8-bit weights cost a little
+    EXPECT_LT(cos, 1.0);   // the 8-bit weights were really used
+  }
+}
+
+// A pre-quantised weight without usable scales: one error naming the scale tensor (WeightStore and the CPU reference).
+TEST(LtxPreQuantised, MissingOrBadScalesAreRefused) {
+  test::TempDir dir;
+  const std::string w = "transformer_blocks.0.attn1.to_q.weight";
+  const std::vector<uint8_t> codes = {1, 2, 3, 0x81};
+  auto check = [&](const std::string& name, const std::vector<test::SafetensorsSpec>& specs, const std::string& key) {
+    const std::string path = dir.file(name + ".safetensors");
+    test::write_file(path, test::safetensors_image(specs));
+    Result<io::SafetensorsCheckpoint> ck = io::open_checkpoint(path);
+    ASSERT_TRUE(ck.is_ok()) << ck.status().to_string();
+    Result<WeightStore> st = WeightStore::load(*ck);
+    ASSERT_FALSE(st.is_ok()) << name;
+    EXPECT_NE(st.status().message().find(key), std::string::npos) << name << ": " << st.status().to_string();
+  };
+  check("missing", {{w, "I8", {2, 2}, codes}}, "weight_scale");
+  check("shape", {{w, "I8", {2, 2}, codes}, {"transformer_blocks.0.attn1.to_q.weight_scale", "F32", {3}, test::f32_bytes({1, 1, 1})}},
+        "float32 [2]");
+  check("zero", {{w, "F8_E4M3", {2, 2}, codes}, {"transformer_blocks.0.attn1.to_q.weight_scale", "F32", {2}, test::f32_bytes({1, 0})}},
+        "finite and > 0");
+  check("nan", {{w, "I8", {2, 2}, codes}, {"transformer_blocks.0.attn1.to_q.weight_scale", "F32", {2, 1}, test::f32_bytes({std::nanf(""), 1})}},
+        "finite and > 0");
+  // [out, 1] scales are accepted; the values land in the store.
+  const std::string ok = dir.file("ok.safetensors");
+  test::write_file(ok, test::safetensors_image({{"pad", "I8", {3}, {0, 0, 0}},  // scales at an unaligned file offset
+                                                {w, "I8", {2, 2}, codes},
+                                                {"transformer_blocks.0.attn1.to_q.weight_scale", "F32", {2, 1}, test::f32_bytes({0.5f, 2.0f})}}));
+  Result<io::SafetensorsCheckpoint> ck = io::open_checkpoint(ok);
+  ASSERT_TRUE(ck.is_ok());
+  Result<WeightStore> st = WeightStore::load(*ck);
+  ASSERT_TRUE(st.is_ok()) << st.status().to_string();
+  const StoredTensor* t = st->find(w);
+  ASSERT_NE(t, nullptr);
+  ASSERT_NE(t->scales, nullptr);
+  EXPECT_EQ(t->dtype, DType::kInt8);
+  EXPECT_EQ(t->scales[0], 0.5f);
+  EXPECT_EQ(t->scales[1], 2.0f);
+  EXPECT_EQ(std::memcmp(t->data, codes.data(), 4), 0);
 }
 
 // The CLI on a broken checkpoint: exit 2 and one "error: " line containing every keyword.

@@ -5,6 +5,7 @@
 #include <map>
 #include <utility>
 
+#include "flow/host/weight_store.h"
 #include "warpstream/dtype.h"
 #include "warpstream/shape.h"
 #include "warpstream/numeric.h"
@@ -16,19 +17,30 @@ namespace {
 Status load_specs(const io::SafetensorsCheckpoint& ck, const std::vector<ref::LtxTensorSpec>& specs,
                   std::vector<float>& storage, std::map<std::string, size_t>& offsets) {
   std::vector<io::CheckpointTensor> found;
+  std::vector<std::vector<float>> row_scales(specs.size());  // pre-quantised 8-bit weights: their scales
   found.reserve(specs.size());
   size_t total = 0;
-  for (const ref::LtxTensorSpec& s : specs) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const ref::LtxTensorSpec& s = specs[i];
     Result<io::CheckpointTensor> t = ck.get(s.name);
     if (!t.is_ok()) return t.status();
     const io::SafetensorsTensor& e = *t->tensor;
     if (e.shape != s.shape)
       return invalid_model("LTX checkpoint " + ck.path() + ": tensor '" + s.name + "' has shape " +
                            shape_string(e.shape) + ", the config needs " + shape_string(s.shape));
-    if (e.dtype != DType::kFloat32 && e.dtype != DType::kBFloat16 && e.dtype != DType::kFloat16)
+    if ((e.dtype == DType::kInt8 || e.dtype == DType::kFloat8E4M3FN) && is_ltx_block_linear_weight(e.name)) {
+      // Pre-quantised block linear weight (tools/make_ltx_checkpoint.py --block-weights): w = code * scale[row],
+      // the scales through the same checks as WeightStore::load (one store of just this tensor).
+      const std::vector<std::string> one = {e.name};
+      WS_ASSIGN_OR_RETURN(WeightStore st, WeightStore::load(ck, one));
+      const StoredTensor& q = st.tensors().front();
+      row_scales[i].assign(q.scales, q.scales + q.shape[0]);
+    } else if (e.dtype != DType::kFloat32 && e.dtype != DType::kBFloat16 && e.dtype != DType::kFloat16) {
       return unsupported("LTX checkpoint " + ck.path() + ": tensor '" + s.name + "' is " +
                          std::string(io::safetensors_dtype_name(e.dtype)) +
-                         "; the CPU reference reads F32, BF16 or F16 weights");
+                         "; the CPU reference reads F32, BF16 or F16 weights (and I8 / F8_E4M3 block linear "
+                         "weights with their .weight_scale)");
+    }
     total += static_cast<size_t>(e.elements());  // bounded by the validated file sizes
     found.push_back(t.value());
   }
@@ -50,6 +62,17 @@ Status load_specs(const io::SafetensorsCheckpoint& ck, const std::vector<ref::Lt
           dst[j] = bf16_to_float(h);
         }
         break;
+      case DType::kInt8:
+      case DType::kFloat8E4M3FN: {  // pre-quantised (checked above): code * per-row scale
+        const size_t cols = static_cast<size_t>(t.tensor->shape[1]);
+        const bool fp8 = t.tensor->dtype == DType::kFloat8E4M3FN;
+        for (size_t j = 0; j < n; ++j) {
+          const uint8_t c = static_cast<uint8_t>(src[j]);
+          const float code = fp8 ? fp8_e4m3_to_float(c) : static_cast<float>(static_cast<int8_t>(c));
+          dst[j] = code * row_scales[i][j / cols];
+        }
+        break;
+      }
       default:  // kFloat16 (checked above)
         for (size_t j = 0; j < n; ++j) {
           uint16_t h;

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <system_error>
 #include <thread>
 
@@ -118,6 +119,47 @@ bool is_ltx_block_linear_weight(std::string_view name) {
   return std::find(std::begin(kLinears), std::end(kLinears), rest) != std::end(kLinears);
 }
 
+namespace {
+
+/// The per-output-channel scales of a pre-quantised [out, in] weight: "<layer>.weight_scale", F32 [out] or
+/// [out, 1] (the compressed-tensors spelling; tools/make_ltx_checkpoint.py --block-weights writes [out]).
+Result<io::CheckpointTensor> stored_scales_of(const io::SafetensorsCheckpoint& ck, const io::SafetensorsTensor& w) {
+  const std::string where = "tensor " + quote_escaped(w.name) + " (" + std::string(dtype_name(w.dtype)) + " " +
+                            shape_string(w.shape) + ") in " + quote_escaped(ck.path());
+  if (w.shape.size() != 2) return invalid_model(where + ": pre-quantised codes must be a 2-D [out, in] weight");
+  constexpr std::string_view kWeight = ".weight";
+  if (w.name.size() < kWeight.size() || w.name.compare(w.name.size() - kWeight.size(), kWeight.size(), kWeight) != 0)
+    return invalid_model(where + ": pre-quantised codes need a name ending in .weight (their scales are .weight_scale)");
+  const std::string sname = w.name.substr(0, w.name.size() - kWeight.size()) + ".weight_scale";
+  io::CheckpointTensor sc = ck.find(sname);
+  if (sc.tensor == nullptr)
+    return invalid_model(where + ": 8-bit codes without their per-channel scales: no tensor " + quote_escaped(sname));
+  const io::SafetensorsTensor& s = *sc.tensor;
+  const bool shape_ok = (s.shape.size() == 1 && s.shape[0] == w.shape[0]) ||
+                        (s.shape.size() == 2 && s.shape[0] == w.shape[0] && s.shape[1] == 1);
+  if (s.dtype != DType::kFloat32 || !shape_ok)
+    return invalid_model("tensor " + quote_escaped(sname) + " is " + std::string(dtype_name(s.dtype)) + " " +
+                         shape_string(s.shape) + ", the scales of " + quote_escaped(w.name) + " must be float32 [" +
+                         std::to_string(w.shape[0]) + "] (or [" + std::to_string(w.shape[0]) + ", 1])");
+  return sc;
+}
+
+/// Copies the scales (the checkpoint's bytes may be unaligned for float) and checks each is finite and > 0.
+Status copy_stored_scales(const io::CheckpointTensor& sc, const io::SafetensorsTensor& w, std::byte* dst) {
+  const size_t n = static_cast<size_t>(w.shape[0]);
+  std::memcpy(dst, sc.bytes.data(), n * sizeof(float));
+  for (size_t r = 0; r < n; ++r) {
+    float v;
+    std::memcpy(&v, dst + r * sizeof(float), sizeof v);
+    if (!(std::isfinite(v) && v > 0.0f))
+      return invalid_model("tensor " + quote_escaped(sc.tensor->name) + ": scale [" + std::to_string(r) + "] is " +
+                           std::to_string(v) + "; a per-channel scale must be finite and > 0");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 // ---- the allocation ------------------------------------------------------------------------------
 
 struct WeightStore::Region {
@@ -176,6 +218,7 @@ Result<WeightStore> WeightStore::load(const io::SafetensorsCheckpoint& checkpoin
   struct Plan {
     io::CheckpointTensor src;
     bool convert = false;
+    std::optional<io::CheckpointTensor> stored_scales;  // pre-quantised: the checkpoint's "<layer>.weight_scale"
     uint64_t offset = 0, bytes = 0, scales_offset = 0;
   };
   {
@@ -193,8 +236,19 @@ Result<WeightStore> WeightStore::load(const io::SafetensorsCheckpoint& checkpoin
     const io::SafetensorsTensor& t = *src.tensor;
     Plan p;
     p.src = src;
-    p.convert = options.format != WeightFormat::kAsStored &&
-                (options.quantize ? options.quantize(t) : is_ltx_block_linear_weight(t.name));
+    const bool selected = options.quantize ? options.quantize(t) : is_ltx_block_linear_weight(t.name);
+    if (selected && (t.dtype == DType::kInt8 || t.dtype == DType::kFloat8E4M3FN)) {
+      // Pre-quantised (tools/make_ltx_checkpoint.py --block-weights): codes as stored + their per-channel scales.
+      WS_ASSIGN_OR_RETURN(io::CheckpointTensor sc, stored_scales_of(checkpoint, t));
+      const WeightFormat stored = t.dtype == DType::kInt8 ? WeightFormat::kInt8 : WeightFormat::kFp8E4M3;
+      if (options.format != WeightFormat::kAsStored && options.format != stored)
+        return invalid_argument(where + "tensor " + quote_escaped(t.name) + " is stored pre-quantised as " +
+                                std::string(weight_format_name(stored)) + " codes; it cannot be converted to " +
+                                std::string(weight_format_name(options.format)) + " (load it as stored or as " +
+                                std::string(weight_format_name(stored)) + ")");
+      p.stored_scales = sc;
+    }
+    p.convert = !p.stored_scales && options.format != WeightFormat::kAsStored && selected;
     if (p.convert) {
       if (t.shape.size() != 2 || !is_float_source(t.dtype))
         return invalid_argument(where + "tensor " + quote_escaped(t.name) + " (" + dtype_name(t.dtype) + " " +
@@ -203,7 +257,8 @@ Result<WeightStore> WeightStore::load(const io::SafetensorsCheckpoint& checkpoin
     }
     const uint64_t elements = static_cast<uint64_t>(t.elements());  // validated by the reader: no overflow
     p.bytes = p.convert ? elements : t.bytes();                      // 1-byte codes after conversion
-    const uint64_t scale_bytes = p.convert ? static_cast<uint64_t>(t.shape[0]) * sizeof(float) : 0;
+    const bool scaled = p.convert || p.stored_scales.has_value();
+    const uint64_t scale_bytes = scaled ? static_cast<uint64_t>(t.shape[0]) * sizeof(float) : 0;
     // Each term is bounded by the checkpoint's file size, so these sums cannot overflow in practice;
     // check anyway (a sum of many shards).
     uint64_t end = 0;
@@ -211,7 +266,7 @@ Result<WeightStore> WeightStore::load(const io::SafetensorsCheckpoint& checkpoin
       return resource_exhausted(where + "the store's size overflows 64 bits");
     p.offset = align_up(total, kAlignment);
     total = end;
-    if (p.convert) {
+    if (scaled) {
       p.scales_offset = align_up(total, kAlignment);
       total = p.scales_offset + scale_bytes;
     }
@@ -250,8 +305,8 @@ Result<WeightStore> WeightStore::load(const io::SafetensorsCheckpoint& checkpoin
     s.offset = p.offset;
     s.bytes = p.bytes;
     s.data = base + p.offset;
-    if (p.convert) {
-      s.dtype = options.format == WeightFormat::kInt8 ? DType::kInt8 : DType::kFloat8E4M3FN;
+    if (p.convert) s.dtype = options.format == WeightFormat::kInt8 ? DType::kInt8 : DType::kFloat8E4M3FN;
+    if (p.convert || p.stored_scales) {
       s.scales_offset = p.scales_offset;
       s.scales = reinterpret_cast<const float*>(base + p.scales_offset);
     }
@@ -267,6 +322,7 @@ Result<WeightStore> WeightStore::load(const io::SafetensorsCheckpoint& checkpoin
       } else if (p.bytes > 0) {
         std::memcpy(base + p.offset, p.src.bytes.data(), static_cast<size_t>(p.bytes));
       }
+      if (p.stored_scales) errors[i] = copy_stored_scales(*p.stored_scales, *p.src.tensor, base + p.scales_offset);
     }
   };
   unsigned threads = options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());

@@ -17,6 +17,12 @@
 /// (256-byte aligned) and exposed as StoredTensor::scales. A non-finite weight is an error (it
 /// would poison its row's scale). RNE for int8 uses std::nearbyint in the default rounding mode.
 ///
+/// Pre-quantised checkpoints (tools/make_ltx_checkpoint.py --block-weights fp8|int8): a selected weight stored as
+/// I8 / F8_E4M3 codes [out, in] is loaded as stored, with its scales from the checkpoint tensor
+/// "<layer>.weight_scale" (F32 [out] or [out, 1]; each finite and > 0) copied into the store as StoredTensor::scales.
+/// A missing or malformed scale tensor is an error naming it; asking for the other 8-bit format is refused (codes
+/// are never converted twice); asking for the stored one, or kAsStored, is the same load.
+///
 /// Memory: the total (tensors + scales, each rounded up to 256 B, then to whole pages) is computed
 /// from the header before anything is allocated and refused above WeightStoreOptions::max_host_bytes
 /// (default: the machine's physical memory), naming both numbers.
@@ -79,7 +85,7 @@ struct StoredTensor {
   const std::byte* data = nullptr;                 ///< 256-byte aligned, inside storage()
   uint64_t offset = 0;                             ///< data - storage().data()
   uint64_t bytes = 0;
-  const float* scales = nullptr;                   ///< float32 [shape[0]] when converted, else null
+  const float* scales = nullptr;                   ///< float32 [shape[0]] when converted or pre-quantised, else null
   uint64_t scales_offset = 0;                      ///< scales - storage().data() (0 when null)
   template <typename T> const T* data_as() const { return reinterpret_cast<const T*>(data); }
   int64_t elements() const { return shape_elements(shape); }

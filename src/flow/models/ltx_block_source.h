@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,20 +72,42 @@ inline LtxTensorSource ltx_source_from_store(const WeightStore& store, std::stri
 }
 
 /// Tensors straight from a checkpoint's mapping (no store; float32 / bf16 tensors).
+/// Pre-quantised fp8/int8 [out, in] weights (tools/make_ltx_checkpoint.py --block-weights) come with their
+/// per-output-channel scales "<layer>.weight_scale" (F32 [out] or [out, 1]); the scales are copied (the file's bytes
+/// need not be float-aligned) into storage the source owns, valid as long as the source.
 inline LtxTensorSource ltx_source_from_checkpoint(const io::SafetensorsCheckpoint& ckpt) {
-  return [&ckpt](const std::string& name) -> Result<LtxHostTensor> {
+  auto scales = std::make_shared<std::map<std::string, std::vector<float>>>();
+  return [&ckpt, scales](const std::string& name) -> Result<LtxHostTensor> {
     io::CheckpointTensor ct = ckpt.find(name);
     if (ct.tensor == nullptr) return not_found("LTX block: tensor '" + name + "' not found in " + ckpt.path());
     const std::string file = ct.file ? ct.file->path() : ckpt.path();
     WS_ASSIGN_OR_RETURN(LtxHostTensor::Type type, ltx_host_type(ct.tensor->dtype, name, file));
-    if (type == LtxHostTensor::Type::kF8E4M3 || type == LtxHostTensor::Type::kS8)
-      return unsupported("LTX block: tensor '" + name + "' in " + file +
-                         " is fp8/int8 without scales (load it through a WeightStore)");
     LtxHostTensor t;
     t.type = type;
     t.shape = ct.tensor->shape;
     t.data = ct.bytes.data();
     t.file = file;
+    if (type == LtxHostTensor::Type::kF8E4M3 || type == LtxHostTensor::Type::kS8) {
+      const std::string suffix = ".weight";
+      const bool named = name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+      const std::string sname = named ? name.substr(0, name.size() - suffix.size()) + ".weight_scale" : name + "_scale";
+      io::CheckpointTensor sc = ckpt.find(sname);
+      if (sc.tensor == nullptr || t.shape.size() != 2)
+        return unsupported("LTX block: tensor '" + name + "' in " + file + " is fp8/int8 without its per-channel " +
+                           "scales ('" + sname + "' F32 [out]) or not a 2-D weight");
+      const auto& ss = sc.tensor->shape;
+      const bool ok = sc.tensor->dtype == ws::DType::kFloat32 &&
+                      ((ss.size() == 1 && ss[0] == t.shape[0]) || (ss.size() == 2 && ss[0] == t.shape[0] && ss[1] == 1));
+      if (!ok)
+        return invalid_model("LTX block: scales '" + sname + "' of '" + name + "' must be float32 [" +
+                             std::to_string(t.shape[0]) + "]");
+      auto [it, fresh] = scales->try_emplace(sname);
+      if (fresh) {
+        it->second.resize(static_cast<size_t>(t.shape[0]));
+        std::memcpy(it->second.data(), sc.bytes.data(), it->second.size() * sizeof(float));
+      }
+      t.scale = it->second.data();
+    }
     return t;
   };
 }
