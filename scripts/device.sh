@@ -5,7 +5,10 @@
 #   test           build the CLI + GPU tests, run every GPU test (ctest label gpu = ws_gpu_tests; the CUTLASS
 #                  GEMM tests run, and must not skip, when .cutlass/ is carried)
 #   sanitize       compute-sanitizer memcheck, racecheck, synccheck, initcheck over the whole GPU suite, in
-#                  parallel, with a canary per tool (scripts/lib/sanitize.sh: what each tool checks, exclusions)
+#                  parallel, with a canary per tool (scripts/lib/sanitize.sh: what each tool checks, exclusions).
+#                  All four in one 580 s call do not finish (device run 10 of 2026-12-01); use two calls:
+#                    WS_SANITIZE_TOOLS="memcheck racecheck" WS_SANITIZE_SHARDS_memcheck=5 WS_SANITIZE_SHARDS_racecheck=3 bash scripts/device.sh sanitize
+#                    WS_SANITIZE_TOOLS="initcheck synccheck" WS_SANITIZE_SHARDS_initcheck=5 WS_SANITIZE_SHARDS_synccheck=3 bash scripts/device.sh sanitize
 #   ltx            LTX-Video: diffusers goldens for one full-size 2B block (tools/ltx_goldens.py), the LTX GPU
 #                  tests against them, `warpstream ltx-block` timing beside diffusers' block in the same run
 #   ltx-model      LTX-Video whole transformer, 2B and 13B: diffusers goldens + time, GPU model tests,

@@ -92,6 +92,10 @@ struct CudaBuildOptions {
   /// Bitmask of TacticSource: which kernel families the build times and chooses from (default: all).
   /// Part of the timing-cache identity, so caches built with other sources are not reused.
   uint32_t tactic_sources = kAllTacticSources;
+  /// Timed runs per candidate tactic at build (after min(2, n) warm-up runs); the mean is compared, as
+  /// TensorRT's avgTiming iterations. 1..1000; fewer = a faster build and noisier choices (the GPU tests'
+  /// small form under compute-sanitizer uses 1). Not part of the timing-cache identity.
+  int tactic_timing_iterations = 10;
 };
 
 /// One build-time choice, for reports ("node 'conv_3' Conv: cudnn algo 1 (IMPLICIT_PRECOMP_GEMM), NHWC, 12.3 µs").

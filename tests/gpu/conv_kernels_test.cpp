@@ -24,6 +24,7 @@
 #include "cuda_engine_test_support.h"
 #include "kernels/conv/conv.h"
 #include "reference/reference.h"
+#include "support/small_tests.h"
 #include "support/cuda_check.h"
 
 namespace ws {
@@ -402,6 +403,7 @@ TEST(CudaEngineConvTactics, EfficientNetLite0WarpStreamOnlyMatchesCpu) {
     SCOPED_TRACE(precision_name(p));
     CudaBuildOptions opt;
     opt.tactic_sources = kTacticWarpStream | kTacticCublasLt;
+    if (test::small_gpu_tests()) opt.tactic_timing_iterations = 1;  // small form: one timed run per tactic
     const double rel = p == Precision::kFloat32 ? 1e-3 : 2e-2;
     std::string err;
     auto cmp = test::run_both(load(), p, 1e30, 0, test::seed_for("effnet-ws"), &err, opt);

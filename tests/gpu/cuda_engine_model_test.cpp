@@ -244,6 +244,8 @@ TEST(CudaEngineModel, EfficientNetLite0MatchesCpu) {
     std::vector<float> ref(static_cast<const float*>((*cpu)->output(0)), static_cast<const float*>((*cpu)->output(0)) + n);
     CudaBuildOptions opt;
     opt.precision = p;
+    // Small form (compute-sanitizer): one timed run per tactic; the same tactics are tried and the same kernels run.
+    if (test::small_gpu_tests()) opt.tactic_timing_iterations = 1;
     auto gpu = CudaEngine::build(*g, opt);
     ASSERT_TRUE(gpu.is_ok()) << gpu.status().to_string();
     auto ctx = (*gpu)->create_context();

@@ -15,6 +15,7 @@
 #include "lanes_pipeline_support.h"
 #include "warpstream/classifier.h"
 #include "warpstream/image.h"
+#include "support/small_tests.h"
 
 namespace ws {
 namespace {
@@ -58,6 +59,7 @@ TEST_P(LaneEfficientNet, Top5AndLogitsMatchCpu) {
   ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
   CudaBuildOptions bo;
   bo.precision = precision;
+  if (test::small_gpu_tests()) bo.tactic_timing_iterations = 1;  // small form: one timed run per tactic
   auto built = CudaEngine::build(std::move(graph).value(), bo);
   ASSERT_TRUE(built.is_ok()) << built.status().to_string();
   std::shared_ptr<CudaEngine> engine = std::move(built).value();
@@ -128,3 +130,4 @@ INSTANTIATE_TEST_SUITE_P(LanePrecisions, LaneEfficientNet, testing::Values(Preci
 
 }  // namespace
 }  // namespace ws
+

@@ -439,6 +439,11 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
   const ArenaPlan plan = plan_cuda_arena(g, half, options.debug_keep_all_tensors);
   e->tensor_offsets_ = plan.offsets;
 
+  if (options.tactic_timing_iterations < 1 || options.tactic_timing_iterations > 1000)
+    return invalid_argument("CudaBuildOptions::tactic_timing_iterations = " + std::to_string(options.tactic_timing_iterations) +
+                            " (1..1000)");
+  dev.timing_reps = options.tactic_timing_iterations;
+  dev.timing_warmups = std::min(2, options.tactic_timing_iterations);
   WS_RETURN_IF_ERROR(open_build_device(options, dev));
   WS_ASSIGN_OR_RETURN(TimingCache cache, open_timing_cache(g, options));
   WS_ASSIGN_OR_RETURN(const size_t workspace, bind_steps(*e, og, analyzed, plan, options, dev, cache));

@@ -20,7 +20,8 @@ Result<void*> BuildDevice::get(int slot, size_t bytes) {
 }
 
 Result<float> BuildDevice::time_us(const std::function<Status(cudaStream_t)>& fn, int reps, bool capture) {
-  for (int i = 0; i < 2; ++i) WS_RETURN_IF_ERROR(fn(stream.get()));
+  if (reps <= 0) reps = timing_reps;
+  for (int i = 0; i < timing_warmups; ++i) WS_RETURN_IF_ERROR(fn(stream.get()));
   // Timed as the lanes run it: `reps` back-to-back copies captured into one CUDA graph and replayed (per-node
   // launch cost ~0.5 µs on the GPU, no host launch gaps), so a two-kernel tactic is not charged host launch
   // latency that graph replay never pays. Falls back to stream launches if the call cannot be captured.

@@ -24,12 +24,16 @@ struct BuildDevice {
   ~BuildDevice();
   /// Scratch buffer `slot` of at least `bytes` (zero-filled when (re)allocated).
   Result<void*> get(int slot, size_t bytes);
-  /// Mean µs of `reps` runs of `fn` after 2 warm-up runs (events on `stream`); synchronises.
+  /// Runs per timing and warm-up runs before it (CudaBuildOptions::tactic_timing_iterations).
+  int timing_reps = 10;
+  int timing_warmups = 2;
+  /// Mean µs of `reps` runs (0 = timing_reps) of `fn` after timing_warmups warm-up runs (events on `stream`);
+  /// synchronises.
   /// capture: the reps are captured into one CUDA graph and replayed (as the lanes run; no host launch
   /// gaps), falling back to stream launches when capture fails. Used for our own kernels; cuDNN candidates
   /// are timed on the stream (capturing every cuDNN algorithm at build — FFT ones included — hung an
   /// fp32 EfficientNet build on the H200, 2026-11-29), which charges them host launch gaps on tiny convs.
-  Result<float> time_us(const std::function<Status(cudaStream_t)>& fn, int reps = 10, bool capture = false);
+  Result<float> time_us(const std::function<Status(cudaStream_t)>& fn, int reps = 0, bool capture = false);
 };
 
 }  // namespace ws::cudaexec

@@ -310,7 +310,7 @@ Status bind_conv(BindContext& c, Step& s) {
         if (!got) continue;
         tws = *got;
       }
-      auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, st, resid ? sy : nullptr, tws); }, 10, true);
+      auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, st, resid ? sy : nullptr, tws); }, 0, true);
       if (!t) { (void)cudaGetLastError(); continue; }
       if (!found || *t < best_us) { best_us = *t; found = true; own->impl = o; impl = ws_conv_key(o); }
     }
