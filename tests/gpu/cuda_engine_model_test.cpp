@@ -34,6 +34,26 @@ TEST(CudaEngineModel, DemoModelMatchesCpu) {
   }
 }
 
+// tactic_timing_iterations: out of 1..1000 is refused naming the option; 1 (one timed run per tactic) still builds
+// an engine that matches the CPU executor.
+TEST(CudaEngineModel, TacticTimingIterations) {
+  WS_REQUIRE_LANES_GPU();
+  for (int bad : {0, -1, 1001}) {
+    CudaBuildOptions opt;
+    opt.tactic_timing_iterations = bad;
+    auto e = CudaEngine::build(test::demo_graph(), opt);
+    ASSERT_FALSE(e.is_ok()) << bad;
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(e.status().message().find("tactic_timing_iterations"), std::string::npos) << e.status().to_string();
+  }
+  CudaBuildOptions one;
+  one.tactic_timing_iterations = 1;
+  std::string err;
+  auto cmp = test::run_both(test::demo_graph(), Precision::kFloat32, 1e-4, 1e-4, test::seed_for("demo-1iter"), &err, one);
+  ASSERT_TRUE(err.empty()) << err;
+  EXPECT_EQ(cmp.bad, 0u) << cmp.first_bad;
+}
+
 TEST(CudaEngineModel, DebugKeepAllTensorsMatchesCpuNodeByNode) {
   WS_REQUIRE_LANES_GPU();
   CudaBuildOptions opt;
