@@ -231,11 +231,15 @@ Status run_cuda(ir::Graph graph, const std::vector<ir::Tensor>& inputs, const Op
 #endif
 
 Outcome execute_cuda(ir::Graph graph, const std::vector<ir::Tensor>& inputs, const Options& opt, Outputs& out, std::string& why) {
-  // The CUDA executor's ports are float32 (float16 inputs in fp16 mode): other graph outputs are skipped.
+  // The CUDA executor's outputs are float32 (cast back from float16 in fp16 mode) or the int / bool tensors it
+  // computes; other output types (float64, float16, strings ...) are skipped.
   for (ir::TensorId id : graph.outputs) {
     const ir::Tensor& t = graph.tensor(id);
-    if (t.dtype != ir::DType::kFloat32) {
-      why = "CUDA executor: graph output '" + t.name + "' has element type " + ir::dtype_name(t.dtype) + " (float32 outputs only)";
+    const ir::DType d = t.dtype;
+    if (d != ir::DType::kFloat32 && d != ir::DType::kInt64 && d != ir::DType::kInt32 && d != ir::DType::kInt8 &&
+        d != ir::DType::kUInt8 && d != ir::DType::kBool) {
+      why = "CUDA executor: graph output '" + t.name + "' has element type " + ir::dtype_name(d) +
+            " (float32, int64, int32, int8, uint8 and bool outputs only)";
       return Outcome::kSkipped;
     }
   }

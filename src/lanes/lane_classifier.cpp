@@ -46,6 +46,9 @@ Result<std::unique_ptr<LaneClassifier>> LaneClassifier::build(const std::string&
   WS_ASSIGN_OR_RETURN(std::unique_ptr<CudaEngine> engine, CudaEngine::build(std::move(graph), options.build));
   c->engine_ = std::move(engine);
   if (c->engine_->num_outputs() < 1) return unsupported(model_path + ": the model has no output");
+  if (c->engine_->output_desc(0).dtype != ir::DType::kFloat32)
+    return unsupported(model_path + ": output '" + c->engine_->output_desc(0).name + "' is " +
+                       ir::dtype_name(c->engine_->output_desc(0).dtype) + "; a classifier needs float32 logits");
   const int64_t classes = ir::shape_elements(c->engine_->output_desc(0).shape);
   if (options.k < 1 || options.k > kMaxTopK || options.k > classes) {
     return invalid_argument("top-k " + std::to_string(options.k) + " is out of range 1.." +

@@ -86,6 +86,31 @@ TEST(EngineCudaStages, NonFloatPortsAreRefusedNamingTheTensor) {
   EXPECT_NE(og.status().message().find("'ids'"), std::string::npos) << og.status().to_string();
 }
 
+// Graph outputs: float32 and the int / bool tensors the executor computes are accepted; float64 is refused naming
+// the tensor and its type.
+TEST(EngineCudaStages, IntAndBoolOutputsAreAcceptedFloat64Refused) {
+  for (ir::DType d : {ir::DType::kBool, ir::DType::kInt64, ir::DType::kFloat64}) {
+    SCOPED_TRACE(ir::dtype_name(d));
+    ir::ModelBuilder b(13);
+    b.input("x", ir::DType::kFloat32, {4});
+    b.input("z", ir::DType::kFloat32, {4});
+    if (d == ir::DType::kBool) {
+      b.node("Less", {"x", "z"}, {"y"});
+    } else {
+      b.node("Cast", {"x"}, {"y"}).i("to", d == ir::DType::kInt64 ? 7 : 11);
+    }
+    b.output("y", d);
+    auto og = optimize_for_cuda(import(b), {});
+    if (d == ir::DType::kFloat64) {
+      ASSERT_FALSE(og.is_ok());
+      EXPECT_EQ(og.status().code(), StatusCode::kUnsupported);
+      EXPECT_NE(og.status().message().find("'y' (float64)"), std::string::npos) << og.status().to_string();
+    } else {
+      EXPECT_TRUE(og.is_ok()) << og.status().to_string();
+    }
+  }
+}
+
 TEST(EngineCudaStages, ResidualConvIsAnalysedAsThePlainConv) {
   ir::ModelBuilder b(13, "residual");
   b.input("x", ir::DType::kFloat32, {1, 4, 6, 6});

@@ -99,8 +99,16 @@ inline std::map<std::string, ir::Node> fuse_conv_activations(ir::Graph& g) {
   return fused;
 }
 
+/// The element types a CUDA graph output may have: float32 (float16 inside in fp16 mode, cast back at the port)
+/// and the integer / bool tensors the executor computes (comparisons, logic, Cast, shape-like ops), returned as
+/// they are in the arena.
+inline bool cuda_output_dtype(ir::DType d) {
+  return d == ir::DType::kFloat32 || d == ir::DType::kInt64 || d == ir::DType::kInt32 || d == ir::DType::kInt8 ||
+         d == ir::DType::kUInt8 || d == ir::DType::kBool;
+}
+
 /// Stage 1. Errors: ir::optimize's; kUnsupported for a non-float32 graph input or a graph output that is
-/// not a float32 runtime tensor (naming the tensor).
+/// a constant or of another type than cuda_output_dtype (naming the tensor).
 inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuildOptions& options) {
   WS_RETURN_IF_ERROR(ir::optimize(graph));
   for (ir::TensorId id : graph.inputs)
@@ -108,8 +116,10 @@ inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuild
       return unsupported(graph.source + ": graph input '" + graph.tensor(id).name + "' has element type " +
                          ir::dtype_name(graph.tensor(id).dtype) + "; only float32 inputs are supported");
   for (ir::TensorId id : graph.outputs)
-    if (graph.tensor(id).dtype != ir::DType::kFloat32 || graph.tensor(id).is_constant())
-      return unsupported(graph.source + ": graph output '" + graph.tensor(id).name + "' must be a float32 runtime tensor");
+    if (!cuda_output_dtype(graph.tensor(id).dtype) || graph.tensor(id).is_constant())
+      return unsupported(graph.source + ": graph output '" + graph.tensor(id).name + "' (" +
+                         ir::dtype_name(graph.tensor(id).dtype) + (graph.tensor(id).is_constant() ? ", a constant" : "") +
+                         ") must be a runtime tensor of float32, int64, int32, int8, uint8 or bool");
   OptimizedGraph r;
   if (!options.debug_keep_all_tensors && options.fuse_residual) r.residual_convs = ir::fuse_conv_residual_adds(graph);
   if (!options.debug_keep_all_tensors) r.fused_activation = fuse_conv_activations(graph);

@@ -376,8 +376,8 @@ Result<size_t> bind_steps(EngineImpl& e, const OptimizedGraph& og, const std::ve
   return workspace;
 }
 
-/// The ports. fp16: the input is fp16 in place; each output gets a float32 copy written by a cast step
-/// placed after `arena_end`. Returns the new arena end.
+/// The ports. fp16: the input is fp16 in place; each float32 output gets a float32 copy written by a cast step
+/// placed after `arena_end` (int / bool outputs are read where they are). Returns the new arena end.
 size_t bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end) {
   const ir::Graph& g = e.graph_;
   const bool half = e.precision_ == Precision::kFloat16;
@@ -388,6 +388,11 @@ size_t bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end) {
   }
   for (ir::TensorId id : g.outputs) {
     const ir::Tensor& t = g.tensor(id);
+    if (t.dtype != ir::DType::kFloat32) {  // int / bool outputs (cuda_output_dtype): the arena slot as it is
+      e.outputs_.push_back(TensorDesc{t.name, t.dtype, t.shape, tensor_bytes(t, ir::dtype_size(t.dtype))});
+      e.output_offsets_.push_back(plan.offsets[static_cast<size_t>(id)]);
+      continue;
+    }
     e.outputs_.push_back(TensorDesc{t.name, ir::DType::kFloat32, t.shape, tensor_bytes(t, 4)});
     if (!half) {
       e.output_offsets_.push_back(plan.offsets[static_cast<size_t>(id)]);
