@@ -77,8 +77,8 @@ std::string skip_key(const std::string& msg) {
     return msg.substr(p, e == std::string::npos ? std::string::npos : e - p);
   };
   if (auto op = quoted_after("op type '"); !op.empty()) return "unsupported op: " + op;
-  if (msg.find("must be a float32 runtime tensor") != std::string::npos)
-    return "CUDA executor: a graph output is a build-time constant or not float32";
+  if (msg.find("must be float32, int64, int32, int8, uint8 or bool") != std::string::npos)
+    return "CUDA executor: a graph output of another element type";
   if (msg.find("only float32 inputs are supported") != std::string::npos) return "CUDA executor: a graph input is not float32";
   // CUDA entry refusals: "node 'n' (Op, opset k): not supported by the CUDA executor: <why>".
   if (size_t p = msg.find(": not supported by the CUDA executor: "); p != std::string::npos) {

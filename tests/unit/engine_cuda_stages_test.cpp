@@ -111,6 +111,22 @@ TEST(EngineCudaStages, IntAndBoolOutputsAreAcceptedFloat64Refused) {
   }
 }
 
+// A graph output folded to a constant at build (here: Relu of an initializer) is accepted (bound as a copy step).
+TEST(EngineCudaStages, ConstantOutputIsAccepted) {
+  ir::ModelBuilder b(13);
+  b.input("x", ir::DType::kFloat32, {2});
+  b.initializer("c", {2}, {-1.0f, 2.0f});
+  b.node("Relu", {"c"}, {"n"});
+  b.node("Relu", {"x"}, {"y"});
+  b.output("n");
+  b.output("y");
+  auto og = optimize_for_cuda(import(b), {});
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  const ir::Graph& g = og->graph;
+  ASSERT_EQ(g.outputs.size(), 2u);
+  EXPECT_TRUE(g.tensor(g.outputs[0]).is_constant()) << "the Relu of a constant folds at build";
+}
+
 TEST(EngineCudaStages, ResidualConvIsAnalysedAsThePlainConv) {
   ir::ModelBuilder b(13, "residual");
   b.input("x", ir::DType::kFloat32, {1, 4, 6, 6});

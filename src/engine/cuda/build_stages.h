@@ -107,8 +107,8 @@ inline bool cuda_output_dtype(ir::DType d) {
          d == ir::DType::kUInt8 || d == ir::DType::kBool;
 }
 
-/// Stage 1. Errors: ir::optimize's; kUnsupported for a non-float32 graph input or a graph output that is
-/// a constant or of another type than cuda_output_dtype (naming the tensor).
+/// Stage 1. Errors: ir::optimize's; kUnsupported for a non-float32 graph input or a graph output of another type
+/// than cuda_output_dtype (naming the tensor). A graph output may be a constant (folded at build).
 inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuildOptions& options) {
   WS_RETURN_IF_ERROR(ir::optimize(graph));
   for (ir::TensorId id : graph.inputs)
@@ -116,10 +116,9 @@ inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuild
       return unsupported(graph.source + ": graph input '" + graph.tensor(id).name + "' has element type " +
                          ir::dtype_name(graph.tensor(id).dtype) + "; only float32 inputs are supported");
   for (ir::TensorId id : graph.outputs)
-    if (!cuda_output_dtype(graph.tensor(id).dtype) || graph.tensor(id).is_constant())
+    if (!cuda_output_dtype(graph.tensor(id).dtype))
       return unsupported(graph.source + ": graph output '" + graph.tensor(id).name + "' (" +
-                         ir::dtype_name(graph.tensor(id).dtype) + (graph.tensor(id).is_constant() ? ", a constant" : "") +
-                         ") must be a runtime tensor of float32, int64, int32, int8, uint8 or bool");
+                         ir::dtype_name(graph.tensor(id).dtype) + ") must be float32, int64, int32, int8, uint8 or bool");
   OptimizedGraph r;
   if (!options.debug_keep_all_tensors && options.fuse_residual) r.residual_convs = ir::fuse_conv_residual_adds(graph);
   if (!options.debug_keep_all_tensors) r.fused_activation = fuse_conv_activations(graph);

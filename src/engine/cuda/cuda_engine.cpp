@@ -377,8 +377,9 @@ Result<size_t> bind_steps(EngineImpl& e, const OptimizedGraph& og, const std::ve
 }
 
 /// The ports. fp16: the input is fp16 in place; each float32 output gets a float32 copy written by a cast step
-/// placed after `arena_end` (int / bool outputs are read where they are). Returns the new arena end.
-size_t bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end) {
+/// placed after `arena_end` (int / bool outputs are read where they are; a constant output gets a slot there and a
+/// copy step). Returns the new arena end.
+Result<size_t> bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end) {
   const ir::Graph& g = e.graph_;
   const bool half = e.precision_ == Precision::kFloat16;
   for (ir::TensorId id : g.inputs) {
@@ -388,6 +389,32 @@ size_t bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end) {
   }
   for (ir::TensorId id : g.outputs) {
     const ir::Tensor& t = g.tensor(id);
+    if (t.is_constant()) {
+      // An output folded to a constant at build (e.g. a comparison of constant operands): its bytes are uploaded
+      // with the weights (float32 stays float32, also in fp16 mode) and a copy step writes them into the output's
+      // own arena slot on every enqueue (the caller may overwrite an output between enqueues).
+      const size_t bytes = t.data->size();
+      WS_ASSIGN_OR_RETURN(cuda::DeviceBuffer b, cuda::DeviceBuffer::allocate(std::max<size_t>(bytes, 8)));
+      if (bytes) WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(b.get(), t.data->data(), bytes, cudaMemcpyHostToDevice));
+      e.weight_bytes_ += bytes;
+      const void* src = b.get();
+      e.weights_.push_back(std::move(b));
+      e.outputs_.push_back(TensorDesc{t.name, t.dtype, t.shape, bytes});
+      e.output_offsets_.push_back(arena_end);
+      Step s;
+      s.node = t.name + "_constant";
+      s.op_type = "Identity";
+      s.inputs.push_back({Operand::Kind::kConst, 0, src});
+      s.outputs.push_back({Operand::Kind::kArena, arena_end, nullptr});
+      s.run = [bytes](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+        if (bytes) WS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(io.out[0], io.in[0], bytes, cudaMemcpyDeviceToDevice, st));
+        return Status::ok();
+      };
+      arena_end += align_up(std::max<size_t>(bytes, 1));
+      e.kernel_count_ += 1;
+      e.steps_.push_back(std::move(s));
+      continue;
+    }
     if (t.dtype != ir::DType::kFloat32) {  // int / bool outputs (cuda_output_dtype): the arena slot as it is
       e.outputs_.push_back(TensorDesc{t.name, t.dtype, t.shape, tensor_bytes(t, ir::dtype_size(t.dtype))});
       e.output_offsets_.push_back(plan.offsets[static_cast<size_t>(id)]);
@@ -452,7 +479,7 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
   WS_RETURN_IF_ERROR(open_build_device(options, dev));
   WS_ASSIGN_OR_RETURN(TimingCache cache, open_timing_cache(g, options));
   WS_ASSIGN_OR_RETURN(const size_t workspace, bind_steps(*e, og, analyzed, plan, options, dev, cache));
-  const size_t arena_end = bind_ports(*e, plan, align_up(plan.bytes));
+  WS_ASSIGN_OR_RETURN(const size_t arena_end, bind_ports(*e, plan, align_up(plan.bytes)));
   e->workspace_offset_ = arena_end;
   e->workspace_bytes_ = workspace;
   e->arena_bytes_ = arena_end + workspace;
