@@ -1,5 +1,5 @@
 // Row kernels of the CUDA executor over an [outer, len, inner] view (issue 14): ReduceSum / Mean / Max /
-// Min / Prod / L1 / L2 / SumSquare / LogSum (and GlobalMaxPool), LogSoftmax, Hardmax, and the row normalisations (LayerNormalization,
+// Min / Prod / L1 / L2 / SumSquare / LogSum (and GlobalMaxPool), LogSoftmax, Hardmax, ArgMax / ArgMin, and the row normalisations (LayerNormalization,
 // InstanceNormalization). Float32 or float16 storage, float32 accumulation (the CPU reference accumulates
 // in double; the difference is within the executor tests' tolerances).
 // Thread mapping: one warp per output row (o, i) — 8 warps per 256-thread block, a grid-stride loop over
@@ -107,6 +107,34 @@ __global__ void log_softmax_kernel(const T* x, T* y, int64_t outer, int64_t len,
   }
 }
 
+// ArgMax / ArgMin (opset 11-13): per row, the index of the first (or, `last`, the last) maximum / minimum, int64.
+// Same warp-per-row mapping as hardmax; the output is [outer, inner] in row order (keepdims only adds a 1).
+template <typename T, bool kMin>
+__global__ void arg_extreme_kernel(const T* x, int64_t* y, int64_t outer, int64_t len, int64_t inner, bool last) {
+  const int lane = threadIdx.x % kWarp;
+  const int64_t rows = outer * inner;
+  for (int64_t r = (blockIdx.x * int64_t(kWarpsPerBlock)) + threadIdx.x / kWarp; r < rows; r += int64_t(gridDim.x) * kWarpsPerBlock) {
+    const int64_t base = (r / inner) * len * inner + r % inner;
+    float bv = 0.0f;
+    int64_t bi = len;  // len = none yet
+    for (int64_t l = lane; l < len; l += kWarp) {
+      const float v = load(x, base + l * inner);
+      const bool better = kMin ? (last ? v <= bv : v < bv) : (last ? v >= bv : v > bv);
+      if (bi == len || better) { bv = v; bi = l; }
+    }
+#pragma unroll
+    for (int s = kWarp / 2; s > 0; s >>= 1) {
+      const float ov = __shfl_xor_sync(0xffffffffu, bv, s);
+      const int64_t oi = __shfl_xor_sync(0xffffffffu, bi, s);
+      if (oi == len) continue;
+      const bool strictly = kMin ? ov < bv : ov > bv;
+      const bool tie_wins = ov == bv && (last ? oi > bi : oi < bi);
+      if (bi == len || strictly || tie_wins) { bv = ov; bi = oi; }
+    }
+    if (lane == 0) y[r] = bi == len ? 0 : bi;
+  }
+}
+
 template <typename T>
 __global__ void hardmax_kernel(const T* x, T* y, int64_t outer, int64_t len, int64_t inner) {
   const int lane = threadIdx.x % kWarp;
@@ -204,6 +232,26 @@ Status hardmax(ElemType t, const void* x, void* y, int64_t outer, int64_t len, i
     hardmax_kernel<float><<<grid_for_rows(rows), kBlock, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), outer, len, inner);
   else
     hardmax_kernel<__half><<<grid_for_rows(rows), kBlock, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), outer, len, inner);
+  WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return Status::ok();
+}
+
+Status arg_extreme(ElemType t, const void* x, int64_t* y, int64_t outer, int64_t len, int64_t inner, bool is_min, bool last,
+                   cudaStream_t stream) {
+  WS_RETURN_IF_ERROR(check_type(t, "arg_extreme"));
+  if (outer < 0 || len < 1 || inner < 0) return invalid_argument("arg_extreme: dims outer, len >= 1, inner");
+  const int64_t rows = outer * inner;
+  if (rows == 0) return Status::ok();
+  const dim3 g = grid_for_rows(rows);
+  if (t == ElemType::kFloat32) {
+    const auto* xp = static_cast<const float*>(x);
+    if (is_min) arg_extreme_kernel<float, true><<<g, kBlock, 0, stream>>>(xp, y, outer, len, inner, last);
+    else arg_extreme_kernel<float, false><<<g, kBlock, 0, stream>>>(xp, y, outer, len, inner, last);
+  } else {
+    const auto* xp = static_cast<const __half*>(x);
+    if (is_min) arg_extreme_kernel<__half, true><<<g, kBlock, 0, stream>>>(xp, y, outer, len, inner, last);
+    else arg_extreme_kernel<__half, false><<<g, kBlock, 0, stream>>>(xp, y, outer, len, inner, last);
+  }
   WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();
 }

@@ -26,6 +26,10 @@ Status reduce(ElemType t, ReduceKind k, const void* x, void* y, int64_t outer, i
 
 Status log_softmax(ElemType t, const void* x, void* y, int64_t outer, int64_t len, int64_t inner, cudaStream_t stream);
 
+/// ArgMax / ArgMin along the middle axis of x [outer, len, inner] (float32 or float16): y int64 [outer, inner], the
+/// index of the first extreme of each row (the last one with `last`: select_last_index). len >= 1.
+Status arg_extreme(ElemType t, const void* x, int64_t* y, int64_t outer, int64_t len, int64_t inner, bool is_min, bool last,
+                   cudaStream_t stream);
 /// Hardmax-13 along the middle axis: 1 at the first maximum of each row, 0 elsewhere.
 Status hardmax(ElemType t, const void* x, void* y, int64_t outer, int64_t len, int64_t inner, cudaStream_t stream);
 

@@ -1,5 +1,5 @@
 // CUDA op-table entries (issue 14): ReduceSum / Mean / Max / Min / Prod / L1 / L2 / SumSquare / LogSum over a
-// contiguous block of axes (size-1 axes ignored; other axis sets are refused at build), LogSoftmax, Hardmax,
+// contiguous block of axes (size-1 axes ignored; other axis sets are refused at build), LogSoftmax, Hardmax, ArgMax/ArgMin,
 // LayerNormalization, InstanceNormalization and GlobalMaxPool. Kernels: src/kernels/reduce/reduce.cu ([outer, len, inner]).
 #include <string>
 #include <vector>
@@ -107,6 +107,35 @@ Status bind_hardmax(BindContext& c, Step& s) {
   const AxisView v = softmax_view(c);
   const ElemType et = c.elem;
   s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::hardmax(et, io.in[0], io.out[0], v.outer, v.len, v.inner, st); };
+  return Status::ok();
+}
+
+// ArgMax / ArgMin (opset 11-13: axis default 0, negative allowed; keepdims only changes the output's shape; opset 12+:
+// select_last_index): [outer, len, inner] around `axis`, int64 indices.
+Status supports_arg_extreme(const BindContext& c) {
+  WS_RETURN_IF_ERROR(ok_float0(c));
+  const ir::Shape& x = in_t(c, 0).shape;
+  const int64_t r = static_cast<int64_t>(x.size());
+  const int64_t axis = attr_i(c.node, "axis", 0);
+  if (r == 0 || axis < -r || axis >= r) return refuse(c, "axis " + std::to_string(axis) + " for rank " + std::to_string(r));
+  if (x[static_cast<size_t>(axis < 0 ? axis + r : axis)] < 1) return refuse(c, "an empty reduced axis has no index");
+  return Status::ok();
+}
+
+Status bind_arg_extreme(BindContext& c, Step& s) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const int64_t r = static_cast<int64_t>(x.size());
+  int64_t axis = attr_i(c.node, "axis", 0);
+  if (axis < 0) axis += r;
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= x[static_cast<size_t>(i)];
+  for (int64_t i = axis + 1; i < r; ++i) inner *= x[static_cast<size_t>(i)];
+  const int64_t len = x[static_cast<size_t>(axis)];
+  const bool is_min = c.node.op_type == "ArgMin", last = attr_i(c.node, "select_last_index", 0) != 0;
+  const ElemType et = c.elem;
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    return kernels::arg_extreme(et, io.in[0], static_cast<int64_t*>(io.out[0]), outer, len, inner, is_min, last, st);
+  };
   return Status::ok();
 }
 
@@ -235,6 +264,29 @@ std::vector<OpSample> hardmax_samples(const std::string& op) {
            {sample_node("Add", {"x", "c"}, {"p"}), sample_node(op, {"p"}, {"y"}, {A::integer("axis", 1)})}}};
 }
 
+// The extreme of every row is a constant offset far from the others (fp16 cannot move it); the int64 indices are
+// compared through a Cast to float. select_last_index: p = 0·x + c with tied extremes, runtime (not folded).
+std::vector<OpSample> arg_extreme_samples(const std::string& op) {
+  constexpr int64_t kToFloat = static_cast<int64_t>(ir::DType::kFloat32);
+  const bool mn = op == "ArgMin";
+  const float e = mn ? -5.0f : 5.0f;
+  auto cast = [&](const std::string& from) { return sample_node("Cast", {from}, {"y"}, {A::integer("to", kToFloat)}); };
+  return {{op + "_axis0_default", {runtime("x", {5, 3}), constant_values("c", {5, 1}, {0.0f, 2.5f, e, -0.5f, 0.4f})},
+           {sample_node("Add", {"x", "c"}, {"p"}), sample_node(op, {"p"}, {"i"}), cast("i")}},
+          {op + "_last_axis_no_keepdims", {runtime("x", {2, 3, 7}), constant_values("c", {7}, {0.0f, 2.5f, -2.5f, 1.0f, e, 0.4f, -0.4f})},
+           {sample_node("Add", {"x", "c"}, {"p"}), sample_node(op, {"p"}, {"i"}, {A::integer("axis", -1), A::integer("keepdims", 0)}), cast("i")}},
+          {op + "_long_rows", {runtime("x", {3, 100}), constant_values("c", {1, 100}, [&] {
+             std::vector<float> v(100, 0.0f);
+             v[71] = e;
+             return v;
+           }())},
+           {sample_node("Add", {"x", "c"}, {"p"}), sample_node(op, {"p"}, {"i"}, {A::integer("axis", 1)}), cast("i")}},
+          {op + "_select_last_index_ties", {runtime("x", {2, 6}), constant_values("zero", {1}, {0.0f}),
+                                            constant_values("c", {6}, {1.0f, e, 0.0f, e, -1.0f, e})},
+           {sample_node("Mul", {"x", "zero"}, {"z"}), sample_node("Add", {"z", "c"}, {"p"}),
+            sample_node(op, {"p"}, {"i"}, {A::integer("axis", 1), A::integer("select_last_index", 1)}), cast("i")}}};
+}
+
 std::vector<OpSample> layer_norm_samples(const std::string& op) {
   return {{"LayerNormalization_last_axis", {runtime("x", {2, 5, 96}), constant("g", {96}), constant("b", {96})},
            {sample_node(op, {"x", "g", "b"}, {"y"})}, 17},
@@ -263,6 +315,7 @@ std::vector<CudaOpDef> reduce_ops() {
     v.push_back({op, 1, supports_reduce, bind_reduce, reduce_samples});
   v.push_back({"LogSoftmax", 1, ok_float0, bind_log_softmax, log_softmax_samples});
   v.push_back({"Hardmax", 1, ok_float0, bind_hardmax, hardmax_samples});
+  for (const char* op : {"ArgMax", "ArgMin"}) v.push_back({op, 1, supports_arg_extreme, bind_arg_extreme, arg_extreme_samples});
   v.push_back({"LayerNormalization", -1, supports_layer_norm, bind_layer_norm, layer_norm_samples});
   v.push_back({"InstanceNormalization", -1, supports_instance_norm, bind_instance_norm, instance_norm_samples});
   v.push_back({"GlobalMaxPool", 1, supports_global_max_pool, bind_global_max_pool, [](const std::string& op) {
