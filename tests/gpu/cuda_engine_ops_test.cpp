@@ -87,6 +87,31 @@ TEST(CudaEngineOps, EveryTableEntryListsForms) {  // no device needed
   }
 }
 
+// Device-free (runs in CI without a GPU): every form is a valid model the CPU executor builds and runs, and the
+// CUDA executor's support checks accept it in fp32 and fp16 — so a form is never silently refused on the GPU.
+TEST(CudaEngineOps, EveryFormBuildsOnTheCpuAndPassesCudaSupportChecks) {
+  size_t forms = 0;
+  for (const cudaexec::CudaOpDef& def : cudaexec::cuda_op_table()) {
+    if (!def.samples) continue;
+    for (const OpSample& s : def.samples(def.op_type)) {
+      SCOPED_TRACE(s.label);
+      ir::Graph g = sample_graph(s, test::seed_for(s.label));
+      auto cpu = CpuEngine::build(g);
+      ASSERT_TRUE(cpu.is_ok()) << s.label << ": " << cpu.status().to_string();
+      EXPECT_TRUE((*cpu)->run().is_ok()) << s.label;
+      for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
+        CudaBuildOptions o;
+        o.precision = p;
+        const Status st = CudaEngine::check_support(g, o);
+        EXPECT_TRUE(st.is_ok()) << s.label << " (" << precision_name(p) << "): " << st.to_string();
+      }
+      ++forms;
+    }
+  }
+  std::printf("[ forms    ] %zu forms build on the CPU and pass the CUDA support checks\n", forms);
+  EXPECT_GT(forms, 100u);
+}
+
 void run_all(Precision p, double abs_tol, double rel_tol) {
   size_t forms = 0;
   for (const cudaexec::CudaOpDef& def : cudaexec::cuda_op_table()) {
