@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -54,6 +55,7 @@
 #include "support/seed.h"
 #include "support/test_data.h"
 #include "support/small_tests.h"
+#include "warpstream/flow.h"
 #include "warpstream/numeric.h"
 
 namespace ws {
@@ -823,6 +825,89 @@ TEST(LtxModelGpu, FullSize2BDiffusers) {
       std::printf("2B streamed fp8 vs %s, final output: cosine %.6f, max-abs %.4g\n", label, cosv, max_abs);
       EXPECT_GE(cosv, kCosMin) << "fp8 stream weights vs " << label;
     }
+  }
+}
+
+// ws::LtxTransformer (include/warpstream/flow.h): the public whole-model API the Python drop-in calls — open a
+// checkpoint folder (config.json + safetensors), forward on caller-owned device tensors (batch 2, mask, RoPE scale,
+// as diffusers' LTXPipeline with classifier-free guidance calls it). Its output must be bit-identical to an LtxModel
+// built from the same weights (graph replay == eager enqueue), the second forward of the same shape must not
+// rebuild, and a resident and a streamed transformer must agree bit for bit. (The Python drop-in crashed in its
+// first forward in device run 12 of 2026-12-01: this test tells the C++ side from the binding.)
+TEST(LtxTransformerGpu, ForwardOnDevicePointersMatchesTheModel) {
+  WS_SKIP_WITHOUT_GPU();
+  flow::LtxConfig c = small_config(3);
+  c.num_attention_heads = 2; c.attention_head_dim = 64; c.cross_attention_dim = 128;
+  const auto weights = random_weights(c, test::test_seed("ltx transformer weights"));
+  const std::string dir = ::testing::TempDir() + "/ltx_transformer_test";
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(write_bf16_checkpoint(weights, dir + "/diffusion_pytorch_model.safetensors"));
+  {
+    std::ofstream cfg(dir + "/config.json");
+    cfg << "{\"_class_name\": \"LTXVideoTransformer3DModel\", \"in_channels\": " << c.in_channels
+        << ", \"out_channels\": " << c.out_channels << ", \"num_attention_heads\": " << c.num_attention_heads
+        << ", \"attention_head_dim\": " << c.attention_head_dim << ", \"cross_attention_dim\": " << c.cross_attention_dim
+        << ", \"caption_channels\": " << c.caption_channels << ", \"num_layers\": " << c.num_layers
+        << ", \"patch_size\": 1, \"patch_size_t\": 1}\n";
+  }
+  LtxShape shape;
+  shape.batch = 2; shape.frames = 2; shape.height = 3; shape.width = 4; shape.text_tokens = 8;
+  shape.mask = true; shape.rope_scale = true; shape.rope_interpolation_scale = {8.f / 25.f, 32.f, 32.f};
+  flow::LtxModelGeometry g;
+  g.batch = shape.batch; g.frames = shape.frames; g.height = shape.height; g.width = shape.width;
+  g.text_tokens = shape.text_tokens; g.mask = true; g.rope_scale = true; g.rope_interpolation_scale = shape.rope_interpolation_scale;
+  const HostInputs in = random_inputs(c, g, test::test_seed("ltx transformer inputs"));
+  const size_t S = static_cast<size_t>(shape.tokens()), B = 2, T = 8;
+  // Caller-owned device tensors, as torch would hold them.
+  auto dev = [](size_t bytes) {
+    auto b = cuda::DeviceBuffer::allocate(bytes);
+    EXPECT_TRUE(b.is_ok());
+    return std::move(b).value();
+  };
+  auto bf16_of = [](const std::vector<float>& v) {
+    std::vector<uint16_t> h(v.size());
+    for (size_t i = 0; i < v.size(); ++i) h[i] = float_to_bf16(v[i]);
+    return h;
+  };
+  cuda::DeviceBuffer hid = dev(B * S * c.in_channels * 2), enc = dev(B * T * c.caption_channels * 2), ts = dev(B * 4),
+                     mask = dev(B * T * 4), out = dev(B * S * c.out_channels * 2);
+  const auto hb = bf16_of(in.hidden), eb = bf16_of(in.encoder);
+  WS_ASSERT_CUDA(cudaMemcpy(hid.get(), hb.data(), hb.size() * 2, cudaMemcpyHostToDevice));
+  WS_ASSERT_CUDA(cudaMemcpy(enc.get(), eb.data(), eb.size() * 2, cudaMemcpyHostToDevice));
+  WS_ASSERT_CUDA(cudaMemcpy(ts.get(), in.timestep.data(), B * 4, cudaMemcpyHostToDevice));
+  WS_ASSERT_CUDA(cudaMemcpy(mask.get(), in.mask.data(), B * T * 4, cudaMemcpyHostToDevice));
+  LtxForwardArgs a;
+  a.hidden = hid.get(); a.encoder = enc.get(); a.timestep = static_cast<const float*>(ts.get());
+  a.mask = static_cast<const float*>(mask.get()); a.output = out.get();
+  const size_t n = B * S * static_cast<size_t>(c.out_channels);
+  // The reference: LtxModel from the same (bf16-rounded) weights, eager enqueue.
+  auto ref = flow::LtxModel::build(c, flow::ltx_source_from_floats(weights), g);
+  ASSERT_TRUE(ref.is_ok()) << ref.status().to_string();
+  ASSERT_TRUE(ref.value()->upload_inputs(in.hidden.data(), in.encoder.data(), in.timestep.data(), in.mask.data()).is_ok());
+  cuda::Stream s = make_stream();
+  ASSERT_TRUE(ref.value()->enqueue(s.get()).is_ok());
+  const auto want = download_bits(ref.value()->stages().output, n);
+  for (uint64_t budget : {uint64_t{0}, uint64_t{1} << 30}) {
+    SCOPED_TRACE(budget ? "streamed (1 GiB)" : "resident");
+    LtxTransformerOptions o;
+    o.vram_budget_bytes = budget;
+    auto t = LtxTransformer::open(dir, o);
+    ASSERT_TRUE(t.is_ok()) << t.status().to_string();
+    EXPECT_EQ(t.value()->config().num_layers, c.num_layers);
+    for (int pass = 0; pass < 2; ++pass) {
+      poison(out.get(), n);
+      const Status st = t.value()->forward(shape, a, s.get());
+      ASSERT_TRUE(st.is_ok()) << st.to_string();
+      WS_ASSERT_CUDA(cudaStreamSynchronize(s.get()));
+      const auto got = download_bits(out.get(), n);
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << "pass " << pass << ", element " << i;
+    }
+    EXPECT_EQ(t.value()->builds(), 1) << "one shape: one device model";
+    std::printf("LtxTransformer %s: %s\n", budget ? "1 GiB" : "resident", t.value()->describe().c_str());
+    // A refused call changes nothing and names what is wrong.
+    LtxForwardArgs no_mask = a;
+    no_mask.mask = nullptr;
+    EXPECT_EQ(t.value()->forward(shape, no_mask, s.get()).code(), StatusCode::kInvalidArgument);
   }
 }
 #endif
