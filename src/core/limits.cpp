@@ -43,6 +43,7 @@ State& state() {
     read("WS_MAX_TENSOR_BYTES", st.limits.max_tensor_bytes, uint64_t{1} << 62);
     read("WS_MAX_IMAGE_PIXELS", st.limits.max_image_pixels, uint64_t{1} << 62);
     read("WS_MAX_ARENA_BYTES", st.limits.max_arena_bytes, uint64_t{1} << 62);
+    read("WS_MAX_NODE_MACS", st.limits.max_node_macs, uint64_t{1} << 62);
     return st;
   }();
   return s;
@@ -72,6 +73,16 @@ Status check_shape_within_limits(std::span<const int64_t> shape, const std::stri
                               std::to_string(st.limits.max_tensor_elements) +
                               " elements per tensor (WS_MAX_TENSOR_ELEMENTS)");
   }
+  return Status::ok();
+}
+
+Status check_work_within_limits(std::optional<int64_t> macs, const std::string& what) {
+  const State& st = state();
+  if (!st.env_error.is_ok()) return st.env_error;
+  if (!macs || *macs > st.limits.max_node_macs)
+    return resource_exhausted(what + ": " + (macs ? std::to_string(*macs) : std::string("more than 2^63")) +
+                              " multiply-accumulates exceed the limit of " + std::to_string(st.limits.max_node_macs) +
+                              " per node (WS_MAX_NODE_MACS)");
   return Status::ok();
 }
 

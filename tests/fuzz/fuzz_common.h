@@ -32,6 +32,7 @@ inline void set_fuzz_limits() {
     l.max_tensor_elements = kMaxTensorElements;
     l.max_tensor_bytes = kMaxTensorBytes;
     l.max_image_pixels = int64_t{1} << 22;  // 4 Mpx = 12 MiB of RGB8
+    l.max_node_macs = int64_t{1} << 24;     // 16 M multiply-accumulates per node: well under a second under ASAN
     set_build_limits(l);
     return true;
   }();

@@ -163,6 +163,43 @@ TEST(HostileInput, OmittedRequiredOutputIsRefused) {
   EXPECT_MESSAGE_HAS(e, "required output 0 is missing");
 }
 
+// ---- work amplification ---------------------------------------------------------------------------
+
+TEST(HostileInput, NodeWorkOverTheLimitIsRefused) {
+  // Found by onnx_structure_fuzz (tests/fuzz/seeds/onnx/regression-convtranspose-kernel-as-large-as-input.onnx, a
+  // timeout under ASAN): ConvTranspose(X, X) with X [1, 1, 238, 106] is 636 M multiply-accumulates from a 169-byte
+  // model whose tensors are all small. The per-node bound (WS_MAX_NODE_MACS) refuses it before any kernel runs.
+  const BuildLimits saved = build_limits();
+  BuildLimits l = saved;
+  l.max_node_macs = int64_t{1} << 24;
+  set_build_limits(l);
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 1, 238, 106});
+  m.node("ConvTranspose", {"x", "x"}, {"y"}, "convt");
+  m.output("y");
+  const Status e = test::build_status(m);
+  ModelBuilder ok(13);  // the same op at a size under the bound builds
+  ok.input("x", DType::kFloat32, {1, 1, 20, 10});
+  ok.node("ConvTranspose", {"x", "x"}, {"y"}, "convt");
+  ok.output("y");
+  const Status fine = test::build_status(ok);
+  ModelBuilder mm(13);  // MatMul: 256 x 256 x 512 = 2^25 > 2^24
+  mm.input("a", DType::kFloat32, {256, 512});
+  mm.input("b", DType::kFloat32, {512, 256});
+  mm.node("MatMul", {"a", "b"}, {"y"}, "mm");
+  mm.output("y");
+  const Status big_mm = test::build_status(mm);
+  set_build_limits(saved);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_EQ(e.code(), StatusCode::kResourceExhausted);
+  EXPECT_MESSAGE_HAS(e, "multiply-accumulates");
+  EXPECT_MESSAGE_HAS(e, "WS_MAX_NODE_MACS");
+  EXPECT_MESSAGE_HAS(e, "convt");
+  EXPECT_TRUE(fine.is_ok()) << fine.to_string();
+  ASSERT_FALSE(big_mm.is_ok());
+  EXPECT_MESSAGE_HAS(big_mm, "33554432 multiply-accumulates");
+}
+
 // ---- shape arithmetic overflow ------------------------------------------------------------------
 
 TEST(HostileInput, ConvPadsNearInt64MaxAreRefused) {

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <span>
 
 #include "core/checked_math.h"
 #include "core/escape.h"
@@ -867,6 +869,58 @@ std::vector<std::string> supported_ops() {
   return names;
 }
 
+namespace {
+
+/// Multiply-accumulates of the heavy ops from their analysed shapes (nullopt: overflow): Conv = output elements x
+/// weight elements per output channel; ConvTranspose = input elements x weight elements per input channel;
+/// MatMul / Gemm = output elements x K; pooling = output elements x window. Other ops: their output size.
+std::optional<int64_t> node_macs(const NodeContext& c) {
+  const std::string& op = c.node.op_type;
+  auto product = [](std::span<const int64_t> dims, size_t from) -> std::optional<int64_t> {
+    int64_t p = 1;
+    for (size_t i = from; i < dims.size(); ++i) {
+      auto q = checked_mul(p, std::max<int64_t>(dims[i], 0));
+      if (!q) return std::nullopt;
+      p = *q;
+    }
+    return p;
+  };
+  auto mul = [](std::optional<int64_t> a, std::optional<int64_t> b) -> std::optional<int64_t> {
+    if (!a || !b) return std::nullopt;
+    return checked_mul(*a, *b);
+  };
+  const std::optional<int64_t> out = c.output_shapes.empty() ? std::optional<int64_t>(0) : product(c.output_shapes[0], 0);
+  auto in_shape = [&](size_t i) -> const ir::Shape* {
+    return i < c.node.inputs.size() && c.node.inputs[i] != ir::kNoTensor ? &c.graph.tensor(c.node.inputs[i]).shape : nullptr;
+  };
+  if (op == "Conv" || op == "ConvInteger") {
+    const ir::Shape* w = in_shape(1);
+    return w ? mul(out, product(*w, 1)) : out;
+  }
+  if (op == "ConvTranspose") {
+    const ir::Shape* x = in_shape(0);
+    const ir::Shape* w = in_shape(1);
+    return x && w ? mul(product(*x, 0), product(*w, 1)) : out;
+  }
+  if (op == "MatMul" || op == "MatMulInteger" || op == "Gemm") {
+    const ir::Shape* a = in_shape(0);
+    if (!a || a->empty()) return out;
+    int64_t k = a->back();
+    if (op == "Gemm" && a->size() == 2) {
+      const ir::Attribute* t = c.node.find("transA");
+      if (t && t->i != 0) k = (*a)[0];
+    }
+    return mul(out, std::max<int64_t>(k, 1));
+  }
+  if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
+    const ir::Attribute* k = c.node.find("kernel_shape");
+    return k ? mul(out, product(k->ints, 0)) : out;
+  }
+  return out;
+}
+
+}  // namespace
+
 Status analyze_node(NodeContext& ctx) {
   const ir::Node& node = ctx.node;
   const OpDef* def = find_op(node.op_type);
@@ -947,7 +1001,9 @@ Status analyze_node(NodeContext& ctx) {
         ctx.output_shapes[i], ctx.node.describe(ctx.graph.opset) + ": output " + std::to_string(i) + " " +
                                   quoted(ctx.graph.tensor(node.outputs[i]).name)));
   }
-  return Status::ok();
+  // The per-node work bound (max_node_macs): small tensors can still mean huge work (a ConvTranspose whose kernel is
+  // as large as its input: onnx_structure_fuzz, 2026-12-01, 636 M MACs from a 169-byte model).
+  return check_work_within_limits(node_macs(ctx), ctx.node.describe(ctx.graph.opset));
 }
 
 }  // namespace ws::engine
