@@ -51,7 +51,7 @@ struct LtxArgs {
   std::string checkpoint, budget, json, report_dir, stream_weights;  // stream_weights "" = bf16, or as stored
   std::vector<std::string> grid = {"16x16x24"};
   int text_tokens = 128, batch = 1, iterations = 50, warmup = 5, max_slots = 3;
-  int64_t tokens = -1;  // --tokens N: a 1 x 1 x N latent grid (-1 = not given: use --grid)
+  std::optional<int64_t> tokens;  // --tokens N: a 1 x 1 x N latent grid (not given: --grid)
   bool compare_resident = false, per_token = false, no_mask = false, timeline = false, resident = false;
   uint32_t seed = 1234;
 };
@@ -77,17 +77,45 @@ bool parse_grid(const std::vector<std::string>& parts, int& f, int& h, int& w) {
 
 constexpr size_t kMaxConfigBytes = size_t{1} << 20;  // config.json: a few hundred bytes in practice
 
+// "1GiB", "512MiB", "1.5GB", "1073741824" -> bytes; false on anything else.
+bool parse_bytes(const std::string& s, uint64_t& out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || !(v > 0) || !std::isfinite(v)) return false;
+  std::string unit(end);
+  double mul = 1;
+  if (unit.empty() || unit == "B") mul = 1;
+  else if (unit == "KiB") mul = 1024.0;
+  else if (unit == "MiB") mul = 1024.0 * 1024;
+  else if (unit == "GiB") mul = 1024.0 * 1024 * 1024;
+  else if (unit == "KB") mul = 1e3;
+  else if (unit == "MB") mul = 1e6;
+  else if (unit == "GB") mul = 1e9;
+  else return false;
+  const double b = v * mul;
+  if (b > 1.8e19) return false;
+  out = static_cast<uint64_t>(b);
+  return out > 0;
+}
+
 // Options, config.json and the checkpoint's header: everything `ltx` can refuse without the GPU and without reading
 // tensor data. Fills `cfg` and `ckpt`; 0 = fine, else the exit code (2: bad input).
 int validate_host(const LtxArgs& a, int& F, int& H, int& W, ws::flow::LtxConfig& cfg,
                   std::optional<ws::io::SafetensorsCheckpoint>& ckpt, std::string* config_path = nullptr) {
-  if (a.tokens != -1) {
-    if (a.tokens < 1 || a.tokens > (int64_t{1} << 22)) return usage("--tokens must be in 1..2^22, got " + std::to_string(a.tokens));
-    F = 1, H = 1, W = static_cast<int>(a.tokens);  // RoPE positions along one axis; the cost depends on S only
+  if (a.tokens) {
+    if (*a.tokens < 1 || *a.tokens > (int64_t{1} << 22)) return usage("--tokens must be in 1..2^22, got " + std::to_string(*a.tokens));
+    F = 1, H = 1, W = static_cast<int>(*a.tokens);  // RoPE positions along one axis; the cost depends on S only
   } else if (!parse_grid(a.grid, F, H, W)) {
     return usage("--grid must be FxHxW or F H W with positive integers and nothing after (S <= 2^22)");
   }
   if (a.resident && !a.budget.empty()) return usage("--resident and --vram-budget exclude each other");
+  // Checked here so that the CPU-only build refuses the same options as the CUDA build.
+  uint64_t budget_bytes = 0;
+  if (!a.budget.empty() && !parse_bytes(a.budget, budget_bytes))
+    return usage("--vram-budget '" + a.budget + "' is not a size (e.g. 1GiB, 512MiB, 2GB, 1073741824)");
+  if (!a.stream_weights.empty() && a.stream_weights != "bf16" && a.stream_weights != "fp8" && a.stream_weights != "int8")
+    return usage("--stream-weights '" + a.stream_weights + "': bf16, fp8 or int8");
   if (a.batch < 1 || a.batch > 2) return usage("--batch must be 1 or 2, got " + std::to_string(a.batch));
   if (a.text_tokens < 1 || a.text_tokens > 4096) return usage("--text-tokens must be in 1..4096");
   if (a.iterations < 1 || a.iterations > 1000000 || a.warmup < 0 || a.warmup > 1000000)
@@ -124,28 +152,6 @@ int validate_host(const LtxArgs& a, int& F, int& H, int& W, ws::flow::LtxConfig&
 }
 
 #ifdef WS_HAVE_CUDA
-// "1GiB", "512MiB", "1.5GB", "1073741824" -> bytes; false on anything else.
-bool parse_bytes(const std::string& s, uint64_t& out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || !(v > 0) || !std::isfinite(v)) return false;
-  std::string unit(end);
-  double mul = 1;
-  if (unit.empty() || unit == "B") mul = 1;
-  else if (unit == "KiB") mul = 1024.0;
-  else if (unit == "MiB") mul = 1024.0 * 1024;
-  else if (unit == "GiB") mul = 1024.0 * 1024 * 1024;
-  else if (unit == "KB") mul = 1e3;
-  else if (unit == "MB") mul = 1e6;
-  else if (unit == "GB") mul = 1e9;
-  else return false;
-  const double b = v * mul;
-  if (b > 1.8e19) return false;
-  out = static_cast<uint64_t>(b);
-  return out > 0;
-}
-
 using ws::Status;
 namespace flow = ws::flow;
 
@@ -427,6 +433,8 @@ int run_ltx(const LtxArgs& a) {
   const flow::LtxConfig& c = cfg.value();
   flow::LtxModelOptions fo;
   fo.stream_weights = sw.value();
+  // The footprint plans the attention (cuDNN) graphs: the device comes first, so a machine without one is told so.
+  if (Status st = ws::cuda::init_device(0); !st.is_ok()) return fail("device (the model runs on the GPU)", st);
   auto fp = flow::LtxModel::footprint(c, geo, fo);
   if (!fp.is_ok()) return fail("config", fp.status(), 2);
   std::printf("ltx: %s: D %lld (%lld x %lld), %lld blocks, cross %lld, caption %lld; S %d (%dx%dx%d), T %d, B %d, %s "
@@ -501,7 +509,6 @@ int run_ltx(const LtxArgs& a) {
   nlohmann::json report = {{"checkpoint", a.checkpoint}, {"grid", {F, H, W}}, {"tokens", S},
                            {"text_tokens", a.text_tokens}, {"batch", a.batch}, {"per_token_timestep", a.per_token},
                            {"stream_weights", sw_name}};
-  if (Status st = ws::cuda::init_device(0); !st.is_ok()) return fail("device (the model runs on the GPU)", st);
   ReportContext rctx;
   if (!a.report_dir.empty()) {
     if (auto dr = ws::cuda::device_report(0); dr.is_ok()) {

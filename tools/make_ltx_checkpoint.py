@@ -105,8 +105,14 @@ def main() -> int:
 
     import torch
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        torch.device(device)
+    except (RuntimeError, ValueError) as e:
+        ap.error(f"--device {device!r}: {e}")
     if device.startswith("cuda") and not torch.cuda.is_available():
         ap.error("--device cuda but torch sees no CUDA device")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        ap.error(f"--out {args.out!r} exists and is not a folder")
     cfg = dict(CONFIGS[args.config])
     if args.layers is not None:
         if args.layers < 1:

@@ -120,6 +120,9 @@ TEST_F(CliLtxHostileInput, ModelOptionBounds) {
   expect_refused("ltx --model " + d + " --text-tokens 0", {"--text-tokens"});
   expect_refused("ltx --model " + d + " --max-slots 100000", {"--max-slots"});
   expect_refused("ltx --model " + d + " --tokens 0", {"--tokens"});
+  expect_refused("ltx --model " + d + " --tokens -1", {"--tokens", "-1"});
+  expect_refused("ltx --model " + d + " --weights foo", {"--stream-weights", "foo"});
+  expect_refused("ltx --model " + d + " --vram-budget junk", {"--vram-budget", "junk"});
   expect_refused("ltx --model " + d + " --tokens 8388608", {"--tokens"});
   expect_refused("ltx --model " + d + " --tokens 8 --grid 1x1x8", {"--tokens", "--grid"});
   expect_refused("ltx --model " + d + " --resident --vram-budget 1GiB", {"--resident", "--vram-budget"});

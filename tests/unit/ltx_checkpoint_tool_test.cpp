@@ -300,6 +300,11 @@ TEST(LtxPreQuantised, MissingOrBadScalesAreRefused) {
         "finite and > 0");
   check("nan", {{w, "I8", {2, 2}, codes}, {"transformer_blocks.0.attn1.to_q.weight_scale", "F32", {2, 1}, test::f32_bytes({std::nanf(""), 1})}},
         "finite and > 0");
+  check("huge", {{w, "I8", {2, 2}, codes}, {"transformer_blocks.0.attn1.to_q.weight_scale", "F32", {2}, test::f32_bytes({1, 3e38f})}},
+        "still finite");
+  check("nan_code", {{w, "F8_E4M3", {2, 2}, {0x38, 0x7F, 0x00, 0x01}},
+                     {"transformer_blocks.0.attn1.to_q.weight_scale", "F32", {2}, test::f32_bytes({1, 1})}},
+        "fp8 NaN code");
   // [out, 1] scales are accepted; the values land in the store.
   const std::string ok = dir.file("ok.safetensors");
   test::write_file(ok, test::safetensors_image({{"pad", "I8", {3}, {0, 0, 0}},  // scales at an unaligned file offset

@@ -144,16 +144,31 @@ Result<io::CheckpointTensor> stored_scales_of(const io::SafetensorsCheckpoint& c
   return sc;
 }
 
-/// Copies the scales (the checkpoint's bytes may be unaligned for float) and checks each is finite and > 0.
-Status copy_stored_scales(const io::CheckpointTensor& sc, const io::SafetensorsTensor& w, std::byte* dst) {
+/// Copies the scales (the checkpoint's bytes may be unaligned for float) and checks each is finite, > 0 and small
+/// enough that the largest code times it stays finite (448 for e4m3, 127 for int8); fp8 codes must not be NaN
+/// (0x7F / 0xFF): a stored weight is a number, as a weight quantised at load must be finite.
+Status copy_stored_scales(const io::CheckpointTensor& sc, const io::CheckpointTensor& codes, std::byte* dst) {
+  const io::SafetensorsTensor& w = *codes.tensor;
   const size_t n = static_cast<size_t>(w.shape[0]);
+  const bool fp8 = w.dtype == DType::kFloat8E4M3FN;
+  const float qmax = fp8 ? kFp8E4M3Max : 127.0f;
   std::memcpy(dst, sc.bytes.data(), n * sizeof(float));
   for (size_t r = 0; r < n; ++r) {
     float v;
     std::memcpy(&v, dst + r * sizeof(float), sizeof v);
-    if (!(std::isfinite(v) && v > 0.0f))
+    if (!(std::isfinite(v) && v > 0.0f && std::isfinite(v * qmax)))
       return invalid_model("tensor " + quote_escaped(sc.tensor->name) + ": scale [" + std::to_string(r) + "] is " +
-                           std::to_string(v) + "; a per-channel scale must be finite and > 0");
+                           std::to_string(v) + "; a per-channel scale must be finite and > 0, with the largest code (" +
+                           std::to_string(static_cast<int>(qmax)) + ") times it still finite");
+  }
+  if (fp8) {
+    const auto* c = reinterpret_cast<const uint8_t*>(codes.bytes.data());
+    const size_t cols = static_cast<size_t>(w.shape[1]);
+    for (size_t i = 0; i < codes.bytes.size(); ++i)
+      if ((c[i] & 0x7F) == 0x7F)
+        return invalid_model("tensor " + quote_escaped(w.name) + ": element [" + std::to_string(i / std::max<size_t>(cols, 1)) +
+                             ", " + std::to_string(i % std::max<size_t>(cols, 1)) + "] is an fp8 NaN code (0x" +
+                             (c[i] & 0x80 ? std::string("FF") : std::string("7F")) + "); a stored weight must be a number");
   }
   return Status::ok();
 }
@@ -322,7 +337,7 @@ Result<WeightStore> WeightStore::load(const io::SafetensorsCheckpoint& checkpoin
       } else if (p.bytes > 0) {
         std::memcpy(base + p.offset, p.src.bytes.data(), static_cast<size_t>(p.bytes));
       }
-      if (p.stored_scales) errors[i] = copy_stored_scales(*p.stored_scales, *p.src.tensor, base + p.scales_offset);
+      if (p.stored_scales) errors[i] = copy_stored_scales(*p.stored_scales, p.src, base + p.scales_offset);
     }
   };
   unsigned threads = options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
