@@ -124,17 +124,13 @@ Status supports_arg_extreme(const BindContext& c) {
 
 Status bind_arg_extreme(BindContext& c, Step& s) {
   const ir::Shape& x = in_t(c, 0).shape;
-  const int64_t r = static_cast<int64_t>(x.size());
   int64_t axis = attr_i(c.node, "axis", 0);
-  if (axis < 0) axis += r;
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= x[static_cast<size_t>(i)];
-  for (int64_t i = axis + 1; i < r; ++i) inner *= x[static_cast<size_t>(i)];
-  const int64_t len = x[static_cast<size_t>(axis)];
+  if (axis < 0) axis += static_cast<int64_t>(x.size());
+  const AxisView v = axis_view(x, axis);
   const bool is_min = c.node.op_type == "ArgMin", last = attr_i(c.node, "select_last_index", 0) != 0;
   const ElemType et = c.elem;
   s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
-    return kernels::arg_extreme(et, io.in[0], static_cast<int64_t*>(io.out[0]), outer, len, inner, is_min, last, st);
+    return kernels::arg_extreme(et, io.in[0], static_cast<int64_t*>(io.out[0]), v.outer, v.len, v.inner, is_min, last, st);
   };
   return Status::ok();
 }
