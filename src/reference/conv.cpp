@@ -21,7 +21,9 @@ namespace {
 
 // Output positions o in [lo, hi) ⊆ [0, out) with 0 <= o*s + off < in.
 inline void valid_range(int64_t in, int64_t out, int64_t s, int64_t off, int64_t& lo, int64_t& hi) {
-  lo = off >= 0 ? 0 : (-off + s - 1) / s;
+  // ceil(-off / s) without forming -off + s - 1, which overflows for a stride near 2^63 (ONNX-legal with SAME
+  // padding: one output position; onnx_structure_fuzz, 2026-12-01).
+  lo = off >= 0 ? 0 : (-off) / s + ((-off) % s != 0 ? 1 : 0);
   const int64_t t = in - 1 - off;
   hi = t < 0 ? 0 : t / s + 1;
   if (hi > out) hi = out;

@@ -202,6 +202,26 @@ TEST(HostileInput, NodeWorkOverTheLimitIsRefused) {
 
 // ---- shape arithmetic overflow ------------------------------------------------------------------
 
+TEST(HostileInput, ConvSameLowerStrideNearInt64MaxRuns) {
+  // Found by onnx_structure_fuzz (tests/fuzz/seeds/onnx/regression-conv-stride-near-int64-max-same-lower.onnx): strides
+  // 2^63 - 2 with auto_pad SAME_LOWER (legal: one output position per axis) overflowed in the reference conv's range
+  // division at run time (UBSAN). The run must give the 1x1 conv of the first pixel of each row: y = w * x.
+  ModelBuilder m(13);
+  m.initializer("w", {1, 1, 1, 1}, {2.0f});
+  test::one_node_model(m, "Conv", {"x", "w"}, "conv", {1, 1, 4, 4})
+      .ints("strides", {2, kMax - 1})
+      .s("auto_pad", "SAME_LOWER");
+  auto e = test::build_engine(m);
+  ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+  EXPECT_EQ((*e)->output_desc(0).shape, (ir::Shape{1, 1, 2, 1}));
+  auto* x = static_cast<float*>((*e)->input(0));
+  for (int i = 0; i < 16; ++i) x[i] = static_cast<float>(i);
+  ASSERT_TRUE((*e)->run().is_ok());
+  const auto* y = static_cast<const float*>((*e)->output(0));
+  EXPECT_EQ(y[0], 0.0f);   // x[0, 0] * 2
+  EXPECT_EQ(y[1], 16.0f);  // x[2, 0] * 2
+}
+
 TEST(HostileInput, ConvPadsNearInt64MaxAreRefused) {
   ModelBuilder m(13);
   m.initializer("w", {1, 1, 1, 1}, {1.0f});
