@@ -409,11 +409,8 @@ int run_ltx(const LtxArgs& a) {
   const ws::io::SafetensorsCheckpoint& cp = *ckpt;
   // A pre-quantised checkpoint (tools/make_ltx_checkpoint.py --block-weights fp8|int8: codes + .weight_scale) streams
   // its own codes: its format is the default, another one is refused (the codes are not converted twice).
-  const ws::io::CheckpointTensor probe = cp.find("transformer_blocks.0.attn1.to_q.weight");
-  const std::string stored = probe.tensor == nullptr                            ? ""
-                             : probe.tensor->dtype == ws::DType::kInt8          ? "int8"
-                             : probe.tensor->dtype == ws::DType::kFloat8E4M3FN ? "fp8"
-                                                                                : "";
+  const auto stored_fmt = flow::stored_ltx_block_format(cp);
+  const std::string stored = !stored_fmt ? "" : *stored_fmt == flow::WeightFormat::kInt8 ? "int8" : "fp8";
   std::string sw_name = a.stream_weights.empty() ? (stored.empty() ? "bf16" : stored) : a.stream_weights;
   if (!stored.empty() && sw_name != stored)
     return usage("--stream-weights " + sw_name + ": " + ws::quoted(a.checkpoint) + " stores its block weights "

@@ -89,10 +89,9 @@ Result<std::unique_ptr<LtxTransformer>> LtxTransformer::open(const std::string& 
   WS_ASSIGN_OR_RETURN(io::SafetensorsCheckpoint ckpt, io::open_checkpoint(checkpoint));
   // A pre-quantised checkpoint (fp8/int8 codes + .weight_scale) keeps its own format: "bf16" (the default) takes it,
   // the other 8-bit format is refused (as `warpstream ltx`).
-  const io::CheckpointTensor probe = ckpt.find("transformer_blocks.0.attn1.to_q.weight");
-  if (probe.tensor != nullptr && (probe.tensor->dtype == DType::kInt8 || probe.tensor->dtype == DType::kFloat8E4M3FN)) {
+  if (const auto fmt = flow::stored_ltx_block_format(ckpt)) {
     const flow::LtxStreamWeights stored =
-        probe.tensor->dtype == DType::kInt8 ? flow::LtxStreamWeights::kINT8 : flow::LtxStreamWeights::kFP8;
+        *fmt == flow::WeightFormat::kInt8 ? flow::LtxStreamWeights::kINT8 : flow::LtxStreamWeights::kFP8;
     if (asked != flow::LtxStreamWeights::kBF16 && asked != stored)
       return invalid_argument("LTX transformer: " + quoted(checkpoint) + " stores its block weights pre-quantised as " +
                               flow::ltx_stream_weights_name(stored) + "; weights='" + options.weights + "' cannot be used");

@@ -119,11 +119,7 @@ bool is_ltx_block_linear_weight(std::string_view name) {
   return std::find(std::begin(kLinears), std::end(kLinears), rest) != std::end(kLinears);
 }
 
-namespace {
-
-/// The per-output-channel scales of a pre-quantised [out, in] weight: "<layer>.weight_scale", F32 [out] or
-/// [out, 1] (the compressed-tensors spelling; tools/make_ltx_checkpoint.py --block-weights writes [out]).
-Result<io::CheckpointTensor> stored_scales_of(const io::SafetensorsCheckpoint& ck, const io::SafetensorsTensor& w) {
+Result<io::CheckpointTensor> weight_scales_of(const io::SafetensorsCheckpoint& ck, const io::SafetensorsTensor& w) {
   const std::string where = "tensor " + quote_escaped(w.name) + " (" + std::string(dtype_name(w.dtype)) + " " +
                             shape_string(w.shape) + ") in " + quote_escaped(ck.path());
   if (w.shape.size() != 2) return invalid_model(where + ": pre-quantised codes must be a 2-D [out, in] weight");
@@ -143,6 +139,16 @@ Result<io::CheckpointTensor> stored_scales_of(const io::SafetensorsCheckpoint& c
                          std::to_string(w.shape[0]) + "] (or [" + std::to_string(w.shape[0]) + ", 1])");
   return sc;
 }
+
+std::optional<WeightFormat> stored_ltx_block_format(const io::SafetensorsCheckpoint& ck) {
+  const io::CheckpointTensor probe = ck.find("transformer_blocks.0.attn1.to_q.weight");
+  if (probe.tensor == nullptr) return std::nullopt;
+  if (probe.tensor->dtype == DType::kInt8) return WeightFormat::kInt8;
+  if (probe.tensor->dtype == DType::kFloat8E4M3FN) return WeightFormat::kFp8E4M3;
+  return std::nullopt;
+}
+
+namespace {
 
 /// Copies the scales (the checkpoint's bytes may be unaligned for float) and checks each is finite, > 0 and small
 /// enough that the largest code times it stays finite (448 for e4m3, 127 for int8); fp8 codes must not be NaN
@@ -254,7 +260,7 @@ Result<WeightStore> WeightStore::load(const io::SafetensorsCheckpoint& checkpoin
     const bool selected = options.quantize ? options.quantize(t) : is_ltx_block_linear_weight(t.name);
     if (selected && (t.dtype == DType::kInt8 || t.dtype == DType::kFloat8E4M3FN)) {
       // Pre-quantised (tools/make_ltx_checkpoint.py --block-weights): codes as stored + their per-channel scales.
-      WS_ASSIGN_OR_RETURN(io::CheckpointTensor sc, stored_scales_of(checkpoint, t));
+      WS_ASSIGN_OR_RETURN(io::CheckpointTensor sc, weight_scales_of(checkpoint, t));
       const WeightFormat stored = t.dtype == DType::kInt8 ? WeightFormat::kInt8 : WeightFormat::kFp8E4M3;
       if (options.format != WeightFormat::kAsStored && options.format != stored)
         return invalid_argument(where + "tensor " + quote_escaped(t.name) + " is stored pre-quantised as " +

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -90,6 +91,13 @@ struct StoredTensor {
   template <typename T> const T* data_as() const { return reinterpret_cast<const T*>(data); }
   int64_t elements() const { return shape_elements(shape); }
 };
+
+/// The per-output-channel scales of a pre-quantised [out, in] weight `codes`: the tensor "<layer>.weight_scale",
+/// F32 [out] or [out, 1] (compressed-tensors spelling). Errors name both tensors and the checkpoint.
+Result<io::CheckpointTensor> weight_scales_of(const io::SafetensorsCheckpoint& checkpoint, const io::SafetensorsTensor& codes);
+/// The 8-bit format of a pre-quantised LTX checkpoint (its first block's attn1.to_q.weight is I8 / F8_E4M3), or
+/// nullopt for a float checkpoint.
+std::optional<WeightFormat> stored_ltx_block_format(const io::SafetensorsCheckpoint& checkpoint);
 
 class WeightStore {
  public:

@@ -91,24 +91,14 @@ inline LtxTensorSource ltx_source_from_checkpoint(const io::SafetensorsCheckpoin
       if (!is_ltx_block_linear_weight(name))
         return unsupported("LTX block: tensor '" + name + "' in " + file + " is fp8/int8; only the block linear "
                            "weights (transformer_blocks.N.attn1/attn2/ff ... .weight) may be stored 8-bit");
-      const std::string suffix = ".weight";
-      const bool named = name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-      const std::string sname = named ? name.substr(0, name.size() - suffix.size()) + ".weight_scale" : name + "_scale";
-      io::CheckpointTensor sc = ckpt.find(sname);
-      if (sc.tensor == nullptr || t.shape.size() != 2)
-        return unsupported("LTX block: tensor '" + name + "' in " + file + " is fp8/int8 without its per-channel " +
-                           "scales ('" + sname + "' F32 [out]) or not a 2-D weight");
-      const auto& ss = sc.tensor->shape;
-      const bool ok = sc.tensor->dtype == ws::DType::kFloat32 &&
-                      ((ss.size() == 1 && ss[0] == t.shape[0]) || (ss.size() == 2 && ss[0] == t.shape[0] && ss[1] == 1));
-      if (!ok)
-        return invalid_model("LTX block: scales '" + sname + "' of '" + name + "' (codes " +
-                             std::to_string(t.shape[0]) + " x " + std::to_string(t.shape[1]) + ") must be float32 [" +
-                             std::to_string(t.shape[0]) + "] or [" + std::to_string(t.shape[0]) + ", 1]");
+      if (t.shape.size() != 2)
+        return unsupported("LTX block: tensor '" + name + "' in " + file + " is fp8/int8 but not a 2-D weight");
+      WS_ASSIGN_OR_RETURN(io::CheckpointTensor sc, weight_scales_of(ckpt, *ct.tensor));
+      const std::string& sname = sc.tensor->name;
       auto [it, fresh] = scales->try_emplace(sname);
       if (fresh) {
         it->second.resize(static_cast<size_t>(t.shape[0]));
-        std::memcpy(it->second.data(), sc.bytes.data(), it->second.size() * sizeof(float));
+        std::memcpy(it->second.data(), sc.bytes.data(), it->second.size() * sizeof(float));  // [out] or [out, 1]
       }
       t.scale = it->second.data();
     }
