@@ -59,7 +59,14 @@ foreach(_ws_t ${_ws_py_modules})
 endforeach()
 
 set(WS_PYTHON_DIR ${PROJECT_BINARY_DIR}/python/warpstream)
-nanobind_add_module(_warpstream STABLE_ABI NB_STATIC python/src/warpstream_ext.cpp)
+# WS_PYTHON_NOSTRIP keeps the symbol table in a Release build (nanobind strips by default) so that a native
+# backtrace (WS_NATIVE_BACKTRACE=1) resolves to function names; scripts/device.sh sets it for the python suite.
+option(WS_PYTHON_NOSTRIP "Do not strip the Python extension in Release builds" OFF)
+if(WS_PYTHON_NOSTRIP)
+  nanobind_add_module(_warpstream STABLE_ABI NB_STATIC NOSTRIP python/src/warpstream_ext.cpp)
+else()
+  nanobind_add_module(_warpstream STABLE_ABI NB_STATIC python/src/warpstream_ext.cpp)
+endif()
 target_link_libraries(_warpstream PRIVATE ${_ws_py_links})
 target_compile_options(_warpstream PRIVATE ${WS_WARNINGS})
 # WS_PY_CUDA (not WS_HAVE_CUDA, which ws_core exports to every consumer) selects the CUDA parts of the source.

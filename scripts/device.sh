@@ -46,7 +46,7 @@ case " $* " in *" python "*)
   if python3 -c 'import nanobind, os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
        > "$L/python-check.txt" 2>&1; then
     WS_PY_READY=1
-    WS_CMAKE_ARGS="${WS_CMAKE_ARGS:-} -DWS_BUILD_PYTHON=ON -DWS_PYTHON_CUDA=ON -DPython_EXECUTABLE=$(command -v python3)"
+    WS_CMAKE_ARGS="${WS_CMAKE_ARGS:-} -DWS_BUILD_PYTHON=ON -DWS_PYTHON_CUDA=ON -DWS_PYTHON_NOSTRIP=ON -DPython_EXECUTABLE=$(command -v python3)"
   fi ;;
 esac
 FAILED=0

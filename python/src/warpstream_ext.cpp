@@ -19,7 +19,12 @@
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <execinfo.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -27,6 +32,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -982,6 +988,37 @@ warpstream.flow.LTXVideoTransformer for the diffusers-compatible module; this cl
 
 }  // namespace
 
+// ---- native backtrace on a crash (WS_NATIVE_BACKTRACE=1) -----------------------------------------------------
+// Python's faulthandler shows Python frames only. With WS_NATIVE_BACKTRACE set at import, SIGSEGV/SIGBUS/SIGFPE
+// first print the native frames (glibc backtrace_symbols_fd: "<object>(+0xOFFSET)"; resolve them with
+// `addr2line -f -C -e <object> OFFSET`, as scripts/lib/python.sh does), then the previous handler runs (the faulting
+// instruction re-executes under it), so faulthandler's Python frames follow. Async-signal-safe: write(2) only, and
+// backtrace() is primed at install so it does not load libgcc inside the handler.
+namespace {
+constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGFPE};
+struct sigaction g_prev_crash[3];
+extern "C" void ws_crash_backtrace(int sig, siginfo_t*, void*) {
+  void* frames[64];
+  const int n = backtrace(frames, 64);
+  static const char head[] = "warpstream: native backtrace (WS_NATIVE_BACKTRACE):\n";
+  (void)!write(2, head, sizeof head - 1);
+  backtrace_symbols_fd(frames, n, 2);
+  for (int i = 0; i < 3; ++i)
+    if (kCrashSignals[i] == sig) sigaction(sig, &g_prev_crash[i], nullptr);
+}
+void install_crash_backtrace() {
+  const char* v = std::getenv("WS_NATIVE_BACKTRACE");
+  if (v == nullptr || *v == '\0' || std::string_view(v) == "0") return;
+  void* prime[1];
+  (void)backtrace(prime, 1);
+  struct sigaction sa {};
+  sa.sa_sigaction = ws_crash_backtrace;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  for (int i = 0; i < 3; ++i) sigaction(kCrashSignals[i], &sa, &g_prev_crash[i]);
+}
+}  // namespace
+
 NB_MODULE(_warpstream, m) {
   m.doc() = "WarpStream: a C++20/CUDA inference runtime (native extension; use the `warpstream` package).";
 
@@ -992,6 +1029,7 @@ NB_MODULE(_warpstream, m) {
   m.attr("Error") = errors.attr("Error");
   m.attr("InvalidArgumentError") = errors.attr("InvalidArgumentError");
   nb::register_exception_translator(translate);
+  install_crash_backtrace();
 
 #if WS_PY_CUDA
   m.attr("has_cuda") = true;

@@ -30,8 +30,20 @@ row "python extension" "$(grep -E 'warpstream: Python extension' "$L/configure.t
 export PYTHONPATH=$PWD/$B/python${PYTHONPATH:+:$PYTHONPATH}
 python3 -c 'import pytest' 2>/dev/null || { row "python tests" "SKIPPED: no pytest for python3 (carry it in .whl)"; FAILED=1; return; }
 timeout $(( $(left) > 240 ? 240 : $(left) )) env WS_BUILD_DIR=$PWD/$B WS_CLI=$PWD/$B/warpstream WS_FLOW_RESULTS=$OUT \
-  python3 -m pytest -q -s -rs -p no:cacheprovider python/tests > "$L/python-tests.txt" 2>&1
+  WS_NATIVE_BACKTRACE=1 python3 -m pytest -q -s -rs -p no:cacheprovider python/tests > "$L/python-tests.txt" 2>&1
 rc=$?; mark $rc
+# A crash: the extension printed its native frames ("<object>(+0xOFFSET)"); resolve ours with addr2line.
+if grep -q 'warpstream: native backtrace' "$L/python-tests.txt"; then
+  { echo "## native backtrace, resolved (addr2line -f -C -i)"
+    grep -A64 'warpstream: native backtrace' "$L/python-tests.txt" | grep -oE '^[^ ]+\(\+0x[0-9a-f]+\)' | head -40 |
+      while IFS= read -r fr; do
+        obj=${fr%%(*}; off=${fr#*(+}; off=${off%)}
+        printf '%s %s: ' "$(basename "$obj")" "$off"
+        addr2line -f -C -i -e "$obj" "$off" 2>&1 | paste -sd' ' | cut -c1-300
+      done; } > "$L/python-backtrace.txt" 2>&1
+  cat "$L/python-backtrace.txt" >> "$PYO"
+  head -24 "$L/python-backtrace.txt" | cut -c1-200 | sed 's/^/    /' | tee -a "$SUM"
+fi
 row "python tests (pytest python/tests, CUDA)" "rc=$rc $(tail -1 "$L/python-tests.txt" | cut -c1-110) ($(elapsed) s)"
 { echo "## pytest python/tests"; grep -E '^flow:|seed|cosine|PASS|FAIL|Error|SKIP|passed|failed' "$L/python-tests.txt" | head -60; } >> "$PYO"
 grep -E '^flow: ' "$L/python-tests.txt" | head -8 | cut -c1-160 | sed 's/^/    /' | tee -a "$SUM"
