@@ -68,6 +68,15 @@ else()
   nanobind_add_module(_warpstream STABLE_ABI NB_STATIC python/src/warpstream_ext.cpp)
 endif()
 target_link_libraries(_warpstream PRIVATE ${_ws_py_links})
+# Keep our copies of header-only libraries (cudnn-frontend, nlohmann-json, CUTLASS, ...) and of the module libraries
+# private to the extension: torch loads libtorch_cuda with RTLD_GLOBAL, and it carries its own cudnn-frontend and
+# nlohmann-json. Without these flags our calls to inline (weak, default-visibility) functions of those headers bind
+# to torch's versions at load time, and a build of our cuDNN SDPA graph crashed inside torch's copy (device run 13,
+# diffusers' LTXPipeline drop-in). --exclude-libs: nothing from the static libraries is exported; -Bsymbolic: what is
+# left binds inside the extension.
+if(NOT APPLE AND NOT WIN32)
+  target_link_options(_warpstream PRIVATE "LINKER:--exclude-libs,ALL" "LINKER:-Bsymbolic")
+endif()
 target_compile_options(_warpstream PRIVATE ${WS_WARNINGS})
 # WS_PY_CUDA (not WS_HAVE_CUDA, which ws_core exports to every consumer) selects the CUDA parts of the source.
 target_compile_definitions(_warpstream PRIVATE WS_PY_CUDA=$<BOOL:${WS_PYTHON_CUDA}>)

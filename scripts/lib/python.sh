@@ -35,11 +35,15 @@ rc=$?; mark $rc
 # A crash: the extension printed its native frames ("<object>(+0xOFFSET)"); resolve ours with addr2line.
 if grep -q 'warpstream: native backtrace' "$L/python-tests.txt"; then
   { echo "## native backtrace, resolved (addr2line -f -C -i)"
-    grep -A64 'warpstream: native backtrace' "$L/python-tests.txt" | grep -oE '^[^ ]+\(\+0x[0-9a-f]+\)' | head -40 |
+    grep -A64 'warpstream: native backtrace' "$L/python-tests.txt" | grep -oE '^[^ ]+\([^)]*\+0x[0-9a-f]+\)' | head -40 |
       while IFS= read -r fr; do
-        obj=${fr%%(*}; off=${fr#*(+}; off=${off%)}
-        printf '%s %s: ' "$(basename "$obj")" "$off"
-        addr2line -f -C -i -e "$obj" "$off" 2>&1 | paste -sd' ' | cut -c1-300
+        obj=${fr%%(*}; sym=${fr#*(}; sym=${sym%%+*}; off=${fr##*+}; off=${off%)}
+        if [ -n "$sym" ]; then  # an exported symbol + offset: demangle it
+          printf '%s %s+%s\n' "$(basename "$obj")" "$(echo "$sym" | c++filt | cut -c1-200)" "$off"
+        else                    # a file offset: resolve it
+          printf '%s %s: ' "$(basename "$obj")" "$off"
+          addr2line -f -C -i -e "$obj" "$off" 2>&1 | paste -sd' ' | cut -c1-300
+        fi
       done; } > "$L/python-backtrace.txt" 2>&1
   cat "$L/python-backtrace.txt" >> "$PYO"
   head -24 "$L/python-backtrace.txt" | cut -c1-200 | sed 's/^/    /' | tee -a "$SUM"
