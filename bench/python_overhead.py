@@ -8,9 +8,13 @@ steady_clock in C++), same engine and tensors:
   engine.run   Engine.run(x, out=y) with x, y torch CUDA tensors (x bound zero-copy; stream=None: the
                legacy default stream, synchronised before returning) vs Engine._bench_cpp(x, y, N): the
                same C++ path (bind, enqueue, output copy, event, synchronise) looped in C++.
+  bound.run    Engine.bind(x, out=y) once, then BoundRun.run() per call (nothing converted per call; TensorRT's
+               set_tensor_address + execute_async_v3) vs the same Engine._bench_cpp baseline.
+  dlpack       x.__dlpack__() + y.__dlpack__() alone (what torch's DLPack export costs per run() call).
   lane         try_acquire -> submit -> wait -> release on a one-lane Pipeline from Python vs
                Pipeline._bench_cpp(N): the same four calls looped in C++.
-Overhead = p50(Python) - p50(C++). Both include the GPU work, which is identical; the difference is the
+The Python and C++ loops alternate in rounds (R rounds of N/R calls each) so that a drift of the GPU's time
+does not land on one side; overhead = median over rounds of p50(Python) - p50(C++). Both include the GPU work, which is identical; the difference is the
 binding (argument conversion, DLPack import, GIL release/reacquire, object creation).
 """
 import argparse
@@ -49,13 +53,33 @@ def main():
     for _ in range(200):
         eng.run(x, out=y)
     assert eng.input_address(0) == x.data_ptr(), "the input must be bound zero-copy"
-    py = []
-    for _ in range(a.n):
-        t0 = time.perf_counter_ns()
-        eng.run(x, out=y)
-        py.append(time.perf_counter_ns() - t0)
-    cpp = eng._bench_cpp(x, y, a.n)
-    report = {"engine_run": row("engine.run", py, cpp)}
+    rounds, per = 10, max(a.n // 10, 1)
+    bound = eng.bind(x, out=y)
+
+    def timed(fn):
+        ns = []
+        for _ in range(per):
+            t0 = time.perf_counter_ns()
+            fn()
+            ns.append(time.perf_counter_ns() - t0)
+        return ns
+
+    py, pyb, dl, cpp, diffs, diffs_b = [], [], [], [], [], []
+    for _ in range(rounds):
+        r_py = timed(lambda: eng.run(x, out=y))
+        r_b = timed(bound.run)
+        r_cpp = eng._bench_cpp(x, y, per)
+        r_dl = timed(lambda: (x.__dlpack__(), y.__dlpack__()))
+        py += r_py; pyb += r_b; cpp += r_cpp; dl += r_dl
+        diffs.append(pct(r_py, 50) - pct(r_cpp, 50))
+        diffs_b.append(pct(r_b, 50) - pct(r_cpp, 50))
+    report = {"engine_run": row("engine.run", py, cpp), "bound_run": row("bound.run", pyb, cpp)}
+    report["engine_run"]["overhead_p50_us_median_of_rounds"] = float(np.median(diffs))
+    report["bound_run"]["overhead_p50_us_median_of_rounds"] = float(np.median(diffs_b))
+    report["dlpack_export_p50_us"] = pct(dl, 50)
+    print(f"rounds       {rounds} x {per} calls each, alternating: added by Python, median over rounds: engine.run "
+          f"{np.median(diffs):.2f} us, bound.run {np.median(diffs_b):.2f} us; torch __dlpack__ of x and y alone "
+          f"p50 {pct(dl, 50):.2f} us")
 
     h, w = 48, 40
     p = warpstream.Pipeline(eng, lanes=1, src_size=(h, w), k=5)

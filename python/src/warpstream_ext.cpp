@@ -567,6 +567,39 @@ class Engine {
     }
     return ns;
   }
+  /// Engine.bind: device tensors resolved once (inputs and out=, checked as run() checks them) for BoundRun.run().
+  struct Bound {
+    std::vector<std::pair<const void*, bool>> src;
+    std::vector<std::pair<void*, bool>> dst;
+    std::optional<cudaStream_t> stream;
+  };
+  Bound bind_device(nb::handle inputs, nb::handle out, nb::handle stream_arg) {
+    if (!cuda_) raise(ws::invalid_argument("bind: CUDA engines only (a CPU engine has no device addresses to bind)"));
+    if (out.is_none()) raise(ws::invalid_argument("bind: pass out= (the output tensors the bound run writes)"));
+    Bound b;
+    b.stream = parse_stream(stream_arg);
+    std::vector<nb::ndarray<nb::ro>> in = gather_inputs(inputs);
+    for (size_t i = 0; i < in.size(); ++i) {
+      const auto& a = in[i];
+      if (a.device_type() != nb::device::cuda::value || a.device_id() != device_index_ || !is_c_contiguous(a)) {
+        raise(ws::invalid_argument("bind: input '" + in_[i].name + "' must be a C-contiguous tensor on cuda:" +
+                                   std::to_string(device_index_) + " (use run() for host arrays)"));
+      }
+      b.src.emplace_back(a.data(), true);
+    }
+    for (auto& [obj, a] : gather_out(out)) {
+      if (a.device_type() != nb::device::cuda::value || a.device_id() != device_index_) {
+        raise(ws::invalid_argument("bind: out= tensors must be on cuda:" + std::to_string(device_index_)));
+      }
+      b.dst.emplace_back(a.data(), true);
+    }
+    return b;
+  }
+  /// BoundRun.run(): execute() on the bound addresses; nothing is converted or allocated per call.
+  void run_bound(const Bound& b) {
+    nb::gil_scoped_release release;
+    execute(b.src, b.dst, b.stream.value_or(nullptr), !b.stream);
+  }
   /// The device address the context reads input i from (the caller's tensor after a zero-copy run).
   uintptr_t input_address(size_t i) {
     if (!cuda_) raise(ws::invalid_argument("input_address: CUDA engines only"));
@@ -697,6 +730,23 @@ class Pipeline {
 
  private:
   std::unique_ptr<ws::Pipeline> impl_;
+};
+#endif
+
+// ---- BoundRun (Engine.bind; CUDA builds only) ---------------------------------------------------------------
+#if WS_PY_CUDA
+/// TensorRT's pattern (set_tensor_address once, execute_async_v3 per call) for Python: the tensors are resolved
+/// once; run() converts nothing. Keeps the engine and every bound tensor alive.
+class BoundRun {
+ public:
+  BoundRun(nb::object engine, nb::object inputs, nb::object out, Engine::Bound b)
+      : engine_(std::move(engine)), inputs_(std::move(inputs)), out_(std::move(out)), b_(std::move(b)) {}
+  void run() { nb::cast<Engine&>(engine_).run_bound(b_); }
+  nb::object out() const { return out_; }
+
+ private:
+  nb::object engine_, inputs_, out_;
+  Engine::Bound b_;
 };
 #endif
 
@@ -1108,12 +1158,28 @@ NB_MODULE(_warpstream, m) {
       .def("input_address", &Engine::input_address, "index"_a = 0,
            "CUDA engines: the device address (int) the engine reads input `index` from: a device tensor's own "
            "data_ptr() after a zero-copy run(), else the engine's input slot.")
+      .def("bind", [](nb::handle self, nb::handle inputs, nb::handle out, nb::handle stream) {
+             Engine& e = nb::cast<Engine&>(self);
+             Engine::Bound b = e.bind_device(inputs, out, stream);
+             return BoundRun(nb::borrow(self), nb::borrow(inputs), nb::borrow(out), std::move(b));
+           },
+           "inputs"_a, "out"_a, "stream"_a = nb::none(),
+           "CUDA engines: resolve device tensors once for repeated runs (TensorRT's set_tensor_address + "
+           "execute_async_v3). `inputs` and `out` as for run() (C-contiguous tensors on the engine's GPU, torch/cupy/"
+           "DLPack); `stream` as for run(). Returns a BoundRun whose run() converts nothing per call: it enqueues on "
+           "`stream` (None: the legacy default stream, synchronised before returning) and writes `out`. The "
+           "tensors must keep their storage while bound (the BoundRun holds references to them). Raises "
+           "InvalidArgumentError for a CPU engine, host arrays, a wrong shape/dtype or a missing out=.")
       .def("_bench_cpp", &Engine::bench_cpp, "inputs"_a, "out"_a, "n"_a,
            "Benchmark helper: n runs of run(inputs, out=out) done from C++ (device tensors, synchronised per run); "
            "each run's host time in ns. Compare with timing run() from Python to get the binding's overhead.");
 #endif
 
 #if WS_PY_CUDA
+  nb::class_<BoundRun>(m, "BoundRun", "Engine.bind's result: run() on tensors resolved once.")
+      .def("run", &BoundRun::run, "One run on the bound tensors (GIL released): enqueue on the bound stream; "
+           "synchronised before returning when the stream was None.")
+      .def_prop_ro("out", &BoundRun::out, "The bound out= object (what run() writes).");
   nb::class_<PyLane>(m, "Lane", "Handle of an acquired lane (index + generation); pass it to the Pipeline's calls.")
       .def_prop_ro("index", [](const PyLane& l) { return l.lane.index; })
       .def_prop_ro("generation", [](const PyLane& l) { return l.lane.generation; })
