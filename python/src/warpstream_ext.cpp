@@ -1163,7 +1163,7 @@ NB_MODULE(_warpstream, m) {
              Engine::Bound b = e.bind_device(inputs, out, stream);
              return BoundRun(nb::borrow(self), nb::borrow(inputs), nb::borrow(out), std::move(b));
            },
-           "inputs"_a, "out"_a, "stream"_a = nb::none(),
+           "inputs"_a, "out"_a.none(), "stream"_a = nb::none(),
            "CUDA engines: resolve device tensors once for repeated runs (TensorRT's set_tensor_address + "
            "execute_async_v3). `inputs` and `out` as for run() (C-contiguous tensors on the engine's GPU, torch/cupy/"
            "DLPack); `stream` as for run(). Returns a BoundRun whose run() converts nothing per call: it enqueues on "
