@@ -133,7 +133,8 @@ Result<Tensor> read_tensor_proto(const std::string& path, size_t max_tensor_byte
 /// dtypes) and infers every output's dtype and static shape. Errors name the node, op type,
 /// attribute and opset.
 Status infer_shapes(Graph& graph);
-/// Evaluates nodes whose inputs are all constant (e.g. Shape→Gather→Concat→Reshape chains).
+/// Evaluates nodes whose inputs are all constant (e.g. Shape→Gather→Concat→Reshape chains), and Shape / Size of
+/// a tensor whose shape is known; an inference Dropout's mask output becomes a constant (all true).
 Status fold_constants(Graph& graph);
 /// Folds BatchNormalization into a preceding Conv whose output has no other consumer
 /// (W' = W·s/√(v+ε), b' = (b − m)·s/√(v+ε) + β).

@@ -48,6 +48,40 @@ TEST(EngineOpsExt, ShapeSubgraphFoldsToOneReshape) {
   EXPECT_EQ(test::run_engine(**e, {iota(24)}), iota(24));
 }
 
+// Size of a tensor whose shape is known folds at build (its kernel reads no data), and an inference Dropout's
+// mask output becomes an all-true constant that leaves the node: both then reach the CUDA executor as constant
+// graph outputs (issue 14: test_size, test_dropout_default_mask of the node suite).
+TEST(EngineOpsExt, SizeAndDropoutMaskFoldToConstants) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {2, 3, 4});
+  m.node("Size", {"x"}, {"n"});
+  m.constant("ratio", {}, {0.25f});
+  m.node("Dropout", {"x", "ratio"}, {"y", "mask"});
+  m.output("n", DType::kInt64, {});
+  m.output("y");
+  m.output("mask", DType::kBool, {2, 3, 4});
+  auto g = test::import_builder(m);
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  ASSERT_TRUE(ir::optimize(*g).is_ok());
+  const ir::Tensor& n = g->tensor(g->find_tensor("n"));
+  ASSERT_TRUE(n.is_constant());
+  int64_t count = 0;
+  std::memcpy(&count, n.data->data(), 8);
+  EXPECT_EQ(count, 24);
+  const ir::Tensor& mask = g->tensor(g->find_tensor("mask"));
+  ASSERT_TRUE(mask.is_constant());
+  EXPECT_EQ(mask.dtype, DType::kBool);
+  EXPECT_EQ(mask.shape, (ir::Shape{2, 3, 4}));
+  for (std::byte b : *mask.data) ASSERT_EQ(b, std::byte{1});
+  for (const ir::Node& node : g->nodes) {
+    EXPECT_NE(node.op_type, "Size");
+    if (node.op_type == "Dropout") EXPECT_EQ(node.outputs.size(), 1u) << "the mask left the node";
+  }
+  // The CPU executor returns the same values.
+  auto e = test::build_engine(m);
+  ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+}
+
 TEST(EngineOpsExt, SplitInputSlicesAndWhere) {
   ModelBuilder m(13);
   m.input("x", DType::kFloat32, {2, 3});

@@ -13,10 +13,10 @@
 namespace ws::ir {
 
 namespace {
-// A node whose outputs can be computed at build: every input constant, or a Shape whose input's
-// shape is known.
+// A node whose outputs can be computed at build: every input constant, or a Shape / Size whose input's
+// shape is known (their kernels read no input data).
 bool computable_at_build(const Graph& graph, const Node& node) {
-  if (node.op_type == "Shape") return graph.tensor(node.inputs[0]).shape_known;
+  if (node.op_type == "Shape" || node.op_type == "Size") return graph.tensor(node.inputs[0]).shape_known;
   bool all_const = !node.inputs.empty();
   for (TensorId in : node.inputs) all_const &= in == kNoTensor || graph.tensor(in).is_constant();
   return all_const;
@@ -71,6 +71,17 @@ Status infer_shapes(Graph& graph) {
 Status fold_constants(Graph& graph) {
   std::vector<Node> kept;
   for (Node& node : graph.nodes) {
+    // An analysed Dropout computes an inference run (or training with ratio 0: analyze_dropout refuses the
+    // rest), whose mask is all true whatever the data: the mask becomes a constant and leaves the node.
+    if (node.op_type == "Dropout" && node.outputs.size() > 1 && node.outputs[1] != kNoTensor &&
+        graph.tensor(node.inputs[0]).shape_known && !graph.tensor(node.outputs[1]).is_constant()) {
+      Tensor& m = graph.tensor(node.outputs[1]);
+      m.dtype = DType::kBool;
+      m.shape = graph.tensor(node.inputs[0]).shape;
+      m.shape_known = true;
+      m.data = std::vector<std::byte>(static_cast<size_t>(shape_elements(m.shape)), std::byte{1});
+      node.outputs.resize(1);
+    }
     // Shape only needs a known input shape, not its data.
     if (!computable_at_build(graph, node)) { kept.push_back(std::move(node)); continue; }
     engine::NodeContext ctx{graph, node, {}, {}, {}};

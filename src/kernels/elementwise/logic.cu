@@ -1,6 +1,6 @@
 // Kernels of the CUDA executor on non-float tensors (issue 14): numpy-broadcast comparisons producing bool
 // (Equal, Less, Greater, LessOrEqual, GreaterOrEqual over float32 / float16 / int64 / int32 / int8 / uint8 /
-// bool operands), And / Or / Xor / Not on bool, Where (cond ? a : b, any element size, bits copied) and Cast
+// bool operands), IsInf / IsNaN (float32 / float16 -> bool), And / Or / Xor / Not on bool, Where (cond ? a : b, any element size, bits copied) and Cast
 // between float32, float16, int64, int32, int8, uint8 and bool with the CPU reference's rules (ref::cast).
 // bool is one byte, 0 or 1.
 // Thread mapping: one thread per output element, grid-stride loop, 256-thread blocks (device::grid_for); the
@@ -77,6 +77,16 @@ __global__ void logic_kernel(LogicOp op, const uint8_t* a, const uint8_t* b, uin
 __global__ void not_kernel(const uint8_t* x, uint8_t* y, int64_t count) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
     y[i] = x[i] != 0 ? 0 : 1;
+}
+
+template <typename T>
+__global__ void float_class_kernel(const T* x, uint8_t* y, int64_t count, FloatClass what, bool pos, bool neg) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
+    // Bit tests (an fp16 value widens exactly): immune to fast-math assumptions about NaN and infinity.
+    const uint32_t b = __float_as_uint(value_of(x, i)), mag = b & 0x7fffffffu;
+    const bool nan = mag > 0x7f800000u, inf = mag == 0x7f800000u, negative = (b >> 31) != 0;
+    y[i] = what == FloatClass::kIsNaN ? nan : inf && ((pos && !negative) || (neg && negative));
+  }
 }
 
 template <typename T>
@@ -221,6 +231,24 @@ Status logical_not(const uint8_t* x, uint8_t* y, int64_t count, cudaStream_t str
   if (count < 0) return invalid_argument("logical_not: negative count");
   if (count == 0) return Status::ok();
   not_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, y, count);
+  WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return Status::ok();
+}
+
+Status float_class(ElemType t, FloatClass what, bool detect_positive, bool detect_negative, const void* x, uint8_t* y,
+                   int64_t count, cudaStream_t stream) {
+  if (count < 0) return invalid_argument("float_class: negative count");
+  if (count == 0) return Status::ok();
+  const unsigned g = grid_for(count);
+  switch (t) {
+    case ElemType::kFloat32:
+      float_class_kernel<<<g, kThreads, 0, stream>>>(static_cast<const float*>(x), y, count, what, detect_positive, detect_negative);
+      break;
+    case ElemType::kFloat16:
+      float_class_kernel<<<g, kThreads, 0, stream>>>(static_cast<const __half*>(x), y, count, what, detect_positive, detect_negative);
+      break;
+    default: return unsupported("float_class: float32 or float16 input only");
+  }
   WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();
 }

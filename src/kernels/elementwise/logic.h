@@ -1,7 +1,8 @@
 #pragma once
 /// \file logic.h
 /// Host-only launchers of the CUDA executor's kernels on non-float tensors (src/kernels/elementwise/logic.cu):
-/// comparisons (ONNX Equal-13/19, Less-13, Greater-13, LessOrEqual-16, GreaterOrEqual-16) producing bool,
+/// comparisons (ONNX Equal-13/19, Less-13, Greater-13, LessOrEqual-16, GreaterOrEqual-16) and IsInf-10 / IsNaN-13
+/// producing bool,
 /// And / Or / Xor / Not on bool, Where-16 (any element size), and Cast-13 between the executor's element
 /// types. bool is one byte holding 0 or 1 (ONNX's and the CPU executor's layout). Broadcasting is numpy's,
 /// described by BroadcastDims / WhereDims (element strides per output dim, 0 on broadcast dims, rank <= 6).
@@ -31,6 +32,12 @@ Status logic_broadcast(LogicOp op, const uint8_t* a, const uint8_t* b, uint8_t* 
 
 /// y[i] = !x[i] on bool, count elements (x may equal y).
 Status logical_not(const uint8_t* x, uint8_t* y, int64_t count, cudaStream_t stream);
+
+/// IsInf-10 (`detect_positive` / `detect_negative` select +inf / -inf) and IsNaN-13: y[i] = class test of x[i]
+/// as bool, `count` elements; `t`: kFloat32 or kFloat16 (an fp16 engine's activations).
+enum class FloatClass { kIsNaN, kIsInf };
+Status float_class(ElemType t, FloatClass what, bool detect_positive, bool detect_negative, const void* x, uint8_t* y,
+                   int64_t count, cudaStream_t stream);
 
 /// Where-16: y[i] = cond[...] ? a[...] : b[...], numpy broadcast of all three to y_dims.
 struct WhereDims {

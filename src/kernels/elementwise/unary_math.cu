@@ -117,6 +117,7 @@ __device__ __forceinline__ float apply_binary(BinaryMathOp op, float a, float b)
     case BinaryMathOp::kMax: return isnan(a) ? a : (isnan(b) ? b : (a > b ? a : b));
     case BinaryMathOp::kMin: return isnan(a) ? a : (isnan(b) ? b : (a < b ? a : b));
     case BinaryMathOp::kAdd: return a + b;
+    case BinaryMathOp::kFmod: return fmodf(a, b);
   }
   return 0.0f;
 }

@@ -44,8 +44,9 @@ Status channel_affine(ElemType t, const void* x, void* y, const float* a, const 
 Status batch_norm_runtime(ElemType t, const void* x, void* y, const void* scale, const void* bias, const void* mean,
                           const void* var, float epsilon, int64_t count, int64_t channels, int64_t inner, cudaStream_t stream);
 
-/// PRelu-16 (a < 0 ? b·a : a; b = slope), Pow-15 (powf), Max-13 / Min-13 (NaN propagates).
-enum class BinaryMathOp { kPRelu, kPow, kMax, kMin, kAdd };
+/// PRelu-16 (a < 0 ? b·a : a; b = slope), Pow-15 (powf), Max-13 / Min-13 (NaN propagates), Mod-13 with fmod = 1
+/// (fmodf: the result has the dividend's sign, as C's fmod and ref::Binary2Op's Mod).
+enum class BinaryMathOp { kPRelu, kPow, kMax, kMin, kAdd, kFmod };
 /// y = op(a, b) with numpy broadcasting over `d` (as binary_broadcast). a or b may equal y when its
 /// strides are y's own (each element is read before it is written by the same thread).
 Status binary_math(ElemType t, BinaryMathOp op, const void* a, const void* b, void* y, const BroadcastDims& d,

@@ -1,8 +1,8 @@
 // Indexing kernels of the CUDA executor (issue 14): Gather along one axis with build-time indices
 // (ShuffleNet / ViT class-token style selections that did not fold at build), GatherElements, Tile and Pad
 // (constant / reflect / edge) — copies of
-// 2- or 4-byte elements (float16 / float32 storage) — and Resize (nearest / bilinear) of the last two axes
-// with taps precomputed at build (float32 blend).
+// 2- or 4-byte elements (float16 / float32 storage) — and Resize (nearest / bilinear / bicubic) of the last two
+// axes with taps precomputed at build (float32 blend; cubic: 4 x 4 taps).
 // Thread mapping: one thread per output element, grid-stride loop over an int64 index, 256-thread blocks.
 // Gather: y index → (o, j, i) → x[(o·axis_len + indices[j])·inner + i]. Tile: per y dim, i_k % x_dims[k].
 // Resize: y index → (plane, oh, ow) → taps of row oh and column ow. Pad: per y dim, i_k − begin_k inside x, else
@@ -75,6 +75,30 @@ __global__ void resize_2d_kernel(bool linear, const T* x, T* y, const float* __r
     const float top = (1.0f - b) * device::load(xp, r0 + c0) + b * device::load(xp, r0 + c1);
     const float bot = (1.0f - b) * device::load(xp, r1 + c0) + b * device::load(xp, r1 + c1);
     device::store(y, i, (1.0f - a) * top + a * bot);
+  }
+}
+
+template <typename T>
+__global__ void resize_2d_cubic_kernel(const T* x, T* y, const float* __restrict__ taps, int64_t planes, int64_t in_h,
+                                       int64_t in_w, int64_t out_h, int64_t out_w) {
+  const int32_t* hi = reinterpret_cast<const int32_t*>(taps);
+  const float* hw = taps + 4 * out_h;
+  const int32_t* wi = reinterpret_cast<const int32_t*>(taps + 8 * out_h);
+  const float* ww = taps + 8 * out_h + 4 * out_w;
+  const int64_t total = planes * out_h * out_w;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t ow = i % out_w, oh = (i / out_w) % out_h, pl = i / (out_w * out_h);
+    const T* xp = x + pl * in_h * in_w;
+    float acc = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int64_t row = int64_t(hi[4 * oh + j]) * in_w;
+      float r = 0.0f;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) r += ww[4 * ow + k] * device::load(xp, row + wi[4 * ow + k]);
+      acc += hw[4 * oh + j] * r;
+    }
+    device::store(y, i, acc);
   }
 }
 
@@ -179,6 +203,22 @@ Status resize_2d(ElemType t, bool linear, const void* x, void* y, const float* t
   else
     resize_2d_kernel<__half><<<grid_for(total), kThreads, 0, stream>>>(linear, static_cast<const __half*>(x), static_cast<__half*>(y), taps,
                                                                        planes, in_h, in_w, out_h, out_w);
+  WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return Status::ok();
+}
+
+Status resize_2d_cubic(ElemType t, const void* x, void* y, const float* taps, int64_t planes, int64_t in_h, int64_t in_w,
+                       int64_t out_h, int64_t out_w, cudaStream_t stream) {
+  if (t != ElemType::kFloat32 && t != ElemType::kFloat16) return unsupported(std::string("resize_2d_cubic: element type ") + dtype_name(t));
+  if (planes < 0 || in_h < 1 || in_w < 1 || out_h < 0 || out_w < 0) return invalid_argument("resize_2d_cubic: bad dims");
+  const int64_t total = planes * out_h * out_w;
+  if (total == 0) return Status::ok();
+  if (t == ElemType::kFloat32)
+    resize_2d_cubic_kernel<float><<<grid_for(total), kThreads, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), taps,
+                                                                            planes, in_h, in_w, out_h, out_w);
+  else
+    resize_2d_cubic_kernel<__half><<<grid_for(total), kThreads, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y),
+                                                                             taps, planes, in_h, in_w, out_h, out_w);
   WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();
 }

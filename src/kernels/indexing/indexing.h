@@ -62,4 +62,11 @@ Status pad(ElemType t, PadMode mode, const void* x, void* y, const PadDims& d, f
 Status resize_2d(ElemType t, bool linear, const void* x, void* y, const float* taps, int64_t planes, int64_t in_h,
                  int64_t in_w, int64_t out_h, int64_t out_w, cudaStream_t stream);
 
+/// Cubic Resize (Keys' kernel) of the last two axes, taps computed at build (src/engine/cuda/ops/indexing.cpp):
+/// `taps` holds int32 hi[4·out_h] (bits), float hw[4·out_h], then int32 wi[4·out_w], float ww[4·out_w];
+/// y = Σ_j Σ_k hw[4·oh + j]·ww[4·ow + k]·x[hi[4·oh + j]][wi[4·ow + k]] (float32 accumulation).
+/// Element type float32 or float16 (storage).
+Status resize_2d_cubic(ElemType t, const void* x, void* y, const float* taps, int64_t planes, int64_t in_h, int64_t in_w,
+                       int64_t out_h, int64_t out_w, cudaStream_t stream);
+
 }  // namespace ws::kernels

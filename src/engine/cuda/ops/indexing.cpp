@@ -2,7 +2,8 @@
 // through kernels::transpose: a base offset plus per-axis strides, 0 on broadcast axes, step·stride on
 // sliced axes), Split (one cudaMemcpy2DAsync per output), Tile, Cast / CastLike between float32, int64, int32, int8,
 // uint8 and bool (kernels/elementwise/logic.h), and
-// Resize (nearest / linear of the last two axes; half_pixel, pytorch_half_pixel, align_corners, asymmetric),
+// Resize (nearest / linear / cubic of the last two axes; half_pixel, pytorch_half_pixel, align_corners, asymmetric)
+// and Upsample-7/9,
 // Pad in constant mode (a standalone Pad; one before a Conv is folded into it by ir::optimize), and
 // DepthToSpace / SpaceToDepth (a 6-D transpose).
 // Kernels: src/kernels/indexing/indexing.cu, src/kernels/elementwise/elementwise.cu (transpose).
@@ -370,7 +371,8 @@ Status bind_pad(BindContext& c, Step& s) {
 // (coordinates clamped to the edge), uploaded once.
 
 struct ResizeSpec {
-  bool linear = false;
+  bool linear = false, cubic = false, exclude_outside = false;
+  double cubic_a = -0.75;
   std::string coord, nearest;
   double scale_h = 1, scale_w = 1;
 };
@@ -390,18 +392,29 @@ Result<ResizeSpec> resize_spec(const BindContext& c) {
     if (x[k] != y[k]) return refuse(c, "only the last two axes may be resized");
   if (x[r - 2] < 1 || x[r - 1] < 1) return refuse(c, "empty input");
   if (y[r - 2] > INT32_MAX || y[r - 1] > INT32_MAX || x[r - 2] > INT32_MAX || x[r - 1] > INT32_MAX) return refuse(c, "extent above 2^31 - 1");
-  const bool v10 = c.graph.opset < 11;
+  // Upsample-7/9 (deprecated in 10) is Resize-10: asymmetric coordinates, floor for nearest; scales as the
+  // attribute (7, 8) or input 1 (9).
+  const bool upsample = c.node.op_type == "Upsample";
+  const bool v10 = c.graph.opset < 11 || upsample;
   ResizeSpec sp;
   const std::string mode = attr_s(c.node, "mode", "nearest");
-  if (mode != "nearest" && mode != "linear") return refuse(c, "mode '" + mode + "' (nearest and linear only)");
+  if (mode != "nearest" && mode != "linear" && !(mode == "cubic" && !upsample))
+    return refuse(c, "mode '" + mode + "' (nearest, linear and cubic only)");
   sp.linear = mode == "linear";
+  sp.cubic = mode == "cubic";
+  sp.cubic_a = attr_f(c.node, "cubic_coeff_a", -0.75f);
+  sp.exclude_outside = attr_i(c.node, "exclude_outside", 0) != 0;
   sp.coord = attr_s(c.node, "coordinate_transformation_mode", v10 ? "asymmetric" : "half_pixel");
   if (sp.coord != "half_pixel" && sp.coord != "pytorch_half_pixel" && sp.coord != "align_corners" && sp.coord != "asymmetric")
     return refuse(c, "coordinate_transformation_mode '" + sp.coord + "'");
   sp.nearest = attr_s(c.node, "nearest_mode", v10 ? "floor" : "round_prefer_floor");
   if (attr_i(c.node, "antialias", 0) != 0 || c.node.find("axes")) return refuse(c, "antialias / axes (opset 18)");
   std::vector<double> scales;
-  if (v10) {
+  if (upsample && !has_in(c, 1)) {
+    const auto* a = c.node.find("scales");
+    if (a == nullptr) return refuse(c, "Upsample without scales");
+    scales.assign(a->floats.begin(), a->floats.end());
+  } else if (v10) {
     WS_ASSIGN_OR_RETURN(scales, const_doubles(c, 1));
   } else if (has_in(c, 2) && in_t(c, 2).elements() > 0) {
     WS_ASSIGN_OR_RETURN(scales, const_doubles(c, 2));
@@ -462,6 +475,41 @@ void axis_taps(const ResizeSpec& sp, int64_t in, int64_t out, double scale, std:
   }
 }
 
+// The input coordinate of output index o on one axis (ONNX Resize's coordinate_transformation_mode; "resized
+// length" = in x scale, as in axis_taps).
+double resize_coordinate(const ResizeSpec& sp, int64_t in, int64_t o, double scale) {
+  const double len_out = static_cast<double>(in) * scale, x = static_cast<double>(o);
+  if (sp.coord == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (sp.coord == "pytorch_half_pixel") return len_out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (sp.coord == "align_corners") return len_out == 1 ? 0.0 : x * static_cast<double>(in - 1) / (len_out - 1);
+  return x / scale;  // asymmetric
+}
+
+// Cubic (Keys, coefficient a = cubic_coeff_a): per output index 4 input indices (clamped to the edge; int32 bits in
+// a float) then their 4 weights; exclude_outside zeroes the taps outside the input and renormalises.
+void axis_taps_cubic(const ResizeSpec& sp, int64_t in, int64_t out, double scale, std::vector<float>& idx,
+                     std::vector<float>& w) {
+  const double a = sp.cubic_a;
+  for (int64_t o = 0; o < out; ++o) {
+    const double xo = resize_coordinate(sp, in, o, scale), f = std::floor(xo), t = xo - f;
+    // Keys' kernel at distances 1 + t, t, 1 - t, 2 - t.
+    const double d[4] = {1.0 + t, t, 1.0 - t, 2.0 - t};
+    double c[4], sum = 0.0;
+    for (int k = 0; k < 4; ++k) {
+      const double z = d[k];
+      c[k] = z <= 1.0 ? ((a + 2.0) * z - (a + 3.0)) * z * z + 1.0 : ((a * z - 5.0 * a) * z + 8.0 * a) * z - 4.0 * a;
+      const int64_t i = static_cast<int64_t>(f) - 1 + k;
+      if (sp.exclude_outside && (i < 0 || i >= in)) c[k] = 0.0;
+      sum += c[k];
+    }
+    for (int k = 0; k < 4; ++k) {
+      const int64_t i = std::clamp<int64_t>(static_cast<int64_t>(f) - 1 + k, 0, in - 1);
+      idx.push_back(std::bit_cast<float>(static_cast<int32_t>(i)));
+    }
+    for (int k = 0; k < 4; ++k) w.push_back(static_cast<float>(sp.exclude_outside && sum != 0.0 ? c[k] / sum : c[k]));
+  }
+}
+
 Status bind_resize(BindContext& c, Step& s) {
   WS_ASSIGN_OR_RETURN(ResizeSpec sp, resize_spec(c));
   const ir::Shape& x = in_t(c, 0).shape;
@@ -470,6 +518,21 @@ Status bind_resize(BindContext& c, Step& s) {
   int64_t planes = 1;
   for (size_t k = 0; k + 2 < r; ++k) planes *= x[k];
   const int64_t in_h = x[r - 2], in_w = x[r - 1], out_h = y[r - 2], out_w = y[r - 1];
+  if (sp.cubic) {
+    std::vector<float> hi, hw, wi, ww;
+    axis_taps_cubic(sp, in_h, out_h, sp.scale_h, hi, hw);
+    axis_taps_cubic(sp, in_w, out_w, sp.scale_w, wi, ww);
+    std::vector<float> taps;
+    for (auto* part : {&hi, &hw, &wi, &ww}) taps.insert(taps.end(), part->begin(), part->end());
+    if (taps.empty()) taps.push_back(0.0f);
+    WS_ASSIGN_OR_RETURN(const void* d_taps, c.upload_values(taps, true));
+    const auto* t = static_cast<const float*>(d_taps);
+    const ElemType et = c.elem;
+    s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+      return kernels::resize_2d_cubic(et, io.in[0], io.out[0], t, planes, in_h, in_w, out_h, out_w, st);
+    };
+    return Status::ok();
+  }
   std::vector<float> h0, h1, wh, w0, w1, ww;
   axis_taps(sp, in_h, out_h, sp.scale_h, h0, h1, wh);
   axis_taps(sp, in_w, out_w, sp.scale_w, w0, w1, ww);
@@ -612,7 +675,22 @@ std::vector<OpSample> resize_samples(const std::string&) {
           resize_sample("Resize_linear_pytorch_half_pixel_down", {1, 2, 9, 7}, {1, 1, 0.5f, 0.6f}, {},
                         {A::text("mode", "linear"), A::text("coordinate_transformation_mode", "pytorch_half_pixel")}),
           {"Resize_opset10_nearest", {runtime("x", {1, 2, 3, 4}), constant_values("sc", {4}, {1, 1, 2, 3})},
-           {sample_node("Resize", {"x", "sc"}, {"y"})}, 10}};
+           {sample_node("Resize", {"x", "sc"}, {"y"})}, 10},
+          resize_sample("Resize_cubic_half_pixel_up", {1, 2, 4, 5}, {1, 1, 2.0f, 1.6f}, {}, {A::text("mode", "cubic")}),
+          resize_sample("Resize_cubic_exclude_outside_a_half_down", {2, 1, 9, 8}, {1, 1, 0.6f, 0.5f}, {},
+                        {A::text("mode", "cubic"), A::real("cubic_coeff_a", -0.5f), A::integer("exclude_outside", 1)}),
+          resize_sample("Resize_cubic_align_corners_sizes", {1, 3, 5, 4}, {}, {1, 3, 8, 7},
+                        {A::text("mode", "cubic"), A::text("coordinate_transformation_mode", "align_corners")}),
+          resize_sample("Resize_cubic_asymmetric_up", {1, 1, 4, 4}, {1, 1, 2.0f, 3.0f}, {},
+                        {A::text("mode", "cubic"), A::text("coordinate_transformation_mode", "asymmetric")})};
+}
+
+// Upsample-9 (scales input) and Upsample-7 (scales attribute): Resize-10's semantics.
+std::vector<OpSample> upsample_samples(const std::string& op) {
+  return {{"Upsample9_nearest", {runtime("x", {1, 2, 3, 4}), constant_values("sc", {4}, {1, 1, 2, 3})},
+           {sample_node(op, {"x", "sc"}, {"y"}, {A::text("mode", "nearest")})}, 9},
+          {"Upsample9_linear", {runtime("x", {2, 1, 3, 2}), constant_values("sc", {4}, {1, 1, 2, 2})},
+           {sample_node(op, {"x", "sc"}, {"y"}, {A::text("mode", "linear")})}, 9}};
 }
 
 }  // namespace
@@ -631,6 +709,7 @@ std::vector<CudaOpDef> indexing_ops() {
       {"SpaceToDepth", 1, ok_float0, bind_depth_space, depth_space_samples},
       {"Split", 1, ok_float0, bind_split, split_samples},
       {"Tile", 1, supports_rank6, bind_tile, tile_samples},
+      {"Upsample", 1, supports_resize, bind_resize, upsample_samples},
   };
 }
 

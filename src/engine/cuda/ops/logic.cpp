@@ -1,6 +1,6 @@
 // CUDA op-table entries on non-float tensors (issue 14): Equal / Less / Greater / LessOrEqual / GreaterOrEqual
 // (float32, int64, int32, int8, uint8 and — Equal only — bool operands, bool result), And / Or / Xor / Not on
-// bool, and Where (bool condition; X / Y of any element type the executor stores). Tensors other than float32
+// bool, IsInf / IsNaN (float -> bool), and Where (bool condition; X / Y of any element type the executor stores). Tensors other than float32
 // live in the arena in their own type (plan_cuda_arena sizes them by dtype); float32 ones in the activation
 // type. Constant operands of any type are uploaded as the executor stores them (BindContext::upload_stored).
 // Kernels: src/kernels/elementwise/logic.cu. Cast lives with the indexing entries (ops/indexing.cpp).
@@ -87,6 +87,24 @@ Status bind_not(BindContext& c, Step& s) {
 }
 
 // ------------------------------------------------------------------------------------------------
+// IsInf / IsNaN (float -> bool)
+
+Status supports_float_class(const BindContext& c) { return require_runtime_float(c, 0); }
+
+Status bind_float_class(BindContext& c, Step& s) {
+  WS_RETURN_IF_ERROR(bind_constant_inputs(c, s));
+  const int64_t count = in_t(c, 0).elements();
+  const ElemType et = stored_type(c, in_t(c, 0).dtype);
+  const bool nan = c.node.op_type == "IsNaN";
+  const bool pos = attr_i(c.node, "detect_positive", 1) != 0, neg = attr_i(c.node, "detect_negative", 1) != 0;
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    return kernels::float_class(et, nan ? kernels::FloatClass::kIsNaN : kernels::FloatClass::kIsInf, pos, neg, io.in[0],
+                                static_cast<uint8_t*>(io.out[0]), count, st);
+  };
+  return Status::ok();
+}
+
+// ------------------------------------------------------------------------------------------------
 // Where
 
 Status supports_where(const BindContext& c) {
@@ -152,6 +170,24 @@ std::vector<OpSample> logic_samples(const std::string& op) {
            {sample_node("Greater", {"a", "z"}, {"p"}), sample_node(op, {"p", "c"}, {"m"}), sample_node("Cast", {"m"}, {"y"}, {A::integer("to", kToFloat)})}}};
 }
 
+// IsInf / IsNaN: x / (a - a·m) with m in {0, 1} per element makes ±inf and NaN (0/0) at known places; the
+// bool result picks between a and b through Where.
+std::vector<OpSample> float_class_samples(const std::string& op) {
+  // t = a·[1, 0, 1, 0]: zero at odd columns; u = a / t: ±inf where t = 0 and a != 0; v = t / t: NaN there.
+  std::vector<OpSampleTensor> in = {runtime("a", {3, 4}), runtime("b", {3, 4}), constant_values("m", {4}, {1, 0, 1, 0})};
+  std::vector<OpSampleNode> pre = {sample_node("Mul", {"a", "m"}, {"t"}), sample_node("Div", {"a", "t"}, {"u"}),
+                                   sample_node("Div", {"t", "t"}, {"v"})};
+  auto form = [&](std::string label, std::string x, std::vector<OpSampleAttr> attrs) {
+    std::vector<OpSampleNode> n = pre;
+    n.push_back(sample_node(op, {x}, {"k"}, attrs));
+    n.push_back(sample_node("Where", {"k", "a", "b"}, {"y"}));
+    return OpSample{op + "_" + label, in, n};
+  };
+  if (op == "IsNaN") return {form("of_zero_by_zero", "v", {}), form("of_inf_is_false", "u", {})};
+  return {form("both_signs", "u", {}), form("positive_only", "u", {A::integer("detect_negative", 0)}),
+          form("negative_only", "u", {A::integer("detect_positive", 0)}), form("nan_is_false", "v", {})};
+}
+
 std::vector<OpSample> where_samples(const std::string&) {
   return {{"Where_bool_constant_cond", {constant_bool("c", {2, 1, 4}, {1, 0, 0, 1, 0, 1, 1, 0}), runtime("a", {2, 3, 4}), runtime("b", {4})},
            {sample_node("Where", {"c", "a", "b"}, {"y"})}},
@@ -172,6 +208,8 @@ std::vector<CudaOpDef> logic_ops() {
       {"GreaterOrEqual", 0, supports_compare, bind_compare, compare_samples},
       {"Less", 0, supports_compare, bind_compare, compare_samples},
       {"LessOrEqual", 0, supports_compare, bind_compare, compare_samples},
+      {"IsInf", 0, supports_float_class, bind_float_class, float_class_samples},
+      {"IsNaN", 0, supports_float_class, bind_float_class, float_class_samples},
       {"Not", 0, supports_logic, bind_not, logic_samples},
       {"Or", 0, supports_logic, bind_logic, logic_samples},
       {"Where", 0, supports_where, bind_where, where_samples},

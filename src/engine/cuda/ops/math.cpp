@@ -149,12 +149,70 @@ Status supports_all_float(const BindContext& c) {
   return Status::ok();
 }
 
+// Mod: floats with fmod = 1 (the analyzer refuses fmod = 0 on floats, as the spec does); integer Mod is folded at
+// build when its operands are constants, else refused here.
+Status supports_mod(const BindContext& c) {
+  WS_RETURN_IF_ERROR(supports_all_float(c));
+  if (attr_i(c.node, "fmod", 0) != 1) return refuse(c, "fmod = 0 (integer Mod) on float tensors");
+  return Status::ok();
+}
+
 template <BinaryMathOp kOp>
 Status bind_binary_math(BindContext& c, Step& s) {
   WS_ASSIGN_OR_RETURN(auto d, broadcast_dims(in_t(c, 0).shape, in_t(c, 1).shape, out_shape(c)));
   const ElemType et = c.elem;
   s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::binary_math(et, kOp, io.in[0], io.in[1], io.out[0], d, st); };
   return Status::ok();
+}
+
+// Pow: a float32 base (runtime or constant, uploaded by the engine: data_inputs 1) and a float32 exponent, or an
+// integer constant exponent (Pow-12/15 allow int32 / int64 / ... exponents) converted to float at build — exactly,
+// since every value must be within ±2^24.
+std::vector<double> int_constant_values(const ir::Tensor& t) {
+  const size_t n = static_cast<size_t>(t.elements());
+  std::vector<double> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    switch (t.dtype) {
+      case ir::DType::kInt64: v[i] = static_cast<double>(t.data_as<int64_t>()[i]); break;
+      case ir::DType::kInt32: v[i] = static_cast<double>(t.data_as<int32_t>()[i]); break;
+      case ir::DType::kInt8: v[i] = static_cast<double>(t.data_as<int8_t>()[i]); break;
+      default: v[i] = static_cast<double>(t.data_as<uint8_t>()[i]); break;
+    }
+  }
+  return v;
+}
+
+Status supports_pow(const BindContext& c) {
+  WS_RETURN_IF_ERROR(require_runtime_float(c, 0));
+  const ir::Tensor& e = in_t(c, 1);
+  if (e.dtype != ir::DType::kFloat32) {
+    const bool int_type = e.dtype == ir::DType::kInt64 || e.dtype == ir::DType::kInt32 || e.dtype == ir::DType::kInt8 ||
+                          e.dtype == ir::DType::kUInt8;
+    if (!int_type || !e.is_constant())
+      return refuse(c, "exponent of element type " + std::string(ir::dtype_name(e.dtype)) +
+                           " (float32, or an integer constant known at build)");
+    const std::vector<double> v = int_constant_values(e);
+    for (double x : v)
+      if (std::fabs(x) > 16777216.0) return refuse(c, "an integer exponent beyond ±2^24 (not exact in float32)");
+  }
+  if (out_shape(c).size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return refuse(c, "output rank above 6");
+  for (size_t i = 0; i < 2; ++i)
+    if (in_t(c, i).shape.size() > out_shape(c).size()) return refuse(c, "an input has a higher rank than the output");
+  return Status::ok();
+}
+
+Status bind_pow(BindContext& c, Step& s) {
+  const ir::Tensor& e = in_t(c, 1);
+  if (e.is_constant()) {
+    if (e.dtype == ir::DType::kFloat32) {
+      WS_ASSIGN_OR_RETURN(s.inputs[1].ptr, c.upload(c.node.inputs[1], false));
+    } else {
+      const std::vector<double> v = int_constant_values(e);
+      WS_ASSIGN_OR_RETURN(s.inputs[1].ptr, c.upload_values(std::vector<float>(v.begin(), v.end()), false));
+    }
+    s.inputs[1].kind = Operand::Kind::kConst;
+  }
+  return bind_binary_math<BinaryMathOp::kPow>(c, s);
 }
 
 // PRelu: the slope read as the CPU analyzer reads it (prelu_slope_shape, engine/ir/op_table.h).
@@ -279,10 +337,27 @@ std::vector<OpSample> prelu_samples(const std::string& op) {
           {"PRelu_runtime_slope", {runtime("x", {3, 7}), runtime("s", {3, 7})}, {sample_node(op, {"x", "s"}, {"y"})}}};
 }
 
+std::vector<OpSample> pow_int_samples();
 std::vector<OpSample> pow_samples(const std::string& op) {
-  return {{"Pow_square", {runtime("x", {2, 3, 4}), constant_values("e", {}, {2.0f})}, {sample_node(op, {"x", "e"}, {"y"})}},
+  std::vector<OpSample> r = {{"Pow_square", {runtime("x", {2, 3, 4}), constant_values("e", {}, {2.0f})}, {sample_node(op, {"x", "e"}, {"y"})}},
           {"Pow_positive_base_runtime_exponent", {runtime("x", {2, 3, 4}), runtime("e", {3, 4})},
            {sample_node("Sigmoid", {"x"}, {"p"}), sample_node(op, {"p", "e"}, {"y"})}}};
+  for (OpSample& f : pow_int_samples()) r.push_back(std::move(f));
+  return r;
+}
+
+std::vector<OpSample> pow_int_samples() {
+  return {{"Pow_int64_exponent", {runtime("x", {2, 3, 4}), constant_i64("e", {4}, {0, 1, 2, 3})}, {sample_node("Pow", {"x", "e"}, {"y"})}, 15}};
+}
+
+// Mod with fmod = 1 on floats (ONNX requires fmod = 1 for float inputs): divisors kept away from 0.
+std::vector<OpSample> mod_samples(const std::string& op) {
+  return {{"Mod_fmod_const_divisor", {runtime("a", {2, 3, 4}), constant_values("b", {4}, {0.3f, -0.7f, 1.5f, -0.25f})},
+           {sample_node(op, {"a", "b"}, {"y"}, {OpSampleAttr::integer("fmod", 1)})}},
+          {"Mod_fmod_runtime_both_signs", {runtime("a", {3, 5}), runtime("b", {3, 5}), constant_values("k", {}, {0.5f})},
+           // b' = sign-mixed, |b'| >= 0.5: k + |b| with the sign of b
+           {sample_node("Abs", {"b"}, {"ab"}), sample_node("Add", {"ab", "k"}, {"m"}), sample_node("Sign", {"b"}, {"sg"}),
+            sample_node("Mul", {"m", "sg"}, {"d"}), sample_node(op, {"a", "d"}, {"y"}, {OpSampleAttr::integer("fmod", 1)})}}};
 }
 
 std::vector<OpSample> variadic_samples(const std::string& op) {
@@ -304,7 +379,8 @@ std::vector<CudaOpDef> math_ops() {
     v.push_back({op, 1, supports_math, bind_math, math_samples});
   v.push_back({"BatchNormalization", -1, supports_batch_norm, bind_batch_norm, batch_norm_samples});
   v.push_back({"PRelu", -1, supports_all_float, bind_prelu, prelu_samples});
-  v.push_back({"Pow", -1, supports_all_float, bind_binary_math<BinaryMathOp::kPow>, pow_samples});
+  v.push_back({"Mod", -1, supports_mod, bind_binary_math<BinaryMathOp::kFmod>, mod_samples});
+  v.push_back({"Pow", 1, supports_pow, bind_pow, pow_samples});
   for (const char* op : {"Max", "Mean", "Min", "Sum"}) v.push_back({op, -1, supports_all_float, bind_variadic, variadic_samples});
   return v;
 }
