@@ -32,8 +32,10 @@ __device__ __forceinline__ void tap_range(int64_t start, int64_t d, int64_t k, i
   while (k1 > k0 && start + (k1 - 1) * d >= hi) --k1;
 }
 
+// `indices` (MaxPool only, may be null): the flat N·C·H·W index of each maximum (storage_order 0: row-major in the
+// plane; 1: column-major), -1 for a window entirely in padding — ref::max_pool_nd's rule.
 template <typename T, bool kMax>
-__global__ void pool2d_kernel(const T* x, T* y, Pool2dParams p) {
+__global__ void pool2d_kernel(const T* x, T* y, Pool2dParams p, int64_t* indices, int storage_order) {
   const int64_t count = p.planes * p.out_h * p.out_w;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t ow = i % p.out_w, oh = (i / p.out_w) % p.out_h, pl = i / (p.out_w * p.out_h);
@@ -45,12 +47,15 @@ __global__ void pool2d_kernel(const T* x, T* y, Pool2dParams p) {
     if (kMax) {
       float best = -INFINITY;
       bool any = false;
+      int64_t bh = 0, bw = 0;
       for (int64_t kh = kh0; kh < kh1; ++kh)
         for (int64_t kw = kw0; kw < kw1; ++kw) {
           const float v = load(xp, (sh + kh * p.d_h) * p.in_w + sw + kw * p.d_w);
-          if (v > best || !any) { best = v; any = true; }
+          if (v > best || !any) { best = v; any = true; bh = sh + kh * p.d_h; bw = sw + kw * p.d_w; }
         }
       store(y, i, best);
+      if (indices != nullptr)
+        indices[i] = !any ? -1 : pl * p.in_h * p.in_w + (storage_order == 0 ? bh * p.in_w + bw : bh + bw * p.in_h);
     } else {
       float sum = 0.0f;
       for (int64_t kh = kh0; kh < kh1; ++kh)
@@ -102,13 +107,16 @@ __global__ void softmax_kernel(const T* x, T* y, int64_t outer, int64_t len, int
 }
 
 template <bool kMax>
-Status launch_pool(ElemType t, const void* x, void* y, const Pool2dParams& p, cudaStream_t stream) {
+Status launch_pool(ElemType t, const void* x, void* y, const Pool2dParams& p, cudaStream_t stream, int64_t* indices = nullptr,
+                   int storage_order = 0) {
   const int64_t count = p.planes * p.out_h * p.out_w;
   if (count <= 0) return Status::ok();
   if (t == ElemType::kFloat32)
-    pool2d_kernel<float, kMax><<<grid_for(count), kThreads, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), p);
+    pool2d_kernel<float, kMax><<<grid_for(count), kThreads, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), p,
+                                                                        indices, storage_order);
   else
-    pool2d_kernel<__half, kMax><<<grid_for(count), kThreads, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), p);
+    pool2d_kernel<__half, kMax><<<grid_for(count), kThreads, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), p,
+                                                                         indices, storage_order);
   WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();
 }
@@ -117,6 +125,12 @@ Status launch_pool(ElemType t, const void* x, void* y, const Pool2dParams& p, cu
 
 Status max_pool_2d(ElemType t, const void* x, void* y, const Pool2dParams& p, cudaStream_t stream) {
   return launch_pool<true>(t, x, y, p, stream);
+}
+Status max_pool_2d_indices(ElemType t, const void* x, void* y, int64_t* indices, int storage_order, const Pool2dParams& p,
+                           cudaStream_t stream) {
+  if (indices == nullptr) return invalid_argument("max_pool_2d_indices: null indices");
+  if (storage_order != 0 && storage_order != 1) return invalid_argument("max_pool_2d_indices: storage_order 0 or 1");
+  return launch_pool<true>(t, x, y, p, stream, indices, storage_order);
 }
 Status average_pool_2d(ElemType t, const void* x, void* y, const Pool2dParams& p, cudaStream_t stream) {
   return launch_pool<false>(t, x, y, p, stream);

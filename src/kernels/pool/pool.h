@@ -22,6 +22,10 @@ struct Pool2dParams {
   bool count_include_pad = false;  ///< AveragePool only
 };
 Status max_pool_2d(ElemType t, const void* x, void* y, const Pool2dParams& p, cudaStream_t stream);
+/// MaxPool-12 with its Indices output: indices[i] (int64, one per output) = the flat N·C·H·W index of the maximum
+/// (storage_order 0: h·W + w within the plane, 1: h + w·H; plus plane·H·W), -1 for a window entirely in padding.
+Status max_pool_2d_indices(ElemType t, const void* x, void* y, int64_t* indices, int storage_order, const Pool2dParams& p,
+                           cudaStream_t stream);
 Status average_pool_2d(ElemType t, const void* x, void* y, const Pool2dParams& p, cudaStream_t stream);
 /// y[p] = mean(x[p*spatial .. (p+1)*spatial)), p < planes. One warp per plane.
 Status global_average_pool(ElemType t, const void* x, void* y, int64_t planes, int64_t spatial, cudaStream_t stream);

@@ -21,7 +21,8 @@ using kernels::ElemType;
 
 Status supports_pool(const BindContext& c) {
   WS_RETURN_IF_ERROR(ok_float0(c));
-  if (c.node.outputs.size() > 1 && c.node.outputs[1] != ir::kNoTensor) return refuse(c, "the Indices output of MaxPool is not produced");
+  if (c.node.outputs.size() > 1 && c.node.outputs[1] != ir::kNoTensor && in_t(c, 0).shape.size() != 4)
+    return refuse(c, "the Indices output of MaxPool is produced for 2-D pooling (NCHW) only");
   if (in_t(c, 0).shape.size() == 5) return Status::ok();  // 3-D: the direct N-d kernel (kernels/conv/conv_nd.h)
   if (in_t(c, 0).shape.size() == 3) {  // 1-D: the 2-D form over [N, C, 1, L] (lift_1d.h)
     auto l = lift_1d(c, false);
@@ -64,6 +65,13 @@ Status bind_pool(BindContext& c, Step& s) {
   p.pad_top = w.pb[0]; p.pad_left = w.pb[1]; p.pad_bottom = w.pe[0]; p.pad_right = w.pe[1];
   p.count_include_pad = attr_i(c.node, "count_include_pad", 0) != 0;
   const ElemType et = c.elem;
+  if (kMax && c.node.outputs.size() > 1 && c.node.outputs[1] != ir::kNoTensor) {
+    const int order = static_cast<int>(attr_i(c.node, "storage_order", 0));
+    s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+      return kernels::max_pool_2d_indices(et, io.in[0], io.out[0], static_cast<int64_t*>(io.out[1]), order, p, st);
+    };
+    return Status::ok();
+  }
   s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
     return kMax ? kernels::max_pool_2d(et, io.in[0], io.out[0], p, st) : kernels::average_pool_2d(et, io.in[0], io.out[0], p, st);
   };
@@ -85,6 +93,20 @@ Status bind_global_average_pool(BindContext& c, Step& s) {
 // ---- consistency-test forms ----
 using A = OpSampleAttr;
 
+OpSample indices_sample(std::string label, std::vector<OpSampleAttr> extra) {
+  const int64_t H = 6, W = 7;
+  std::vector<float> ramp(static_cast<size_t>(H * W));
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t w = 0; w < W; ++w) ramp[static_cast<size_t>(h * W + w)] = 2.5f * static_cast<float>(w * H + h);
+  std::vector<OpSampleAttr> attrs = {OpSampleAttr::integers("kernel_shape", {3, 3}), OpSampleAttr::integers("strides", {2, 2}),
+                                     OpSampleAttr::integers("pads", {1, 1, 1, 1})};
+  for (auto& a : extra) attrs.push_back(std::move(a));
+  return {std::move(label), {runtime("x", {2, 3, H, W}), constant_values("r", {H, W}, ramp)},
+          {sample_node("Add", {"x", "r"}, {"xr"}), sample_node("MaxPool", {"xr"}, {"p", "i"}, attrs),
+           sample_node("Cast", {"i"}, {"fi"}, {OpSampleAttr::integer("to", static_cast<int64_t>(ir::DType::kFloat32))}),
+           sample_node("Add", {"p", "fi"}, {"y"})}};
+}
+
 std::vector<OpSample> pool_samples(const std::string& op) {
   const std::vector<int64_t> x = {1, 5, 13, 11};
   if (op == "MaxPool")
@@ -94,7 +116,10 @@ std::vector<OpSample> pool_samples(const std::string& op) {
             single("MaxPool_same_upper", op, x, {A::integers("kernel_shape", {3, 3}), A::integers("strides", {2, 2}), A::text("auto_pad", "SAME_UPPER")}),
             single("MaxPool1d_k3s2p1", op, {2, 3, 19}, {A::integers("kernel_shape", {3}), A::integers("strides", {2}), A::integers("pads", {1, 1})}),
             single("MaxPool3d_k3s2p1", op, {1, 3, 7, 8, 9}, {A::integers("kernel_shape", {3, 3, 3}), A::integers("strides", {2, 2, 2}), A::integers("pads", {1, 1, 1, 1, 1, 1})}),
-            single("MaxPool3d_ceil_dil", op, {2, 2, 6, 7, 5}, {A::integers("kernel_shape", {2, 2, 2}), A::integers("strides", {2, 2, 2}), A::integers("dilations", {1, 2, 1}), A::integer("ceil_mode", 1)})};
+            single("MaxPool3d_ceil_dil", op, {2, 2, 6, 7, 5}, {A::integers("kernel_shape", {2, 2, 2}), A::integers("strides", {2, 2, 2}), A::integers("dilations", {1, 2, 1}), A::integer("ceil_mode", 1)}),
+            // Indices: x + a ramp 2.5·(w·H + h) makes every window's maximum unique (fp16 rounding cannot move it);
+            // the result Y + float(Indices) checks both outputs.
+            indices_sample("MaxPool_indices_k3s2p1", {}), indices_sample("MaxPool_indices_storage_order1_ceil", {A::integer("storage_order", 1), A::integer("ceil_mode", 1)})};
   return {single("AveragePool_excl", op, x, {A::integers("kernel_shape", {3, 3}), A::integers("pads", {1, 1, 1, 1})}),
           single("AveragePool_incl_s2", op, x,
                  {A::integers("kernel_shape", {3, 2}), A::integers("strides", {2, 2}), A::integers("pads", {1, 0, 1, 1}), A::integer("count_include_pad", 1)}),

@@ -1,11 +1,13 @@
 // CUDA op-table entries (issue 14): ReduceSum / Mean / Max / Min / Prod / L1 / L2 / SumSquare / LogSum over a
-// contiguous block of axes (size-1 axes ignored; other axis sets are refused at build), LogSoftmax, Hardmax, ArgMax/ArgMin,
+// block of axes (size-1 axes ignored), or over several blocks as one stage per block through the workspace, LogSoftmax, Hardmax, ArgMax/ArgMin,
 // LayerNormalization, InstanceNormalization and GlobalMaxPool. Kernels: src/kernels/reduce/reduce.cu ([outer, len, inner]).
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "engine/cuda/op_util.h"
 #include "engine/cuda/ops/views.h"
+#include "kernels/elementwise/unary_math.h"
 #include "kernels/reduce/reduce.h"
 
 namespace ws::cudaexec {
@@ -31,8 +33,19 @@ bool reduce_kind_of(const std::string& op, ReduceKind& k) {
   return true;
 }
 
-// The reduced axes as [outer, len, inner], or a refusal when they are not one contiguous block.
-struct ReduceView { int64_t outer = 1, len = 1, inner = 1; bool identity = false; };
+// The reduced axes as [outer, len, inner] stages: one stage when they form one contiguous block (length-1 axes
+// ignored); else one stage per maximal block, last block first, each stage's output the next one's input (the
+// intermediate results in the step's workspace). Sum / Mean / Max / Min / Prod compose with themselves; L1,
+// SumSquare and L2 reduce the first block with their own kind and the rest with Sum (L2: SumSquare, then Sum,
+// then √); LogSum sums every block but the last, which takes the log. Mean of means is exact here: the groups of
+// one stage all have the same size.
+struct ReduceStage { int64_t outer = 1, len = 1, inner = 1; ReduceKind kind = ReduceKind::kSum; };
+struct ReduceView {
+  int64_t outer = 1, len = 1, inner = 1;
+  bool identity = false;
+  std::vector<ReduceStage> stages;  // more than one: the multi-block plan (outer/len/inner unused)
+  bool sqrt_after = false;          // L2 over several blocks
+};
 Result<ReduceView> reduce_view(const BindContext& c) {
   const ir::Shape& x = in_t(c, 0).shape;
   const int64_t rank = static_cast<int64_t>(x.size());
@@ -61,8 +74,49 @@ Result<ReduceView> reduce_view(const BindContext& c) {
     v.outer = shape_elements(x);
     return v;
   }
+  bool contiguous = true;
   for (int64_t i = first; i <= last; ++i)
-    if (!red[static_cast<size_t>(i)] && x[static_cast<size_t>(i)] != 1) return refuse(c, "the reduced axes are not one contiguous block");
+    contiguous &= red[static_cast<size_t>(i)] || x[static_cast<size_t>(i)] == 1;
+  if (!contiguous) {
+    ReduceKind k;
+    if (!reduce_kind_of(c.node.op_type, k)) return refuse(c, "no reduction kernel for this op");
+    // Maximal runs of reduced axes of length != 1 (length-1 axes join either side).
+    std::vector<std::pair<int64_t, int64_t>> blocks;  // [begin, end] axis indices
+    for (int64_t i = 0; i < rank; ++i) {
+      const bool r = red[static_cast<size_t>(i)] && x[static_cast<size_t>(i)] != 1;
+      const bool gap = !red[static_cast<size_t>(i)] && x[static_cast<size_t>(i)] != 1;
+      if (r) {
+        if (!blocks.empty() && blocks.back().second == -1) continue;  // inside an open block
+        blocks.push_back({i, -1});
+      } else if (gap && !blocks.empty() && blocks.back().second == -1) {
+        blocks.back().second = i - 1;
+      }
+    }
+    if (!blocks.empty() && blocks.back().second == -1) blocks.back().second = rank - 1;
+    ir::Shape cur = x;
+    for (size_t b = blocks.size(); b-- > 0;) {
+      ReduceStage st;
+      for (int64_t i = 0; i < rank; ++i) {
+        const int64_t d = cur[static_cast<size_t>(i)];
+        if (i < blocks[b].first) st.outer *= d;
+        else if (i <= blocks[b].second) st.len *= d;
+        else st.inner *= d;
+      }
+      for (int64_t i = blocks[b].first; i <= blocks[b].second; ++i)
+        if (red[static_cast<size_t>(i)]) cur[static_cast<size_t>(i)] = 1;
+        else if (cur[static_cast<size_t>(i)] != 1) return internal_error("reduce plan: a kept axis inside a block");
+      const bool first_stage = v.stages.empty(), last_stage = b == 0;
+      switch (k) {
+        case ReduceKind::kL1: case ReduceKind::kSumSquare: st.kind = first_stage ? k : ReduceKind::kSum; break;
+        case ReduceKind::kL2: st.kind = first_stage ? ReduceKind::kSumSquare : ReduceKind::kSum; break;
+        case ReduceKind::kLogSum: st.kind = last_stage ? ReduceKind::kLogSum : ReduceKind::kSum; break;
+        default: st.kind = k; break;
+      }
+      v.stages.push_back(st);
+    }
+    v.sqrt_after = k == ReduceKind::kL2;
+    return v;
+  }
   for (int64_t i = 0; i < rank; ++i) {
     const int64_t d = x[static_cast<size_t>(i)];
     if (i < first) v.outer *= d;
@@ -90,6 +144,29 @@ Status bind_reduce(BindContext& c, Step& s) {
     const ReduceKind per = k;
     s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
       return kernels::reduce(et, per, io.in[0], io.out[0], v.outer, 1, 1, st);
+    };
+    return Status::ok();
+  }
+  if (v.stages.size() > 1) {
+    // Stage outputs alternate between two workspace halves; the last stage writes y.
+    std::vector<int64_t> outs;
+    for (const ReduceStage& r : v.stages) outs.push_back(r.outer * r.inner);
+    size_t half = 0;
+    for (size_t i = 0; i + 1 < outs.size(); ++i) half = std::max(half, align_up(static_cast<size_t>(outs[i]) * c.elem_bytes));
+    s.workspace_bytes = 2 * half;
+    s.kernels = static_cast<int>(v.stages.size()) + (v.sqrt_after ? 1 : 0);
+    const std::vector<ReduceStage> stages = v.stages;
+    const bool sqrt_after = v.sqrt_after;
+    const int64_t count = outs.back();
+    s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) -> Status {
+      const void* src = io.in[0];
+      for (size_t i = 0; i < stages.size(); ++i) {
+        void* dst = i + 1 == stages.size() ? io.out[0] : static_cast<uint8_t*>(io.workspace) + (i % 2) * half;
+        WS_RETURN_IF_ERROR(kernels::reduce(et, stages[i].kind, src, dst, stages[i].outer, stages[i].len, stages[i].inner, st));
+        src = dst;
+      }
+      if (sqrt_after) WS_RETURN_IF_ERROR(kernels::unary_math(et, kernels::MathFn::kSqrt, {}, io.out[0], io.out[0], count, st));
+      return Status::ok();
     };
     return Status::ok();
   }
@@ -237,13 +314,18 @@ std::vector<OpSample> reduce_samples(const std::string& op) {
     return {{"ReduceLogSum_of_sigmoid", {runtime("x", {2, 8, 7, 7})},
              {sample_node("Sigmoid", {"x"}, {"p"}), sample_node(op, {"p"}, {"y"}, {A::integers("axes", {2, 3})})}},
             {"ReduceLogSum_of_sigmoid_last_no_keepdims", {runtime("x", {3, 4, 33})},
-             {sample_node("Sigmoid", {"x"}, {"p"}), sample_node(op, {"p"}, {"y"}, {A::integers("axes", {-1}), A::integer("keepdims", 0)})}}};
+             {sample_node("Sigmoid", {"x"}, {"p"}), sample_node(op, {"p"}, {"y"}, {A::integers("axes", {-1}), A::integer("keepdims", 0)})}},
+            {"ReduceLogSum_of_sigmoid_two_blocks", {runtime("x", {2, 3, 4, 5})},
+             {sample_node("Sigmoid", {"x"}, {"p"}), sample_node(op, {"p"}, {"y"}, {A::integers("axes", {0, 2, 3})})}}};
   return {reduce_sample(op, op + "_spatial_keepdims", {2, 8, 7, 7}, {2, 3}, 1),
           reduce_sample(op, op + "_last_axis", {3, 4, 33}, {-1}, 1),
           reduce_sample(op, op + "_middle_no_keepdims", {2, 3, 4, 5}, {1}, 0),
           reduce_sample(op, op + "_all_axes", {3, 5}, {}, 0),
           reduce_sample(op, op + "_with_unit_axis", {2, 1, 3, 4}, {1, 2}, 1),
-          reduce_sample(op, op + "_opset18_axes_input", {2, 3, 4, 5}, {2, 1}, 1, 18)};
+          reduce_sample(op, op + "_opset18_axes_input", {2, 3, 4, 5}, {2, 1}, 1, 18),
+          // axes that are not one block (MVN / BatchNorm-statistics exports: {0, 2, 3}): one stage per block
+          reduce_sample(op, op + "_two_blocks_nchw", {2, 3, 4, 5}, {0, 2, 3}, 1),
+          reduce_sample(op, op + "_three_blocks_no_keepdims", {2, 3, 2, 4, 3}, {0, 2, 4}, 0)};
 }
 
 std::vector<OpSample> log_softmax_samples(const std::string& op) {
