@@ -77,7 +77,7 @@ std::string skip_key(const std::string& msg) {
     return msg.substr(p, e == std::string::npos ? std::string::npos : e - p);
   };
   if (auto op = quoted_after("op type '"); !op.empty()) return "unsupported op: " + op;
-  if (msg.find("must be float32, int64, int32, int8, uint8 or bool") != std::string::npos)
+  if (msg.find("must be float32, float16, float64, int64, int32, int8, uint8 or bool") != std::string::npos)
     return "CUDA executor: a graph output of another element type";
   if (msg.find("only float32 inputs are supported") != std::string::npos) return "CUDA executor: a graph input is not float32";
   // CUDA entry refusals: "node 'n' (Op, opset k): not supported by the CUDA executor: <why>".
@@ -231,15 +231,15 @@ Status run_cuda(ir::Graph graph, const std::vector<ir::Tensor>& inputs, const Op
 #endif
 
 Outcome execute_cuda(ir::Graph graph, const std::vector<ir::Tensor>& inputs, const Options& opt, Outputs& out, std::string& why) {
-  // The CUDA executor's outputs are float32 (cast back from float16 in fp16 mode) or the int / bool tensors it
-  // computes; other output types (float64, float16, strings ...) are skipped.
+  // The CUDA executor's outputs are float32 (cast back from float16 in fp16 mode), float16 / float64 (a Cast's result or a constant) or the
+  // int / bool tensors it computes; other output types (float64, strings ...) are skipped.
   for (ir::TensorId id : graph.outputs) {
     const ir::Tensor& t = graph.tensor(id);
     const ir::DType d = t.dtype;
-    if (d != ir::DType::kFloat32 && d != ir::DType::kInt64 && d != ir::DType::kInt32 && d != ir::DType::kInt8 &&
-        d != ir::DType::kUInt8 && d != ir::DType::kBool) {
+    if (d != ir::DType::kFloat32 && d != ir::DType::kFloat16 && d != ir::DType::kFloat64 && d != ir::DType::kInt64 && d != ir::DType::kInt32 &&
+        d != ir::DType::kInt8 && d != ir::DType::kUInt8 && d != ir::DType::kBool) {
       why = "CUDA executor: graph output '" + t.name + "' has element type " + ir::dtype_name(d) +
-            " (float32, int64, int32, int8, uint8 and bool outputs only)";
+            " (float32, float16, float64, int64, int32, int8, uint8 and bool outputs only)";
       return Outcome::kSkipped;
     }
   }

@@ -103,8 +103,8 @@ inline std::map<std::string, ir::Node> fuse_conv_activations(ir::Graph& g) {
 /// and the integer / bool tensors the executor computes (comparisons, logic, Cast, shape-like ops), returned as
 /// they are in the arena.
 inline bool cuda_output_dtype(ir::DType d) {
-  return d == ir::DType::kFloat32 || d == ir::DType::kInt64 || d == ir::DType::kInt32 || d == ir::DType::kInt8 ||
-         d == ir::DType::kUInt8 || d == ir::DType::kBool;
+  return d == ir::DType::kFloat32 || d == ir::DType::kFloat16 || d == ir::DType::kFloat64 || d == ir::DType::kInt64 || d == ir::DType::kInt32 ||
+         d == ir::DType::kInt8 || d == ir::DType::kUInt8 || d == ir::DType::kBool;
 }
 
 /// Stage 1. Errors: ir::optimize's; kUnsupported for a non-float32 graph input or a graph output of another type
@@ -118,7 +118,7 @@ inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuild
   for (ir::TensorId id : graph.outputs)
     if (!cuda_output_dtype(graph.tensor(id).dtype))
       return unsupported(graph.source + ": graph output '" + graph.tensor(id).name + "' (" +
-                         ir::dtype_name(graph.tensor(id).dtype) + ") must be float32, int64, int32, int8, uint8 or bool");
+                         ir::dtype_name(graph.tensor(id).dtype) + ") must be float32, float16, float64, int64, int32, int8, uint8 or bool");
   OptimizedGraph r;
   if (!options.debug_keep_all_tensors && options.fuse_residual) r.residual_convs = ir::fuse_conv_residual_adds(graph);
   if (!options.debug_keep_all_tensors) r.fused_activation = fuse_conv_activations(graph);

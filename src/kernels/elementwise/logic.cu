@@ -2,7 +2,7 @@
 // (Equal, Less, Greater, LessOrEqual, GreaterOrEqual over float32 / float16 / int64 / int32 / int8 / uint8 /
 // bool operands), IsInf / IsNaN (float32 / float16 -> bool), And / Or / Xor / Not on bool, Where (cond ? a : b, any element size, bits copied) and Cast
 // between float32, float16, int64, int32, int8, uint8 and bool with the CPU reference's rules (ref::cast).
-// bool is one byte, 0 or 1.
+// bool is one byte, 0 or 1. Cast also reads and writes float64 (a model's Cast to / from double).
 // Thread mapping: one thread per output element, grid-stride loop, 256-thread blocks (device::grid_for); the
 // broadcast index is decoded per element from the output's multi-index (rank <= 6), as binary_kernel does.
 // Test: tests/gpu/cuda_engine_ops_test.cpp (ws_gpu_tests --gtest_filter='CudaEngineOps*'): the forms of the
@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "cuda/cuda_util.h"
 #include "kernels/elementwise/device_math.cuh"
@@ -127,12 +128,13 @@ __device__ __forceinline__ T saturate(double v) {
   return static_cast<T>(v);
 }
 
-enum class Kind : int { kF32, kF16, kI64, kI32, kI8, kU8, kBool };
+enum class Kind : int { kF32, kF16, kF64, kI64, kI32, kI8, kU8, kBool };
 
 __device__ __forceinline__ void store_from_double(void* y, Kind to, int64_t i, double v) {
   switch (to) {
     case Kind::kF32: static_cast<float*>(y)[i] = static_cast<float>(v); break;
     case Kind::kF16: static_cast<__half*>(y)[i] = __float2half_rn(static_cast<float>(v)); break;
+    case Kind::kF64: static_cast<double*>(y)[i] = v; break;
     case Kind::kI64: static_cast<int64_t*>(y)[i] = saturate<int64_t>(v); break;
     case Kind::kI32: static_cast<int32_t*>(y)[i] = saturate<int32_t>(v); break;
     case Kind::kI8: static_cast<int8_t*>(y)[i] = saturate<int8_t>(v); break;
@@ -143,8 +145,24 @@ __device__ __forceinline__ void store_from_double(void* y, Kind to, int64_t i, d
 
 template <typename T>
 __global__ void cast_kernel(const T* x, Kind to, void* y, int64_t count) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
+    if constexpr (std::is_same_v<T, double>) {
+      if (to == Kind::kF16) {
+        // Round once (double -> half), as ref::cast: through float, nudged toward d when float landed on a binary16
+        // half-ulp tie that d is not on.
+        const double d = x[i];
+        float f = static_cast<float>(d);
+        uint32_t bits = __float_as_uint(f);
+        if ((bits & 0x1fffu) == 0x1000u && static_cast<double>(f) != d) {
+          bits += (static_cast<double>(f) < d) == (f > 0) ? 1 : -1;
+          f = __uint_as_float(bits);
+        }
+        static_cast<__half*>(y)[i] = __float2half_rn(f);
+        continue;
+      }
+    }
     store_from_double(y, to, i, as_double(x, i));
+  }
 }
 __global__ void cast_bool_kernel(const uint8_t* x, Kind to, void* y, int64_t count) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
@@ -175,6 +193,7 @@ bool kind_of(ElemType t, Kind& k) {
   switch (t) {
     case ElemType::kFloat32: k = Kind::kF32; return true;
     case ElemType::kFloat16: k = Kind::kF16; return true;
+    case ElemType::kFloat64: k = Kind::kF64; return true;
     case ElemType::kInt64: k = Kind::kI64; return true;
     case ElemType::kInt32: k = Kind::kI32; return true;
     case ElemType::kInt8: k = Kind::kI8; return true;
@@ -297,6 +316,7 @@ Status cast_elements(ElemType from, const void* x, ElemType to, void* y, int64_t
     switch (fk) {
       case Kind::kF32: cast_kernel<<<g, kThreads, 0, stream>>>(static_cast<const float*>(x), tk, y, count); break;
       case Kind::kF16: cast_kernel<<<g, kThreads, 0, stream>>>(static_cast<const __half*>(x), tk, y, count); break;
+      case Kind::kF64: cast_kernel<<<g, kThreads, 0, stream>>>(static_cast<const double*>(x), tk, y, count); break;
       case Kind::kI64: cast_i64_kernel<<<g, kThreads, 0, stream>>>(static_cast<const int64_t*>(x), tk, y, count); break;
       case Kind::kI32: cast_kernel<<<g, kThreads, 0, stream>>>(static_cast<const int32_t*>(x), tk, y, count); break;
       case Kind::kI8: cast_kernel<<<g, kThreads, 0, stream>>>(static_cast<const int8_t*>(x), tk, y, count); break;

@@ -54,7 +54,8 @@ Status where_broadcast(int elem_bytes, const uint8_t* cond, const void* a, const
 /// Cast-13 of `count` elements from `from` to `to`, with ref::cast's rules (src/reference/gather_slice.cpp):
 /// float -> integer truncates toward zero and saturates (NaN -> 0), anything -> bool is `!= 0`, bool -> number
 /// is 0 / 1, int64 <-> int32/int8/uint8 wrap as C++ casts do, float -> float16 rounds to nearest even.
-/// Types: kFloat32, kFloat16, kInt64, kInt32, kInt8, kUInt8, kBool. from == to is a copy.
+/// Types: kFloat32, kFloat16, kFloat64, kInt64, kInt32, kInt8, kUInt8, kBool. from == to is a copy. float64 -> float16
+/// rounds once (as ref::cast).
 Status cast_elements(ElemType from, const void* x, ElemType to, void* y, int64_t count, cudaStream_t stream);
 /// Whether cast_elements has a form for `t`.
 bool cast_supported(ElemType t);

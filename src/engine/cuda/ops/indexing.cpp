@@ -269,10 +269,11 @@ Status bind_split(BindContext& c, Step& s) {
 
 Status supports_cast(const BindContext& c) {
   const ir::DType from = in_t(c, 0).dtype, to = c.analyzed.output_dtypes[0];
+  // float16 tensors (a model's own Cast to / from float16) are stored as float16 in either engine precision.
   for (ir::DType t : {from, to})
-    if (t == ir::DType::kFloat16 || !kernels::cast_supported(t))
+    if (!kernels::cast_supported(t))
       return refuse(c, "Cast from " + std::string(ir::dtype_name(from)) + " to " + ir::dtype_name(to) +
-                           " (float32, int64, int32, int8, uint8, bool)");
+                           " (float32, float16, float64, int64, int32, int8, uint8, bool)");
   return Status::ok();
 }
 
@@ -644,7 +645,15 @@ std::vector<OpSample> cast_samples(const std::string& op) {
   return {single("Cast_float_to_float", op, {2, 8}, {A::integer("to", f32)}),
           {"Cast_then_Relu", {runtime("x", {3, 5})}, {sample_node(op, {"x"}, {"c"}, {A::integer("to", f32)}), sample_node("Relu", {"c"}, {"y"})}},
           round_trip("Cast_float_int64_float", ir::DType::kInt64), round_trip("Cast_float_int32_float", ir::DType::kInt32),
-          round_trip("Cast_float_int8_float", ir::DType::kInt8), round_trip("Cast_float_bool_float", ir::DType::kBool)};
+          round_trip("Cast_float_int8_float", ir::DType::kInt8), round_trip("Cast_float_bool_float", ir::DType::kBool),
+          // float16 inside a float32 graph (mixed-precision exports): x rounded to float16 and back
+          {"Cast_float_float16_float", {runtime("x", {3, 7})},
+           {sample_node("Cast", {"x"}, {"h"}, {A::integer("to", static_cast<int64_t>(ir::DType::kFloat16))}),
+            sample_node("Cast", {"h"}, {"y"}, {A::integer("to", f32)})}},
+          // float64 inside a float32 graph: exact both ways
+          {"Cast_float_float64_float", {runtime("x", {3, 7})},
+           {sample_node("Cast", {"x"}, {"d"}, {A::integer("to", static_cast<int64_t>(ir::DType::kFloat64))}),
+            sample_node("Cast", {"d"}, {"y"}, {A::integer("to", f32)})}}};
 }
 
 // Resize (opset 13): x, roi (omitted), scales or sizes.
