@@ -57,7 +57,7 @@ inline void broadcast_strides(const ir::Shape& s, int rank, int64_t* out) {
 /// numpy broadcasting of `a` and `b` into `y`. kUnsupported above rank 6.
 inline Result<kernels::BroadcastDims> broadcast_dims(const ir::Shape& a, const ir::Shape& b, const ir::Shape& y) {
   kernels::BroadcastDims d;
-  if (y.size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return unsupported("rank above 6");
+  if (y.size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return unsupported("rank above 8");
   d.rank = static_cast<int>(y.size());
   for (int k = 0; k < d.rank; ++k) d.y_dims[k] = y[static_cast<size_t>(k)];
   broadcast_strides(a, d.rank, d.a_strides);

@@ -42,7 +42,7 @@ Status bias_residual_activation(ElemType t, const void* x, void* y, const float*
                                 const ActivationParams& p, cudaStream_t stream);
 
 using ws::BinaryOp;  ///< src/core/binary_op.h (the reference names the same type)
-inline constexpr int kMaxBroadcastRank = 6;
+inline constexpr int kMaxBroadcastRank = 8;  // N, C and 6 more (the node suite's rank-7 NLL-loss exports)
 /// numpy broadcasting: y has `rank` dims `y_dims`; a_strides / b_strides are element strides of a and b
 /// per y dim (0 on broadcast dims). rank <= kMaxBroadcastRank.
 struct BroadcastDims {

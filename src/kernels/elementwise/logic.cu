@@ -4,7 +4,7 @@
 // between float32, float16, int64, int32, int8, uint8 and bool with the CPU reference's rules (ref::cast).
 // bool is one byte, 0 or 1. Cast also reads and writes float64 (a model's Cast to / from double).
 // Thread mapping: one thread per output element, grid-stride loop, 256-thread blocks (device::grid_for); the
-// broadcast index is decoded per element from the output's multi-index (rank <= 6), as binary_kernel does.
+// broadcast index is decoded per element from the output's multi-index (rank <= 8), as binary_kernel does.
 // Test: tests/gpu/cuda_engine_ops_test.cpp (ws_gpu_tests --gtest_filter='CudaEngineOps*'): the forms of the
 // logic / Where / Cast entries (src/engine/cuda/ops/logic.cpp) through the CUDA executor vs the CPU executor,
 // fp32 and fp16; under compute-sanitizer via `scripts/device.sh sanitize`. Not timed (tiny tensors in models).

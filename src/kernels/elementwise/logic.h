@@ -5,7 +5,7 @@
 /// producing bool,
 /// And / Or / Xor / Not on bool, Where-16 (any element size), and Cast-13 between the executor's element
 /// types. bool is one byte holding 0 or 1 (ONNX's and the CPU executor's layout). Broadcasting is numpy's,
-/// described by BroadcastDims / WhereDims (element strides per output dim, 0 on broadcast dims, rank <= 6).
+/// described by BroadcastDims / WhereDims (element strides per output dim, 0 on broadcast dims, rank <= 8).
 /// All launchers enqueue on `stream`, allocate nothing, synchronise nothing and are capturable.
 /// Errors: kUnsupported for an element type a kernel has no form for; kInvalidArgument for bad dims.
 

@@ -21,7 +21,7 @@ namespace ws::kernels {
 Status gather(int elem_bytes, const void* x, void* y, const int32_t* indices, int64_t outer, int64_t axis_len,
               int64_t count, int64_t inner, cudaStream_t stream);
 
-/// Tile-13: y dims y_dims[k] = x_dims[k] · repeats[k]; y[i_0..] = x[i_0 % x_dims[0], ...]. rank <= 6.
+/// Tile-13: y dims y_dims[k] = x_dims[k] · repeats[k]; y[i_0..] = x[i_0 % x_dims[0], ...]. rank <= 8.
 struct TileDims {
   int rank = 0;
   int64_t y_dims[kMaxBroadcastRank] = {};
@@ -31,7 +31,7 @@ Status tile(int elem_bytes, const void* x, void* y, const TileDims& d, cudaStrea
 
 /// GatherElements-13: y has the dims of the indices (`y_dims`); y[i] = x[i with its `axis` coordinate replaced by
 /// indices[i]] — indices: int32 device values in [0, x_dims[axis]) (normalised at build), one per y element;
-/// x_strides: x's element strides. rank 1..6.
+/// x_strides: x's element strides. rank 1..8.
 struct GatherElementsDims {
   int rank = 0;
   int axis = 0;
@@ -43,7 +43,7 @@ Status gather_elements(int elem_bytes, const void* x, void* y, const int32_t* in
 
 /// Pad-2/11/13: y dims y_dims[k] = x_dims[k] + begin[k] + end[k] (negative pads crop); y[i] = x[i − begin]
 /// inside x; outside, per `mode`: kConstant `value`; kEdge the nearest element of x; kReflect the mirror image
-/// without repeating the edge (-1 -> 1, n -> n-2; period 2(n-1), as ref::pad). rank 1..6.
+/// without repeating the edge (-1 -> 1, n -> n-2; period 2(n-1), as ref::pad). rank 1..8.
 enum class PadMode { kConstant, kReflect, kEdge };
 struct PadDims {
   int rank = 0;

@@ -41,7 +41,7 @@ Status bind_unary(BindContext& c, Step& s) {
 Status supports_binary(const BindContext& c) {
   WS_RETURN_IF_ERROR(require_runtime_float(c, 0));
   WS_RETURN_IF_ERROR(require_runtime_float(c, 1));
-  if (out_shape(c).size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return refuse(c, "output rank above 6");
+  if (out_shape(c).size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return refuse(c, "output rank above 8");
   return Status::ok();
 }
 template <kernels::BinaryOp kOp>

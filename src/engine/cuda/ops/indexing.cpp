@@ -45,7 +45,7 @@ Status supports_rank6(const BindContext& c) {
   WS_RETURN_IF_ERROR(ok_float0(c));
   if (in_t(c, 0).shape.size() > static_cast<size_t>(kernels::kMaxBroadcastRank) ||
       out_shape(c).size() > static_cast<size_t>(kernels::kMaxBroadcastRank))
-    return refuse(c, "rank above 6");
+    return refuse(c, "rank above 8");
   return Status::ok();
 }
 
@@ -567,7 +567,9 @@ std::vector<OpSample> gather_elements_samples(const std::string& op) {
   return {{"GatherElements_axis1", {runtime("x", {3, 4}), constant_i64("i", {3, 2}, {0, 3, -1, 1, 2, 2})},
            {sample_node(op, {"x", "i"}, {"y"}, {A::integer("axis", 1)})}},
           {"GatherElements_axis0_rank3", {runtime("x", {4, 2, 3}), constant_i64("i", {2, 2, 3}, {0, 1, 2, 3, 0, 1, 3, 3, 3, 0, 0, 0})},
-           {sample_node(op, {"x", "i"}, {"y"})}}};
+           {sample_node(op, {"x", "i"}, {"y"})}},
+          {"GatherElements_rank7_axis1", {runtime("x", {2, 3, 2, 1, 2, 1, 2}), constant_i64("i", {2, 1, 2, 1, 2, 1, 2}, {0, 2, 1, 1, 2, 0, 0, 1, 1, 2, 2, 0, 0, 0, 1, 2})},
+           {sample_node(op, {"x", "i"}, {"y"}, {A::integer("axis", 1)})}}};
 }
 
 std::vector<OpSample> slice_samples(const std::string& op) {

@@ -18,7 +18,7 @@ using kernels::ElemType;
 using kernels::LogicOp;
 
 Status require_rank6(const BindContext& c) {
-  if (out_shape(c).size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return refuse(c, "output rank above 6");
+  if (out_shape(c).size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return refuse(c, "output rank above 8");
   return Status::ok();
 }
 
@@ -118,7 +118,7 @@ Status supports_where(const BindContext& c) {
 Status bind_where(BindContext& c, Step& s) {
   WS_RETURN_IF_ERROR(bind_constant_inputs(c, s));
   const ir::Shape& y = out_shape(c);
-  if (y.size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return refuse(c, "output rank above 6");
+  if (y.size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return refuse(c, "output rank above 8");
   kernels::WhereDims d;
   d.rank = static_cast<int>(y.size());
   for (int k = 0; k < d.rank; ++k) d.y_dims[k] = y[static_cast<size_t>(k)];

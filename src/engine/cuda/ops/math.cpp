@@ -143,7 +143,7 @@ Status bind_batch_norm(BindContext& c, Step& s) {
 
 Status supports_all_float(const BindContext& c) {
   for (size_t i = 0; i < c.node.inputs.size(); ++i) WS_RETURN_IF_ERROR(require_runtime_float(c, i));
-  if (out_shape(c).size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return refuse(c, "output rank above 6");
+  if (out_shape(c).size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return refuse(c, "output rank above 8");
   for (size_t i = 0; i < c.node.inputs.size(); ++i)
     if (in_t(c, i).shape.size() > out_shape(c).size()) return refuse(c, "an input has a higher rank than the output");
   return Status::ok();
@@ -195,7 +195,7 @@ Status supports_pow(const BindContext& c) {
     for (double x : v)
       if (std::fabs(x) > 16777216.0) return refuse(c, "an integer exponent beyond ±2^24 (not exact in float32)");
   }
-  if (out_shape(c).size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return refuse(c, "output rank above 6");
+  if (out_shape(c).size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return refuse(c, "output rank above 8");
   for (size_t i = 0; i < 2; ++i)
     if (in_t(c, i).shape.size() > out_shape(c).size()) return refuse(c, "an input has a higher rank than the output");
   return Status::ok();

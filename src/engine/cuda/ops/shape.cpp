@@ -37,7 +37,7 @@ Status supports_copy(const BindContext& c) {
 
 Status supports_transpose(const BindContext& c) {
   WS_RETURN_IF_ERROR(ok_float0(c));
-  if (in_t(c, 0).shape.size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return refuse(c, "rank above 6");
+  if (in_t(c, 0).shape.size() > static_cast<size_t>(kernels::kMaxBroadcastRank)) return refuse(c, "rank above 8");
   return Status::ok();
 }
 Status bind_transpose(BindContext& c, Step& s) {

@@ -44,7 +44,7 @@ inline std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims) 
   return s;
 }
 
-/// The transpose kernel's arguments for y = x viewed as `dims` (row-major, rank <= 6) with its axes permuted by
+/// The transpose kernel's arguments for y = x viewed as `dims` (row-major, rank <= 8) with its axes permuted by
 /// `perm` (y dim k = x dim perm[k]), as ONNX Transpose defines it.
 inline kernels::TransposeDims permuted_view(const std::vector<int64_t>& dims, const std::vector<int64_t>& perm) {
   const std::vector<int64_t> xs = row_major_strides(dims);
