@@ -21,6 +21,11 @@ struct ImageRgb8 {
 /// Largest image accepted, in pixels (protects against headers that promise huge sizes).
 inline constexpr int64_t kMaxImagePixels = int64_t{1} << 28;  // 268 Mpx
 
+/// Whether a width × height image is within the pixel budget: kMaxImagePixels, lowered by the environment's
+/// WS_MAX_IMAGE_PIXELS (the decoders' limit). kInvalidArgument for a non-positive side, kResourceExhausted above the
+/// budget (the message names both sides and the limit). `what` prefixes the message (a file name, "image").
+Status check_image_size(int64_t width, int64_t height, const std::string& what = "image");
+
 /// Decodes a PNG or JPEG file. Errors: kNotFound (missing/unreadable), kInvalidImage (empty,
 /// not PNG/JPEG, truncated or corrupt — the message names the file and the decoder's complaint),
 /// kResourceExhausted (more than kMaxImagePixels).

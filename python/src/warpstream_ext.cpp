@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -188,11 +189,33 @@ void check_matches(const nb::ndarray<nb::ro>& a, const ws::TensorDesc& d, const 
 
 nb::ndarray<nb::ro> as_array(nb::handle h, const std::string& what) {
   nb::ndarray<nb::ro> a;
-  if (!nb::try_cast(h, a, false)) {
-    raise(ws::invalid_argument(what + ": expected an array (numpy, or an object with __dlpack__ or the buffer "
-                               "protocol), got " + std::string(nb::str(nb::handle(h.type()).attr("__name__")).c_str())));
+  bool ok = false;
+  try {
+    ok = nb::try_cast(h, a, false);
+  } catch (const std::exception&) {  // nanobind's import of an unusual buffer (a big-endian format) may throw
+    ok = false;
   }
-  return a;
+  if (ok) return a;
+  PyErr_Clear();  // a failed import may leave the producer's error (numpy's BufferError for a big-endian array) set
+  const std::string type = nb::str(nb::handle(h.type()).attr("__name__")).c_str();
+  if (h.is_none()) raise(ws::invalid_argument(what + ": expected an array, got None"));
+  // An array nanobind cannot view (DLPack has no byte order or object dtype): say which dtype it is.
+  if (nb::hasattr(h, "dtype") && nb::hasattr(h, "shape")) {
+    std::string dt = nb::repr(h.attr("dtype")).c_str();  // repr: nb::str(obj) does not convert a non-str
+    if (nb::hasattr(h.attr("dtype"), "byteorder") && nb::str(h.attr("dtype").attr("byteorder")).equal(nb::str(">")))
+      dt += " (big-endian: convert with .astype(x.dtype.newbyteorder('=')))";
+    raise(ws::invalid_argument(what + ": a " + type + " of dtype " + dt + " cannot be read (native-endian numeric "
+                               "arrays only)"));
+  }
+  // A __dlpack__ that raises: keep its message.
+  if (nb::hasattr(h, "__dlpack__")) {
+    try {
+      (void)h.attr("__dlpack__")();
+    } catch (nb::python_error& e) {
+      raise(ws::invalid_argument(what + ": its __dlpack__() raised " + std::string(e.what())));
+    }
+  }
+  raise(ws::invalid_argument(what + ": expected an array (numpy, or an object with __dlpack__ or the buffer protocol), got " + type));
 }
 
 /// A new numpy array for an engine tensor (dense, owned by a capsule).
@@ -232,6 +255,13 @@ class Engine {
   static std::unique_ptr<Engine> build(ws::ir::Graph graph, const std::string& device, const std::string& precision,
                                        const std::optional<std::string>& timing_cache) {
     auto e = std::unique_ptr<Engine>(new Engine());
+    if (precision != "fp32" && precision != "fp16")
+      raise(ws::invalid_argument("precision '" + precision + "': expected 'fp32' or 'fp16'"));
+    if (device.rfind("cuda:", 0) == 0) {  // the index is checked on every build, with or without the CUDA executor
+      const std::string idx = device.substr(5);
+      if (idx.empty() || idx.size() > 4 || idx.find_first_not_of("0123456789") != std::string::npos)
+        raise(ws::invalid_argument("device '" + device + "': expected 'cuda' or 'cuda:N' (N a device index >= 0)"));
+    }
     if (device == "cpu") {
       if (precision != "fp32") {
         raise(ws::invalid_argument("precision '" + precision + "': the CPU executor is float32 only (fp16 needs device='cuda')"));
@@ -275,7 +305,8 @@ class Engine {
       for (size_t i = 0; i < e->cuda_->num_outputs(); ++i) e->out_.push_back(e->cuda_->output_desc(i));
 #else
       raise(ws::unsupported("device='" + device + "': this warpstream extension was built without the CUDA executor "
-                            "(no nvcc, or WS_PYTHON_CUDA=OFF); rebuild with nvcc on PATH and cuDNN to get device='cuda'"));
+                            "(nvcc or cuDNN not found at build, or WS_ENABLE_CUDA=OFF / WS_PYTHON_CUDA=OFF); rebuild with nvcc on PATH, "
+                            "cuDNN installed and neither option set to OFF to get device='cuda'"));
 #endif
     } else {
       raise(ws::invalid_argument("device '" + device + "': expected 'cpu', 'cuda' or 'cuda:N'"));
@@ -335,7 +366,7 @@ class Engine {
     } else if (nb::isinstance<nb::list>(inputs) || nb::isinstance<nb::tuple>(inputs)) {
       const size_t n = nb::len(inputs);
       if (n != in_.size()) {
-        raise(ws::invalid_argument("inputs: " + std::to_string(n) + " arrays for an engine with " +
+        raise(ws::invalid_argument("inputs: " + std::to_string(n) + (n == 1 ? " array" : " arrays") + " for an engine with " +
                                    std::to_string(in_.size()) + " input(s)" + names_hint()));
       }
       for (size_t i = 0; i < n; ++i) r.push_back(as_array(inputs[i], "input '" + in_[i].name + "'"));
@@ -365,7 +396,7 @@ class Engine {
       items.push_back(out);
     }
     if (items.size() != out_.size()) {
-      raise(ws::invalid_argument("out: " + std::to_string(items.size()) + " arrays for an engine with " +
+      raise(ws::invalid_argument("out: " + std::to_string(items.size()) + (items.size() == 1 ? " array" : " arrays") + " for an engine with " +
                                  std::to_string(out_.size()) + " output(s)"));
     }
     std::vector<std::pair<nb::object, nb::ndarray<>>> r;
@@ -652,7 +683,8 @@ class Pipeline {
     if (mean) {
       if (mean->size() != 3 || std_->size() != 3) raise(ws::invalid_argument("mean and std: 3 values each (R, G, B)"));
       for (int i = 0; i < 3; ++i) {
-        if (!((*std_)[i] > 0)) raise(ws::invalid_argument("std: values must be > 0"));
+        if (!((*std_)[i] > 0) || !std::isfinite((*std_)[i])) raise(ws::invalid_argument("std: values must be finite and > 0"));
+        if (!std::isfinite((*mean)[i])) raise(ws::invalid_argument("mean: values must be finite"));
         o.normalize.mean[i] = (*mean)[i];
         o.normalize.inv_std[i] = 1.0f / (*std_)[i];
       }
@@ -868,6 +900,8 @@ ws::ImageRgb8 image_from_array(nb::handle h) {
     raise(ws::invalid_argument("image: expected uint8 [height, width, 3] (RGB), got " + dlpack_name(a.dtype()) + " " +
                                array_shape_string(a)));
   }
+  // The decoders' pixel budget, before the copy below allocates what the array's shape promises.
+  check(ws::check_image_size(static_cast<int64_t>(a.shape(1)), static_cast<int64_t>(a.shape(0))));
   ws::ImageRgb8 img;
   img.height = static_cast<int64_t>(a.shape(0));
   img.width = static_cast<int64_t>(a.shape(1));
@@ -897,7 +931,8 @@ class Classifier {
     if (mean) {
       if (mean->size() != 3 || std_->size() != 3) raise(ws::invalid_argument("mean and std: 3 values each (R, G, B)"));
       for (int i = 0; i < 3; ++i) {
-        if (!((*std_)[i] > 0)) raise(ws::invalid_argument("std: values must be > 0"));
+        if (!((*std_)[i] > 0) || !std::isfinite((*std_)[i])) raise(ws::invalid_argument("std: values must be finite and > 0"));
+        if (!std::isfinite((*mean)[i])) raise(ws::invalid_argument("mean: values must be finite"));
         config.normalize.mean[i] = (*mean)[i];
         config.normalize.inv_std[i] = 1.0f / (*std_)[i];
       }
@@ -1140,7 +1175,7 @@ NB_MODULE(_warpstream, m) {
 #endif
             return e.run(inputs, out, stream);
           },
-          "inputs"_a, "out"_a = nb::none(), "stream"_a = nb::none(), kRunDoc)
+          "inputs"_a.none(), "out"_a = nb::none(), "stream"_a = nb::none(), kRunDoc)
       .def_prop_ro("inputs", &Engine::inputs, "The engine's inputs (name, shape, dtype), in run() order.")
       .def_prop_ro("outputs", &Engine::outputs, "The engine's outputs (name, shape, dtype), in return order.")
       .def_prop_ro("device", &Engine::device, "\"cpu\", \"cuda\" or \"cuda:N\".")
@@ -1148,11 +1183,20 @@ NB_MODULE(_warpstream, m) {
       .def_prop_ro("arena_bytes", &Engine::arena_bytes, "Bytes of the activation arena (per execution context on CUDA).")
       .def("__repr__", [](const Engine& e) {
         std::string s = "Engine(device='" + e.device() + "', precision='" + e.precision() + "', inputs=[";
-        for (const auto& t : e.inputs()) s += t.name + " " + ws::shape_string(t.shape) + " " + t.dtype + ", ";
-        s += "], outputs=[";
-        for (const auto& t : e.outputs()) s += t.name + " " + ws::shape_string(t.shape) + " " + t.dtype + ", ";
-        return s + "])";
+        auto list = [](const std::vector<TensorInfo>& ts) {
+          std::string r;
+          for (size_t i = 0; i < ts.size(); ++i) r += (i ? ", " : "") + ts[i].name + " " + ws::shape_string(ts[i].shape) + " " + ts[i].dtype;
+          return r;
+        };
+        return s + list(e.inputs()) + "], outputs=[" + list(e.outputs()) + "])";
       });
+#if !WS_PY_CUDA
+  engine_class.def("bind", [](nb::handle, nb::handle, nb::handle, nb::handle) {
+        raise(ws::invalid_argument("bind: CUDA engines only (this warpstream build has no CUDA executor)"));
+      }, "inputs"_a.none(), "out"_a = nb::none(), "stream"_a = nb::none(),
+      "CUDA engines: resolve device tensors once for repeated runs (this build has no CUDA executor: raises "
+      "InvalidArgumentError).");
+#endif
 #if WS_PY_CUDA
   engine_class
       .def("input_address", &Engine::input_address, "index"_a = 0,
@@ -1163,7 +1207,7 @@ NB_MODULE(_warpstream, m) {
              Engine::Bound b = e.bind_device(inputs, out, stream);
              return BoundRun(nb::borrow(self), nb::borrow(inputs), nb::borrow(out), std::move(b));
            },
-           "inputs"_a, "out"_a.none(), "stream"_a = nb::none(),
+           "inputs"_a.none(), "out"_a = nb::none(), "stream"_a = nb::none(),
            "CUDA engines: resolve device tensors once for repeated runs (TensorRT's set_tensor_address + "
            "execute_async_v3). `inputs` and `out` as for run() (C-contiguous tensors on the engine's GPU, torch/cupy/"
            "DLPack); `stream` as for run(). Returns a BoundRun whose run() converts nothing per call: it enqueues on "

@@ -131,7 +131,7 @@ def test_out_preallocated(rng):
     assert_close(out_m, m_np, rtol=1e-5, atol=1e-5, what="out= matmul")
     with pytest.raises(warpstream.InvalidArgumentError, match=r"out 'm': shape \[3, 2\]"):
         engine.run([a, b], out=[out_s, np.zeros((3, 2), np.float32)])
-    with pytest.raises(warpstream.InvalidArgumentError, match="1 arrays for an engine with 2 output"):
+    with pytest.raises(warpstream.InvalidArgumentError, match="1 array for an engine with 2 output"):
         engine.run([a, b], out=out_s)
     ro = np.zeros((2, 3), np.float32)
     ro.setflags(write=False)

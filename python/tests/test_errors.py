@@ -92,3 +92,44 @@ def test_read_image_errors(tmp_path):
     with pytest.raises(warpstream.Error) as e:
         warpstream.read_image(bad)
     assert e.value.code == "invalid image" and "bad.png" in str(e.value)
+
+
+def test_newcomer_bad_inputs_name_the_problem(demo_model, tmp_path):
+    """Inputs a new user tried (helper report of 2026-12-01): each raises InvalidArgumentError naming the problem."""
+    e = warpstream.Engine.from_onnx(demo_model)
+    x = np.zeros((1, 3, 32, 32), np.float32)
+    with pytest.raises(warpstream.InvalidArgumentError, match="got None"):
+        e.run(None)
+    with pytest.raises(warpstream.InvalidArgumentError, match="big-endian"):
+        e.run(x.astype(">f4"))
+    with pytest.raises(warpstream.InvalidArgumentError, match=r"dtype\('O'\)"):
+        e.run(np.empty((1, 3, 32, 32), object))
+    with pytest.raises(warpstream.InvalidArgumentError, match="CUDA engines only"):
+        e.bind(x)  # a CPU engine (every build): no device addresses to bind
+    with pytest.raises(warpstream.InvalidArgumentError, match="expected 'fp32' or 'fp16'"):
+        warpstream.Engine.from_onnx(demo_model, precision="int4")
+    with pytest.raises(warpstream.InvalidArgumentError, match="cuda:N"):
+        warpstream.Engine.from_onnx(demo_model, device="cuda:abc")
+    with pytest.raises(warpstream.InvalidArgumentError, match="2 arrays for an engine with 1 output"):
+        e.run([x], out=[np.zeros((1, 10), np.float32), np.zeros((1, 10), np.float32)])
+    assert ", ]" not in repr(e) and repr(e).endswith("])")
+
+    class Broken:
+        def __dlpack__(self, *a, **k):
+            raise KeyError("boom")
+
+    with pytest.raises(warpstream.InvalidArgumentError, match="boom"):
+        e.run(Broken())
+
+
+def test_classifier_array_within_the_pixel_budget(demo_model):
+    """classify() on an array applies the decoders' pixel budget (kMaxImagePixels = 2^28) before copying it: a
+    broadcast view promising 400 Mpx (no memory behind it) is refused, not copied; NaN mean / std are refused."""
+    c = warpstream.Classifier.from_onnx(demo_model)
+    huge = np.broadcast_to(np.uint8(0), (20000, 20000, 3))
+    with pytest.raises(warpstream.Error, match="pixel limit"):
+        c.classify(huge, k=3)
+    with pytest.raises(warpstream.InvalidArgumentError, match="mean: values must be finite"):
+        warpstream.Classifier.from_onnx(demo_model, mean=[float("nan")] * 3, std=[1.0] * 3)
+    with pytest.raises(warpstream.InvalidArgumentError, match="std: values must be finite"):
+        warpstream.Classifier.from_onnx(demo_model, mean=[0.0] * 3, std=[float("inf")] * 3)

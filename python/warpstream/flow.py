@@ -30,13 +30,13 @@ import os
 import re
 from types import SimpleNamespace
 
-import torch
-
 from ._warpstream import has_cuda
 
-if not has_cuda:
+if not has_cuda:  # before importing torch: a CPU-only build cannot run the Flow rail whatever else is installed
     raise ImportError("warpstream.flow needs a warpstream build with CUDA (this one is CPU-only: nvcc or cuDNN was "
-                      "missing at build, or WS_PYTHON_CUDA=OFF)")
+                      "missing at build, or it was built with WS_ENABLE_CUDA=OFF / WS_PYTHON_CUDA=OFF)")
+import torch  # noqa: E402
+
 from ._warpstream import LtxTransformer as _LtxTransformer  # noqa: E402
 
 __all__ = ["LTXVideoTransformer", "parse_bytes"]

@@ -32,6 +32,21 @@ Status check_size(const std::string& path, int64_t w, int64_t h) {
   return Status::ok();
 }
 
+}  // namespace
+
+Status check_image_size(int64_t width, int64_t height, const std::string& what) {
+  if (width < 1 || height < 1)
+    return invalid_argument(what + ": " + std::to_string(width) + "×" + std::to_string(height) + " image (each side >= 1)");
+  const int64_t limit = std::min(kMaxImagePixels, build_limits().max_image_pixels);
+  if (width > limit / height) {
+    return resource_exhausted(what + ": " + std::to_string(width) + "×" + std::to_string(height) + " exceeds the " +
+                              std::to_string(limit) + "-pixel limit (WS_MAX_IMAGE_PIXELS)");
+  }
+  return Status::ok();
+}
+
+namespace {
+
 Result<ImageRgb8> decode_png(const std::string& path, const std::vector<uint8_t>& bytes) {
   png_image img;
   std::memset(&img, 0, sizeof img);

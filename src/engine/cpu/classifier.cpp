@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <sstream>
@@ -26,6 +27,7 @@ Result<ModelConfig> load_model_config(const std::string& json_path) {
     }
     for (int i = 0; i < 3; ++i) {
       const double x = v[static_cast<size_t>(i)].get<double>();
+      if (!std::isfinite(x)) return invalid_argument(json_path + ": field '" + key + "' values must be finite");
       if (std::string(key) == "mean") c.normalize.mean[i] = static_cast<float>(x);
       else if (!(x > 0)) return invalid_argument(json_path + ": field 'std' values must be > 0");
       else c.normalize.inv_std[i] = static_cast<float>(1.0 / x);
@@ -91,6 +93,10 @@ Status CpuClassifier::run_tensor(const float* nchw) {
 }
 
 Result<std::vector<ref::TopKEntry>> CpuClassifier::classify(const ImageRgb8& image, int k) {
+  WS_RETURN_IF_ERROR(check_image_size(image.width, image.height));
+  if (static_cast<int64_t>(image.pixels.size()) != image.width * image.height * 3)
+    return invalid_argument("image: " + std::to_string(image.pixels.size()) + " bytes for " + std::to_string(image.width) +
+                            "×" + std::to_string(image.height) + " RGB8 (width·height·3 expected)");
   if (k < 1 || k > ref::kMaxTopK || k > classes_) {
     return invalid_argument("top-k " + std::to_string(k) + " is out of range: 1.." +
                             std::to_string(std::min<int64_t>(ref::kMaxTopK, classes_)));
