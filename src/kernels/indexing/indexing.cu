@@ -1,4 +1,4 @@
-// Indexing kernels of the CUDA executor (issue 14): Gather along one axis with build-time indices
+// Indexing kernels of the CUDA executor (issue 14): ScatterND's slice scatter, Gather along one axis with build-time indices
 // (ShuffleNet / ViT class-token style selections that did not fold at build), GatherElements, Tile and Pad
 // (constant / reflect / edge) — copies of
 // 2- or 4-byte elements (float16 / float32 storage) — and Resize (nearest / bilinear / bicubic) of the last two
@@ -54,7 +54,7 @@ __global__ void tile_kernel(const T* x, T* y, TileDims d, int64_t total) {
 
 template <typename T>
 __global__ void resize_2d_kernel(bool linear, const T* x, T* y, const float* __restrict__ taps, int64_t planes, int64_t in_h,
-                                 int64_t in_w, int64_t out_h, int64_t out_w) {
+                                 int64_t in_w, int64_t out_h, int64_t out_w, float extrapolation) {
   const int32_t* h0 = reinterpret_cast<const int32_t*>(taps);
   const int32_t* h1 = h0 + out_h;
   const float* wh = taps + 2 * out_h;
@@ -65,6 +65,10 @@ __global__ void resize_2d_kernel(bool linear, const T* x, T* y, const float* __r
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t ow = i % out_w, oh = (i / out_w) % out_h, pl = i / (out_w * out_h);
     const T* xp = x + pl * in_h * in_w;
+    if (h0[oh] < 0 || w0[ow] < 0) {  // outside the input (tf_crop_and_resize)
+      device::store(y, i, extrapolation);
+      continue;
+    }
     const int64_t r0 = int64_t(h0[oh]) * in_w, c0 = w0[ow];
     if (!linear) {
       y[i] = xp[r0 + c0];
@@ -80,7 +84,7 @@ __global__ void resize_2d_kernel(bool linear, const T* x, T* y, const float* __r
 
 template <typename T>
 __global__ void resize_2d_cubic_kernel(const T* x, T* y, const float* __restrict__ taps, int64_t planes, int64_t in_h,
-                                       int64_t in_w, int64_t out_h, int64_t out_w) {
+                                       int64_t in_w, int64_t out_h, int64_t out_w, float extrapolation) {
   const int32_t* hi = reinterpret_cast<const int32_t*>(taps);
   const float* hw = taps + 4 * out_h;
   const int32_t* wi = reinterpret_cast<const int32_t*>(taps + 8 * out_h);
@@ -89,6 +93,10 @@ __global__ void resize_2d_cubic_kernel(const T* x, T* y, const float* __restrict
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t ow = i % out_w, oh = (i / out_w) % out_h, pl = i / (out_w * out_h);
     const T* xp = x + pl * in_h * in_w;
+    if (hi[4 * oh] < 0 || wi[4 * ow] < 0) {  // outside the input (tf_crop_and_resize)
+      device::store(y, i, extrapolation);
+      continue;
+    }
     float acc = 0.0f;
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
@@ -115,6 +123,12 @@ __global__ void gather_elements_kernel(const T* x, T* y, const int32_t* __restri
     }
     y[i] = x[ix];
   }
+}
+
+template <typename T>
+__global__ void scatter_slices_kernel(const T* updates, T* y, const int32_t* __restrict__ offsets, int64_t slice, int64_t total) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x)
+    y[int64_t(offsets[i / slice]) + i % slice] = updates[i];
 }
 
 template <typename T>
@@ -192,33 +206,50 @@ Status pad(ElemType t, PadMode mode, const void* x, void* y, const PadDims& d, f
 }
 
 Status resize_2d(ElemType t, bool linear, const void* x, void* y, const float* taps, int64_t planes, int64_t in_h,
-                 int64_t in_w, int64_t out_h, int64_t out_w, cudaStream_t stream) {
+                 int64_t in_w, int64_t out_h, int64_t out_w, cudaStream_t stream, float extrapolation) {
   if (t != ElemType::kFloat32 && t != ElemType::kFloat16) return unsupported(std::string("resize_2d: element type ") + dtype_name(t));
   if (planes < 0 || in_h < 1 || in_w < 1 || out_h < 0 || out_w < 0) return invalid_argument("resize_2d: bad dims");
   const int64_t total = planes * out_h * out_w;
   if (total == 0) return Status::ok();
   if (t == ElemType::kFloat32)
     resize_2d_kernel<float><<<grid_for(total), kThreads, 0, stream>>>(linear, static_cast<const float*>(x), static_cast<float*>(y), taps,
-                                                                      planes, in_h, in_w, out_h, out_w);
+                                                                      planes, in_h, in_w, out_h, out_w, extrapolation);
   else
     resize_2d_kernel<__half><<<grid_for(total), kThreads, 0, stream>>>(linear, static_cast<const __half*>(x), static_cast<__half*>(y), taps,
-                                                                       planes, in_h, in_w, out_h, out_w);
+                                                                       planes, in_h, in_w, out_h, out_w, extrapolation);
   WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();
 }
 
 Status resize_2d_cubic(ElemType t, const void* x, void* y, const float* taps, int64_t planes, int64_t in_h, int64_t in_w,
-                       int64_t out_h, int64_t out_w, cudaStream_t stream) {
+                       int64_t out_h, int64_t out_w, cudaStream_t stream, float extrapolation) {
   if (t != ElemType::kFloat32 && t != ElemType::kFloat16) return unsupported(std::string("resize_2d_cubic: element type ") + dtype_name(t));
   if (planes < 0 || in_h < 1 || in_w < 1 || out_h < 0 || out_w < 0) return invalid_argument("resize_2d_cubic: bad dims");
   const int64_t total = planes * out_h * out_w;
   if (total == 0) return Status::ok();
   if (t == ElemType::kFloat32)
     resize_2d_cubic_kernel<float><<<grid_for(total), kThreads, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), taps,
-                                                                            planes, in_h, in_w, out_h, out_w);
+                                                                            planes, in_h, in_w, out_h, out_w, extrapolation);
   else
     resize_2d_cubic_kernel<__half><<<grid_for(total), kThreads, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y),
-                                                                             taps, planes, in_h, in_w, out_h, out_w);
+                                                                             taps, planes, in_h, in_w, out_h, out_w, extrapolation);
+  WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return Status::ok();
+}
+
+Status scatter_slices(int elem_bytes, const void* updates, void* y, const int32_t* offsets, int64_t n, int64_t slice,
+                      cudaStream_t stream) {
+  if (n < 0 || slice < 0) return invalid_argument("scatter_slices: negative dims");
+  const int64_t total = n * slice;
+  if (total == 0) return Status::ok();
+  const unsigned g = grid_for(total);
+  switch (elem_bytes) {
+    case 1: scatter_slices_kernel<<<g, kThreads, 0, stream>>>(static_cast<const uint8_t*>(updates), static_cast<uint8_t*>(y), offsets, slice, total); break;
+    case 2: scatter_slices_kernel<<<g, kThreads, 0, stream>>>(static_cast<const uint16_t*>(updates), static_cast<uint16_t*>(y), offsets, slice, total); break;
+    case 4: scatter_slices_kernel<<<g, kThreads, 0, stream>>>(static_cast<const uint32_t*>(updates), static_cast<uint32_t*>(y), offsets, slice, total); break;
+    case 8: scatter_slices_kernel<<<g, kThreads, 0, stream>>>(static_cast<const uint64_t*>(updates), static_cast<uint64_t*>(y), offsets, slice, total); break;
+    default: return invalid_argument("scatter_slices: element size " + std::to_string(elem_bytes));
+  }
   WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();
 }

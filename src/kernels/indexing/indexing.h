@@ -29,6 +29,12 @@ struct TileDims {
 };
 Status tile(int elem_bytes, const void* x, void* y, const TileDims& d, cudaStream_t stream);
 
+/// ScatterND-16 (reduction none), the scatter half (y already holds a copy of the data): for u < n and j < slice,
+/// y[offsets[u] + j] = updates[u·slice + j]; offsets (int32, element offsets of each target slice, computed at build)
+/// must be distinct. Elements of 1, 2, 4 or 8 bytes, copied bit for bit.
+Status scatter_slices(int elem_bytes, const void* updates, void* y, const int32_t* offsets, int64_t n, int64_t slice,
+                      cudaStream_t stream);
+
 /// GatherElements-13: y has the dims of the indices (`y_dims`); y[i] = x[i with its `axis` coordinate replaced by
 /// indices[i]] — indices: int32 device values in [0, x_dims[axis]) (normalised at build), one per y element;
 /// x_strides: x's element strides. rank 1..8.
@@ -59,14 +65,16 @@ Status pad(ElemType t, PadMode mode, const void* x, void* y, const PadDims& d, f
 /// w1[out_w], float ww[out_w]. Nearest: y = x[h0][w0]; linear: the bilinear blend
 /// (1−wh)·((1−ww)·x[h0][w0] + ww·x[h0][w1]) + wh·((1−ww)·x[h1][w0] + ww·x[h1][w1]).
 /// Element type float32 or float16 (storage).
+/// A first index of -1 (h0 or w0; hi[4·oh] or wi[4·ow] for cubic) marks a coordinate outside the input
+/// (tf_crop_and_resize): that output is `extrapolation`.
 Status resize_2d(ElemType t, bool linear, const void* x, void* y, const float* taps, int64_t planes, int64_t in_h,
-                 int64_t in_w, int64_t out_h, int64_t out_w, cudaStream_t stream);
+                 int64_t in_w, int64_t out_h, int64_t out_w, cudaStream_t stream, float extrapolation = 0.0f);
 
 /// Cubic Resize (Keys' kernel) of the last two axes, taps computed at build (src/engine/cuda/ops/indexing.cpp):
 /// `taps` holds int32 hi[4·out_h] (bits), float hw[4·out_h], then int32 wi[4·out_w], float ww[4·out_w];
 /// y = Σ_j Σ_k hw[4·oh + j]·ww[4·ow + k]·x[hi[4·oh + j]][wi[4·ow + k]] (float32 accumulation).
 /// Element type float32 or float16 (storage).
 Status resize_2d_cubic(ElemType t, const void* x, void* y, const float* taps, int64_t planes, int64_t in_h, int64_t in_w,
-                       int64_t out_h, int64_t out_w, cudaStream_t stream);
+                       int64_t out_h, int64_t out_w, cudaStream_t stream, float extrapolation = 0.0f);
 
 }  // namespace ws::kernels

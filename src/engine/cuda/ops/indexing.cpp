@@ -12,6 +12,7 @@
 #include <cmath>
 #include <climits>
 #include <cstring>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -367,6 +368,72 @@ Status bind_pad(BindContext& c, Step& s) {
 }
 
 // ------------------------------------------------------------------------------------------------
+// ScatterND-11/13/16 (reduction none; indices an int64 constant, as the analyzer requires): y = data, then each
+// update slice written at its target. The target slices' element offsets are computed here; two updates of one
+// slice are refused (parallel writes would race; the CPU reference applies them in order).
+
+struct ScatterPlan { std::vector<int64_t> offsets; int64_t slice = 1; };
+Result<ScatterPlan> scatter_plan(const BindContext& c) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const ir::Tensor& it = in_t(c, 1);
+  if (!it.is_constant() || it.dtype != ir::DType::kInt64 || it.shape.empty()) return refuse(c, "indices must be an int64 constant");
+  const int64_t k = it.shape.back(), r = static_cast<int64_t>(x.size());
+  if (k < 1 || k > r) return refuse(c, "indices' last dimension out of range");
+  ScatterPlan p;
+  for (int64_t a = k; a < r; ++a) p.slice *= x[static_cast<size_t>(a)];
+  const std::vector<int64_t> strides = contiguous_strides(x);
+  const int64_t n = it.elements() / k;
+  const int64_t* v = it.data_as<int64_t>();
+  std::set<int64_t> seen;
+  for (int64_t u = 0; u < n; ++u) {
+    int64_t off = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t i = v[u * k + j];
+      const int64_t d = x[static_cast<size_t>(j)];
+      if (i < 0) i += d;
+      if (i < 0 || i >= d) return refuse(c, "an index is out of range");
+      off += i * strides[static_cast<size_t>(j)];
+    }
+    if (off > INT32_MAX) return refuse(c, "a target offset above 2^31 - 1");
+    if (!seen.insert(off).second) return refuse(c, "two updates of the same slice (their order would race on the GPU)");
+    p.offsets.push_back(off);
+  }
+  return p;
+}
+
+Status supports_scatter_nd(const BindContext& c) {
+  if (attr_s(c.node, "reduction", "none") != "none") return refuse(c, "reduction other than none");
+  const size_t eb = ir::dtype_size(stored_type(c, in_t(c, 0).dtype));
+  if (eb != 1 && eb != 2 && eb != 4 && eb != 8) return refuse(c, std::string("data of element type ") + ir::dtype_name(in_t(c, 0).dtype));
+  WS_ASSIGN_OR_RETURN(ScatterPlan p, scatter_plan(c));
+  (void)p;
+  return Status::ok();
+}
+
+Status bind_scatter_nd(BindContext& c, Step& s) {
+  WS_ASSIGN_OR_RETURN(ScatterPlan p, scatter_plan(c));
+  // data and updates: constants uploaded in their stored type (index 1, the indices, is not read by the kernels).
+  for (size_t k : {size_t{0}, size_t{2}})
+    if (in_t(c, k).is_constant()) {
+      WS_ASSIGN_OR_RETURN(const void* ptr, c.upload_stored(c.node.inputs[k]));
+      s.inputs[k] = Operand{Operand::Kind::kConst, 0, ptr};
+    }
+  std::vector<float> bits(std::max<size_t>(p.offsets.size(), 1));
+  for (size_t u = 0; u < p.offsets.size(); ++u) bits[u] = std::bit_cast<float>(static_cast<int32_t>(p.offsets[u]));
+  WS_ASSIGN_OR_RETURN(const void* d_off, c.upload_values(bits, true));
+  const auto* offsets = static_cast<const int32_t*>(d_off);
+  const int eb = static_cast<int>(ir::dtype_size(stored_type(c, in_t(c, 0).dtype)));
+  const size_t bytes = static_cast<size_t>(in_t(c, 0).elements()) * static_cast<size_t>(eb);
+  const int64_t n = static_cast<int64_t>(p.offsets.size()), slice = p.slice;
+  s.kernels = 2;
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) -> Status {
+    if (bytes && io.out[0] != io.in[0]) WS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(io.out[0], io.in[0], bytes, cudaMemcpyDeviceToDevice, st));
+    return kernels::scatter_slices(eb, io.in[2], io.out[0], offsets, n, slice, st);
+  };
+  return Status::ok();
+}
+
+// ------------------------------------------------------------------------------------------------
 // Resize (opset 10: X, scales; opset 11+: X, roi, scales, sizes): nearest or linear over the last two axes,
 // the others unchanged. Taps per output row / column computed here in double, after ONNX's reference
 // (coordinates clamped to the edge), uploaded once.
@@ -376,6 +443,9 @@ struct ResizeSpec {
   double cubic_a = -0.75;
   std::string coord, nearest;
   double scale_h = 1, scale_w = 1;
+  // tf_crop_and_resize: the roi of the last two axes (normalised start / end) and the value outside it.
+  double roi_h0 = 0, roi_h1 = 1, roi_w0 = 0, roi_w1 = 1;
+  float extrapolation = 0.0f;
 };
 
 Result<std::vector<double>> const_doubles(const BindContext& c, size_t i) {
@@ -406,8 +476,16 @@ Result<ResizeSpec> resize_spec(const BindContext& c) {
   sp.cubic_a = attr_f(c.node, "cubic_coeff_a", -0.75f);
   sp.exclude_outside = attr_i(c.node, "exclude_outside", 0) != 0;
   sp.coord = attr_s(c.node, "coordinate_transformation_mode", v10 ? "asymmetric" : "half_pixel");
-  if (sp.coord != "half_pixel" && sp.coord != "pytorch_half_pixel" && sp.coord != "align_corners" && sp.coord != "asymmetric")
+  if (sp.coord != "half_pixel" && sp.coord != "pytorch_half_pixel" && sp.coord != "align_corners" && sp.coord != "asymmetric" &&
+      sp.coord != "tf_crop_and_resize")
     return refuse(c, "coordinate_transformation_mode '" + sp.coord + "'");
+  if (sp.coord == "tf_crop_and_resize") {
+    if (v10 || !has_in(c, 1)) return refuse(c, "tf_crop_and_resize without a roi input");
+    WS_ASSIGN_OR_RETURN(std::vector<double> roi, const_doubles(c, 1));
+    if (roi.size() != 2 * r) return refuse(c, "roi has " + std::to_string(roi.size()) + " values for rank " + std::to_string(r));
+    sp.roi_h0 = roi[r - 2]; sp.roi_w0 = roi[r - 1]; sp.roi_h1 = roi[2 * r - 2]; sp.roi_w1 = roi[2 * r - 1];
+    sp.extrapolation = attr_f(c.node, "extrapolation_value", 0.0f);
+  }
   sp.nearest = attr_s(c.node, "nearest_mode", v10 ? "floor" : "round_prefer_floor");
   if (attr_i(c.node, "antialias", 0) != 0 || c.node.find("axes")) return refuse(c, "antialias / axes (opset 18)");
   std::vector<double> scales;
@@ -443,7 +521,7 @@ Status supports_resize(const BindContext& c) {
 
 // One axis: per output index, the first / second input index (int32 bits in a float) and the weight of the second.
 void axis_taps(const ResizeSpec& sp, int64_t in, int64_t out, double scale, std::vector<float>& i0, std::vector<float>& i1,
-               std::vector<float>& w) {
+               std::vector<float>& w, double roi0 = 0, double roi1 = 1) {
   // As ONNX's reference (and reference/resize.cpp): the "resized length" in these formulas is in x scale, not
   // the floored output extent (they differ when a scale does not divide evenly: test_resize_downsample_scales_
   // linear_align_corners failed on CUDA in device run 1 of 2026-12-01 with the floored length).
@@ -453,7 +531,16 @@ void axis_taps(const ResizeSpec& sp, int64_t in, int64_t out, double scale, std:
     if (sp.coord == "half_pixel") xo = (static_cast<double>(o) + 0.5) / scale - 0.5;
     else if (sp.coord == "pytorch_half_pixel") xo = len_out > 1 ? (static_cast<double>(o) + 0.5) / scale - 0.5 : 0.0;
     else if (sp.coord == "align_corners") xo = len_out == 1 ? 0.0 : static_cast<double>(o) * static_cast<double>(in - 1) / (len_out - 1);
+    else if (sp.coord == "tf_crop_and_resize")
+      xo = len_out > 1 ? roi0 * static_cast<double>(in - 1) + static_cast<double>(o) * (roi1 - roi0) * static_cast<double>(in - 1) / (len_out - 1)
+                       : 0.5 * (roi0 + roi1) * static_cast<double>(in - 1);
     else xo = static_cast<double>(o) / scale;  // asymmetric
+    if (sp.coord == "tf_crop_and_resize" && (xo < 0 || xo > static_cast<double>(in - 1))) {  // outside: extrapolation
+      i0.push_back(std::bit_cast<float>(int32_t{-1}));
+      i1.push_back(std::bit_cast<float>(int32_t{-1}));
+      w.push_back(0.0f);
+      continue;
+    }
     int64_t a, b;
     double frac = 0.0;
     if (!sp.linear) {
@@ -478,8 +565,11 @@ void axis_taps(const ResizeSpec& sp, int64_t in, int64_t out, double scale, std:
 
 // The input coordinate of output index o on one axis (ONNX Resize's coordinate_transformation_mode; "resized
 // length" = in x scale, as in axis_taps).
-double resize_coordinate(const ResizeSpec& sp, int64_t in, int64_t o, double scale) {
+double resize_coordinate(const ResizeSpec& sp, int64_t in, int64_t o, double scale, double roi0 = 0, double roi1 = 1) {
   const double len_out = static_cast<double>(in) * scale, x = static_cast<double>(o);
+  if (sp.coord == "tf_crop_and_resize")
+    return len_out > 1 ? roi0 * static_cast<double>(in - 1) + x * (roi1 - roi0) * static_cast<double>(in - 1) / (len_out - 1)
+                       : 0.5 * (roi0 + roi1) * static_cast<double>(in - 1);
   if (sp.coord == "half_pixel") return (x + 0.5) / scale - 0.5;
   if (sp.coord == "pytorch_half_pixel") return len_out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
   if (sp.coord == "align_corners") return len_out == 1 ? 0.0 : x * static_cast<double>(in - 1) / (len_out - 1);
@@ -489,10 +579,15 @@ double resize_coordinate(const ResizeSpec& sp, int64_t in, int64_t o, double sca
 // Cubic (Keys, coefficient a = cubic_coeff_a): per output index 4 input indices (clamped to the edge; int32 bits in
 // a float) then their 4 weights; exclude_outside zeroes the taps outside the input and renormalises.
 void axis_taps_cubic(const ResizeSpec& sp, int64_t in, int64_t out, double scale, std::vector<float>& idx,
-                     std::vector<float>& w) {
+                     std::vector<float>& w, double roi0 = 0, double roi1 = 1) {
   const double a = sp.cubic_a;
   for (int64_t o = 0; o < out; ++o) {
-    const double xo = resize_coordinate(sp, in, o, scale), f = std::floor(xo), t = xo - f;
+    const double xo = resize_coordinate(sp, in, o, scale, roi0, roi1), f = std::floor(xo), t = xo - f;
+    if (sp.coord == "tf_crop_and_resize" && (xo < 0 || xo > static_cast<double>(in - 1))) {  // outside: extrapolation
+      for (int k = 0; k < 4; ++k) idx.push_back(std::bit_cast<float>(int32_t{-1}));
+      for (int k = 0; k < 4; ++k) w.push_back(0.0f);
+      continue;
+    }
     // Keys' kernel at distances 1 + t, t, 1 - t, 2 - t.
     const double d[4] = {1.0 + t, t, 1.0 - t, 2.0 - t};
     double c[4], sum = 0.0;
@@ -513,6 +608,7 @@ void axis_taps_cubic(const ResizeSpec& sp, int64_t in, int64_t out, double scale
 
 Status bind_resize(BindContext& c, Step& s) {
   WS_ASSIGN_OR_RETURN(ResizeSpec sp, resize_spec(c));
+  const float extrapolation = sp.extrapolation;
   const ir::Shape& x = in_t(c, 0).shape;
   const ir::Shape& y = out_shape(c);
   const size_t r = x.size();
@@ -521,8 +617,8 @@ Status bind_resize(BindContext& c, Step& s) {
   const int64_t in_h = x[r - 2], in_w = x[r - 1], out_h = y[r - 2], out_w = y[r - 1];
   if (sp.cubic) {
     std::vector<float> hi, hw, wi, ww;
-    axis_taps_cubic(sp, in_h, out_h, sp.scale_h, hi, hw);
-    axis_taps_cubic(sp, in_w, out_w, sp.scale_w, wi, ww);
+    axis_taps_cubic(sp, in_h, out_h, sp.scale_h, hi, hw, sp.roi_h0, sp.roi_h1);
+    axis_taps_cubic(sp, in_w, out_w, sp.scale_w, wi, ww, sp.roi_w0, sp.roi_w1);
     std::vector<float> taps;
     for (auto* part : {&hi, &hw, &wi, &ww}) taps.insert(taps.end(), part->begin(), part->end());
     if (taps.empty()) taps.push_back(0.0f);
@@ -530,13 +626,13 @@ Status bind_resize(BindContext& c, Step& s) {
     const auto* t = static_cast<const float*>(d_taps);
     const ElemType et = c.elem;
     s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
-      return kernels::resize_2d_cubic(et, io.in[0], io.out[0], t, planes, in_h, in_w, out_h, out_w, st);
+      return kernels::resize_2d_cubic(et, io.in[0], io.out[0], t, planes, in_h, in_w, out_h, out_w, st, extrapolation);
     };
     return Status::ok();
   }
   std::vector<float> h0, h1, wh, w0, w1, ww;
-  axis_taps(sp, in_h, out_h, sp.scale_h, h0, h1, wh);
-  axis_taps(sp, in_w, out_w, sp.scale_w, w0, w1, ww);
+  axis_taps(sp, in_h, out_h, sp.scale_h, h0, h1, wh, sp.roi_h0, sp.roi_h1);
+  axis_taps(sp, in_w, out_w, sp.scale_w, w0, w1, ww, sp.roi_w0, sp.roi_w1);
   std::vector<float> taps;
   for (auto* part : {&h0, &h1, &wh, &w0, &w1, &ww}) taps.insert(taps.end(), part->begin(), part->end());
   if (taps.empty()) taps.push_back(0.0f);
@@ -545,7 +641,7 @@ Status bind_resize(BindContext& c, Step& s) {
   const bool linear = sp.linear;
   const ElemType et = c.elem;
   s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
-    return kernels::resize_2d(et, linear, io.in[0], io.out[0], t, planes, in_h, in_w, out_h, out_w, st);
+    return kernels::resize_2d(et, linear, io.in[0], io.out[0], t, planes, in_h, in_w, out_h, out_w, st, extrapolation);
   };
   return Status::ok();
 }
@@ -693,7 +789,26 @@ std::vector<OpSample> resize_samples(const std::string&) {
           resize_sample("Resize_cubic_align_corners_sizes", {1, 3, 5, 4}, {}, {1, 3, 8, 7},
                         {A::text("mode", "cubic"), A::text("coordinate_transformation_mode", "align_corners")}),
           resize_sample("Resize_cubic_asymmetric_up", {1, 1, 4, 4}, {1, 1, 2.0f, 3.0f}, {},
-                        {A::text("mode", "cubic"), A::text("coordinate_transformation_mode", "asymmetric")})};
+                        {A::text("mode", "cubic"), A::text("coordinate_transformation_mode", "asymmetric")}),
+          // tf_crop_and_resize: a roi reaching past the input on both sides -> extrapolation_value there
+          {"Resize_tf_crop_and_resize_linear_extrapolate",
+           {runtime("x", {1, 2, 4, 5}), constant_values("roi", {8}, {0, 0, -0.2f, 0.1f, 1, 1, 0.9f, 1.3f}),
+            constant_values("sc", {4}, {1, 1, 1.5f, 1.4f})},
+           {sample_node("Resize", {"x", "roi", "sc"}, {"y"},
+                        {A::text("mode", "linear"), A::text("coordinate_transformation_mode", "tf_crop_and_resize"),
+                         A::real("extrapolation_value", 10.0f)})}},
+          {"Resize_tf_crop_and_resize_nearest_sizes",
+           {runtime("x", {1, 1, 6, 6}), constant_values("roi", {8}, {0, 0, 0.4f, 0.6f, 1, 1, 0.6f, 0.8f}), constant_i64("sz", {4}, {1, 1, 3, 3})},
+           {sample_node("Resize", {"x", "roi", "", "sz"}, {"y"},
+                        {A::text("coordinate_transformation_mode", "tf_crop_and_resize")})}}};
+}
+
+// ScatterND: whole rows (k = 1) and single elements (k = rank) of a runtime tensor replaced by runtime updates.
+std::vector<OpSample> scatter_nd_samples(const std::string& op) {
+  return {{"ScatterND_rows", {runtime("x", {4, 5, 3}), constant_i64("i", {2, 1}, {3, 1}), runtime("u", {2, 5, 3})},
+           {sample_node(op, {"x", "i", "u"}, {"y"})}, 16},
+          {"ScatterND_elements_negative_index", {runtime("x", {3, 4}), constant_i64("i", {3, 2}, {0, 1, 2, -1, 1, 0}), runtime("u", {3})},
+           {sample_node(op, {"x", "i", "u"}, {"y"})}, 13}};
 }
 
 // Upsample-9 (scales input) and Upsample-7 (scales attribute): Resize-10's semantics.
@@ -716,6 +831,7 @@ std::vector<CudaOpDef> indexing_ops() {
       {"GatherElements", 1, supports_gather_elements, bind_gather_elements, gather_elements_samples},
       {"Pad", 1, supports_pad, bind_pad, pad_samples},
       {"Resize", 1, supports_resize, bind_resize, resize_samples},
+      {"ScatterND", 0, supports_scatter_nd, bind_scatter_nd, scatter_nd_samples},
       {"Slice", 1, supports_rank6, bind_slice, slice_samples},
       {"SpaceToDepth", 1, ok_float0, bind_depth_space, depth_space_samples},
       {"Split", 1, ok_float0, bind_split, split_samples},
