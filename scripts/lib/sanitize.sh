@@ -67,8 +67,12 @@ else
     case $tool in memcheck|initcheck) def=3 ;; racecheck) def=2 ;; *) def=1 ;; esac
     shards=${!nvar:-$def}
     mapfile -t opts < <(san_opts "$tool")
+    # racecheck died with "failed to handle a hardware exception" inside CudaEngineModel.DemoModelMatchesCpu's fp16
+    # tactic timing (device run 14 of 2026-12-01); WS_TRACE_TACTICS names each candidate before it runs, so the
+    # log shows which one takes the tool down.
+    trace=""; [ "$tool" = racecheck ] && trace=1
     for ((i = 0; i < shards; ++i)); do
-      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout -k 10 "$san_cap" \
+      WS_TRACE_TACTICS=$trace GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout -k 10 "$san_cap" \
         compute-sanitizer "${opts[@]}" "$GT" --gtest_filter="$filter" > "$L/sanitize-$tool-$i.txt" 2>&1 &
       san_pids+=("$!:$tool:$i")
     done
@@ -103,6 +107,12 @@ else
       echo "    first-frame kernels: $(san_kernels "$L/sanitize-$tool-all.txt")" | tee -a "$SUM"
     grep -h -E '^\[  FAILED  \] [A-Za-z]|Detected overflow|Timeout|Internal Sanitizer Error' "$L"/sanitize-$tool-*.txt 2>/dev/null |
       sort -u | head -8 | sed 's/^/    /' | tee -a "$SUM"
+    # A tool error during tactic timing (WS_TRACE_TACTICS): the candidate announced last before it.
+    for f in "$L"/sanitize-$tool-*.txt; do
+      grep -q 'Internal Sanitizer Error' "$f" || continue
+      last=$(sed -n '/Internal Sanitizer Error/q;/^\[tactic\] timing /p' "$f" | tail -1)
+      [ -n "$last" ] && echo "    $(basename "$f"): last candidate before the tool error: ${last#\[tactic\] timing }" | cut -c1-220 | tee -a "$SUM"
+    done
     # The canary must have been caught: exit 3 and a report naming its kernel.
     # The initcheck canary reads a never-written buffer through an ordinary kernel of ours (bf16_to_float_kernel);
     # the other canaries are kernels named canary_*.

@@ -2,6 +2,10 @@
 // kernels, stream launches or one captured CUDA graph.
 #include "engine/cuda/cuda_ops.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
 namespace ws::cudaexec {
 
 BuildDevice::~BuildDevice() {
@@ -19,7 +23,31 @@ Result<void*> BuildDevice::get(int slot, size_t bytes) {
   return b.get();
 }
 
-Result<float> BuildDevice::time_us(const std::function<Status(cudaStream_t)>& fn, int reps, bool capture) {
+namespace {
+bool trace_tactics() {
+  static const bool on = [] {
+    const char* v = std::getenv("WS_TRACE_TACTICS");
+    return v != nullptr && *v != '\0' && std::string_view(v) != "0";
+  }();
+  return on;
+}
+}  // namespace
+
+Result<float> BuildDevice::time_us(const std::function<Status(cudaStream_t)>& fn, int reps, bool capture, const std::string& label) {
+  if (trace_tactics()) {
+    std::fprintf(stderr, "[tactic] timing %s\n", label.empty() ? "(unnamed)" : label.c_str());
+    std::fflush(stderr);
+    Result<float> r = time_us_impl(fn, reps, capture);
+    const cudaError_t e = cudaStreamSynchronize(stream.get());
+    std::fprintf(stderr, "[tactic] %s: %s%s\n", label.empty() ? "(unnamed)" : label.c_str(),
+                 r.is_ok() ? "ran" : r.status().to_string().c_str(), e == cudaSuccess ? "" : " (stream fault)");
+    std::fflush(stderr);
+    return r;
+  }
+  return time_us_impl(fn, reps, capture);
+}
+
+Result<float> BuildDevice::time_us_impl(const std::function<Status(cudaStream_t)>& fn, int reps, bool capture) {
   if (reps <= 0) reps = timing_reps;
   for (int i = 0; i < timing_warmups; ++i) WS_RETURN_IF_ERROR(fn(stream.get()));
   // Timed as the lanes run it: `reps` back-to-back copies captured into one CUDA graph and replayed (per-node

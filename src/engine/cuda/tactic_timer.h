@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
 
 #include "cuda/cuda_util.h"
 #include "warpstream/status.h"
@@ -33,7 +34,14 @@ struct BuildDevice {
   /// gaps), falling back to stream launches when capture fails. Used for our own kernels; cuDNN candidates
   /// are timed on the stream (capturing every cuDNN algorithm at build — FFT ones included — hung an
   /// fp32 EfficientNet build on the H200, 2026-11-29), which charges them host launch gaps on tiny convs.
-  Result<float> time_us(const std::function<Status(cudaStream_t)>& fn, int reps = 0, bool capture = false);
+  /// label: what is timed ("node 'conv3': cudnn algo 1 fused"); with WS_TRACE_TACTICS set in the environment each
+  /// timing is announced on stderr before it runs and its outcome after a synchronise (a sanitizer or driver fault
+  /// then names the candidate that raised it: scripts/lib/sanitize.sh sets it for racecheck).
+  Result<float> time_us(const std::function<Status(cudaStream_t)>& fn, int reps = 0, bool capture = false,
+                        const std::string& label = "");
+
+ private:
+  Result<float> time_us_impl(const std::function<Status(cudaStream_t)>& fn, int reps, bool capture);
 };
 
 }  // namespace ws::cudaexec

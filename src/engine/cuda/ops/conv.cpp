@@ -291,7 +291,8 @@ Status bind_conv(BindContext& c, Step& s) {
           p.fused = fused;
           p.cudnn_ws = perf[i].memory;
           // a residual is timed in place (z = y: cuDNN and our epilogue read each element before writing it)
-          auto t = c.dev.time_us([&](cudaStream_t st) { return p.run(c.dev.cudnn, sx, sy, sws, st, resid ? sy : nullptr); });
+          auto t = c.dev.time_us([&](cudaStream_t st) { return p.run(c.dev.cudnn, sx, sy, sws, st, resid ? sy : nullptr); }, 0, false,
+                                 c.node.describe(c.graph.opset) + ": cudnn algo " + std::to_string(static_cast<int>(p.algo)) + (fused ? " fused" : ""));
           if (!t) { (void)cudaGetLastError(); continue; }  // e.g. the fused call refuses this algo
           if (!found || *t < best_us) { best_us = *t; found = true; best_algo = p.algo; best_fused = fused; best_ws = p.cudnn_ws; }
         }
@@ -310,7 +311,8 @@ Status bind_conv(BindContext& c, Step& s) {
         if (!got) continue;
         tws = *got;
       }
-      auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, st, resid ? sy : nullptr, tws); }, 0, true);
+      auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, st, resid ? sy : nullptr, tws); }, 0, true,
+                             c.node.describe(c.graph.opset) + ": " + ws_conv_key(o));
       if (!t) { (void)cudaGetLastError(); continue; }
       if (!found || *t < best_us) { best_us = *t; found = true; own->impl = o; impl = ws_conv_key(o); }
     }

@@ -147,7 +147,8 @@ Status bind_gemm(BindContext& c, Step& s) {
       if (heur[i].state != CUBLAS_STATUS_SUCCESS) continue;
       g.algo = heur[i].algo;
       g.ws = heur[i].workspaceSize;
-      auto t = c.dev.time_us([&](cudaStream_t st) { return g.run(c.dev.lt, sx, g.weight ? g.weight : sw, cptr, sy, sws, st); });
+      auto t = c.dev.time_us([&](cudaStream_t st) { return g.run(c.dev.lt, sx, g.weight ? g.weight : sw, cptr, sy, sws, st); }, 0, false,
+                             c.node.describe(c.graph.opset) + ": cublasLt heuristic " + std::to_string(i));
       if (!t) { (void)cudaGetLastError(); continue; }
       if (!found || *t < best_us) { best_us = *t; choice = i; found = true; }
     }
