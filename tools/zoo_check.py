@@ -42,6 +42,9 @@ DEFAULT_MODELS = [
     "resnet18", "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "shufflenet_v2_x1_0", "mnasnet1_0",
     "squeezenet1_1", "densenet121", "efficientnet_b0", "regnet_y_400mf", "googlenet", "convnext_tiny", "vit_b_16",
 ]
+# The rest of the issue-14 zoo that torchvision 0.14 (the CPU machine's) and 0.26 (the GPU machine's) both have;
+# `--models all` = DEFAULT_MODELS + these (inception_v3 runs at 299²).
+EXTENDED_MODELS = ["efficientnet_b3", "efficientnet_v2_s", "resnext50_32x4d", "wide_resnet50_2", "inception_v3", "swin_t"]
 
 
 def calibrate_batch_norm(torch, model, size, seed, batches=2, batch_size=4):
@@ -89,7 +92,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--warpstream", required=True, help="path to the warpstream CLI")
     ap.add_argument("--out", required=True, help="folder for the exported case folders")
-    ap.add_argument("--models", default=",".join(DEFAULT_MODELS))
+    ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
+                    help="comma list of torchvision model names, or 'all' (the default 13 + " + ", ".join(EXTENDED_MODELS) + ")")
     ap.add_argument("--opset", type=int, default=17)
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--seed", type=int, default=int(os.environ.get("WS_SEED", "0")))
@@ -140,7 +144,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     rows = []
     failed = 0
-    for name in [m for m in args.models.split(",") if m]:
+    names = DEFAULT_MODELS + EXTENDED_MODELS if args.models == "all" else [m for m in args.models.split(",") if m]
+    for name in names:
         t0 = time.time()
         if args.time_budget and t0 - t_start > args.time_budget:
             for precision in precisions:

@@ -11,7 +11,9 @@
 # Needs nothing carried beyond the usual .debs (+ .onnxdata for the suites; the zoo needs no file).
 # Knobs: WS_ONNX_SECONDS (per onnx-test job, default 200), WS_ZOO_SECONDS (no new zoo model after it, default
 # 150; the zoo is killed 70 s later),
-# WS_ZOO_MODELS (comma list; default tools/zoo_check.py's 13 models).
+# WS_ZOO_MODELS (comma list, or `all` = the 13 + efficientnet_b3/v2_s, resnext50, wide_resnet50_2, inception_v3,
+# swin_t; default tools/zoo_check.py's 13 models). The whole zoo in one call:
+#   WS_ZOO_MODELS=all WS_ZOO_SECONDS=400 bash scripts/device.sh onnx
 # Under $OUT: onnx-counts.md (suite × executor × precision → passed / failed / skipped), zoo.md (model ×
 # precision table), onnx-fails.txt (every FAIL / BAD line); logs in $L/onnx-*.txt.
 ws_build warpstream || { FAILED=1; return; }
