@@ -19,6 +19,14 @@ def build_or_skip(path, **kw):
         raise
 
 
+def torch_cpu_gpu(path):
+    """torch with CUDA (else skip), and the CPU and CUDA engines of `path`."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    return torch, warpstream.Engine.from_onnx(path), build_or_skip(path)
+
+
 @pytest.mark.parametrize("precision,tol", [("fp32", 1e-3), ("fp16", 3e-2)])
 def test_cuda_engine_vs_cpu_engine(demo_model, rng, precision, tol):
     cpu = warpstream.Engine.from_onnx(demo_model)
@@ -35,11 +43,7 @@ def test_cuda_engine_vs_cpu_engine(demo_model, rng, precision, tol):
 
 
 def test_dlpack_torch_in_place_with_stream(demo_model, rng):
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch without CUDA")
-    cpu = warpstream.Engine.from_onnx(demo_model)
-    gpu = build_or_skip(demo_model)
+    torch, cpu, gpu = torch_cpu_gpu(demo_model)
     x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
     ref = cpu.run(x)
     xt = torch.from_numpy(x).cuda()
@@ -85,11 +89,7 @@ def test_device_input_is_bound_zero_copy(demo_model, rng):
     """A contiguous, aligned torch CUDA input is read in place (set_input_address): the engine's input address is
     the tensor's data pointer; results equal the CPU engine. A misaligned view is copied (address = the engine's
     slot) and still correct; a later host input restores the slot."""
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch without CUDA")
-    cpu = warpstream.Engine.from_onnx(demo_model)
-    gpu = build_or_skip(demo_model)
+    torch, cpu, gpu = torch_cpu_gpu(demo_model)
     slot = gpu.input_address(0)
     x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
     ref = cpu.run(x)
@@ -123,11 +123,7 @@ def test_bound_run_reads_and_writes_the_bound_tensors(demo_model, rng):
     """Engine.bind resolves the tensors once (TensorRT's set_tensor_address + execute_async_v3): run() follows
     in-place updates of the bound input, writes the bound out=, matches the CPU engine; a bound stream orders it.
     Refusals: a CPU engine, host arrays, no out=, a wrong shape."""
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch without CUDA")
-    cpu = warpstream.Engine.from_onnx(demo_model)
-    gpu = build_or_skip(demo_model)
+    torch, cpu, gpu = torch_cpu_gpu(demo_model)
     x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
     xt = torch.from_numpy(x).cuda()
     out = torch.full((1, 10), float("nan"), device="cuda")
