@@ -421,6 +421,13 @@ int run_ltx(const LtxArgs& a) {
   // codes need their .weight_scale): a file claiming huge tensors is refused here, before the WeightStore copies a byte.
   if (Status st = flow::LtxModel::validate_tensors(cfg.value(), flow::ltx_source_from_checkpoint(cp)); !st.is_ok())
     return fail("weights in " + a.checkpoint, st);
+  if (const auto unused = flow::LtxModel::unused_tensors(cfg.value(), cp); !unused.empty()) {
+    std::string list;
+    for (size_t i = 0; i < unused.size() && i < 3; ++i) list += (i ? ", " : "") + ws::quoted(unused[i]);
+    std::fprintf(stderr, "warning: ltx: %zu tensor(s) of %s are not used by the model the config describes (%s%s); "
+                 "is config.json the checkpoint's?\n", unused.size(), ws::quoted(a.checkpoint).c_str(), list.c_str(),
+                 unused.size() > 3 ? ", ..." : "");
+  }
   flow::LtxModelGeometry geo;
   geo.batch = a.batch; geo.frames = F; geo.height = H; geo.width = W; geo.text_tokens = a.text_tokens;
   geo.per_token_timestep = a.per_token;

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "warpstream/status.h"
 
@@ -105,6 +106,9 @@ class LtxTransformer {
   uint64_t device_bytes() const;  ///< everything the current device model allocated (0 before prepare)
   uint64_t host_bytes() const;    ///< the host copy of the weights
   int builds() const;             ///< device models built so far (1 per distinct consecutive shape)
+  /// Tensors of the checkpoint the model does not read (sorted; empty for a matching checkpoint): another model's
+  /// checkpoint, or a config.json that does not describe it. open() does not refuse them; callers warn.
+  const std::vector<std::string>& unused_tensors() const;
 
   struct Impl;
 

@@ -857,6 +857,7 @@ class LtxTransformer {
   uint64_t host_bytes() const { return impl_->host_bytes(); }
   int builds() const { return impl_->builds(); }
   int device() const { return impl_->options().device; }
+  std::vector<std::string> unused_tensors() const { return impl_->unused_tensors(); }
 
  private:
   static constexpr int kBf16 = 0, kF32 = 1;
@@ -1276,6 +1277,8 @@ NB_MODULE(_warpstream, m) {
       .def("describe", &LtxTransformer::describe, "Placement, memory and launch mode of the current device model.")
       .def_prop_ro("config", &LtxTransformer::config, "config.json's sizes (in/out/caption channels, layers, heads ...).")
       .def_prop_ro("device_bytes", &LtxTransformer::device_bytes, "Device bytes of the current model (0 before the first forward).")
+      .def_prop_ro("unused_tensors", &LtxTransformer::unused_tensors,
+                   "Tensors of the checkpoint the model does not read (sorted; empty for a matching checkpoint).")
       .def_prop_ro("host_bytes", &LtxTransformer::host_bytes, "Bytes of the host copy of the weights.")
       .def_prop_ro("builds", &LtxTransformer::builds, "Device models built so far (one per distinct consecutive shape).")
       .def_prop_ro("device", &LtxTransformer::device, "CUDA device index.");

@@ -28,6 +28,7 @@ import contextlib
 import json
 import os
 import re
+import warnings
 from types import SimpleNamespace
 
 from ._warpstream import has_cuda
@@ -118,6 +119,10 @@ class LTXVideoTransformer(torch.nn.Module):
                 raise ValueError(f"device {device}: the LTX transformer runs on a CUDA device")
             index = d.index if d.index is not None else torch.cuda.current_device()
         engine = _LtxTransformer(folder, parse_bytes(vram_budget), weights, max_slots, cuda_graph, index)
+        unused = engine.unused_tensors
+        if unused:  # as diffusers' "Some weights of the model checkpoint ... were not used"
+            warnings.warn(f"{len(unused)} tensor(s) of {folder} are not used by the model its config.json describes "
+                          f"(first: {', '.join(unused[:3])}); is config.json the checkpoint's?", stacklevel=2)
         config = {}
         cfg_path = os.path.join(folder, "config.json") if os.path.isdir(folder) else os.path.join(
             os.path.dirname(folder), "config.json")

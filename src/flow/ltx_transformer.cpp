@@ -39,6 +39,7 @@ struct LtxTransformer::Impl {
   bool graph = false;
   std::string capture_error;
   int builds = 0;
+  std::vector<std::string> unused_tensors;
 };
 
 namespace {
@@ -99,6 +100,7 @@ Result<std::unique_ptr<LtxTransformer>> LtxTransformer::open(const std::string& 
   }
   // Headers only: every tensor's presence, dtype and shape before the store copies a byte.
   WS_RETURN_IF_ERROR(flow::LtxModel::validate_tensors(c, flow::ltx_source_from_checkpoint(ckpt)));
+  impl->unused_tensors = flow::LtxModel::unused_tensors(c, ckpt);
   const std::vector<std::string> names = flow::LtxModel::store_tensor_order(c);
   // 8-bit block linears are quantised once here, into the one host copy (as `warpstream ltx` does).
   flow::WeightStoreOptions wo;
@@ -187,6 +189,7 @@ bool LtxTransformer::prepared() const { return impl_->model != nullptr; }
 uint64_t LtxTransformer::device_bytes() const { return impl_->model ? impl_->model->device_bytes() : 0; }
 uint64_t LtxTransformer::host_bytes() const { return impl_->store ? impl_->store->storage().size() : 0; }
 int LtxTransformer::builds() const { return impl_->builds; }
+const std::vector<std::string>& LtxTransformer::unused_tensors() const { return impl_->unused_tensors; }
 
 std::string LtxTransformer::describe() const {
   const Impl& m = *impl_;

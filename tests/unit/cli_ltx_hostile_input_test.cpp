@@ -15,6 +15,7 @@
 #include <string>
 
 #include "support/safetensors_writer.h"
+#include "warpstream/safetensors.h"
 #include "support/test_util.h"
 
 namespace ws {
@@ -195,6 +196,36 @@ TEST_F(CliLtxHostileInput, ModelFileClaimingAGigabyteRefusedBeforeAnyCopy) {
   expect_refused("ltx --model " + sh_quote(d), {"without CUDA"});
 #endif
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+}
+
+TEST_F(CliLtxHostileInput, ModelWarnsAboutTensorsTheConfigDoesNotUse) {
+  // The tiny model's tensors (tests/data/ltx_tiny) in one shard plus a tensor no LTX transformer has in another:
+  // `ltx` says how many tensors it does not use and names them (diffusers' "Some weights ... were not used"),
+  // before any device work; a config.json that does not describe the checkpoint shows this way.
+  const std::string d = dir_.file("ltx_extra");
+  std::filesystem::create_directories(d);
+  const std::string tiny = std::string(WS_TEST_DATA_DIR) + "/ltx_tiny";
+  std::filesystem::copy_file(tiny + "/config.json", d + "/config.json");
+  std::filesystem::copy_file(tiny + "/diffusion_pytorch_model.safetensors", d + "/shard-a.safetensors");
+  test::write_file(d + "/shard-b.safetensors",
+                   test::safetensors_image({{"vae.decoder.conv_in.weight", "F32", {2, 2}, test::f32_bytes({1, 2, 3, 4})}}, {}));
+  auto ck = io::open_checkpoint(tiny + "/diffusion_pytorch_model.safetensors");
+  ASSERT_TRUE(ck.is_ok()) << ck.status().to_string();
+  std::string map;
+  for (const io::CheckpointTensor& t : ck->tensors()) map += "\"" + t.tensor->name + "\": \"shard-a.safetensors\", ";
+  map += "\"vae.decoder.conv_in.weight\": \"shard-b.safetensors\"";
+  test::write_file(d + "/diffusion_pytorch_model.safetensors.index.json", "{\"metadata\": {}, \"weight_map\": {" + map + "}}");
+  const Run r = cli("ltx --model " + sh_quote(d) + " --resident --tokens 4 --text-tokens 2 --repeat 1");
+#ifdef WS_HAVE_CUDA
+  // No GPU here: the device start-up fails after the warning (exit 2); on a GPU machine the tiny model runs (0).
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 2) << r.err;
+  EXPECT_NE(r.err.find("warning: ltx: 1 tensor(s) of"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'vae.decoder.conv_in.weight'"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+#else
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("without CUDA"), std::string::npos) << r.err;
+#endif
 }
 
 }  // namespace

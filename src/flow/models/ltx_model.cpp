@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -549,6 +550,23 @@ std::vector<std::string> LtxModel::store_tensor_order(const LtxConfig& config) {
     }
   }
   return n;
+}
+
+std::vector<std::string> LtxModel::unused_tensors(const LtxConfig& config, const io::SafetensorsCheckpoint& ckpt) {
+  const std::vector<std::string> order = store_tensor_order(config);
+  const std::set<std::string> used(order.begin(), order.end());
+  std::vector<std::string> unused;
+  for (const io::CheckpointTensor& t : ckpt.tensors()) {
+    const std::string& name = t.tensor->name;
+    if (used.count(name)) continue;
+    const std::string suffix = ".weight_scale";
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+        used.count(name.substr(0, name.size() - suffix.size()) + ".weight"))
+      continue;
+    unused.push_back(name);
+  }
+  std::sort(unused.begin(), unused.end());
+  return unused;
 }
 
 Status LtxModel::validate_tensors(const LtxConfig& config, const LtxTensorSource& source) {

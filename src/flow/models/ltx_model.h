@@ -41,6 +41,7 @@
 #include "flow/host/weight_store.h"
 #include "flow/models/ltx_block.h"
 #include "flow/streamer.h"
+#include "warpstream/safetensors.h"
 #include "warpstream/status.h"
 
 namespace ws::flow {
@@ -144,6 +145,10 @@ class LtxModel {
   /// contiguous image in exactly the device layout: non-block tensors first, then per block scale_shift_table,
   /// attn1/attn2 norms, then each linear's stacked weights followed by their stacked biases.
   static std::vector<std::string> store_tensor_order(const LtxConfig& config);
+  /// The tensors of `ckpt` the model never reads (neither in store_tensor_order nor the ".weight_scale" of one that
+  /// is), sorted: diffusers' "Some weights of the model checkpoint were not used" — a checkpoint of another model
+  /// (or a config.json that does not match it) shows here. Callers warn; nothing is refused.
+  static std::vector<std::string> unused_tensors(const LtxConfig& config, const io::SafetensorsCheckpoint& ckpt);
   /// Host-only (no CUDA call, no tensor data read): every tensor build() reads is present in `source` with a
   /// supported dtype and the shape `config` implies (non-block linears and scale_shift_table, then each block through
   /// LtxBlockWeights::validate). Run it on the checkpoint's mapping (ltx_source_from_checkpoint) before a WeightStore
