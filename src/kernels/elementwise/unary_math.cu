@@ -6,7 +6,7 @@
 //  - channel_affine: y = x·a[c] + b[c] (standalone inference BatchNormalization, a and b folded at build);
 //  - batch_norm_runtime: the same with scale / bias / mean / var read at run time (statistics that are graph
 //    inputs, as in ONNX's node tests);
-//  - binary_math: numpy-broadcast PRelu, Pow, Max, Min, Add (the variadic Sum/Max/Min/Mean chain).
+//  - binary_math: numpy-broadcast PRelu, Pow, Max, Min, Add (the variadic Sum/Max/Min/Mean chain), Mod (fmodf).
 // Formulas: ws::ref::math / ws::ref::binary_f32 (src/reference/math_ext.cpp), float32 arithmetic on
 // float32 or float16 storage. Thread mapping: one thread per output element, grid-stride loop over an
 // int64 index, 256-thread blocks (device::grid_for caps the grid).

@@ -1,4 +1,5 @@
-// Pooling and reductions of the CUDA executor: 2-D MaxPool / AveragePool (NCHW; dilations, asymmetric
+// Pooling and reductions of the CUDA executor: 2-D MaxPool (optionally with its Indices output: the flat index of
+// each maximum, storage_order 0 / 1, as ws::ref::max_pool_nd) / AveragePool (NCHW; dilations, asymmetric
 // pads, ceil_mode windows via the output size, count_include_pad counting the padded range only, as
 // ws::ref::average_pool_nd), GlobalAveragePool and Softmax (max-subtracted, float32 accumulation).
 // Thread mapping: pools — one thread per output element (grid-stride); GlobalAveragePool and Softmax —
