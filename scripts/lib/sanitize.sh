@@ -50,7 +50,9 @@ san_kernels() {
        END {for (k in n) printf "%d x %s\n", n[k], k}' "$1" | sort -rn | head -6 | tr '\n' ';'
 }
 
+source scripts/lib/san-shard.sh
 san_cap=${WS_SANITIZE_SECONDS:-$(( $(left) - 20 ))}
+san_deadline=$(( $(date +%s) + san_cap ))
 if [ "$san_cap" -lt 30 ]; then
   row "compute-sanitizer" "SKIPPED (budget: $(left) s left)"; FAILED=1
 else
@@ -71,9 +73,11 @@ else
     # tactic timing (device run 14 of 2026-12-01); WS_TRACE_TACTICS names each candidate before it runs, so the
     # log shows which one takes the tool down.
     trace=""; [ "$tool" = racecheck ] && trace=1
+    # Each shard is san_shard (scripts/lib/san-shard.sh): an explicit test list that restarts after a tool crash,
+    # recording the test that was running as TOOL ERROR instead of letting a dead context fail the rest.
     for ((i = 0; i < shards; ++i)); do
-      WS_TRACE_TACTICS=$trace GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout -k 10 "$san_cap" \
-        compute-sanitizer "${opts[@]}" "$GT" --gtest_filter="$filter" > "$L/sanitize-$tool-$i.txt" 2>&1 &
+      WS_TRACE_TACTICS=$trace san_shard "$L/sanitize-$tool-$i.txt" "$san_deadline" "$i" "$shards" "$filter" -- \
+        "${opts[@]}" &
       san_pids+=("$!:$tool:$i")
     done
     canary=SanitizerCanary.DISABLED_${tool^}
@@ -98,7 +102,7 @@ else
     for ((i = 0; i < shards; ++i)); do
       r=${san_rc[$tool:$i]}; [ "$r" -ne 0 ] && [ "$rc" -eq 0 -o "$r" -eq 124 ] && rc=$r
       f=$L/sanitize-$tool-$i.txt
-      e=$(grep -oE 'ERROR SUMMARY: [0-9]+ errors?$|\([0-9]+ errors' "$f" | head -1 | grep -oE '[0-9]+'); errs=$(( errs + ${e:-0} ))
+      e=$(grep -oE 'ERROR SUMMARY: [0-9]+ errors?$' "$f" | tail -1 | grep -oE '[0-9]+'); errs=$(( errs + ${e:-0} ))
       read -r a b c < <(gtest_result "$f" | awk '{print $1, $3, $5}'); pass=$((pass + a)); fail=$((fail + b)); skip=$((skip + c))
     done
     mark $rc
@@ -107,6 +111,9 @@ else
       echo "    first-frame kernels: $(san_kernels "$L/sanitize-$tool-all.txt")" | tee -a "$SUM"
     grep -h -E '^\[  FAILED  \] [A-Za-z]|Detected overflow|Timeout|Internal Sanitizer Error' "$L"/sanitize-$tool-*.txt 2>/dev/null |
       sort -u | head -8 | sed 's/^/    /' | tee -a "$SUM"
+    # Tests the tool itself could not run (san_shard's TOOL ERROR) and tests never reached (NOT RUN).
+    cat "$L"/sanitize-$tool-*.txt.status 2>/dev/null | grep -E ' (TOOL ERROR|NOT RUN)$' | head -12 |
+      sed 's/^/    /' | tee -a "$SUM"
     # A tool error during tactic timing (WS_TRACE_TACTICS): the candidate announced last before it.
     for f in "$L"/sanitize-$tool-*.txt; do
       grep -q 'Internal Sanitizer Error' "$f" || continue

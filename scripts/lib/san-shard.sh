@@ -1,0 +1,85 @@
+# san_shard (sourced by scripts/lib/sanitize.sh): one compute-sanitizer shard of the GPU suite that survives a
+# crash of the tool itself.
+#
+#   san_shard LOG DEADLINE SHARD SHARDS FILTER -- compute-sanitizer options...
+#
+# Why: compute-sanitizer can die inside a kernel it cannot handle ("Internal Sanitizer Error: The Sanitizer failed
+# to handle a hardware exception", racecheck in device run 14 of 2026-12-01); the CUDA context is then dead and
+# every later test of the process fails, so one tool error hid 59 tests. Here the shard's tests are listed first
+# (gtest --gtest_list_tests with FILTER, every SHARDS-th test from index SHARD) and run as one explicit list; when an
+# attempt's log shows a tool error, the tests finished before it keep their result, the test that was running is
+# recorded as "TOOL ERROR" (a failure of the run, never a pass), and the tests not yet run start again in a fresh
+# process. At most 8 attempts; an attempt that finishes nothing stops the loop.
+# Needs: $GT (the gtest binary). DEADLINE: epoch seconds when every attempt must be over (each attempt runs under
+# timeout to it).
+# Writes: LOG (every attempt's output, each after a "##### san_shard attempt" line, then a summary in gtest's form
+# — "[  PASSED  ] N tests.", "[  FAILED  ] M tests", "[  SKIPPED ] K tests", "ERROR SUMMARY: E errors" — summed over
+# the attempts), LOG.status ("<test> OK|FAILED|SKIPPED|TOOL ERROR|NOT RUN" per test).
+# Returns: 124 if an attempt hit the deadline, 5 if any test ended in a tool error, else 3 if the tool reported
+# errors, 1 if a test failed, 0 otherwise.
+san_shard() {
+  local log=$1 deadline=$2 shard=$3 shards=$4 filter=$5
+  shift 6  # the five above and "--"
+  local -a opts=("$@") all=() mine=() remaining=()
+  local status=$log.status
+  : > "$log"; : > "$status"
+  mapfile -t all < <("$GT" --gtest_filter="$filter" --gtest_list_tests 2>/dev/null |
+    awk '/^[^ ]/ {suite=$1; next} /^  [^ ]/ {print suite $1}')
+  local i
+  for ((i = shard; i < ${#all[@]}; i += shards)); do mine+=("${all[$i]}"); done
+  remaining=("${mine[@]}")
+  local attempt=0 rc_final=0 errs=0 timed_out=0 tool_err=0 had_fail=0
+  while [ ${#remaining[@]} -gt 0 ] && [ $attempt -lt 8 ]; do
+    attempt=$((attempt + 1))
+    local now; now=$(date +%s)
+    local budget=$(( deadline - now ))
+    [ $budget -lt 10 ] && { timed_out=1; break; }
+    local part=$log.attempt$attempt
+    local list; list=$(IFS=:; echo "${remaining[*]}")
+    timeout -k 10 "$budget" compute-sanitizer "${opts[@]}" "$GT" --gtest_filter="$list" > "$part" 2>&1
+    local rc=$?
+    { echo "##### san_shard attempt $attempt: ${#remaining[@]} tests, rc=$rc"; cat "$part"; } >> "$log"
+    [ $rc -eq 124 ] || [ $rc -eq 137 ] && timed_out=1
+    local e; e=$(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$part" | tail -1 | grep -oE '[0-9]+')
+    errs=$(( errs + ${e:-0} ))
+    # Results before the first tool error count; the test running at it is the tool's failure.
+    local results
+    results=$(awk '/Internal Sanitizer Error/ { if (cur != "") print cur " TOOL ERROR"; exit }
+                   /^\[ RUN      \] / { cur = $4; next }
+                   /^\[       OK \] / { print $4 " OK"; cur = ""; next }
+                   /^\[  SKIPPED \] [A-Za-z]/ { if ($4 == cur) { print $4 " SKIPPED"; cur = "" } next }
+                   /^\[  FAILED  \] [A-Za-z]/ { if ($4 == cur) { print $4 " FAILED"; cur = "" } }' "$part")
+    [ -n "$results" ] && echo "$results" >> "$status"
+    grep -q 'TOOL ERROR$' <<< "$results" && tool_err=1
+    grep -q ' FAILED$' <<< "$results" && had_fail=1
+    local -A done_now=()
+    local line
+    while read -r line; do [ -n "$line" ] && done_now[${line%% *}]=1; done <<< "$results"
+    local -a next=()
+    local t
+    for t in "${remaining[@]}"; do [ -z "${done_now[$t]:-}" ] && next+=("$t"); done
+    if [ ${#next[@]} -eq ${#remaining[@]} ]; then break; fi  # no progress: stop, the rest is NOT RUN
+    grep -q 'Internal Sanitizer Error' "$part" || { remaining=("${next[@]}"); [ $timed_out -eq 1 ] && break; continue; }
+    remaining=("${next[@]}")
+    [ $timed_out -eq 1 ] && break
+  done
+  for t in "${remaining[@]}"; do echo "$t NOT RUN" >> "$status"; done
+  local n_ok n_fail n_skip
+  n_ok=$(grep -c ' OK$' "$status"); n_skip=$(grep -c ' SKIPPED$' "$status")
+  n_fail=$(grep -cE ' (FAILED|TOOL ERROR|NOT RUN)$' "$status")
+  {
+    echo "##### san_shard summary: ${#mine[@]} tests in shard $shard of $shards, $attempt attempt(s)"
+    grep -E ' (TOOL ERROR|NOT RUN)$' "$status" | sed 's/^/#####   /'
+    echo "[  PASSED  ] $n_ok tests."
+    echo "[  FAILED  ] $n_fail tests, listed in $(basename "$status")"
+    echo "[  SKIPPED ] $n_skip tests"
+    echo "========= ERROR SUMMARY: $errs errors"
+  } >> "$log"
+  rm -f "$log".attempt*
+  [ $timed_out -eq 1 ] && return 124
+  [ $tool_err -eq 1 ] && return 5
+  [ ${#remaining[@]} -gt 0 ] && return 1
+  [ $errs -gt 0 ] && return 3
+  [ $had_fail -eq 1 ] && return 1
+  return 0
+}
