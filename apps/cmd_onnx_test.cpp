@@ -1,4 +1,4 @@
-// `warpstream onnx-test DIR... [--device cpu|cuda] [--precision fp32|fp16]`: runs ONNX backend test
+// `warpstream onnx-test DIR... [--device cpu|cuda] [--precision fp32|fp16] [--tactic-sources LIST] [--print-tactics]`: runs ONNX backend test
 // cases (model.onnx + test_data_set_*/input_N.pb, output_N.pb) on the CPU executor or the CUDA
 // executor and compares every output with the stored one. A DIR is a case folder or a folder of case
 // folders. Cases using unsupported ops, attributes or element types are skipped and their reasons
@@ -49,6 +49,8 @@ struct Options {
   bool tolerance_given = false;  ///< --rtol/--atol given: used as is, for every output
   bool verbose = false;
   bool check_support = false;  ///< --check-support: CUDA support checks only (CudaEngine::check_support), no device
+  std::string tactic_sources = "all";  ///< --tactic-sources (ws::parse_tactic_sources): CUDA kernel families
+  bool print_tactics = false;          ///< --print-tactics: each CUDA build's per-node choices, to stdout
 };
 
 // The tolerance of one output: --rtol/--atol when given; else fp32 rtol 1e-4, atol 1e-5 (both
@@ -186,7 +188,12 @@ Outcome execute_cpu(ir::Graph graph, const std::vector<ir::Tensor>& inputs, Outp
 Status run_cuda(ir::Graph graph, const std::vector<ir::Tensor>& inputs, const Options& opt, Outputs& out) {
   CudaBuildOptions bo;
   bo.precision = opt.precision == "fp16" ? Precision::kFloat16 : Precision::kFloat32;
+  WS_ASSIGN_OR_RETURN(bo.tactic_sources, parse_tactic_sources(opt.tactic_sources));
   WS_ASSIGN_OR_RETURN(auto engine, CudaEngine::build(std::move(graph), bo));
+  if (opt.print_tactics)
+    for (const TacticRecord& t : engine->tactics())
+      std::printf("  tactic %s (%s): %s, %.2f us%s\n", ws::quoted(t.node).c_str(), t.op_type.c_str(), t.choice.c_str(), t.time_us,
+                  t.from_cache ? " (timing cache)" : "");
   WS_ASSIGN_OR_RETURN(auto ctx, engine->create_context());
   WS_ASSIGN_OR_RETURN(cuda::Stream stream, cuda::Stream::create());
   if (inputs.size() != engine->num_inputs())
@@ -247,6 +254,7 @@ Outcome execute_cuda(ir::Graph graph, const std::vector<ir::Tensor>& inputs, con
   if (opt.check_support) {
     CudaBuildOptions bo;
     bo.precision = opt.precision == "fp16" ? Precision::kFloat16 : Precision::kFloat32;
+    if (auto src = parse_tactic_sources(opt.tactic_sources)) bo.tactic_sources = *src;
     if (Status s = CudaEngine::check_support(std::move(graph), bo); !s.is_ok()) { why = s.message(); return outcome_of(s, why); }
     return Outcome::kPassed;
   }
@@ -468,7 +476,18 @@ std::function<int()> setup(CLI::App& sub) {
   sub.add_flag("--check-support", opt->check_support,
                "with --device cuda: run only the CUDA executor's device-free support checks (CudaEngine::check_support) and "
                "count the cases it would run as 'supported' (no GPU needed; outputs are not compared)");
+  sub.add_option("--tactic-sources", opt->tactic_sources,
+                 "with --device cuda: kernel families the build may time and choose (cudnn, cublaslt, warpstream, all; "
+                 "comma-separated), as TensorRT's tactic sources")
+      ->capture_default_str();
+  sub.add_flag("--print-tactics", opt->print_tactics, "with --device cuda: print every node's chosen tactic after each build");
   return [opt, rtol, atol] {
+#ifdef WS_HAVE_CUDA
+    if (auto src = parse_tactic_sources(opt->tactic_sources); !src) {
+      std::fprintf(stderr, "error: %s\n", src.status().message().c_str());
+      return 2;
+    }
+#endif
     opt->tolerance_given = rtol->count() > 0 || atol->count() > 0;
     return run(*opt);
   };
