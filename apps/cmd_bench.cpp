@@ -243,8 +243,7 @@ int run_bench(const BenchArgs& a) {
     for (int i = 0; i < a.lanes; ++i) {
       auto buf = ws::cuda::DeviceBuffer::allocate(frame->size());
       if (!buf) return fail(buf.status());
-      if (cudaMemcpy(buf->get(), frame->data(), frame->size(), cudaMemcpyHostToDevice) != cudaSuccess)
-        return fail(ws::Status(ws::StatusCode::kCuda, "uploading the device frame failed"));
+      if (ws::Status up = ws::cuda::copy_to_device(buf->get(), frame->data(), frame->size()); !up.is_ok()) return fail(up);
       po.device_inputs.push_back(buf->get());
       device_frames.push_back(std::move(buf).value());
     }

@@ -169,12 +169,12 @@ Result<ws::cuda::DeviceBuffer> upload_bf16(const std::vector<float>& v) {
   std::vector<uint16_t> h(v.size());
   for (size_t i = 0; i < v.size(); ++i) h[i] = bf16_bits(v[i]);
   WS_ASSIGN_OR_RETURN(auto b, ws::cuda::DeviceBuffer::allocate(std::max<size_t>(16, h.size() * 2)));
-  WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(b.get(), h.data(), h.size() * 2, cudaMemcpyHostToDevice));
+  WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(b.get(), h.data(), h.size() * 2));
   return b;
 }
 Result<ws::cuda::DeviceBuffer> upload_f32(const std::vector<float>& v) {
   WS_ASSIGN_OR_RETURN(auto b, ws::cuda::DeviceBuffer::allocate(std::max<size_t>(16, v.size() * 4)));
-  WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(b.get(), v.data(), v.size() * 4, cudaMemcpyHostToDevice));
+  WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(b.get(), v.data(), v.size() * 4));
   return b;
 }
 Result<std::vector<float>> download_bf16(const void* p, int64_t rows, int64_t cols, int64_t ld) {

@@ -208,9 +208,9 @@ Status run_cuda(ir::Graph graph, const std::vector<ir::Tensor>& inputs, const Op
     if (d.dtype == ir::DType::kFloat16) {
       std::vector<__half> h(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i) h[static_cast<size_t>(i)] = __float2half_rn(src[i]);
-      if (n) WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(ctx->input(k), h.data(), static_cast<size_t>(n) * 2, cudaMemcpyHostToDevice));
+      if (n) WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(ctx->input(k), h.data(), static_cast<size_t>(n) * 2));
     } else if (n) {
-      WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(ctx->input(k), src, static_cast<size_t>(n) * 4, cudaMemcpyHostToDevice));
+      WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(ctx->input(k), src, static_cast<size_t>(n) * 4));
     }
   }
   // Poison the outputs (NaN bytes) so an output no kernel wrote cannot pass — except an output whose range

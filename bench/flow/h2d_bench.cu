@@ -79,7 +79,7 @@ Status run_h2d_sweep(const H2dOptions& in, H2dReport* report) {
   WS_ASSIGN_OR_RETURN(cuda::PinnedBuffer pinned, cuda::PinnedBuffer::allocate(max_bytes, cudaHostAllocMapped));
   std::memset(pinned.get(), 0x3C, max_bytes);
   WS_ASSIGN_OR_RETURN(cuda::DeviceBuffer dbuf, cuda::DeviceBuffer::allocate(max_bytes));
-  WS_CUDA_RETURN_IF_ERROR(cudaMemset(dbuf.get(), 0x11, max_bytes));
+  WS_RETURN_IF_ERROR(::ws::cuda::fill_device(dbuf.get(), 0x11, max_bytes));
   std::vector<cuda::Stream> streams;
   for (int i = 0; i < max_streams; ++i) {
     WS_ASSIGN_OR_RETURN(cuda::Stream s, cuda::Stream::create());

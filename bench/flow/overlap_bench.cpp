@@ -59,7 +59,7 @@ struct ChainBuffers {
     WS_ASSIGN_OR_RETURN(c.acc, cuda::DeviceBuffer::allocate(n * 4));
     std::vector<int8_t> h(n);
     fill_small(h.data(), n, 12345);
-    WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(c.x0.get(), h.data(), n, cudaMemcpyHostToDevice));
+    WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(c.x0.get(), h.data(), n));
     return c;
   }
   Status layer(int i, const void* w, cudaStream_t s) const {
@@ -90,7 +90,7 @@ Status run_overlap(const OverlapOptions& o, OverlapReport* rep) {
   WS_ASSIGN_OR_RETURN(cuda::PinnedBuffer host_w, cuda::PinnedBuffer::allocate(layer_bytes * L));
   for (int l = 0; l < L; ++l) fill_small(host_w.as<int8_t>() + layer_bytes * l, layer_bytes, 1000 + l);
   WS_ASSIGN_OR_RETURN(cuda::DeviceBuffer resident, cuda::DeviceBuffer::allocate(layer_bytes * L));
-  WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(resident.get(), host_w.get(), layer_bytes * L, cudaMemcpyHostToDevice));
+  WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(resident.get(), host_w.get(), layer_bytes * L));
   WS_ASSIGN_OR_RETURN(cuda::Stream stream, cuda::Stream::create());
   cudaStream_t s = stream.get();
   std::vector<HostLayer> layers;

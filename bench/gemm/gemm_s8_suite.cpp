@@ -36,7 +36,7 @@ std::string shape_name(int64_t m, int64_t n, int64_t k) {
 template <typename T>
 Result<DeviceBuffer> upload(const std::vector<T>& v) {
   WS_ASSIGN_OR_RETURN(auto b, DeviceBuffer::allocate(std::max<size_t>(v.size() * sizeof(T), 16)));
-  if (!v.empty()) WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(b.get(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  if (!v.empty()) WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(b.get(), v.data(), v.size() * sizeof(T)));
   return b;
 }
 

@@ -6,7 +6,8 @@
 # Why: compute-sanitizer can die inside a kernel it cannot handle ("Internal Sanitizer Error: The Sanitizer failed
 # to handle a hardware exception", racecheck in device run 14 of 2026-12-01); the CUDA context is then dead and
 # every later test of the process fails, so one tool error hid 59 tests. Here the shard's tests are listed first
-# (gtest --gtest_list_tests with FILTER, every SHARDS-th test from index SHARD) and run as one explicit list; when an
+# (gtest --gtest_list_tests with FILTER, DISABLED_ tests dropped as gtest itself would, every SHARDS-th test
+# from index SHARD) and run as one explicit list; when an
 # attempt's log shows a tool error, the tests finished before it keep their result, the test that was running is
 # recorded as "TOOL ERROR" (a failure of the run, never a pass), and the tests not yet run start again in a fresh
 # process. At most 8 attempts; an attempt that finishes nothing stops the loop.
@@ -24,7 +25,7 @@ san_shard() {
   local status=$log.status
   : > "$log"; : > "$status"
   mapfile -t all < <("$GT" --gtest_filter="$filter" --gtest_list_tests 2>/dev/null |
-    awk '/^[^ ]/ {suite=$1; next} /^  [^ ]/ {print suite $1}')
+    awk '/^[^ ]/ {suite=$1; next} /^  [^ ]/ {print suite $1}' | grep -v 'DISABLED_')
   local i
   for ((i = shard; i < ${#all[@]}; i += shards)); do mine+=("${all[$i]}"); done
   remaining=("${mine[@]}")

@@ -15,6 +15,20 @@ Status cuda_status(cudaError_t err, const char* what, const char* file, int line
 
 uint64_t cuda_allocation_count() { return g_allocations.load(std::memory_order_relaxed); }
 
+Status copy_to_device(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return Status::ok();
+  WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+  WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(cudaStreamLegacy));  // the staged DMA has landed
+  return Status::ok();
+}
+
+Status fill_device(void* dst, int byte, size_t bytes) {
+  if (bytes == 0) return Status::ok();
+  WS_CUDA_RETURN_IF_ERROR(cudaMemset(dst, byte, bytes));
+  WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(cudaStreamLegacy));
+  return Status::ok();
+}
+
 Result<DeviceBuffer> DeviceBuffer::allocate(size_t bytes) {
   DeviceBuffer b;
   if (bytes == 0) return b;

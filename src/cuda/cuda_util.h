@@ -21,6 +21,18 @@ Status cuda_status(cudaError_t err, const char* what, const char* file, int line
 /// Number of device/pinned allocations made through this header since process start (steady-state tests).
 uint64_t cuda_allocation_count();
 
+/// Blocking host → device copy: returns once the `bytes` are in device memory, so that work enqueued next on
+/// ANY stream reads them. Why not plain cudaMemcpy: from pageable host memory it returns as soon as the data is
+/// staged, before the DMA to the device has finished, and that DMA runs on the legacy default stream, which a
+/// cudaStreamNonBlocking stream (every stream this project creates) does not wait for (CUDA Runtime API,
+/// "API synchronization behavior"). A kernel launched right after on such a stream can read the old bytes: the
+/// torchvision zoo read half-uploaded weights on a busy H200 (device run 18 of 2026-12-02). Build-time and
+/// test use only (it synchronises the legacy stream). Errors: kCuda naming the failing call.
+Status copy_to_device(void* dst, const void* src, size_t bytes);
+/// Blocking device fill (cudaMemset semantics: each byte = `byte`), complete before work on any stream:
+/// cudaMemset is asynchronous on the legacy default stream (the hazard above). Errors: kCuda.
+Status fill_device(void* dst, int byte, size_t bytes);
+
 }  // namespace ws::cuda
 
 /// Evaluate a CUDA runtime call; on failure return a ws::Status naming the call and the error.

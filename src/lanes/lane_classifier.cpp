@@ -83,7 +83,7 @@ Result<LaneClassification> LaneClassifier::classify(const ImageRgb8& image) {
     if (options_.input == LaneInput::kDevice) {
       device_frame_ = std::make_unique<DeviceFrame>();
       WS_ASSIGN_OR_RETURN(device_frame_->buffer, cuda::DeviceBuffer::allocate(bytes));
-      WS_CUDA_RETURN_IF_ERROR(cudaMemset(device_frame_->buffer.get(), 0, bytes));
+      WS_RETURN_IF_ERROR(::ws::cuda::fill_device(device_frame_->buffer.get(), 0, bytes));
       po.device_inputs = {device_frame_->buffer.get()};
     }
     WS_ASSIGN_OR_RETURN(pipeline_, Pipeline::build(engine_, po));
@@ -93,7 +93,7 @@ Result<LaneClassification> LaneClassifier::classify(const ImageRgb8& image) {
   if (!lane) return internal_error("the classifier's only lane is busy");
   if (options_.input == LaneInput::kDevice) {
     // The producer's part: put the frame into the registered device buffer, finished before submit.
-    WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(device_frame_->buffer.get(), image.pixels.data(), bytes, cudaMemcpyHostToDevice));
+    WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(device_frame_->buffer.get(), image.pixels.data(), bytes));
   } else {
     std::span<uint8_t> slot = p.input(*lane);
     std::memcpy(slot.data(), image.pixels.data(), bytes);

@@ -78,11 +78,11 @@ struct DeviceBuf {
 
 void upload(ElemType t, const std::vector<float>& v, void* dst) {
   if (t == ElemType::kFloat32) {
-    ASSERT_EQ(cudaMemcpy(dst, v.data(), v.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(::ws::test::upload_sync(dst, v.data(), v.size() * 4), cudaSuccess);
   } else {
     std::vector<__half> h(v.size());
     for (size_t i = 0; i < v.size(); ++i) h[i] = __float2half_rn(v[i]);
-    ASSERT_EQ(cudaMemcpy(dst, h.data(), h.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(::ws::test::upload_sync(dst, h.data(), h.size() * 2), cudaSuccess);
   }
 }
 
@@ -138,7 +138,7 @@ void check_kernel(const std::string& name, Kernel k, const Conv2dGeometry& g) {
   cp.pad_begin[0] = g.pad_top; cp.pad_begin[1] = g.pad_left; cp.pad_end[0] = g.pad_bottom; cp.pad_end[1] = g.pad_right;
   cp.out[0] = g.out_h; cp.out[1] = g.out_w;
   DeviceBuf dx(xn * 4), dw(wn * 4), dy(yn * 4), dres(yn * 4), dbias(size_t(g.c_out) * 4);
-  ASSERT_EQ(cudaMemcpy(dbias.p, b.data(), b.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(::ws::test::upload_sync(dbias.p, b.data(), b.size() * 4), cudaSuccess);
   for (ElemType t : {ElemType::kFloat32, ElemType::kFloat16}) {
     const bool half = t == ElemType::kFloat16;
     const auto x = half ? test::round_to_half(x32) : x32;

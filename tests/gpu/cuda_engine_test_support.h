@@ -53,9 +53,9 @@ inline Status write_input(const CudaEngine& e, ExecutionContext& ctx, size_t i, 
   if (e.input_desc(i).dtype == ir::DType::kFloat16) {
     std::vector<__half> h(v.size());
     for (size_t k = 0; k < v.size(); ++k) h[k] = __float2half_rn(v[k]);
-    WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(ctx.input(i), h.data(), h.size() * 2, cudaMemcpyHostToDevice));
+    WS_CUDA_RETURN_IF_ERROR(::ws::test::upload_sync(ctx.input(i), h.data(), h.size() * 2));
   } else {
-    WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(ctx.input(i), v.data(), v.size() * 4, cudaMemcpyHostToDevice));
+    WS_CUDA_RETURN_IF_ERROR(::ws::test::upload_sync(ctx.input(i), v.data(), v.size() * 4));
   }
   return Status::ok();
 }

@@ -15,6 +15,14 @@ cudaError_t copy_bytes(const uint8_t* src, uint8_t* dst, size_t n, cudaStream_t 
 /// dst[i] = float(src[i]) for i < n (bf16 bits in, one thread per element): reads every element of src once.
 cudaError_t bf16_to_float(const uint16_t* src, float* dst, size_t n, cudaStream_t stream);
 
+/// count += number of i < n with p[i] != upload_pattern(i, seed) (one thread per element, one atomic per block).
+cudaError_t count_pattern_mismatches(const uint32_t* p, size_t n, uint32_t seed, unsigned long long* count, cudaStream_t stream);
+/// The pattern count_pattern_mismatches expects (host and device).
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+inline constexpr uint32_t upload_pattern(size_t i, uint32_t seed) { return uint32_t(i) * 2654435761u ^ seed; }
+
 // ---- sanitizer canaries: each has ONE deliberate bug of one compute-sanitizer tool's class. Launched only by the
 // DISABLED_ tests of sanitizer_canary_test.cpp, which scripts/lib/sanitize.sh runs under that tool alone to prove
 // the tool, with the suite's options and kernel filter, reports a bug in a kernel of ours. Never call otherwise.

@@ -54,7 +54,7 @@ struct Chain {
     auto a = cuda::DeviceBuffer::allocate(size_t(m) * d * 4);
     ASSERT_TRUE(a.is_ok());
     acc = std::move(a).value();
-    ASSERT_EQ(cudaMemcpy(x0.get(), x_in.data(), x_in.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(::ws::test::upload_sync(x0.get(), x_in.data(), x_in.size()), cudaSuccess);
   }
   const int8_t* layer_host(int l) const { return host_w.as<int8_t>() + size_t(d) * d * l; }
   uint64_t layer_bytes() const { return uint64_t(d) * d; }
@@ -118,7 +118,7 @@ TEST(FlowStreamerGpu, StreamedEqualsResidentBitForBit) {
   // Resident: all weights on the device, one stream.
   auto resident_w = cuda::DeviceBuffer::allocate(c.layer_bytes() * c.layers);
   ASSERT_TRUE(resident_w.is_ok());
-  ASSERT_EQ(cudaMemcpy(resident_w->get(), c.host_w.get(), resident_w->bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(::ws::test::upload_sync(resident_w->get(), c.host_w.get(), resident_w->bytes()), cudaSuccess);
   c.poison();
   for (int i = 0; i < c.layers; ++i)
     ASSERT_TRUE(c.layer(i, resident_w->as<int8_t>() + c.layer_bytes() * i, s).is_ok());

@@ -50,7 +50,7 @@ cuda::DeviceBuffer up(const std::vector<T>& v) {
   auto b = cuda::DeviceBuffer::allocate(std::max<size_t>(v.size() * sizeof(T), 16));
   EXPECT_TRUE(b.is_ok()) << b.status().to_string();
   if (!b.is_ok()) return {};
-  EXPECT_TRUE(test::cuda_ok(cudaMemcpy(b->get(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice),
+  EXPECT_TRUE(test::cuda_ok(::ws::test::upload_sync(b->get(), v.data(), v.size() * sizeof(T)),
                             "cudaMemcpy (upload)"));
   return std::move(b).value();
 }

@@ -73,8 +73,7 @@ TEST_P(LaneCorrectness, MatchesCpuOnRandomFrames) {
       frames.push_back(random_frame(kW, kH, test::seed_for("lanes-correctness-" + std::to_string(round * 16 + i))));
       if (input == LaneInput::kDevice) {
         ASSERT_TRUE(p.input(*lane).empty());
-        ASSERT_EQ(cudaMemcpy(const_cast<void*>(p.device_input(*lane)), frames.back().data(), frames.back().size(),
-                             cudaMemcpyHostToDevice),
+        ASSERT_EQ(::ws::test::upload_sync(const_cast<void*>(p.device_input(*lane)), frames.back().data(), frames.back().size()),
                   cudaSuccess);
       } else {
         auto slot = p.input(*lane);

@@ -75,7 +75,7 @@ TEST(LanesKernelsTiming, DISABLED_TopK) {
   ASSERT_TRUE(logits.is_ok() && result.is_ok());
   std::vector<float> v(21843);
   for (size_t i = 0; i < v.size(); ++i) v[i] = float((i * 7919) % 10007) * 0.001f;
-  ASSERT_EQ(cudaMemcpy(logits->get(), v.data(), v.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(::ws::test::upload_sync(logits->get(), v.data(), v.size() * 4), cudaSuccess);
   auto* out = static_cast<kernels::TopKPair*>(result->device_ptr());
   for (int64_t classes : {1000, 21843})
     for (int k : {1, 5, 32}) {

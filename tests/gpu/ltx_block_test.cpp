@@ -61,7 +61,7 @@ struct Dev {
     EXPECT_TRUE(b.is_ok()) << b.status().to_string();
     d.buf = std::move(b.value());
     auto h = to_bf16(v);
-    EXPECT_EQ(cudaMemcpy(d.buf.get(), h.data(), h.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(::ws::test::upload_sync(d.buf.get(), h.data(), h.size() * 2), cudaSuccess);
     return d;
   }
   static Dev f32(const std::vector<float>& v) {
@@ -69,7 +69,7 @@ struct Dev {
     auto b = cuda::DeviceBuffer::allocate(std::max<size_t>(16, v.size() * 4));
     EXPECT_TRUE(b.is_ok()) << b.status().to_string();
     d.buf = std::move(b.value());
-    EXPECT_EQ(cudaMemcpy(d.buf.get(), v.data(), v.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(::ws::test::upload_sync(d.buf.get(), v.data(), v.size() * 4), cudaSuccess);
     return d;
   }
   void* get() const { return buf.get(); }

@@ -872,10 +872,10 @@ TEST(LtxTransformerGpu, ForwardOnDevicePointersMatchesTheModel) {
   cuda::DeviceBuffer hid = dev(B * S * c.in_channels * 2), enc = dev(B * T * c.caption_channels * 2), ts = dev(B * 4),
                      mask = dev(B * T * 4), out = dev(B * S * c.out_channels * 2);
   const auto hb = bf16_of(in.hidden), eb = bf16_of(in.encoder);
-  WS_ASSERT_CUDA(cudaMemcpy(hid.get(), hb.data(), hb.size() * 2, cudaMemcpyHostToDevice));
-  WS_ASSERT_CUDA(cudaMemcpy(enc.get(), eb.data(), eb.size() * 2, cudaMemcpyHostToDevice));
-  WS_ASSERT_CUDA(cudaMemcpy(ts.get(), in.timestep.data(), B * 4, cudaMemcpyHostToDevice));
-  WS_ASSERT_CUDA(cudaMemcpy(mask.get(), in.mask.data(), B * T * 4, cudaMemcpyHostToDevice));
+  WS_ASSERT_CUDA(::ws::test::upload_sync(hid.get(), hb.data(), hb.size() * 2));
+  WS_ASSERT_CUDA(::ws::test::upload_sync(enc.get(), eb.data(), eb.size() * 2));
+  WS_ASSERT_CUDA(::ws::test::upload_sync(ts.get(), in.timestep.data(), B * 4));
+  WS_ASSERT_CUDA(::ws::test::upload_sync(mask.get(), in.mask.data(), B * T * 4));
   LtxForwardArgs a;
   a.hidden = hid.get(); a.encoder = enc.get(); a.timestep = static_cast<const float*>(ts.get());
   a.mask = static_cast<const float*>(mask.get()); a.output = out.get();

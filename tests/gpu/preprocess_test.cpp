@@ -61,7 +61,7 @@ SourceBuffer upload(const Image& im, Source where) {
     EXPECT_TRUE(b.is_ok()) << b.status().to_string();
     if (!b.is_ok()) return s;
     s.dev = std::move(b).value();
-    EXPECT_EQ(cudaMemcpy(s.dev.get(), im.bytes.data(), im.bytes.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(::ws::test::upload_sync(s.dev.get(), im.bytes.data(), im.bytes.size()), cudaSuccess);
     s.ptr = s.dev.as<const uint8_t>();
   } else {
     auto b = cuda::PinnedBuffer::allocate(im.bytes.size(), cudaHostAllocMapped);

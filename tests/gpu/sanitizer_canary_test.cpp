@@ -91,8 +91,8 @@ TEST(SanitizerProbe, DISABLED_CublasLtStoresSeenByInitcheck) {
   constexpr size_t kWs = 4u << 20;
   auto ws = alloc(kWs);
   ASSERT_NE(ws.get(), nullptr);
-  WS_ASSERT_CUDA(cudaMemcpy(dx.get(), xb.data(), xb.size() * 2, cudaMemcpyHostToDevice));
-  WS_ASSERT_CUDA(cudaMemcpy(dw.get(), wb.data(), wb.size() * 2, cudaMemcpyHostToDevice));
+  WS_ASSERT_CUDA(::ws::test::upload_sync(dx.get(), xb.data(), xb.size() * 2));
+  WS_ASSERT_CUDA(::ws::test::upload_sync(dw.get(), wb.data(), wb.size() * 2));
   WS_ASSERT_CUDA(::ws::test::memset_sync(ws.get(), 0, kWs));
   auto lt = flow::LtHandle::create();
   ASSERT_TRUE(lt.is_ok()) << lt.status().to_string();

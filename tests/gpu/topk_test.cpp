@@ -71,7 +71,7 @@ void check_topk(const std::vector<float>& logits, int k, const std::string& labe
 
   auto dlogits = cuda::DeviceBuffer::allocate(logits.size() * sizeof(float));
   ASSERT_TRUE(dlogits.is_ok());
-  ASSERT_EQ(cudaMemcpy(dlogits->get(), logits.data(), logits.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(::ws::test::upload_sync(dlogits->get(), logits.data(), logits.size() * 4), cudaSuccess);
   auto result = cuda::PinnedBuffer::allocate((kernels::kTopKMax + 1) * sizeof(kernels::TopKPair), cudaHostAllocMapped);
   ASSERT_TRUE(result.is_ok()) << result.status().to_string();
   std::memset(result->get(), 0xFF, result->bytes());  // poison: NaN score, index -1

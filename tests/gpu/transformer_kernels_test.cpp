@@ -75,10 +75,10 @@ std::vector<float> rand_f32(const std::string& what, size_t n, float lo, float h
 void up_bf16(const Dev& d, const std::vector<float>& v) {
   std::vector<__nv_bfloat16> h(v.size());
   for (size_t i = 0; i < v.size(); ++i) h[i] = __float2bfloat16_rn(v[i]);
-  WS_ASSERT_CUDA(cudaMemcpy(d.p, h.data(), h.size() * 2, cudaMemcpyHostToDevice));
+  WS_ASSERT_CUDA(::ws::test::upload_sync(d.p, h.data(), h.size() * 2));
 }
 void up_f32(const Dev& d, const std::vector<float>& v) {
-  WS_ASSERT_CUDA(cudaMemcpy(d.p, v.data(), v.size() * 4, cudaMemcpyHostToDevice));
+  WS_ASSERT_CUDA(::ws::test::upload_sync(d.p, v.data(), v.size() * 4));
 }
 std::vector<float> down_bf16(const Dev& d, size_t n) {
   std::vector<__nv_bfloat16> h(n);

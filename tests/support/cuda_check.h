@@ -46,6 +46,15 @@ inline cudaError_t memset_sync(void* dev, int byte, size_t bytes) {
   return cudaDeviceSynchronize();
 }
 
+/// cudaMemcpy host → device, then wait for the device: the bytes are in place before any later work on ANY
+/// stream. A plain cudaMemcpy from pageable memory returns once the data is staged, before its DMA (on the legacy
+/// default stream) has landed — the hazard of memset_sync above, and of ws::cuda::copy_to_device in the library.
+/// Every host → device upload in the GPU tests goes through this.
+inline cudaError_t upload_sync(void* dev, const void* host, size_t bytes) {
+  if (cudaError_t e = cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice); e != cudaSuccess) return e;
+  return cudaDeviceSynchronize();
+}
+
 }  // namespace ws::test
 
 /// Skip the test (with the reason) when no CUDA device is usable.

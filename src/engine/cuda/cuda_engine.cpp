@@ -173,7 +173,7 @@ Result<std::unique_ptr<ExecutionContext>> EngineImpl::create_context() {
   auto ctx = std::make_unique<ContextImpl>();
   ctx->engine_ = this;
   WS_ASSIGN_OR_RETURN(ctx->arena_, cuda::DeviceBuffer::allocate(std::max<size_t>(arena_bytes_, 256)));
-  WS_CUDA_RETURN_IF_ERROR(cudaMemset(ctx->arena_.get(), 0, ctx->arena_.bytes()));
+  WS_RETURN_IF_ERROR(::ws::cuda::fill_device(ctx->arena_.get(), 0, ctx->arena_.bytes()));
   WS_CUDNN_RETURN_IF_ERROR(cudnnCreate(&ctx->libs_.cudnn));
   WS_CUBLAS_RETURN_IF_ERROR(cublasLtCreate(&ctx->libs_.lt));
   ctx->libs_.workspace_bytes = workspace_bytes_;
@@ -275,9 +275,9 @@ class ConstantUploader {
     if (h) {
       std::vector<__half> hv(v.size());
       for (size_t i = 0; i < v.size(); ++i) hv[i] = __float2half_rn(v[i]);
-      WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(b.get(), hv.data(), bytes, cudaMemcpyHostToDevice));
+      WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(b.get(), hv.data(), bytes));
     } else if (bytes) {
-      WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(b.get(), v.data(), bytes, cudaMemcpyHostToDevice));
+      WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(b.get(), v.data(), bytes));
     }
     e_.weight_bytes_ += bytes;
     const void* p = b.get();
@@ -302,7 +302,7 @@ class ConstantUploader {
     if (auto it = raw_.find(id); it != raw_.end()) return it->second;
     const size_t bytes = t.data ? t.data->size() : 0;
     WS_ASSIGN_OR_RETURN(cuda::DeviceBuffer b, cuda::DeviceBuffer::allocate(std::max<size_t>(bytes, 8)));
-    if (bytes) WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(b.get(), t.data->data(), bytes, cudaMemcpyHostToDevice));
+    if (bytes) WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(b.get(), t.data->data(), bytes));
     e_.weight_bytes_ += bytes;
     const void* p = b.get();
     e_.weights_.push_back(std::move(b));
@@ -395,7 +395,7 @@ Result<size_t> bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end
       // own arena slot on every enqueue (the caller may overwrite an output between enqueues).
       const size_t bytes = t.data->size();
       WS_ASSIGN_OR_RETURN(cuda::DeviceBuffer b, cuda::DeviceBuffer::allocate(std::max<size_t>(bytes, 8)));
-      if (bytes) WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(b.get(), t.data->data(), bytes, cudaMemcpyHostToDevice));
+      if (bytes) WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(b.get(), t.data->data(), bytes));
       e.weight_bytes_ += bytes;
       const void* src = b.get();
       e.weights_.push_back(std::move(b));

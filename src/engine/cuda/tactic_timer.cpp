@@ -18,7 +18,7 @@ Result<void*> BuildDevice::get(int slot, size_t bytes) {
   if (b.bytes() < bytes) {
     b.reset();
     WS_ASSIGN_OR_RETURN(b, cuda::DeviceBuffer::allocate(bytes));
-    WS_CUDA_RETURN_IF_ERROR(cudaMemset(b.get(), 0, bytes));
+    WS_RETURN_IF_ERROR(::ws::cuda::fill_device(b.get(), 0, bytes));
   }
   return b.get();
 }

@@ -300,7 +300,7 @@ Result<LtxBlockWeights> LtxBlockWeights::upload(const LtxTensorSource& source, c
   Staging& st = up.staging();
   LtxBlockWeights w;
   WS_ASSIGN_OR_RETURN(w.buffer_, cuda::DeviceBuffer::allocate(align_up(st.bytes.size())));
-  WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(w.buffer_.get(), st.bytes.data(), st.bytes.size(), cudaMemcpyHostToDevice));
+  WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(w.buffer_.get(), st.bytes.data(), st.bytes.size()));
   auto* base = static_cast<uint8_t*>(w.buffer_.get());
   auto lin = [&](const PendingLinear& p) {
     Linear l;
@@ -515,7 +515,7 @@ Result<std::unique_ptr<LtxBlock>> LtxBlock::build(const LtxBlockConfig& cfg, con
     // NaN-poison the own arena once (0xFF bytes: bf16/fp32/e4m3 NaN), as the model does with its buffers and the
     // CUDA engine with its arena: a stage that reads an element no earlier stage wrote gives NaN, which the
     // tests' comparisons against the CPU reference catch (docs/results/H200.md, "initcheck and cuBLASLt").
-    WS_CUDA_RETURN_IF_ERROR(cudaMemset(base, 0xff, total));
+    WS_RETURN_IF_ERROR(::ws::cuda::fill_device(base, 0xff, total));
   }
   I.used = total;
   size_t off = 0;

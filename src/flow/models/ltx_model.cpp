@@ -722,7 +722,7 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
     WS_ASSIGN_OR_RETURN(LtxHostTensor sst, fetch(source, "scale_shift_table", {2, d}));
     write_bf16(sst, 0, 2ull * d, st.data() + I.hl.sst);
     WS_ASSIGN_OR_RETURN(I.head_weights, cuda::DeviceBuffer::allocate(st.size()));
-    WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(I.head_weights.get(), st.data(), st.size(), cudaMemcpyHostToDevice));
+    WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(I.head_weights.get(), st.data(), st.size()));
   }
 
   // ---- model-level arena ----
@@ -755,7 +755,7 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
   I.rope_cos = static_cast<float*>(rc);
   I.rope_sin = static_cast<float*>(rs);
   // Poison the inputs (NaN bf16 / float) so a forward that runs before upload_inputs shows it.
-  WS_CUDA_RETURN_IF_ERROR(cudaMemset(I.arena.get(), 0xff, total));
+  WS_RETURN_IF_ERROR(::ws::cuda::fill_device(I.arena.get(), 0xff, total));
 
   // ---- RoPE tables (host, the reference's function; uploaded once) ----
   {
@@ -766,8 +766,8 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
     std::vector<float> c(static_cast<size_t>(I.S) * d), s(c.size());
     ref::ltx_rope_tables(rp, geo.frames, geo.height, geo.width,
                          geo.rope_scale ? geo.rope_interpolation_scale.data() : nullptr, c.data(), s.data());
-    WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(I.rope_cos, c.data(), c.size() * 4, cudaMemcpyHostToDevice));
-    WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(I.rope_sin, s.data(), s.size() * 4, cudaMemcpyHostToDevice));
+    WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(I.rope_cos, c.data(), c.size() * 4));
+    WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(I.rope_sin, s.data(), s.size() * 4));
   }
 
   // ---- model-level linears ----
@@ -796,7 +796,7 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
   // ONE activation arena for every block instance (they run one after another on one stream).
   WS_ASSIGN_OR_RETURN(I.block_arena, cuda::DeviceBuffer::allocate(fp.block_arena_bytes));
   // NaN-poisoned once, like the model arena: a block stage reading an element nothing wrote shows as NaN.
-  WS_CUDA_RETURN_IF_ERROR(cudaMemset(I.block_arena.get(), 0xff, fp.block_arena_bytes));
+  WS_RETURN_IF_ERROR(::ws::cuda::fill_device(I.block_arena.get(), 0xff, fp.block_arena_bytes));
   LtxBlockOptions bo = options.block;
   bo.arena = I.block_arena.get();
   bo.arena_bytes = fp.block_arena_bytes;
@@ -833,7 +833,7 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
       }));
       for (int t = 0; t < n; ++t) {
         uint8_t* dst = static_cast<uint8_t*>(I.block_weights.get()) + I.bl.bytes * static_cast<uint64_t>(c + t);
-        WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, st[t].data(), st[t].size(), cudaMemcpyHostToDevice));
+        WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(dst, st[t].data(), st[t].size()));
         WS_RETURN_IF_ERROR(add_block(dst));
       }
     }
@@ -886,7 +886,7 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
       // One bf16 staging image, one block instance bound to it; each slot is dequantised into it right before
       // its block, on the compute stream.
       WS_ASSIGN_OR_RETURN(I.staging, cuda::DeviceBuffer::allocate(I.bl.bytes));
-      WS_CUDA_RETURN_IF_ERROR(cudaMemset(I.staging.get(), 0, I.bl.bytes));
+      WS_RETURN_IF_ERROR(::ws::cuda::fill_device(I.staging.get(), 0, I.bl.bytes));
       WS_RETURN_IF_ERROR(add_block(I.staging.get()));
     } else {
       for (int s = 0; s < slots; ++s) WS_RETURN_IF_ERROR(add_block(I.streamer->slot_ptr(s)));
@@ -1024,14 +1024,14 @@ Status LtxModel::upload_inputs(const float* hidden, const float* encoder, const 
   auto up_bf16 = [](const float* src, size_t n, void* dst) -> Status {
     std::vector<uint16_t> h(n);
     for (size_t i = 0; i < n; ++i) h[i] = f32_to_bf16_bits(src[i]);
-    WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, h.data(), n * 2, cudaMemcpyHostToDevice));
+    WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(dst, h.data(), n * 2));
     return Status::ok();
   };
   const size_t M = static_cast<size_t>(I.B) * I.S, MT = static_cast<size_t>(I.B) * I.T;
   WS_RETURN_IF_ERROR(up_bf16(hidden, M * static_cast<size_t>(I.cfg.in_channels), I.in.hidden));
   WS_RETURN_IF_ERROR(up_bf16(encoder, MT * static_cast<size_t>(I.cfg.caption_channels), I.in.encoder));
-  WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(I.in.timestep, timestep, static_cast<size_t>(I.R) * 4, cudaMemcpyHostToDevice));
-  if (I.geo.mask) WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(I.in.mask, mask, MT * 4, cudaMemcpyHostToDevice));
+  WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(I.in.timestep, timestep, static_cast<size_t>(I.R) * 4));
+  if (I.geo.mask) WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(I.in.mask, mask, MT * 4));
   return Status::ok();
 }
 
