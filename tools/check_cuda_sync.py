@@ -9,8 +9,9 @@ default stream. Two synchronous-looking calls run there and return before their 
 API, "API synchronization behavior"):
   - cudaMemcpy(..., cudaMemcpyHostToDevice) from pageable memory returns once the data is staged, before the DMA;
   - cudaMemset(...) is asynchronous.
-A kernel enqueued next on one of our streams can then read the old bytes (the torchvision zoo read
-half-uploaded weights on a busy H200, device run 18 of 2026-12-02). Use ws::cuda::copy_to_device /
+A kernel enqueued next on one of our streams can then read the old bytes (four torchvision zoo models gave
+wrong logits on a busy H200 and matched on an idle one, device runs 18 and 19 of 2026-12-02: the cause found in the
+code). Use ws::cuda::copy_to_device /
 ws::cuda::fill_device (src/cuda/cuda_util.h) or, in GPU tests, ws::test::upload_sync / memset_sync
 (tests/support/cuda_check.h); stream-ordered cudaMemcpyAsync / cudaMemsetAsync on the consuming stream are fine.
 Scanned: src/, apps/, bench/, python/src/, tests/ (.cpp .cu .h .cuh .hpp). Exempt: the helpers' own definitions.

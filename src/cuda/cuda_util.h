@@ -26,7 +26,8 @@ uint64_t cuda_allocation_count();
 /// staged, before the DMA to the device has finished, and that DMA runs on the legacy default stream, which a
 /// cudaStreamNonBlocking stream (every stream this project creates) does not wait for (CUDA Runtime API,
 /// "API synchronization behavior"). A kernel launched right after on such a stream can read the old bytes: the
-/// torchvision zoo read half-uploaded weights on a busy H200 (device run 18 of 2026-12-02). Build-time and
+/// torchvision zoo gave wrong logits on a busy H200 and matched on an idle one (device runs 18, 19 of 2026-12-02):
+/// this hazard is the cause found in the code (the fix is not yet re-run under load). Build-time and
 /// test use only (it synchronises the legacy stream). Errors: kCuda naming the failing call.
 Status copy_to_device(void* dst, const void* src, size_t bytes);
 /// Blocking device fill (cudaMemset semantics: each byte = `byte`), complete before work on any stream:

@@ -1,8 +1,9 @@
 // ws::cuda::copy_to_device / fill_device (src/cuda/cuda_util.h): work enqueued right after them on a
 // cudaStreamNonBlocking stream sees every byte. A plain cudaMemcpy from pageable memory returns once the data is
 // staged, before its DMA (on the legacy stream) lands, and cudaMemset is asynchronous there; a non-blocking stream
-// does not wait for either (the torchvision zoo read half-uploaded weights on a busy H200, device run 18 of
-// 2026-12-02). The check kernel runs on a non-blocking stream the instant the call returns, over a buffer large
+// does not wait for either (four torchvision zoo models gave wrong logits on a busy H200 and matched on an idle one,
+// device runs 18 and 19 of 2026-12-02: the cause found in the code). The check kernel runs on a non-blocking stream
+// the instant the call returns, over a buffer large
 // enough (256 MiB) that a copy still in flight would leave its tail unwritten. Skips without a device.
 #include <gtest/gtest.h>
 
