@@ -9,7 +9,8 @@
 #   racecheck  OUR kernels only: --kernel-name 'regex=ws::|N2ws' = every kernel in namespace ws (all of ours, in
 #              src/, tests/gpu and bench/; demangled or mangled name). Excluded: cuBLASLt, cuDNN and the CUTLASS
 #              templates (cutlass::device_kernel<...>): not our code to fix, and racecheck over their Hopper
-#              TMA/mbarrier pipelines did not finish within a device call (run 07: cut at 227 s).
+#              TMA/mbarrier pipelines did not finish within a device call (run 07: cut at 227 s). Tests left out:
+#              SAN_RACECHECK_TOOL_LIMIT below (the tool crashes on vendor tensor-core kernels even uninstrumented).
 #   synccheck  OUR kernels only (same filter): synccheck's cuda::barrier tracking overflows inside cuBLASLt/cuDNN
 #              Hopper kernels ("Detected overflow of tracked cuda::barrier structures", run 07), which voids the run.
 #   initcheck  every kernel (a kernel left out of instrumentation would have its stores untracked, and our reads of
@@ -36,6 +37,12 @@
 export WS_GPU_TEST_SMALL=1
 SAN_OURS='regex=ws::|N2ws'
 SAN_EXCLUDE_TESTS='DeviceInit.FreshProcess*'
+# racecheck also leaves out the tests whose fp16 / bf16 / fp8 work runs vendor tensor-core (Hopper wgmma/TMA)
+# kernels: the tool itself dies in them ("Internal Sanitizer Error: The Sanitizer failed to handle a hardware
+# exception"; device runs 14 and 18 of 2026-12-01/02: all 22 tool errors were these, their fp32 parts ran clean),
+# as in the CUTLASS tests. racecheck instruments only our kernels; ours in these tests are racechecked by their
+# own unit tests (TransformerKernels.*, ConvKernels.*, TopKGpu.*, PreprocessGpu.*, the lanes' fp32 cases).
+SAN_RACECHECK_TOOL_LIMIT='CudaEngineModel.DemoModelMatchesCpu:CudaEngineModel.GraphReplayEqualsDirectBitwise:CudaEngineModel.SetInputAddressReadsCallerBuffer:LtxBlockGpu.*:LtxModelGpu.*:LtxTransformerGpu.*:LaneModes/LaneCorrectness.MatchesCpuOnRandomFrames/fp16_*:LaneGraphVsDirect.*:LanePrecisions/LaneEfficientNet.Top5AndLogitsMatchCpu/fp16'
 san_opts() {  # tool -> compute-sanitizer options (one per line)
   printf '%s\n' --tool "$1" --error-exitcode 3 --print-limit 200
   case $1 in
@@ -64,7 +71,7 @@ else
     # racecheck: the CUTLASS sm_90a GEMM tests run only CUTLASS's TMA/wgmma kernels (not ours, outside the kernel
     # filter) and racecheck dies on them ("Internal Sanitizer Error: The Sanitizer failed to handle a hardware
     # exception", device run 2 of 2026-12-01), leaving the context broken for every later test of the process.
-    [ "$tool" = racecheck ] && excl="$excl:GemmS8Gpu.Cutlass*"
+    [ "$tool" = racecheck ] && excl="$excl:GemmS8Gpu.Cutlass*:$SAN_RACECHECK_TOOL_LIMIT"
     [[ $filter == *-* ]] && filter="$filter:$excl" || filter="$filter-$excl"
     case $tool in memcheck|initcheck) def=3 ;; racecheck) def=2 ;; *) def=1 ;; esac
     shards=${!nvar:-$def}
