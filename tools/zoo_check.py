@@ -9,7 +9,9 @@ static [1, 3, S, S] input, run ONNX Runtime (CPUExecutionProvider) on a seeded r
 write an ONNX backend-test case folder (model.onnx + test_data_set_0/input_0.pb, output_0.pb).
 Then `warpstream onnx-test CASE --rtol R --atol A` compares our CPU executor with ORT's output
 exactly as the conformance suites are compared, with rtol --rtol and atol = --atol × the largest
-|logit| of that model. Prints one line per model and, with --markdown,
+|logit| of that model — in fp32, or twice ORT's own spread (the largest difference between ORT with its graph
+optimisations and ORT without them, two valid fp32 summation orders) when that is larger: deep nets (resnet101)
+differ from ORT by as much as ORT differs from itself. Prints one line per model and, with --markdown,
 a table for docs/conformance.md.
 
   python3 tools/zoo_check.py --warpstream build-cpu/warpstream --out /tmp/zoo [--models resnet18,...]
@@ -180,9 +182,14 @@ def main():
             with torch.no_grad():
                 torch.onnx.export(model, x, path, opset_version=args.opset, input_names=["input"],
                                   output_names=["logits"], do_constant_folding=True, **export_kwargs)
+                spread = 0.0  # |ORT optimised − ORT unoptimised|: two valid fp32 orders of the same sums
                 if ort:
                     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
                     want = sess.run(None, {"input": x.numpy()})[0]
+                    so = ort.SessionOptions()
+                    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+                    plain = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+                    spread = float(np.max(np.abs(plain.run(None, {"input": x.numpy()})[0] - want)))
                 else:
                     want = model(x).numpy().astype(np.float32)
             for fname, arr, tname in (("input_0.pb", x.numpy(), "input"), ("output_0.pb", want, "logits")):
@@ -202,7 +209,14 @@ def main():
             t1 = time.time()
             rtol, atol_frac = tolerances(precision)
             atol = max(atol_frac * scale, 1e-12)
-            detail = f"max abs logit {scale:.3g}, atol {atol:.2g}"
+            # A deep net's fp32 result depends on the summation order by more than 1e-4 x max|logit| (resnet101: ORT
+            # against itself with graph optimisations off differs by 1.8e-4 at max|logit| 1.7): fp32 tolerates twice
+            # that measured spread when it is larger (without --atol; the note says which bound applied).
+            if precision == "fp32" and args.atol is None and 2 * spread > atol:
+                atol = 2 * spread
+                detail = f"max abs logit {scale:.3g}, atol {atol:.2g} (2 x ORT's own spread {spread:.2g})"
+            else:
+                detail = f"max abs logit {scale:.3g}, atol {atol:.2g}"
             try:
                 r = subprocess.run([args.warpstream, "onnx-test", case, "--device", args.device, "--precision", precision,
                                     "--rtol", str(rtol), "--atol", str(atol), "-v"],
