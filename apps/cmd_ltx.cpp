@@ -3,7 +3,8 @@
 // (CUDA events, after warm-up) and reports memory and streaming figures. Inputs are random (seeded, bf16-exact).
 //   warpstream ltx --checkpoint DIR --grid 16x16x24 --text-tokens 128 --batch 1 --vram-budget 1GiB --compare-resident
 //   ... --stream-weights fp8: the ring carries fp8 e4m3 block linear weights + per-channel scales (half the bytes),
-//   dequantised into a bf16 staging image before each block; --compare-resident then compares with a resident model
+//   dequantised into a bf16 staging image before each block (or, when the budget cannot hold that image, each linear
+//   right before its GEMM: LtxStaging); --compare-resident then compares with a resident model
 //   holding the same dequantised weights (bit-identical expected). The checkpoint's bf16 block linears are
 //   quantised once, at load, into the WeightStore (per-output-channel scales, weight_store.h); both models take
 //   those codes.
@@ -437,6 +438,7 @@ int run_ltx(const LtxArgs& a) {
   const flow::LtxConfig& c = cfg.value();
   flow::LtxModelOptions fo;
   fo.stream_weights = sw.value();
+  fo.vram_budget_bytes = budget;  // 8-bit: the staging (whole block or per linear) follows the budget (LtxStaging)
   // The footprint plans the attention (cuDNN) graphs: the device comes first, so a machine without one is told so.
   if (Status st = ws::cuda::init_device(0); !st.is_ok()) return fail("device (the model runs on the GPU)", st);
   auto fp = flow::LtxModel::footprint(c, geo, fo);
@@ -448,13 +450,13 @@ int run_ltx(const LtxArgs& a) {
               (long long)c.caption_channels, geo.tokens(), F, H, W, geo.text_tokens, geo.batch,
               a.per_token ? "per-token" : "per-sample");
   std::printf("ltx: device bytes: non-block weights %s, one bf16 block %s, all blocks %s; model buffers %s, one shared "
-              "block arena %s; streamed %s: slot %s, bf16 staging %s; smallest streamed budget %s (fixed %s + 2 "
+              "block arena %s; streamed %s: slot %s, bf16 staging %s%s; smallest streamed budget %s (fixed %s + 2 "
               "slots), resident %s\n",
               gib(fp.value().resident_weight_bytes).c_str(), gib(fp.value().bf16_block_bytes).c_str(),
               gib(fp.value().all_block_bytes()).c_str(), gib(fp.value().model_activation_bytes).c_str(),
               gib(fp.value().block_arena_bytes).c_str(), flow::ltx_stream_weights_name(sw.value()),
               gib(fp.value().block_bytes).c_str(), gib(fp.value().staging_bytes).c_str(),
-              gib(fp.value().min_streamed_budget()).c_str(), gib(fp.value().fixed_bytes()).c_str(),
+              fp.value().per_linear_staging ? " (per linear)" : "", gib(fp.value().min_streamed_budget()).c_str(), gib(fp.value().fixed_bytes()).c_str(),
               gib(fp.value().resident_bytes()).c_str());
   // The budget against everything a streamed build allocates, before the weights are read (seconds for a 13B model):
   // refused naming the given and needed bytes and every part (LtxModel::build refuses the same budget the same way).
@@ -469,7 +471,9 @@ int run_ltx(const LtxArgs& a) {
                     std::to_string(f.model_activation_bytes) + " + one shared block arena " +
                     std::to_string(f.block_arena_bytes) + ", batch " + std::to_string(geo.batch) + ", " +
                     std::to_string(geo.tokens()) + " tokens)" +
-                    (f.staging_bytes ? " + bf16 staging image " + std::to_string(f.staging_bytes) : std::string()) +
+                    (f.staging_bytes ? std::string(f.per_linear_staging ? " + per-linear bf16 staging " : " + bf16 staging image ") +
+                                              std::to_string(f.staging_bytes)
+                                        : std::string()) +
                     " + 2 ring slots x " + std::to_string(f.block_bytes) + " (one " +
                     flow::ltx_stream_weights_name(sw.value()) + " block image)"));
   }

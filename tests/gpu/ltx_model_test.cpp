@@ -516,6 +516,74 @@ TEST(LtxModelGpu, StreamedFp8EqualsDequantisedResident) {
   streamed_vs_resident(2, flow::LtxStreamWeights::kFP8);
   if (!test::small_gpu_tests()) streamed_vs_resident(3, flow::LtxStreamWeights::kFP8);
 }
+// Per-linear staging (LtxStaging::kLinear: each linear's weight dequantised right before its GEMM into one scratch)
+// against whole-block staging: the same bf16 numbers, so bit-identical outputs, direct and graph replay; its staging
+// is smaller than a bf16 block; kAuto picks it exactly when the budget cannot hold the block staging image.
+TEST(LtxModelGpu, StreamedPerLinearStagingEqualsBlockStaging) {
+  WS_SKIP_WITHOUT_GPU();
+  const flow::LtxConfig c = small_config(4);
+  const auto weights = random_weights(c, test::test_seed("ltx per-linear staging weights"));
+  const flow::LtxTensorSource src = flow::ltx_source_from_floats(weights, "random model");
+  flow::LtxModelGeometry g;
+  g.batch = 2; g.frames = 2; g.height = 2; g.width = 4; g.text_tokens = 8;
+  const HostInputs in = random_inputs(c, g, test::test_seed("ltx per-linear staging inputs"));
+  for (flow::LtxStreamWeights sw : {flow::LtxStreamWeights::kFP8, flow::LtxStreamWeights::kINT8}) {
+    SCOPED_TRACE(flow::ltx_stream_weights_name(sw));
+    flow::LtxModelOptions bo;
+    bo.stream_weights = sw;
+    bo.max_slots = 2;
+    bo.staging = flow::LtxStaging::kBlock;
+    auto fb = flow::LtxModel::footprint(c, g, bo);
+    ASSERT_TRUE(fb.is_ok()) << fb.status().to_string();
+    bo.vram_budget_bytes = fb.value().budget_for_slots(2);
+    flow::LtxModelOptions lo = bo;
+    lo.staging = flow::LtxStaging::kLinear;
+    auto fl = flow::LtxModel::footprint(c, g, lo);
+    ASSERT_TRUE(fl.is_ok()) << fl.status().to_string();
+    EXPECT_TRUE(fl.value().per_linear_staging);
+    EXPECT_LT(fl.value().staging_bytes, fb.value().staging_bytes) << "per-linear staging not smaller than a bf16 block";
+    // kAuto: block staging at the block-staging minimum, per-linear below it (at the per-linear minimum).
+    flow::LtxModelOptions ao = bo;
+    ao.staging = flow::LtxStaging::kAuto;
+    ao.vram_budget_bytes = fb.value().min_streamed_budget();
+    EXPECT_FALSE(flow::LtxModel::footprint(c, g, ao).value().per_linear_staging);
+    ao.vram_budget_bytes = fl.value().min_streamed_budget();
+    ASSERT_LT(ao.vram_budget_bytes, fb.value().min_streamed_budget());
+    EXPECT_TRUE(flow::LtxModel::footprint(c, g, ao).value().per_linear_staging);
+    auto blk = flow::LtxModel::build(c, src, g, bo);
+    ASSERT_TRUE(blk.is_ok()) << blk.status().to_string();
+    auto lin = flow::LtxModel::build(c, src, g, ao);  // kAuto under the smaller budget: per-linear
+    ASSERT_TRUE(lin.is_ok()) << lin.status().to_string();
+    flow::LtxModel& B = *blk.value();
+    flow::LtxModel& P = *lin.value();
+    EXPECT_EQ(B.staging_bytes(), fb.value().staging_bytes);
+    EXPECT_EQ(P.staging_bytes(), fl.value().staging_bytes);
+    EXPECT_LE(P.device_bytes(), ao.vram_budget_bytes);
+    std::printf("%s: block staging %llu B, per-linear staging %llu B; device %llu / %llu B\n", flow::ltx_stream_weights_name(sw),
+                (unsigned long long)B.staging_bytes(), (unsigned long long)P.staging_bytes(),
+                (unsigned long long)B.device_bytes(), (unsigned long long)P.device_bytes());
+    const size_t n = static_cast<size_t>(g.batch) * g.tokens() * c.out_channels;
+    cuda::Stream s = make_stream();
+    for (flow::LtxModel* m : {&B, &P})
+      ASSERT_TRUE(m->upload_inputs(in.hidden.data(), in.encoder.data(), in.timestep.data(), in.mask.data()).is_ok());
+    poison(B.stages().output, n);
+    ASSERT_TRUE(B.enqueue(s.get()).is_ok());
+    const auto want = download_bits(B.stages().output, n);
+    for (uint16_t b : want) ASSERT_NE(b & 0x7fff, 0x7fff) << "block-staging output still NaN-poisoned";
+    poison(P.stages().output, n);
+    ASSERT_TRUE(P.enqueue(s.get()).is_ok());
+    {
+      const auto got = download_bits(P.stages().output, n);
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << "per-linear != block staging at output element " << i;
+    }
+    ASSERT_TRUE(P.capture_graph(s.get()).is_ok());
+    poison(P.stages().output, n);
+    ASSERT_TRUE(P.launch_graph(s.get()).is_ok());
+    const auto got = download_bits(P.stages().output, n);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << "per-linear graph replay: element " << i;
+  }
+}
+
 TEST(LtxModelGpu, StreamedInt8EqualsDequantisedResident) {
   WS_SKIP_WITHOUT_GPU();
   streamed_vs_resident(3, flow::LtxStreamWeights::kINT8);

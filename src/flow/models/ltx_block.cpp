@@ -550,8 +550,8 @@ Result<std::unique_ptr<LtxBlock>> LtxBlock::build(const LtxBlockConfig& cfg, con
   const double Md = (double)M, MTd = (double)MT, D = d, DC = dc, FF = ff;
   const double S = geo.tokens, T = geo.text_tokens, B = geo.batch;
   const float scale = 1.f / std::sqrt((float)cfg.head_dim);
-  auto add = [&](std::string name, double flops, std::function<Status(cudaStream_t)> op) {
-    I.stages.push_back({std::move(name), flops});
+  auto add = [&](std::string name, double flops, std::function<Status(cudaStream_t)> op, int linear = -1) {
+    I.stages.push_back({std::move(name), flops, linear});
     I.ops.push_back(std::move(op));
   };
   auto quant = [P, int8](const char* name, const void* x, int64_t rows, int cols) {
@@ -562,19 +562,19 @@ Result<std::unique_ptr<LtxBlock>> LtxBlock::build(const LtxBlockConfig& cfg, con
                           }));
   };
   auto add_linear = [&](const char* qname, const void* x, int64_t rows, int cols, LtLinear* l, const char* name,
-                        double flops) {
+                        double flops, int linear) {
     if (quantized) {
       auto q = quant(qname, x, rows, cols);
       add(q.first, 0, q.second);
     }
-    add(name, flops, [l](cudaStream_t s) { return l->enqueue(s); });
+    add(name, flops, [l](cudaStream_t s) { return l->enqueue(s); }, linear);
   };
   add("norm1+modulate", 0, [P](cudaStream_t s) {
     const kernels::AdaLnTable mod = P->mod();
     return kernels::rms_norm_modulate(P->x(), static_cast<__nv_bfloat16*>(P->n1), P->rows(), P->cfg.dim(),
                                       P->cfg.norm_eps, mod, kernels::kShiftMsa, kernels::kScaleMsa, s);
   });
-  add_linear("attn1.quantize", I.n1, M, d, I.l_qkv.get(), "attn1.to_qkv", 2 * Md * 3 * D * D);
+  add_linear("attn1.quantize", I.n1, M, d, I.l_qkv.get(), "attn1.to_qkv", 2 * Md * 3 * D * D, 0);
   add("attn1.norm_qk+rope", 0, [P, d](cudaStream_t s) {
     auto* base = static_cast<__nv_bfloat16*>(P->qkv);
     const int rows = P->geo.batch * P->geo.tokens;
@@ -590,14 +590,14 @@ Result<std::unique_ptr<LtxBlock>> LtxBlock::build(const LtxBlockConfig& cfg, con
     return ltx::sdpa_fallback(base, 3 * d, base + d, 3 * d, base + 2 * d, 3 * d, P->ao, d, nullptr, P->geo.batch,
                               P->cfg.heads, P->cfg.head_dim, P->geo.tokens, P->geo.tokens, scale, s);
   });
-  add_linear("attn1.out.quantize", I.ao, M, d, I.l_o1.get(), "attn1.to_out.0", 2 * Md * D * D);
+  add_linear("attn1.out.quantize", I.ao, M, d, I.l_o1.get(), "attn1.to_out.0", 2 * Md * D * D, 1);
   add("attn1.gated_residual", 0, [P](cudaStream_t s) {
     const kernels::AdaLnTable mod = P->mod();
     return kernels::gated_residual_add(P->x(), static_cast<const __nv_bfloat16*>(P->proj1), nullptr, P->rows(),
                                        P->cfg.dim(), &mod, kernels::kGateMsa, s);
   });
-  add_linear("attn2.q.quantize", io.x, M, d, I.l_q2.get(), "attn2.to_q", 2 * Md * D * D);
-  add_linear("attn2.kv.quantize", io.enc, MT, dc, I.l_kv2.get(), "attn2.to_kv", 2 * MTd * 2 * D * DC);
+  add_linear("attn2.q.quantize", io.x, M, d, I.l_q2.get(), "attn2.to_q", 2 * Md * D * D, 2);
+  add_linear("attn2.kv.quantize", io.enc, MT, dc, I.l_kv2.get(), "attn2.to_kv", 2 * MTd * 2 * D * DC, 3);
   add("attn2.norm_qk", 0, [P, d](cudaStream_t s) {
     const int rows = P->geo.batch * P->geo.tokens, trows = P->geo.batch * P->geo.text_tokens;
     WS_RETURN_IF_ERROR(ltx::qk_norm_rope(P->q2, d, P->w->attn2_norm_q, nullptr, nullptr, rows, P->geo.tokens, d,
@@ -612,7 +612,7 @@ Result<std::unique_ptr<LtxBlock>> LtxBlock::build(const LtxBlockConfig& cfg, con
                               P->geo.batch, P->cfg.heads, P->cfg.head_dim, P->geo.tokens, P->geo.text_tokens, scale,
                               s);
   });
-  add_linear("attn2.out.quantize", I.ao, M, d, I.l_o2.get(), "attn2.to_out.0", 2 * Md * D * D);
+  add_linear("attn2.out.quantize", I.ao, M, d, I.l_o2.get(), "attn2.to_out.0", 2 * Md * D * D, 4);
   // attn2's plain residual add fused with norm2 + modulation (one pass over x).
   add("attn2.residual+norm2+modulate", 0, [P](cudaStream_t s) {
     const kernels::AdaLnTable mod = P->mod();
@@ -620,8 +620,8 @@ Result<std::unique_ptr<LtxBlock>> LtxBlock::build(const LtxBlockConfig& cfg, con
                                        P->cfg.dim(), nullptr, 0, s, static_cast<__nv_bfloat16*>(P->n2),
                                        P->cfg.norm_eps, &mod, kernels::kShiftMlp, kernels::kScaleMlp);
   });
-  add_linear("ff.0.quantize", I.n2, M, d, I.l_f0.get(), "ff.net.0.proj+gelu", 2 * Md * FF * D);
-  add_linear("ff.2.quantize", I.ffh, M, ff, I.l_f2.get(), "ff.net.2", 2 * Md * D * FF);
+  add_linear("ff.0.quantize", I.n2, M, d, I.l_f0.get(), "ff.net.0.proj+gelu", 2 * Md * FF * D, 5);
+  add_linear("ff.2.quantize", I.ffh, M, ff, I.l_f2.get(), "ff.net.2", 2 * Md * D * FF, 6);
   add("ff.gated_residual", 0, [P](cudaStream_t s) {
     const kernels::AdaLnTable mod = P->mod();
     return kernels::gated_residual_add(P->x(), static_cast<const __nv_bfloat16*>(P->ffo), nullptr, P->rows(),

@@ -158,6 +158,10 @@ class LtxBlock {
   struct Stage {
     std::string name;
     double flops = 0;
+    /// The linear whose weight this stage's GEMM reads, in LtxBlockWeights order (0 attn1_qkv, 1 attn1_out,
+    /// 2 attn2_q, 3 attn2_kv, 4 attn2_out, 5 ff0, 6 ff2); -1: none. (The model's per-linear staging dequantises that
+    /// weight right before the stage.)
+    int linear = -1;
   };
   const std::vector<Stage>& stages() const;
   Status enqueue_stage(size_t index, cudaStream_t stream);

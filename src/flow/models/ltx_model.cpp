@@ -194,6 +194,23 @@ BlockLayout make_block_layout(int d, int dc, int ff, int weight_format = 0) {
   return L;
 }
 
+// The per-linear staging layout (LtxStaging::kLinear): the bf16 image's table + norms prefix at the same offsets, then
+// the seven biases, then ONE weight scratch the size of the largest linear that every linear's weight points at
+// (each is dequantised into it right before its GEMM).
+BlockLayout make_linear_staging_layout(const BlockLayout& b) {
+  BlockLayout L = b;
+  uint64_t off = align_up(b.n2k + 2ull * static_cast<uint64_t>(b.d));
+  uint64_t wmax = 0;
+  for (LinearSlot* s : {&L.qkv, &L.o1, &L.q2, &L.kv2, &L.o2, &L.f0, &L.f2}) {
+    s->b = off;
+    off = align_up(off + 2ull * static_cast<uint64_t>(s->out));
+    wmax = std::max<uint64_t>(wmax, 2ull * static_cast<uint64_t>(s->out) * static_cast<uint64_t>(s->in));
+  }
+  for (LinearSlot* s : {&L.qkv, &L.o1, &L.q2, &L.kv2, &L.o2, &L.f0, &L.f2}) s->w = off;
+  L.bytes = align_up(off + wmax);
+  return L;
+}
+
 std::unique_ptr<LtxBlockWeights> block_view(const BlockLayout& L, const void* base_ptr) {
   auto w = std::make_unique<LtxBlockWeights>();
   const auto* base = static_cast<const uint8_t*>(base_ptr);
@@ -266,6 +283,30 @@ ltx::LtxDequantTable dequant_table(const BlockLayout& q, const BlockLayout& b) {
   for (int i = 0; i < 7; ++i) {
     add(kind, qs[i]->w, bs[i]->w, qs[i]->scale, qs[i]->out, qs[i]->in);
     add(Seg::kCopyBf16, qs[i]->b, bs[i]->b, 0, 1, qs[i]->out);
+  }
+  return t;
+}
+
+// Per-linear staging (q: the 8-bit image, b: make_linear_staging_layout): `prefix` copies the table + norms and the
+// seven biases once per block; linear[i] dequantises linear i's weight into the shared scratch.
+struct LinearDequantTables {
+  ltx::LtxDequantTable prefix;
+  ltx::LtxDequantTable linear[7];
+};
+LinearDequantTables linear_dequant_tables(const BlockLayout& q, const BlockLayout& b) {
+  using Seg = ltx::LtxDequantSegment;
+  LinearDequantTables t;
+  auto add = [](ltx::LtxDequantTable& tb, int32_t kind, uint64_t src, uint64_t dst, uint64_t scale, int64_t rows, int64_t cols) {
+    Seg& s = tb.seg[tb.count++];
+    s.kind = kind; s.src = src; s.dst = dst; s.scale = scale; s.rows = rows; s.cols = cols;
+  };
+  add(t.prefix, Seg::kCopyBf16, 0, 0, 0, 1, static_cast<int64_t>(b.n2k / 2 + static_cast<uint64_t>(b.d)));
+  const int32_t kind = q.weight_format == 1 ? Seg::kFp8E4M3Row : Seg::kInt8Row;
+  const LinearSlot* qs[] = {&q.qkv, &q.o1, &q.q2, &q.kv2, &q.o2, &q.f0, &q.f2};
+  const LinearSlot* bs[] = {&b.qkv, &b.o1, &b.q2, &b.kv2, &b.o2, &b.f0, &b.f2};
+  for (int i = 0; i < 7; ++i) {
+    add(t.prefix, Seg::kCopyBf16, qs[i]->b, bs[i]->b, 0, 1, qs[i]->out);
+    add(t.linear[i], kind, qs[i]->w, bs[i]->w, qs[i]->scale, qs[i]->out, qs[i]->in);
   }
   return t;
 }
@@ -439,6 +480,9 @@ struct LtxModel::Impl {
   BlockLayout ql;   // 8-bit streamed image (stream_weights fp8/int8)
   bool eight_bit_stream = false;
   ltx::LtxDequantTable dq;
+  bool per_linear = false;  // 8-bit streamed with LtxStaging resolved to kLinear
+  BlockLayout sl;           // per-linear staging layout (make_linear_staging_layout)
+  LinearDequantTables ldq;
   cuda::DeviceBuffer staging;       // 8-bit streamed: the bf16 image the one block instance reads
   cuda::DeviceBuffer block_arena;   // the ONE activation arena every block instance shares
   HeadLayout hl;
@@ -506,6 +550,17 @@ Result<LtxModelFootprint> LtxModel::footprint(const LtxConfig& config, const Ltx
   WS_ASSIGN_OR_RETURN(size_t arena, LtxBlock::arena_bytes(block_config(config), block_geometry(geo),
                                                           LtxWeightFormat::kBF16, bo));
   f.block_arena_bytes = align_up(arena);
+  // 8-bit streamed: per-linear staging when asked, or (kAuto) when the whole-block staging image does not fit the
+  // budget with the 2 smallest ring slots.
+  if (fmt != 0 && options.vram_budget_bytes > 0 &&
+      (options.staging == LtxStaging::kLinear ||
+       (options.staging == LtxStaging::kAuto && options.vram_budget_bytes < f.min_streamed_budget()))) {
+    f.per_linear_staging = true;
+    f.staging_bytes = make_linear_staging_layout(make_block_layout(static_cast<int>(config.inner_dim()),
+                                                                   static_cast<int>(config.cross_attention_dim),
+                                                                   static_cast<int>(config.ff_inner_dim())))
+                          .bytes;
+  }
   return f;
 }
 
@@ -690,6 +745,11 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
 
   // ---- device bytes -> budget -> slots (before any allocation) ----
   WS_ASSIGN_OR_RETURN(LtxModelFootprint fp, LtxModel::footprint(config, geo, options));
+  I.per_linear = I.eight_bit_stream && fp.per_linear_staging;
+  if (I.per_linear) {
+    I.sl = make_linear_staging_layout(I.bl);
+    I.ldq = linear_dequant_tables(I.ql, I.sl);
+  }
   int slots = 0;
   if (streamed) {
     const int min_slots = std::min(2, L);
@@ -702,7 +762,9 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
           " + activations " + bytes_str(fp.model_activation_bytes + fp.block_arena_bytes) + " (model buffers " +
           bytes_str(fp.model_activation_bytes) + " + one shared block arena " + bytes_str(fp.block_arena_bytes) +
           ", batch " + std::to_string(geo.batch) + ", " + std::to_string(geo.tokens()) + " tokens)" +
-          (fp.staging_bytes ? " + bf16 staging image " + bytes_str(fp.staging_bytes) : std::string()) + " + " +
+          (fp.staging_bytes ? std::string(fp.per_linear_staging ? " + per-linear bf16 staging " : " + bf16 staging image ") +
+                                  bytes_str(fp.staging_bytes)
+                            : std::string()) + " + " +
           std::to_string(min_slots) + " ring slots x " + bytes_str(slot_layout.bytes) + " (one " +
           ltx_stream_weights_name(options.stream_weights) + " block image)");
     const uint64_t fit = (options.vram_budget_bytes - fixed) / slot_layout.bytes;
@@ -808,8 +870,8 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
   io.rope_cos = I.rope_cos;
   io.rope_sin = I.rope_sin;
   auto prefix = [](int i) { return "transformer_blocks." + std::to_string(i) + "."; };
-  auto add_block = [&](const void* base) -> Status {
-    I.views.push_back(block_view(I.bl, base));
+  auto add_block = [&](const void* base, const BlockLayout& layout) -> Status {
+    I.views.push_back(block_view(layout, base));
     WS_ASSIGN_OR_RETURN(std::unique_ptr<LtxBlock> blk, LtxBlock::build(bc, bg, *I.views.back(), io, bo));
     I.blocks.push_back(std::move(blk));
     return Status::ok();
@@ -834,7 +896,7 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
       for (int t = 0; t < n; ++t) {
         uint8_t* dst = static_cast<uint8_t*>(I.block_weights.get()) + I.bl.bytes * static_cast<uint64_t>(c + t);
         WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(dst, st[t].data(), st[t].size()));
-        WS_RETURN_IF_ERROR(add_block(dst));
+        WS_RETURN_IF_ERROR(add_block(dst, I.bl));
       }
     }
     Impl* P = impl.get();
@@ -883,13 +945,15 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
     WS_ASSIGN_OR_RETURN(Streamer st, Streamer::create(std::move(layers), so));
     I.streamer = std::make_unique<Streamer>(std::move(st));
     if (I.eight_bit_stream) {
-      // One bf16 staging image, one block instance bound to it; each slot is dequantised into it right before
-      // its block, on the compute stream.
-      WS_ASSIGN_OR_RETURN(I.staging, cuda::DeviceBuffer::allocate(I.bl.bytes));
-      WS_RETURN_IF_ERROR(::ws::cuda::fill_device(I.staging.get(), 0, I.bl.bytes));
-      WS_RETURN_IF_ERROR(add_block(I.staging.get()));
+      // One bf16 staging (the whole block image, or per-linear: the small fixed part + one weight scratch), one
+      // block instance bound to it; each slot is dequantised into it on the compute stream, right before its block
+      // (per-linear: each weight right before its GEMM).
+      const BlockLayout& stl = I.per_linear ? I.sl : I.bl;
+      WS_ASSIGN_OR_RETURN(I.staging, cuda::DeviceBuffer::allocate(stl.bytes));
+      WS_RETURN_IF_ERROR(::ws::cuda::fill_device(I.staging.get(), 0, stl.bytes));
+      WS_RETURN_IF_ERROR(add_block(I.staging.get(), stl));
     } else {
-      for (int s = 0; s < slots; ++s) WS_RETURN_IF_ERROR(add_block(I.streamer->slot_ptr(s)));
+      for (int s = 0; s < slots; ++s) WS_RETURN_IF_ERROR(add_block(I.streamer->slot_ptr(s), I.bl));
     }
     Impl* P = impl.get();
     I.layer_fn = [P](int layer, const void* dev, uint64_t, cudaStream_t s) -> Status {
@@ -897,6 +961,17 @@ static Result<std::unique_ptr<LtxModel::Impl>> build_impl(const LtxConfig& confi
       if (dev != P->streamer->slot_ptr(slot))
         return internal_error("LTX model: layer " + std::to_string(layer) + " was handed a slot address that is not "
                               "slot " + std::to_string(slot) + "'s");
+      if (P->eight_bit_stream && P->per_linear) {
+        WS_RETURN_IF_ERROR(ltx::dequant_block_image(dev, P->staging.get(), P->ldq.prefix, s));
+        LtxBlock& b = *P->blocks[0];
+        const auto& stages = b.stages();
+        for (size_t i = 0; i < stages.size(); ++i) {
+          if (stages[i].linear >= 0)
+            WS_RETURN_IF_ERROR(ltx::dequant_block_image(dev, P->staging.get(), P->ldq.linear[stages[i].linear], s));
+          WS_RETURN_IF_ERROR(b.enqueue_stage(i, s));
+        }
+        return Status::ok();
+      }
       if (P->eight_bit_stream) {
         WS_RETURN_IF_ERROR(ltx::dequant_block_image(dev, P->staging.get(), P->dq, s));
         return P->blocks[0]->enqueue(s);

@@ -73,11 +73,21 @@ const char* ltx_stream_weights_name(LtxStreamWeights w);
 /// "bf16" | "fp8" | "int8" (kInvalidArgument naming the text otherwise).
 Result<LtxStreamWeights> parse_ltx_stream_weights(const std::string& text);
 
+/// Where 8-bit streamed weights are dequantised (stream_weights fp8 / int8 under a budget):
+///  - kBlock: the whole block into one bf16 staging image (one bf16 block: 2B 0.25 GiB, 13B 0.76 GiB), one dequant
+///    kernel per block;
+///  - kLinear: each linear's weight, right before its GEMM, into one scratch the size of the largest linear (13B:
+///    the FF weight, 0.125 GiB), biases / norms / table into a small fixed part: seven dequant kernels per block;
+///  - kAuto: kBlock when the budget holds it with 2 ring slots, else kLinear.
+/// Both write the same bf16 numbers (one formula), so their outputs are bit-identical.
+enum class LtxStaging { kAuto, kBlock, kLinear };
+
 struct LtxModelOptions {
   uint64_t vram_budget_bytes = 0;  ///< 0 = resident; else streamed, budget for ALL device memory (see file comment)
   int max_slots = 3;               ///< ring slots at most (S), >= 2
   bool record_timeline = false;    ///< streamed: per-block copy/compute timing events (enqueue_timed())
   LtxStreamWeights stream_weights = LtxStreamWeights::kBF16;
+  LtxStaging staging = LtxStaging::kAuto;  ///< 8-bit streamed only (see LtxStaging)
   LtxBlockOptions block;           ///< arena / arena_bytes are set by the model (one shared arena), leave them empty
 };
 
@@ -90,7 +100,8 @@ struct LtxModelFootprint {
   int layers = 0;
   uint64_t model_activation_bytes = 0; ///< the model's own buffers: inputs, rope tables, stage outputs, workspace
   uint64_t block_arena_bytes = 0;      ///< the ONE activation arena every block instance shares
-  uint64_t staging_bytes = 0;          ///< 8-bit streamed: the bf16 staging image the dequant writes
+  uint64_t staging_bytes = 0;          ///< 8-bit streamed: the bf16 staging the dequant writes (block or per-linear)
+  bool per_linear_staging = false;     ///< 8-bit streamed: LtxStaging resolved to kLinear (kAuto: by the budget)
   uint64_t all_block_bytes() const { return bf16_block_bytes * static_cast<uint64_t>(layers); }
   /// Everything but the ring: resident weights + model buffers + block arena + staging.
   uint64_t fixed_bytes() const {
