@@ -11,6 +11,7 @@
 # Needs nothing carried beyond the usual .debs (+ .onnxdata for the suites; the zoo needs no file).
 # Knobs: WS_ONNX_SECONDS (per onnx-test job, default 200), WS_ZOO_SECONDS (no new zoo model after it, default
 # 150; the zoo is killed 70 s later),
+# WS_ZOO_BUSY (set: another process keeps the GPU busy during the zoo, see below),
 # WS_ZOO_MODELS (comma list, or `all` = the 13 + efficientnet_b3/v2_s, resnext50, wide_resnet50_2, inception_v3,
 # swin_t; default tools/zoo_check.py's 13 models). The whole zoo in one call:
 #   WS_ZOO_MODELS=all WS_ZOO_SECONDS=400 bash scripts/device.sh onnx
@@ -27,6 +28,15 @@ suites=()
 for od in .onnxdata/*/; do [ -d "$od" ] && suites+=("$(basename "$od")"); done
 [ ${#suites[@]} -gt 0 ] || row "onnx suites" "none under .onnxdata/ (carry .onnxdata)"
 
+# WS_ZOO_BUSY=1: keep the GPU's copy engines and SMs busy from another process while the zoo runs (`warpstream h2d`
+# in a loop: pinned and pageable transfers of up to 1 GiB). The regression check of the legacy-stream upload hazard:
+# four zoo models gave wrong logits only on a busy GPU (device runs 18-19 of 2026-12-02, docs/results/H200.md).
+busy_pid=""
+if [ -n "${WS_ZOO_BUSY:-}" ]; then
+  ( while :; do "$WS" h2d --quick --iters 10 --max-mib 1024 > /dev/null 2>&1 || sleep 1; done ) &
+  busy_pid=$!
+  row "zoo: GPU kept busy" "warpstream h2d --quick in a loop beside the zoo (pid $busy_pid)"
+fi
 # The zoo first (the longest job), in the background, with fewer CPU threads than the machine has.
 zoo_pid=""
 if [ "$onnx_secs" -gt 60 ]; then
@@ -65,6 +75,7 @@ for j in "${jobs_list[@]}"; do
 done
 if [ -n "$zoo_pid" ]; then
   wait "$zoo_pid"; zrc=$?
+  [ -n "$busy_pid" ] && { kill "$busy_pid" 2>/dev/null; pkill -f "$WS h2d" 2>/dev/null; wait "$busy_pid" 2>/dev/null; }
   sed -n '/^| model /,$p' "$L/onnx-zoo.txt" > "$OUT/zoo.md"
   # fp32 gates: a zoo model that does not pass in fp32 (FAIL, refused, export failed, not run) fails the suite.
   zfail32=$(grep -cE '^\| [^|]+ \| fp32 \| (FAIL|refused|export failed|not run) ' "$OUT/zoo.md")
