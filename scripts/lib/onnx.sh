@@ -75,7 +75,6 @@ for j in "${jobs_list[@]}"; do
 done
 if [ -n "$zoo_pid" ]; then
   wait "$zoo_pid"; zrc=$?
-  [ -n "$busy_pid" ] && { kill "$busy_pid" 2>/dev/null; pkill -f "$WS h2d" 2>/dev/null; wait "$busy_pid" 2>/dev/null; }
   sed -n '/^| model /,$p' "$L/onnx-zoo.txt" > "$OUT/zoo.md"
   # fp32 gates: a zoo model that does not pass in fp32 (FAIL, refused, export failed, not run) fails the suite.
   zfail32=$(grep -cE '^\| [^|]+ \| fp32 \| (FAIL|refused|export failed|not run) ' "$OUT/zoo.md")
@@ -85,6 +84,7 @@ if [ -n "$zoo_pid" ]; then
   row "zoo (torchvision) on CUDA fp16" "$(grep -cE '^\| [^|]+ \| fp16 \| pass ' "$OUT/zoo.md") pass, $(grep -cE '^\| [^|]+ \| fp16 \| [^p]' "$OUT/zoo.md") not passing (reported)"
   grep -E '^\| [^|]+ \| fp(32|16) \| [^p]' "$OUT/zoo.md" | head -20 | sed 's/^/    zoo: /' | cut -c1-200 | tee -a "$SUM"
 fi
+[ -n "$busy_pid" ] && { kill "$busy_pid" 2>/dev/null; pkill -f "$WS h2d" 2>/dev/null; wait "$busy_pid" 2>/dev/null; }
 { echo; echo "ONNX conformance, $(date -u +%F) on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), commit $(git rev-parse --short HEAD 2>/dev/null)"; } >> "$OC"
 cat "$OC" >> "$SUM"
 n_fail=$(wc -l < "$OF")
