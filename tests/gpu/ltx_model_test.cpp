@@ -642,11 +642,25 @@ TEST(LtxModelGpu, BudgetTooSmallRefused) {
   const auto weights = random_weights(c, 7);
   flow::LtxModelGeometry g;
   g.frames = 1; g.height = 2; g.width = 4; g.text_tokens = 8;
-  for (flow::LtxStreamWeights sw : {flow::LtxStreamWeights::kBF16, flow::LtxStreamWeights::kFP8}) {
-    SCOPED_TRACE(flow::ltx_stream_weights_name(sw));
+  // fp8 under each staging rule. kAuto's smallest budget is the per-linear one (it falls back to per-linear staging
+  // when the whole-block image does not fit), so its footprint is taken with kLinear.
+  struct Case { flow::LtxStreamWeights sw; flow::LtxStaging staging; const char* name; };
+  for (const Case& k : {Case{flow::LtxStreamWeights::kBF16, flow::LtxStaging::kAuto, "bf16"},
+                        Case{flow::LtxStreamWeights::kFP8, flow::LtxStaging::kBlock, "fp8 block staging"},
+                        Case{flow::LtxStreamWeights::kFP8, flow::LtxStaging::kLinear, "fp8 per-linear staging"},
+                        Case{flow::LtxStreamWeights::kFP8, flow::LtxStaging::kAuto, "fp8 auto staging"}}) {
+    SCOPED_TRACE(k.name);
     flow::LtxModelOptions o;
-    o.stream_weights = sw;
-    auto fp = flow::LtxModel::footprint(c, g, o);
+    o.stream_weights = k.sw;
+    o.staging = k.staging;
+    flow::LtxModelOptions fo = o;
+    if (k.sw != flow::LtxStreamWeights::kBF16 && k.staging == flow::LtxStaging::kAuto) {
+      fo.staging = flow::LtxStaging::kLinear;
+      fo.vram_budget_bytes = 1;  // any budget: kLinear is taken as asked
+    } else if (k.staging == flow::LtxStaging::kLinear) {
+      fo.vram_budget_bytes = 1;
+    }
+    auto fp = flow::LtxModel::footprint(c, g, fo);
     ASSERT_TRUE(fp.is_ok()) << fp.status().to_string();
     const flow::LtxModelFootprint& f = fp.value();
     ASSERT_GT(f.block_arena_bytes, 0u);
@@ -676,6 +690,7 @@ TEST(LtxModelGpu, BudgetTooSmallRefused) {
     ASSERT_TRUE(ok.is_ok()) << ok.status().to_string();
     EXPECT_EQ(ok.value()->slots(), 2);
     EXPECT_LE(ok.value()->device_bytes(), o.vram_budget_bytes);
+    if (k.sw != flow::LtxStreamWeights::kBF16) EXPECT_EQ(f.per_linear_staging, k.staging != flow::LtxStaging::kBlock);
   }
 }
 

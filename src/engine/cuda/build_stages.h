@@ -1,7 +1,7 @@
 #pragma once
 /// \file build_stages.h
 /// The device-free stages of CudaEngine::build (cuda_engine.cpp), in build order:
-///   1. optimize_for_cuda: ir::optimize, the port checks (float32 runtime inputs/outputs), and the CUDA
+///   1. optimize_for_cuda: ir::optimize, Einsum lowered to MatMul form (ir::lower_einsum), the port checks (float32 runtime inputs/outputs), and the CUDA
 ///      executor's fusions (a residual Add into the Conv producing one operand; a Relu / Clip with constant
 ///      bounds into the Conv before it);
 ///   2. onnx_view: the nodes as ONNX defines them (a Conv carrying a fused residual analysed as the plain
@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/ir/einsum_lowering.h"
 #include "engine/ir/fusion.h"
 #include "warpstream/arena.h"
 #include "warpstream/cuda_engine.h"
@@ -111,6 +112,9 @@ inline bool cuda_output_dtype(ir::DType d) {
 /// than cuda_output_dtype (naming the tensor). A graph output may be a constant (folded at build).
 inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuildOptions& options) {
   WS_RETURN_IF_ERROR(ir::optimize(graph));
+  // Einsum runs as the Transpose / ReduceSum / Reshape / MatMul nodes it lowers to (einsum_lowering.h).
+  WS_ASSIGN_OR_RETURN(int einsums, ir::lower_einsum(graph));
+  if (einsums > 0) WS_RETURN_IF_ERROR(ir::infer_shapes(graph));
   for (ir::TensorId id : graph.inputs)
     if (graph.tensor(id).dtype != ir::DType::kFloat32)
       return unsupported(graph.source + ": graph input '" + graph.tensor(id).name + "' has element type " +

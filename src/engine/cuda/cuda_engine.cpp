@@ -225,6 +225,9 @@ Result<std::vector<engine::NodeContext>> check_support(const ir::Graph& g, const
     analyzed.push_back(engine::NodeContext{g, node, {}, {}, {}});
     WS_RETURN_IF_ERROR(engine::analyze_node(analyzed.back()));
     const CudaOpDef* def = find_cuda_op(node.op_type);
+    if (!def && node.op_type == "Einsum")
+      return unsupported(node.describe(g.opset) + ": not lowered to MatMul form for the CUDA executor: " +
+                         ir::einsum_lowering_refusal(g, node));
     if (!def) {
       std::string list;
       for (const auto& n : cuda_supported_ops()) list += (list.empty() ? "" : ", ") + n;

@@ -17,6 +17,7 @@
 #include "core/limits.h"
 #include "engine/ir/op_table_ext.h"
 #include "engine/ir/op_table_util.h"
+#include "reference/einsum.h"
 #include "reference/ops_ext.h"
 #include "reference/pad.h"
 #include "reference/reference.h"
@@ -733,6 +734,7 @@ const std::vector<OpDef>& op_defs() {
       {"DepthToSpace", 1, 1, 1, 1, {}, {"blocksize", "mode"}, ext::analyze_depth_to_space},
       {"Div", 2, 2, 1, 1, {}, {"broadcast", "axis"}, analyze_div},
       {"Dropout", 1, 3, 1, 2, {1, 2}, {"ratio", "seed", "is_test"}, analyze_dropout},
+      {"Einsum", 1, 16, 1, 1, {}, {"equation"}, ext::analyze_einsum},
       {"Elu", 1, 1, 1, 1, {}, {"alpha"}, ext::analyze_elu},
       {"Equal", 2, 2, 1, 1, {}, {}, ext::analyze_equal},
       {"Erf", 1, 1, 1, 1, {}, {}, ext::analyze_erf},
@@ -911,6 +913,17 @@ std::optional<int64_t> node_macs(const NodeContext& c) {
       if (t && t->i != 0) k = (*a)[0];
     }
     return mul(out, std::max<int64_t>(k, 1));
+  }
+  if (op == "Einsum") {  // the direct evaluation: every label combination, one multiply per operand
+    const ir::Attribute* eq = c.node.find("equation");
+    std::vector<std::vector<int64_t>> shapes;
+    for (size_t i = 0; i < c.node.inputs.size(); ++i)
+      if (const ir::Shape* s = in_shape(i)) shapes.push_back(*s);
+    Result<ref::EinsumSpec> spec = ref::parse_einsum(eq ? eq->s : std::string(), shapes);
+    if (!spec.is_ok()) return out;
+    const int64_t w = spec.value().work();
+    if (w == std::numeric_limits<int64_t>::max()) return std::nullopt;
+    return checked_mul(w, static_cast<int64_t>(shapes.size()));
   }
   if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
     const ir::Attribute* k = c.node.find("kernel_shape");

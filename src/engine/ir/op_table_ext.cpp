@@ -16,6 +16,7 @@
 #include "core/escape.h"
 #include "core/limits.h"
 #include "engine/ir/op_table_util.h"
+#include "reference/einsum.h"
 #include "reference/ops_ext.h"
 
 namespace ws::engine::ext {
@@ -823,6 +824,40 @@ Status make_variadic(NodeContext& c, ref::Binary2Op op, bool mean) {
   return Status::ok();
 }
 }  // namespace
+
+// Einsum-12 (reference/einsum.h: grammar, broadcasting, implicit output). float32 / float64; the direct
+// evaluation accumulates in double. The CUDA executor lowers it to Transpose / ReduceSum / Reshape / MatMul at
+// build (ir::lower_einsum) and runs those.
+Status analyze_einsum(NodeContext& c) {
+  WS_ASSIGN_OR_RETURN(std::string eq, attr_string(c, "equation", ""));
+  if (eq.empty()) return c.bad_attribute("equation", "is required");
+  if (eq.size() > 1024) return c.bad_attribute("equation", "is longer than 1024 characters");
+  const DType dt = c.input(0).dtype;
+  if (dt != DType::kFloat32 && dt != DType::kFloat64) return unsupported_dtype(c, 0, "float32 and float64");
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t k = 0; k < c.input_count(); ++k) {
+    WS_RETURN_IF_ERROR(c.require_input(k, "operand"));
+    if (c.input(k).dtype != dt) return unsupported_dtype(c, k, "the element type of operand 0");
+    shapes.push_back(c.input(k).shape);
+  }
+  Result<ref::EinsumSpec> spec = ref::parse_einsum(eq, shapes);
+  if (!spec.is_ok()) return c.error(spec.status().code(), spec.status().message());
+  set_single_output(c, dt, spec.value().output_shape());
+  auto sp = std::make_shared<const ref::EinsumSpec>(std::move(spec).value());
+  const size_t n = shapes.size();
+  c.kernel = [sp, dt, n](In in, Out out) {
+    if (dt == DType::kFloat32) {
+      std::array<const float*, 16> p{};
+      for (size_t k = 0; k < n; ++k) p[k] = static_cast<const float*>(in[k]);
+      ref::einsum<float>(*sp, std::span<const float* const>(p.data(), n), static_cast<float*>(out[0]));
+    } else {
+      std::array<const double*, 16> p{};
+      for (size_t k = 0; k < n; ++k) p[k] = static_cast<const double*>(in[k]);
+      ref::einsum<double>(*sp, std::span<const double* const>(p.data(), n), static_cast<double*>(out[0]));
+    }
+  };
+  return Status::ok();
+}
 
 Status analyze_sum(NodeContext& c) { return make_variadic(c, ref::Binary2Op::kAdd, false); }
 Status analyze_mean(NodeContext& c) { return make_variadic(c, ref::Binary2Op::kAdd, true); }

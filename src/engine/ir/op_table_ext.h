@@ -77,6 +77,7 @@ Status analyze_mod(NodeContext& c);
 Status analyze_global_max_pool(NodeContext& c);
 Status analyze_pow(NodeContext& c);
 Status analyze_prelu(NodeContext& c);
+Status analyze_einsum(NodeContext& c);
 Status analyze_sum(NodeContext& c);
 Status analyze_mean(NodeContext& c);
 Status analyze_max(NodeContext& c);

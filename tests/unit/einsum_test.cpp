@@ -1,0 +1,197 @@
+// einsum_test.cpp — Einsum (issue 14, MaxViT's attention): the equation parser's refusals, the direct CPU
+// evaluation (reference/einsum.h) against loops written out here, and the CUDA executor's lowering
+// (ir::lower_einsum: Transpose / ReduceSum / Reshape / MatMul) run on the CPU executor against the direct
+// evaluation — two independent implementations of one equation. Random inputs print their seed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "engine/ir/einsum_lowering.h"
+#include "reference/einsum.h"
+#include "support/engine_util.h"
+#include "support/seed.h"
+
+namespace ws {
+namespace {
+
+using ir::DType;
+using ir::ModelBuilder;
+using V = std::vector<float>;
+
+V random_values(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  V v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+size_t elements(const ir::Shape& s) {
+  size_t n = 1;
+  for (int64_t d : s) n *= static_cast<size_t>(d);
+  return n;
+}
+
+V direct(const std::string& eq, const std::vector<ir::Shape>& shapes, const std::vector<V>& in) {
+  auto spec = ref::parse_einsum(eq, shapes);
+  EXPECT_TRUE(spec.is_ok()) << spec.status().to_string();
+  if (!spec.is_ok()) return {};
+  V out(elements(spec.value().output_shape()), NAN);
+  std::vector<const float*> p;
+  for (const V& v : in) p.push_back(v.data());
+  ref::einsum<float>(spec.value(), p, out.data());
+  return out;
+}
+
+TEST(Einsum, ParserRefusesWhatTheSpecRulesOut) {
+  struct Bad { const char* eq; std::vector<ir::Shape> shapes; const char* says; };
+  for (const Bad& b : std::vector<Bad>{
+           {"ij,jk->ik", {{2, 3}}, "2 input terms for 1 operands"},
+           {"ij->i", {{2, 3, 4}}, "2 labels for an operand of rank 3"},
+           {"i$->i", {{2, 3}}, "is not a label"},
+           {"i..j...->ij", {{2, 3, 4}}, "'.' outside an ellipsis"},
+           {"...i...->i", {{2, 3, 4}}, "more than one ellipsis"},
+           {"ij,jk->ik", {{2, 3}, {4, 5}}, "label 'j' is 3 in one place and 4"},
+           {"ij->ik", {{2, 3}}, "label 'k' is in no input"},
+           {"ij->ii", {{2, 2}}, "appears twice"},
+           {"...ij->ij", {{5, 2, 3}}, "does not name '...'"},
+           {"ij->i->j", {{2, 3}}, "more than one '->'"},
+           {"...i,...i->...i", {{2, 3}, {4, 3}}, "broadcast only from 1"}}) {
+    auto r = ref::parse_einsum(b.eq, b.shapes);
+    ASSERT_FALSE(r.is_ok()) << b.eq << " was accepted";
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidModel) << b.eq;
+    EXPECT_NE(r.status().message().find(b.says), std::string::npos) << b.eq << ": " << r.status().message();
+  }
+}
+
+TEST(Einsum, ImplicitOutputIsAlphabeticalWithEllipsisFirst) {
+  auto r = ref::parse_einsum("...jb,...ia", {{7, 2, 3}, {1, 4, 5}});
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  // Labels used once: a, b, i, j -> output [..., a, b, i, j]; the ellipsis dim broadcasts 7 against 1.
+  EXPECT_EQ(r.value().output_shape(), (std::vector<int64_t>{7, 5, 3, 4, 2}));
+}
+
+TEST(Einsum, DirectMatchesLoopsWrittenOut) {
+  const uint64_t seed = test::seed_for("einsum direct");
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  // bij,bjk->bik
+  const V a = random_values(2 * 3 * 4, rng), b = random_values(2 * 4 * 5, rng);
+  const V got = direct("bij, bjk -> bik", {{2, 3, 4}, {2, 4, 5}}, {a, b});
+  for (int n = 0; n < 2; ++n)
+    for (int i = 0; i < 3; ++i)
+      for (int k = 0; k < 5; ++k) {
+        double s = 0;
+        for (int j = 0; j < 4; ++j) s += double(a[(n * 3 + i) * 4 + j]) * b[(n * 4 + j) * 5 + k];
+        ASSERT_NEAR(got[static_cast<size_t>((n * 3 + i) * 5 + k)], s, 1e-5) << n << " " << i << " " << k;
+      }
+  // ij->ji, ii->i (diagonal), i,i (implicit scalar), ij-> (total), i,j->ij (outer)
+  const V m = random_values(3 * 3, rng), u = random_values(3, rng), w = random_values(4, rng);
+  const V t = direct("ij->ji", {{3, 3}}, {m});
+  const V d = direct("ii->i", {{3, 3}}, {m});
+  const V dot = direct("i,i", {{3}, {3}}, {u, u});
+  const V total = direct("ij->", {{3, 3}}, {m});
+  const V outer = direct("i,j->ij", {{3}, {4}}, {u, w});
+  double want_dot = 0, want_total = 0;
+  for (int i = 0; i < 3; ++i) {
+    want_dot += double(u[static_cast<size_t>(i)]) * u[static_cast<size_t>(i)];
+    EXPECT_FLOAT_EQ(d[static_cast<size_t>(i)], m[static_cast<size_t>(i * 3 + i)]);
+    for (int j = 0; j < 3; ++j) {
+      EXPECT_FLOAT_EQ(t[static_cast<size_t>(j * 3 + i)], m[static_cast<size_t>(i * 3 + j)]);
+      want_total += m[static_cast<size_t>(i * 3 + j)];
+    }
+    for (int j = 0; j < 4; ++j)
+      EXPECT_FLOAT_EQ(outer[static_cast<size_t>(i * 4 + j)], u[static_cast<size_t>(i)] * w[static_cast<size_t>(j)]);
+  }
+  ASSERT_EQ(dot.size(), 1u);
+  EXPECT_NEAR(dot[0], want_dot, 1e-6);
+  EXPECT_NEAR(total[0], want_total, 1e-5);
+}
+
+// One Einsum node through the CPU executor, as imported (direct) and after lower_einsum.
+struct Lowered { V direct, lowered; std::map<std::string, int> ops; std::string refusal; };
+
+Lowered run_both(const std::string& eq, const std::vector<ir::Shape>& shapes, int opset, bool const_first,
+                 std::mt19937& rng) {
+  ModelBuilder m(opset);
+  std::vector<std::string> names;
+  std::vector<V> values;
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    names.push_back("x" + std::to_string(k));
+    values.push_back(random_values(elements(shapes[k]), rng));
+    if (k == 0 && const_first) m.constant(names[k], shapes[k], values[k]);
+    else m.input(names[k], DType::kFloat32, std::vector<ir::Dim>(shapes[k].begin(), shapes[k].end()));
+  }
+  m.node("Einsum", names, {"y"}).s("equation", eq);
+  m.output("y");
+  std::vector<V> runtime;
+  for (size_t k = const_first ? 1 : 0; k < values.size(); ++k) runtime.push_back(values[k]);
+  Lowered r;
+  auto e = test::build_engine(m);
+  EXPECT_TRUE(e.is_ok()) << eq << ": " << e.status().to_string();
+  if (!e.is_ok()) return r;
+  r.direct = test::run_engine(**e, runtime);
+  auto g = test::import_builder(m);
+  EXPECT_TRUE(g.is_ok());
+  EXPECT_TRUE(ir::optimize(*g).is_ok());
+  for (const ir::Node& n : g->nodes)
+    if (n.op_type == "Einsum") r.refusal = ir::einsum_lowering_refusal(*g, n);
+  auto count = ir::lower_einsum(*g);
+  EXPECT_TRUE(count.is_ok()) << count.status().to_string();
+  EXPECT_TRUE(ir::infer_shapes(*g).is_ok());
+  r.ops = g->op_histogram();
+  auto le = CpuEngine::build(std::move(*g));
+  EXPECT_TRUE(le.is_ok()) << eq << " lowered: " << le.status().to_string();
+  if (le.is_ok()) r.lowered = test::run_engine(**le, runtime);
+  return r;
+}
+
+TEST(EinsumLowering, MatchesTheDirectEvaluation) {
+  const uint64_t seed = test::seed_for("einsum lowering");
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  struct Case { const char* eq; std::vector<ir::Shape> shapes; int opset; bool const_first; bool matmul; };
+  for (const Case& c : std::vector<Case>{
+           // MaxViT's window attention (torchvision: q·kᵀ and attn·v per batch, window, head)
+           {"bghid,bghjd->bghij", {{1, 4, 2, 7, 8}, {1, 4, 2, 7, 8}}, 17, false, true},
+           {"bghij,bghjd->bghid", {{1, 4, 2, 7, 7}, {1, 4, 2, 7, 8}}, 17, false, true},
+           {"bij,bjk->bik", {{3, 2, 5}, {3, 5, 4}}, 12, false, true},
+           {"ij,jk", {{3, 4}, {4, 2}}, 13, false, true},                        // implicit -> ik
+           {"ik,jk->ij", {{3, 4}, {5, 4}}, 13, true, true},                     // constant A: swapped
+           {"...ij,...jk->...ik", {{2, 3, 4, 5}, {5, 6}}, 17, false, true},     // B broadcast over the batch
+           {"...ij,...jk->...ik", {{3, 5}, {2, 3, 5, 6}}, 17, false, true},     // A broadcast
+           {"i,j->ij", {{3}, {4}}, 13, false, true},                            // outer product (K = 1)
+           {"bij,bk->bik", {{2, 3, 4}, {2, 5}}, 12, false, true},               // j summed in A alone (opset 12)
+           {"bij,bk->bik", {{2, 3, 4}, {2, 5}}, 13, false, true},               // the same, axes as an input
+           {"ijk->kj", {{2, 3, 4}}, 13, false, false},                          // one operand: sum + transpose
+           {"ij->", {{3, 4}}, 13, false, false},
+           {"ij->ij", {{3, 4}}, 13, false, false}}) {                           // nothing to do: Identity
+    SCOPED_TRACE(c.eq);
+    const Lowered r = run_both(c.eq, c.shapes, c.opset, c.const_first, rng);
+    EXPECT_TRUE(r.refusal.empty()) << r.refusal;
+    EXPECT_EQ(r.ops.count("Einsum"), 0u) << "not lowered";
+    EXPECT_EQ(r.ops.count("MatMul") > 0, c.matmul);
+    ASSERT_EQ(r.direct.size(), r.lowered.size());
+    ASSERT_FALSE(r.direct.empty());
+    for (size_t i = 0; i < r.direct.size(); ++i)
+      ASSERT_NEAR(r.lowered[i], r.direct[i], 1e-5 + 1e-5 * std::fabs(r.direct[i]))
+          << "element " << i << " (seed " << seed << ")";
+  }
+}
+
+TEST(EinsumLowering, LeavesWhatItCannotLowerWithTheReason) {
+  const uint64_t seed = test::seed_for("einsum lowering refusals");
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  struct Case { const char* eq; std::vector<ir::Shape> shapes; const char* says; };
+  for (const Case& c : std::vector<Case>{{"ii->i", {{3, 3}}, "repeats within operand 0"},
+                                         {"ij,jk,kl->il", {{2, 3}, {3, 4}, {4, 5}}, "3 operands"},
+                                         {"...ij,...jk->...ik", {{2, 1, 3, 4}, {1, 5, 4, 2}}, "broadcast only partly"}}) {
+    SCOPED_TRACE(c.eq);
+    const Lowered r = run_both(c.eq, c.shapes, 13, false, rng);
+    EXPECT_NE(r.refusal.find(c.says), std::string::npos) << r.refusal;
+    EXPECT_EQ(r.ops.count("Einsum"), 1u) << "a node that cannot lower must stay";
+    ASSERT_EQ(r.direct, r.lowered);  // the CPU executor ran the same Einsum both times
+  }
+}
+
+}  // namespace
+}  // namespace ws
