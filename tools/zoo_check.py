@@ -47,7 +47,13 @@ DEFAULT_MODELS = [
 ]
 # The rest of the issue-14 zoo that torchvision 0.14 (the CPU machine's) and 0.26 (the GPU machine's) both have;
 # `--models all` = DEFAULT_MODELS + these (inception_v3 runs at 299²).
-EXTENDED_MODELS = ["efficientnet_b3", "efficientnet_v2_s", "resnext50_32x4d", "wide_resnet50_2", "inception_v3", "swin_t"]
+EXTENDED_MODELS = ["efficientnet_b3", "efficientnet_v2_s", "resnext50_32x4d", "wide_resnet50_2", "inception_v3", "swin_t",
+                   "maxvit_t"]
+# Other sizes of the same architectures (`--models full` = all + these): the families' remaining members that
+# differ in depth / width / resolution-scaling only.
+SIZE_MODELS = ["resnet34", "resnet101", "efficientnet_b1", "efficientnet_b2", "efficientnet_b4", "efficientnet_b5",
+               "efficientnet_b6", "efficientnet_b7", "efficientnet_v2_m", "efficientnet_v2_l", "regnet_x_400mf",
+               "mnasnet0_5", "swin_v2_t"]
 
 
 def calibrate_batch_norm(torch, model, size, seed, batches=2, batch_size=4):
@@ -96,7 +102,7 @@ def main():
     ap.add_argument("--warpstream", required=True, help="path to the warpstream CLI")
     ap.add_argument("--out", required=True, help="folder for the exported case folders")
     ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
-                    help="comma list of torchvision model names, or 'all' (the default 13 + " + ", ".join(EXTENDED_MODELS) + ")")
+                    help="comma list of torchvision model names, 'all' (the default 13 + " + ", ".join(EXTENDED_MODELS) + ") or 'full' (all + other sizes: " + ", ".join(SIZE_MODELS) + ")")
     ap.add_argument("--opset", type=int, default=17)
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--seed", type=int, default=int(os.environ.get("WS_SEED", "0")))
@@ -147,7 +153,9 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     rows = []
     failed = 0
-    names = DEFAULT_MODELS + EXTENDED_MODELS if args.models == "all" else [m for m in args.models.split(",") if m]
+    names = (DEFAULT_MODELS + EXTENDED_MODELS if args.models == "all" else
+             DEFAULT_MODELS + EXTENDED_MODELS + SIZE_MODELS if args.models == "full" else
+             [m for m in args.models.split(",") if m])
     for name in names:
         t0 = time.time()
         if args.time_budget and t0 - t_start > args.time_budget:
@@ -206,12 +214,16 @@ def main():
             peer16 = None
             if "fp16" in precisions and torch.cuda.is_available():
                 import copy
-                with torch.no_grad():
-                    m16 = copy.deepcopy(model).half().cuda()
-                    got16 = m16(x.half().cuda()).float().cpu().numpy()
-                    peer16 = float(np.max(np.abs(got16 - want)))
-                    del m16
-                    torch.cuda.empty_cache()
+                try:
+                    with torch.no_grad():
+                        m16 = copy.deepcopy(model).half().cuda()
+                        got16 = m16(x.half().cuda()).float().cpu().numpy()
+                        peer16 = float(np.max(np.abs(got16 - want)))
+                        del m16
+                        torch.cuda.empty_cache()
+                except Exception as e:  # the peer is a tolerance aid, not the reference: say so and go on
+                    print(f"{name}: PyTorch fp16 peer failed ({type(e).__name__}: {str(e)[:120]}); fp16 keeps the 2% rule",
+                          flush=True)
         except Exception as e:  # export or reference failure: reported, not hidden
             detail = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
             for precision in precisions:
