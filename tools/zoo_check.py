@@ -103,6 +103,8 @@ def main():
     ap.add_argument("--out", required=True, help="folder for the exported case folders")
     ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
                     help="comma list of torchvision model names, 'all' (the default 13 + " + ", ".join(EXTENDED_MODELS) + ") or 'full' (all + other sizes: " + ", ".join(SIZE_MODELS) + ")")
+    ap.add_argument("--shard", default="",
+                    help="K/N: run only every N-th model starting at K (0-based), so N processes share one GPU")
     ap.add_argument("--opset", type=int, default=17)
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--seed", type=int, default=int(os.environ.get("WS_SEED", "0")))
@@ -156,6 +158,13 @@ def main():
     names = (DEFAULT_MODELS + EXTENDED_MODELS if args.models == "all" else
              DEFAULT_MODELS + EXTENDED_MODELS + SIZE_MODELS if args.models == "full" else
              [m for m in args.models.split(",") if m])
+    if args.shard:
+        try:
+            k, n = (int(v) for v in args.shard.split("/"))
+            assert n >= 1 and 0 <= k < n
+        except (ValueError, AssertionError):
+            ap.error("--shard takes K/N with 0 <= K < N")
+        names = names[k::n]
     for name in names:
         t0 = time.time()
         if args.time_budget and t0 - t_start > args.time_budget:
