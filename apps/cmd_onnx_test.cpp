@@ -320,6 +320,7 @@ Outcome run_case(const fs::path& dir, const Options& opt, std::string& why) {
           freeze[k] = true;
     }
   }
+  std::string measured;  // on a pass: each float output's measured error in the first data set
   for (const fs::path& set : sets) {
     auto inputs = sorted_glob(set, "input_");
     auto outputs = sorted_glob(set, "output_");
@@ -363,12 +364,18 @@ Outcome run_case(const fs::path& dir, const Options& opt, std::string& why) {
       }
       // Floating outputs within the tolerance (ONNX's backend tests compare float64 the same way: a value computed
       // in another summation order is not a failure); other types bit for bit.
+      struct { double max_diff = 0, max_want = 0; } err;  // measured error of this output (reported on a pass)
       auto compare = [&](auto tag) {
         using T = decltype(tag);
         const T* out = reinterpret_cast<const T*>(got.data[k].data());
         const T* exp = want->data_as<T>();
         const Tolerance tol = tolerance_for(opt, exp, want->elements());
         for (int64_t i = 0; i < want->elements(); ++i) {
+          if (std::isfinite(static_cast<double>(exp[i]))) {
+            err.max_want = std::max(err.max_want, std::fabs(static_cast<double>(exp[i])));
+            const double diff = std::fabs(static_cast<double>(out[i]) - static_cast<double>(exp[i]));
+            if (!std::isnan(diff)) err.max_diff = std::max(err.max_diff, diff);
+          }
           if (!close_enough(out[i], exp[i], tol.rtol, tol.atol)) {
             char buf[256];
             std::snprintf(buf, sizeof buf, "%s output '%s'[%lld] = %.9g, expected %.9g (rtol %g, atol %g)",
@@ -382,12 +389,17 @@ Outcome run_case(const fs::path& dir, const Options& opt, std::string& why) {
       };
       if (d.dtype == ir::DType::kFloat32 || d.dtype == ir::DType::kFloat64) {
         if (!(d.dtype == ir::DType::kFloat32 ? compare(float{}) : compare(double{}))) return Outcome::kFailed;
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%soutput '%s' max|diff| %.3g = %.3g of max|expected| %.3g", measured.empty() ? "" : "; ",
+                      d.name.c_str(), err.max_diff, err.max_want > 0 ? err.max_diff / err.max_want : 0.0, err.max_want);
+        if (set == sets.front()) measured += buf;  // the first test data set's errors
       } else if (d.bytes && std::memcmp(got.data[k].data(), want->data->data(), d.bytes) != 0) {
         why = set.filename().string() + " output '" + d.name + "' (" + ir::dtype_name(d.dtype) + ") differs";
         return Outcome::kFailed;
       }
     }
   }
+  why = measured;
   return Outcome::kPassed;
 }
 
@@ -437,7 +449,7 @@ int run(const Options& opt) {
     Outcome o = run_case(c, opt, why);
     if (o == Outcome::kPassed) {
       ++passed;
-      if (opt.verbose) std::printf("PASS %s\n", name.c_str());
+      if (opt.verbose) std::printf("PASS %s%s%s\n", name.c_str(), why.empty() ? "" : ": ", escape_text(why).c_str());
     } else if (o == Outcome::kSkipped) {
       ++skipped;
       skips[skip_key(why)].push_back(name);

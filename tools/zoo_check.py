@@ -269,6 +269,11 @@ def main():
                 return 2
             if r is not None and r.returncode == 0 and "1 passed" in out:
                 status = "pass"
+                # onnx-test -v reports the measured error on a pass: the table's max error column.
+                import re
+                m = re.search(r"max\|diff\| (\S+) = (\S+) of max\|expected\|", out)
+                if m:
+                    detail = f"max error {float(m.group(1)):.2g} ({float(m.group(2)):.2g} of the largest logit); " + detail
             elif "SKIP" in out:
                 status = "refused"
                 detail = next((l for l in out.splitlines() if l.startswith("SKIP")), "").split(": ", 1)[-1]
