@@ -271,6 +271,18 @@ TEST_F(CliBadInput, BenchRejectsBadModelsBeforeTheDevice) {
   }
 }
 
+// onnx-test's own options: each bad one is one error line and exit 2, before any case runs.
+TEST_F(CliBadInput, OnnxTestRejectsBadOptions) {
+  const std::string d = quote(dir_.path().string());
+  expect_one_error(cli("onnx-test --precision fp8 " + d), {"--precision", "fp8"});
+  expect_one_error(cli("onnx-test --precision fp16 " + d), {"--precision fp16", "--device cuda"});
+  expect_one_error(cli("onnx-test --check-support " + d), {"--check-support", "--device cuda"});
+  expect_one_error(cli("onnx-test " + quote(dir_.file("no-such-dir"))), {"not a directory"});
+  const CliResult cuda = cli("onnx-test --device cuda --tactic-sources bogus " + d);
+  if (cuda.err.find("no CUDA support") != std::string::npos) GTEST_SKIP() << "CPU-only build: " << cuda.err;
+  expect_one_error(cuda, {"--tactic-sources", "bogus", "expected cudnn, cublaslt, warpstream or all"});
+}
+
 TEST_F(CliBadInput, CompareRefusesReportsWithoutTheMetric) {
   const std::string a = dir_.file("a.json");
   test::write_file(a, "{\"schema\": \"warpstream-bench/1\"}");
