@@ -18,6 +18,35 @@
 # the attempts), LOG.status ("<test> OK|FAILED|SKIPPED|TOOL ERROR|NOT RUN" per test).
 # Returns: 124 if an attempt hit the deadline, 5 if any test ended in a tool error, else 3 if the tool reported
 # errors, 1 if a test failed, 0 otherwise.
+# san_assign SHARD SHARDS TEST...: the tests of shard SHARD. With WS_SANITIZE_WEIGHTS (a file of "<ms> <test>" lines,
+# default scripts/lib/gpu-test-ms.txt: each GPU test's time without a sanitizer, device run 21), longest first onto the
+# least-loaded shard (a test not in the file counts 500 ms), so the slow EfficientNet and LTX tests spread out;
+# without it, every SHARDS-th test. Deterministic: every shard computes the same split.
+san_assign() {
+  local shard=$1 shards=$2
+  shift 2
+  local wf=${WS_SANITIZE_WEIGHTS-scripts/lib/gpu-test-ms.txt}
+  if [ -n "$wf" ] && [ -f "$wf" ]; then
+    printf '%s\n' "$@" | awk -v shard="$shard" -v shards="$shards" -v wf="$wf" '
+      BEGIN { while ((getline l < wf) > 0) { split(l, a, " "); w[a[2]] = a[1] + 0 } }
+      NF { n++; t[n] = $0; ww[n] = ($0 in w) ? w[$0] : 500; idx[n] = n }
+      END {
+        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+          if (ww[idx[j]] > ww[idx[i]] || (ww[idx[j]] == ww[idx[i]] && t[idx[j]] < t[idx[i]])) { x = idx[i]; idx[i] = idx[j]; idx[j] = x }
+        for (s = 0; s < shards; s++) load[s] = 0
+        for (k = 1; k <= n; k++) {
+          best = 0
+          for (s = 1; s < shards; s++) if (load[s] < load[best]) best = s
+          load[best] += ww[idx[k]]
+          if (best == shard) print t[idx[k]]
+        } }'
+  else
+    local i
+    local -a all=("$@")
+    for ((i = shard; i < ${#all[@]}; i += shards)); do echo "${all[$i]}"; done
+  fi
+}
+
 san_shard() {
   local log=$1 deadline=$2 shard=$3 shards=$4 filter=$5
   shift 6  # the five above and "--"
@@ -26,8 +55,7 @@ san_shard() {
   : > "$log"; : > "$status"
   mapfile -t all < <("$GT" --gtest_filter="$filter" --gtest_list_tests 2>/dev/null |
     awk '/^[^ ]/ {suite=$1; next} /^  [^ ]/ {print suite $1}' | grep -v 'DISABLED_')
-  local i
-  for ((i = shard; i < ${#all[@]}; i += shards)); do mine+=("${all[$i]}"); done
+  mapfile -t mine < <(san_assign "$shard" "$shards" "${all[@]}")
   remaining=("${mine[@]}")
   local attempt=0 rc_final=0 errs=0 timed_out=0 tool_err=0 had_fail=0
   while [ ${#remaining[@]} -gt 0 ] && [ $attempt -lt 8 ]; do

@@ -32,7 +32,9 @@
 # WS_SANITIZE_FILTER_<tool>, WS_SANITIZE_SHARDS_<tool> (default 3 memcheck/initcheck, 2 racecheck,
 # 1 synccheck), WS_SANITIZE_SECONDS (cap of every
 # process, default: what the call has left minus 20 s). A process cut by the cap is a failure (rc 124): narrow the
-# filter or add shards rather than read a partial run as clean.
+# filter or add shards rather than read a partial run as clean. WS_SANITIZE_WEIGHTS: the per-test times that balance
+# the shards (default scripts/lib/gpu-test-ms.txt, from device run 21; empty: every N-th test; san_assign in
+# scripts/lib/san-shard.sh).
 # Logs: $L/sanitize-<tool>-<shard>.txt, $L/sanitize-canary-<tool>.txt, $L/sanitize-probe-initcheck.txt.
 export WS_GPU_TEST_SMALL=1
 SAN_OURS='regex=ws::|N2ws'
