@@ -10,6 +10,7 @@
 
 #include "engine/ir/einsum_lowering.h"
 #include "reference/einsum.h"
+#include "core/limits.h"
 #include "support/engine_util.h"
 #include "support/seed.h"
 
@@ -191,6 +192,87 @@ TEST(EinsumLowering, LeavesWhatItCannotLowerWithTheReason) {
     EXPECT_EQ(r.ops.count("Einsum"), 1u) << "a node that cannot lower must stay";
     ASSERT_EQ(r.direct, r.lowered);  // the CPU executor ran the same Einsum both times
   }
+}
+
+}  // namespace
+}  // namespace ws
+
+namespace ws {
+namespace {
+
+// Found by the hostile-input check of 2026-12-02: a 1-vs-0 ellipsis broadcast is valid (numpy: shape [0, 2, 4]);
+// the lowering took max(1, 0) = 1 as the batch extent and built a Reshape of 0 elements to 12.
+TEST(EinsumLowering, BroadcastOfOneAgainstZeroLowers) {
+  for (const std::vector<ir::Shape>& shapes : {std::vector<ir::Shape>{{1, 2, 3}, {0, 3, 4}},
+                                                std::vector<ir::Shape>{{0, 2, 3}, {1, 3, 4}}}) {
+    ModelBuilder m(13);
+    m.input("a", DType::kFloat32, std::vector<ir::Dim>(shapes[0].begin(), shapes[0].end()));
+    m.input("b", DType::kFloat32, std::vector<ir::Dim>(shapes[1].begin(), shapes[1].end()));
+    m.node("Einsum", {"a", "b"}, {"y"}).s("equation", "...ij,...jk");
+    m.output("y");
+    auto g = test::import_builder(m);
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    ASSERT_TRUE(ir::optimize(*g).is_ok());
+    auto n = ir::lower_einsum(*g);
+    ASSERT_TRUE(n.is_ok()) << n.status().to_string();
+    EXPECT_EQ(n.value(), 1);
+    const Status st = ir::infer_shapes(*g);
+    ASSERT_TRUE(st.is_ok()) << st.to_string();
+    EXPECT_EQ(g->tensor(g->outputs[0]).shape, (ir::Shape{0, 2, 4}));
+  }
+}
+
+// Einsum's operands share one type and its equation is required: both are invalid models (not "unsupported").
+TEST(Einsum, MixedTypesAndAMissingEquationAreInvalidModels) {
+  ModelBuilder mixed(13);
+  mixed.input("a", DType::kFloat32, {2, 3});
+  mixed.input("b", DType::kFloat64, {3, 4});
+  mixed.node("Einsum", {"a", "b"}, {"y"}).s("equation", "ij,jk->ik");
+  mixed.output("y");
+  auto e1 = test::build_engine(mixed);
+  ASSERT_FALSE(e1.is_ok());
+  EXPECT_EQ(e1.status().code(), StatusCode::kInvalidModel) << e1.status().to_string();
+  EXPECT_NE(e1.status().message().find("operand 1 is float64 but operand 0 is float32"), std::string::npos)
+      << e1.status().to_string();
+  ModelBuilder none(13);
+  none.input("a", DType::kFloat32, {2, 3});
+  none.node("Einsum", {"a"}, {"y"});
+  none.output("y");
+  auto e2 = test::build_engine(none);
+  ASSERT_FALSE(e2.is_ok());
+  EXPECT_EQ(e2.status().code(), StatusCode::kInvalidModel) << e2.status().to_string();
+  EXPECT_NE(e2.status().message().find("'equation' is required"), std::string::npos) << e2.status().to_string();
+}
+
+// The per-node work bound counts the direct evaluation: 2 per term and operand, never less than the output size.
+// 'ab,cd->' over two [64, 64] operands is 2^24 terms (x 2 x 2 = 2^26 counted) from a model of a few bytes.
+TEST(Einsum, WorkBoundCountsTheDirectEvaluation) {
+  const BuildLimits saved = build_limits();
+  BuildLimits l = saved;
+  l.max_node_macs = int64_t{1} << 25;
+  set_build_limits(l);
+  auto build = [](const std::string& eq, ir::Shape a, ir::Shape b) {
+    ModelBuilder m(13);
+    m.input("a", DType::kFloat32, std::vector<ir::Dim>(a.begin(), a.end()));
+    m.input("b", DType::kFloat32, std::vector<ir::Dim>(b.begin(), b.end()));
+    m.node("Einsum", {"a", "b"}, {"y"}, "es").s("equation", eq);
+    m.output("y");
+    auto e = test::build_engine(m);
+    return e.is_ok() ? Status::ok() : e.status();
+  };
+  const Status big = build("ab,cd->", {64, 64}, {64, 64});
+  const Status small = build("ab,cd->", {32, 64}, {64, 64});  // 2^23 terms, 2^25 counted: at the bound
+  // A size-0 label makes the work 0, but the output [4096, 4096] (2^24 elements, over a 2^22 bound) is still written.
+  l.max_node_macs = int64_t{1} << 22;
+  set_build_limits(l);
+  const Status zero = build("ab,cd->bd", {0, 4096}, {0, 4096});
+  set_build_limits(saved);
+  ASSERT_FALSE(big.is_ok());
+  EXPECT_EQ(big.code(), StatusCode::kResourceExhausted) << big.to_string();
+  EXPECT_NE(big.message().find("multiply-accumulates"), std::string::npos) << big.to_string();
+  EXPECT_TRUE(small.is_ok()) << small.to_string();
+  ASSERT_FALSE(zero.is_ok());
+  EXPECT_EQ(zero.code(), StatusCode::kResourceExhausted) << zero.to_string();
 }
 
 }  // namespace

@@ -241,7 +241,7 @@ Result<int> lower_einsum(Graph& g) {
     Shape batch_dims;  // the output's (broadcast) batch extents
     bool a_one = true, b_one = true;
     for (size_t i = 0; i < batch.size(); ++i) {
-      batch_dims.push_back(std::max(a.dims[i], b.dims[i]));
+      batch_dims.push_back(a.dims[i] == 1 ? b.dims[i] : a.dims[i]);  // 1 broadcasts to the other (0 included)
       a_one = a_one && a.dims[i] == 1;
       b_one = b_one && b.dims[i] == 1;
     }

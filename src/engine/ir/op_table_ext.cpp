@@ -830,14 +830,16 @@ Status make_variadic(NodeContext& c, ref::Binary2Op op, bool mean) {
 // build (ir::lower_einsum) and runs those.
 Status analyze_einsum(NodeContext& c) {
   WS_ASSIGN_OR_RETURN(std::string eq, attr_string(c, "equation", ""));
-  if (eq.empty()) return c.bad_attribute("equation", "is required");
+  if (!c.node.find("equation")) return c.error(StatusCode::kInvalidModel, "attribute 'equation' is required");
   if (eq.size() > 1024) return c.bad_attribute("equation", "is longer than 1024 characters");
   const DType dt = c.input(0).dtype;
   if (dt != DType::kFloat32 && dt != DType::kFloat64) return unsupported_dtype(c, 0, "float32 and float64");
   std::vector<std::vector<int64_t>> shapes;
   for (size_t k = 0; k < c.input_count(); ++k) {
     WS_RETURN_IF_ERROR(c.require_input(k, "operand"));
-    if (c.input(k).dtype != dt) return unsupported_dtype(c, k, "the element type of operand 0");
+    if (c.input(k).dtype != dt)  // Einsum's operands share one type T (the spec), so a mix is an invalid model
+      return c.error(StatusCode::kInvalidModel, "operand " + std::to_string(k) + " is " + ir::dtype_name(c.input(k).dtype) +
+                                                    " but operand 0 is " + ir::dtype_name(dt) + " (one type T for all)");
     shapes.push_back(c.input(k).shape);
   }
   Result<ref::EinsumSpec> spec = ref::parse_einsum(eq, shapes);
