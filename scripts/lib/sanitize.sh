@@ -44,7 +44,9 @@ SAN_EXCLUDE_TESTS='DeviceInit.FreshProcess*'
 # exception"; device runs 14 and 18 of 2026-12-01/02: all 22 tool errors were these, their fp32 parts ran clean),
 # as in the CUTLASS tests. racecheck instruments only our kernels; ours in these tests are racechecked by their
 # own unit tests (TransformerKernels.*, ConvKernels.*, TopKGpu.*, PreprocessGpu.*, the lanes' fp32 cases).
-SAN_RACECHECK_TOOL_LIMIT='CudaEngineModel.DemoModelMatchesCpu:CudaEngineModel.GraphReplayEqualsDirectBitwise:CudaEngineModel.SetInputAddressReadsCallerBuffer:LtxBlockGpu.*:LtxModelGpu.*:LtxTransformerGpu.*:LaneModes/LaneCorrectness.MatchesCpuOnRandomFrames/fp16_*:LaneGraphVsDirect.*:LanePrecisions/LaneEfficientNet.Top5AndLogitsMatchCpu/fp16'
+# CudaEngineResidual.DownsampleBlockFoldsIntoTheLaterConv: the same tool error in its fp16 cuDNN tactic timing
+# (device run 23 of 2026-12-02); its fp32 pass (cuDNN fused bias+residual+relu) ran clean before it.
+SAN_RACECHECK_TOOL_LIMIT='CudaEngineModel.DemoModelMatchesCpu:CudaEngineModel.GraphReplayEqualsDirectBitwise:CudaEngineModel.SetInputAddressReadsCallerBuffer:LtxBlockGpu.*:LtxModelGpu.*:LtxTransformerGpu.*:LaneModes/LaneCorrectness.MatchesCpuOnRandomFrames/fp16_*:LaneGraphVsDirect.*:LanePrecisions/LaneEfficientNet.Top5AndLogitsMatchCpu/fp16:CudaEngineResidual.DownsampleBlockFoldsIntoTheLaterConv'
 san_opts() {  # tool -> compute-sanitizer options (one per line)
   printf '%s\n' --tool "$1" --error-exitcode 3 --print-limit 200
   case $1 in
