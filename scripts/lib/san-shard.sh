@@ -9,8 +9,8 @@
 # (gtest --gtest_list_tests with FILTER, DISABLED_ tests dropped as gtest itself would, every SHARDS-th test
 # from index SHARD) and run as one explicit list; when an
 # attempt's log shows a tool error, the tests finished before it keep their result, the test that was running is
-# recorded as "TOOL ERROR" (a failure of the run, never a pass), and the tests not yet run start again in a fresh
-# process. At most 8 attempts; an attempt that finishes nothing stops the loop.
+# recorded as "TOOL ERROR" (a failure of the run, never a pass), the process is stopped at that line, and the
+# tests not yet run start again in a fresh process. At most 8 attempts; an attempt that finishes nothing stops the loop.
 # Needs: $GT (the gtest binary). DEADLINE: epoch seconds when every attempt must be over (each attempt runs under
 # timeout to it).
 # Writes: LOG (every attempt's output, each after a "##### san_shard attempt" line, then a summary in gtest's form
@@ -65,7 +65,18 @@ san_shard() {
     [ $budget -lt 10 ] && { timed_out=1; break; }
     local part=$log.attempt$attempt
     local list; list=$(IFS=:; echo "${remaining[*]}")
-    timeout -k 10 "$budget" compute-sanitizer "${opts[@]}" "$GT" --gtest_filter="$list" > "$part" 2>&1
+    # The process does not exit after a tool error: it goes on, failing every later test on the dead context
+    # (device run 23 of 2026-12-02). Watch the log and stop it at the first "Internal Sanitizer Error" line, so the
+    # tests after it start again in a fresh process instead.
+    timeout -k 10 "$budget" compute-sanitizer "${opts[@]}" "$GT" --gtest_filter="$list" > "$part" 2>&1 &
+    local pid=$!
+    while kill -0 "$pid" 2> /dev/null; do
+      if grep -q 'Internal Sanitizer Error' "$part" 2> /dev/null; then
+        sleep 2; kill -TERM "$pid" 2> /dev/null; break  # 2 s: let the tool finish writing its report
+      fi
+      sleep 1
+    done
+    wait "$pid"
     local rc=$?
     { echo "##### san_shard attempt $attempt: ${#remaining[@]} tests, rc=$rc"; cat "$part"; } >> "$log"
     [ $rc -eq 124 ] || [ $rc -eq 137 ] && timed_out=1

@@ -33,8 +33,8 @@
 # 1 synccheck), WS_SANITIZE_SECONDS (cap of every
 # process, default: what the call has left minus 20 s). A process cut by the cap is a failure (rc 124): narrow the
 # filter or add shards rather than read a partial run as clean. WS_SANITIZE_WEIGHTS: the per-test times that balance
-# the shards (default scripts/lib/gpu-test-ms.txt, from device run 21; empty: every N-th test; san_assign in
-# scripts/lib/san-shard.sh).
+# the shards (default scripts/lib/gpu-test-ms.txt, from device run 21, and scripts/lib/racecheck-ms.txt for racecheck;
+# empty: every N-th test; san_assign in scripts/lib/san-shard.sh).
 # Logs: $L/sanitize-<tool>-<shard>.txt, $L/sanitize-canary-<tool>.txt, $L/sanitize-probe-initcheck.txt.
 export WS_GPU_TEST_SMALL=1
 SAN_OURS='regex=ws::|N2ws'
@@ -84,10 +84,14 @@ else
     # tactic timing (device run 14 of 2026-12-01); WS_TRACE_TACTICS names each candidate before it runs, so the
     # log shows which one takes the tool down.
     trace=""; [ "$tool" = racecheck ] && trace=1
+    # Shard balance: racecheck's test times are far from the plain run's (racecheck-ms.txt, measured in device runs
+    # 23 and 26 of 2026-12-02); the other tools run close to plain-run proportions (gpu-test-ms.txt).
+    wts=${WS_SANITIZE_WEIGHTS-scripts/lib/gpu-test-ms.txt}
+    [ "$tool" = racecheck ] && [ -z "${WS_SANITIZE_WEIGHTS+set}" ] && wts=scripts/lib/racecheck-ms.txt
     # Each shard is san_shard (scripts/lib/san-shard.sh): an explicit test list that restarts after a tool crash,
     # recording the test that was running as TOOL ERROR instead of letting a dead context fail the rest.
     for ((i = 0; i < shards; ++i)); do
-      WS_TRACE_TACTICS=$trace san_shard "$L/sanitize-$tool-$i.txt" "$san_deadline" "$i" "$shards" "$filter" -- \
+      WS_TRACE_TACTICS=$trace WS_SANITIZE_WEIGHTS=$wts san_shard "$L/sanitize-$tool-$i.txt" "$san_deadline" "$i" "$shards" "$filter" -- \
         "${opts[@]}" &
       san_pids+=("$!:$tool:$i")
     done
