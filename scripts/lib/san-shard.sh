@@ -72,7 +72,9 @@ san_shard() {
     local pid=$!
     while kill -0 "$pid" 2> /dev/null; do
       if grep -q 'Internal Sanitizer Error' "$part" 2> /dev/null; then
-        sleep 2; kill -TERM "$pid" 2> /dev/null; break  # 2 s: let the tool finish writing its report
+        # 2 s: let the tool finish writing its report. timeout (not --foreground) passes the signal to its whole
+        # process group, so the test process stops too even if the tool does not pass it on.
+        sleep 2; kill -TERM "$pid" 2> /dev/null; break
       fi
       sleep 1
     done
