@@ -6,7 +6,7 @@
 #   - the hung process was stopped at the tool error (the run takes seconds, not the fake's 60 s hang), the test
 #     process included, although the fake tool does not pass SIGTERM on;
 #   - the exit status is 5 (a tool error), never 0;
-#   - san_assign with a weights file gives every test to exactly one shard.
+#   - san_assign with a weights file, a missing one and a malformed one gives every test to exactly one shard.
 #   bash tests/scripts/san_shard_test.sh REPO_ROOT
 set -u
 ROOT=${1:?usage: san_shard_test.sh REPO_ROOT}
@@ -53,4 +53,10 @@ pkill -f ws_fake_hung_test 2> /dev/null
 printf '500 A.a\n100 A.b\n100 A.c\n100 A.d\n' > "$T/w.txt"
 got=$(for s in 0 1; do WS_SANITIZE_WEIGHTS="$T/w.txt" bash -c "source '$ROOT/scripts/lib/san-shard.sh'; san_assign $s 2 A.a A.b A.c A.d"; done | sort | tr '\n' ' ')
 check "san_assign: each test in exactly one shard ($got)" '[ "$got" = "A.a A.b A.c A.d " ]'
+# A missing or malformed weights file must still give a partition (every N-th test / default weights).
+printf 'not a number A.a\n\n# comment\n' > "$T/bad.txt"
+for wf in "$T/missing.txt" "$T/bad.txt"; do
+  got=$(for s in 0 1; do WS_SANITIZE_WEIGHTS="$wf" bash -c "source '$ROOT/scripts/lib/san-shard.sh'; san_assign $s 2 A.a A.b A.c A.d"; done | sort | tr '\n' ' ')
+  check "san_assign with $(basename "$wf"): a partition ($got)" '[ "$got" = "A.a A.b A.c A.d " ]'
+done
 exit $fail
