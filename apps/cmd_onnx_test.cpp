@@ -195,7 +195,7 @@ Status run_cuda(ir::Graph graph, const std::vector<ir::Tensor>& inputs, const Op
   if (opt.print_tactics)
     for (const TacticRecord& t : engine->tactics())
       std::printf("  tactic %s (%s): %s, %.2f us%s\n", ws::quoted(t.node).c_str(), t.op_type.c_str(), t.choice.c_str(), t.time_us,
-                  t.from_cache ? " (timing cache)" : "");
+                  t.from_cache ? " (timing cache)" : t.same_problem ? " (same problem as an earlier node)" : "");
   WS_ASSIGN_OR_RETURN(auto ctx, engine->create_context());
   WS_ASSIGN_OR_RETURN(cuda::Stream stream, cuda::Stream::create());
   if (inputs.size() != engine->num_inputs())

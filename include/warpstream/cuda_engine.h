@@ -104,7 +104,10 @@ struct TacticRecord {
   std::string op_type;
   std::string choice;
   float time_us = 0;       ///< measured at build (or as recorded in the timing cache); 0 when not timed
-  bool from_cache = false;  ///< the choice came from the timing cache (nothing was timed this build)
+  bool from_cache = false;  ///< the choice came from the timing cache file (nothing was timed this build)
+  /// The choice was timed for an earlier node of this build with the same problem (op, precision, input shapes
+  /// and constness, attributes, fused activation) and reused, as TensorRT's timing cache keys layers by problem.
+  bool same_problem = false;
 };
 
 class ExecutionContext;

@@ -46,6 +46,8 @@ SAN_EXCLUDE_TESTS='DeviceInit.FreshProcess*'
 # own unit tests (TransformerKernels.*, ConvKernels.*, TopKGpu.*, PreprocessGpu.*, the lanes' fp32 cases).
 # CudaEngineResidual.DownsampleBlockFoldsIntoTheLaterConv: the same tool error in its fp16 cuDNN tactic timing
 # (device run 23 of 2026-12-02); its fp32 pass (cuDNN fused bias+residual+relu) ran clean before it.
+# The whole-model tests that read WS_GPU_TEST_TIMING_CACHE_DIR (their racecheck form, below).
+SAN_TIMING_CACHE_TESTS='CudaEngineConvTactics.EfficientNetLite0WarpStreamOnlyMatchesCpu:CudaEngineModel.EfficientNetLite0MatchesCpu:LanePrecisions/LaneEfficientNet.*'
 SAN_RACECHECK_TOOL_LIMIT='CudaEngineModel.DemoModelMatchesCpu:CudaEngineModel.GraphReplayEqualsDirectBitwise:CudaEngineModel.SetInputAddressReadsCallerBuffer:LtxBlockGpu.*:LtxModelGpu.*:LtxTransformerGpu.*:LaneModes/LaneCorrectness.MatchesCpuOnRandomFrames/fp16_*:LaneGraphVsDirect.*:LanePrecisions/LaneEfficientNet.Top5AndLogitsMatchCpu/fp16:CudaEngineResidual.DownsampleBlockFoldsIntoTheLaterConv'
 san_opts() {  # tool -> compute-sanitizer options (one per line)
   printf '%s\n' --tool "$1" --error-exitcode 3 --print-limit 200
@@ -67,6 +69,18 @@ san_deadline=$(( $(date +%s) + san_cap ))
 if [ "$san_cap" -lt 30 ]; then
   row "compute-sanitizer" "SKIPPED (budget: $(left) s left)"; FAILED=1
 else
+  # racecheck's form of the whole-model tests (tests/support/small_tests.h, gpu_test_timing_cache): one plain run
+  # (no tool) writes each one's timing cache, and only the racecheck shards read it, so under racecheck they run the
+  # chosen tactic of each node instead of timing every candidate (each ran past 540 s that way, runs 23 and 26).
+  # The other tools keep tactic timing: memcheck/initcheck/synccheck see every candidate run.
+  san_cache=""
+  if [[ " ${WS_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck} " == *" racecheck "* ]]; then
+    san_cache=/tmp/ws-racecheck-timing-cache; rm -rf "$san_cache"; mkdir -p "$san_cache"
+    WS_GPU_TEST_TIMING_CACHE_DIR=$san_cache timeout -k 10 240 "$GT" --gtest_filter="$SAN_TIMING_CACHE_TESTS" \
+      > "$L/sanitize-racecheck-timing-cache.txt" 2>&1
+    rc=$?; mark $rc
+    row "racecheck timing caches (plain run)" "rc=$rc $(gtest_result "$L/sanitize-racecheck-timing-cache.txt"); $(ls "$san_cache" | grep -c '\.json$') cache files ($(elapsed) s)"
+  fi
   san_pids=()
   for tool in ${WS_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
     fvar=WS_SANITIZE_FILTER_$tool; nvar=WS_SANITIZE_SHARDS_$tool
@@ -84,6 +98,7 @@ else
     # tactic timing (device run 14 of 2026-12-01); WS_TRACE_TACTICS names each candidate before it runs, so the
     # log shows which one takes the tool down.
     trace=""; [ "$tool" = racecheck ] && trace=1
+    tcache=""; [ "$tool" = racecheck ] && tcache=$san_cache
     # Shard balance: racecheck's test times are far from the plain run's (racecheck-ms.txt, measured in device runs
     # 23 and 26 of 2026-12-02); the other tools run close to plain-run proportions (gpu-test-ms.txt).
     wts=${WS_SANITIZE_WEIGHTS-scripts/lib/gpu-test-ms.txt}
@@ -91,7 +106,7 @@ else
     # Each shard is san_shard (scripts/lib/san-shard.sh): an explicit test list that restarts after a tool crash,
     # recording the test that was running as TOOL ERROR instead of letting a dead context fail the rest.
     for ((i = 0; i < shards; ++i)); do
-      WS_TRACE_TACTICS=$trace WS_SANITIZE_WEIGHTS=$wts san_shard "$L/sanitize-$tool-$i.txt" "$san_deadline" "$i" "$shards" "$filter" -- \
+      WS_GPU_TEST_TIMING_CACHE_DIR=$tcache WS_TRACE_TACTICS=$trace WS_SANITIZE_WEIGHTS=$wts san_shard "$L/sanitize-$tool-$i.txt" "$san_deadline" "$i" "$shards" "$filter" -- \
         "${opts[@]}" &
       san_pids+=("$!:$tool:$i")
     done

@@ -404,6 +404,7 @@ TEST(CudaEngineConvTactics, EfficientNetLite0WarpStreamOnlyMatchesCpu) {
     CudaBuildOptions opt;
     opt.tactic_sources = kTacticWarpStream | kTacticCublasLt;
     if (test::small_gpu_tests()) opt.tactic_timing_iterations = 1;  // small form: one timed run per tactic
+    opt.timing_cache_path = test::gpu_test_timing_cache(std::string("effnet-ws-only-") + precision_name(p));
     const double rel = p == Precision::kFloat32 ? 1e-3 : 2e-2;
     std::string err;
     auto cmp = test::run_both(load(), p, 1e30, 0, test::seed_for("effnet-ws"), &err, opt);

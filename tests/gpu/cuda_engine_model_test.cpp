@@ -266,6 +266,7 @@ TEST(CudaEngineModel, EfficientNetLite0MatchesCpu) {
     opt.precision = p;
     // Small form (compute-sanitizer): one timed run per tactic; the same tactics are tried and the same kernels run.
     if (test::small_gpu_tests()) opt.tactic_timing_iterations = 1;
+    opt.timing_cache_path = test::gpu_test_timing_cache(std::string("effnet-model-") + precision_name(p));
     auto gpu = CudaEngine::build(*g, opt);
     ASSERT_TRUE(gpu.is_ok()) << gpu.status().to_string();
     auto ctx = (*gpu)->create_context();

@@ -7,6 +7,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <map>
+#include <unistd.h>
 #include <functional>
 #include <string>
 #include <vector>
@@ -132,6 +135,65 @@ TEST(CudaEngineResidual, DisabledKeepsTheAdd) {
   int adds = 0;
   for (const ir::Node& n : (*e)->graph().nodes) adds += n.op_type == "Add";
   EXPECT_EQ(adds, 1);
+}
+
+// Three convolutions of one problem (same shapes, attributes and fused ReLU; different weights) and a fourth
+// that differs only in its pads: the first is timed, the next two reuse its choice (TacticRecord::same_problem),
+// the fourth is timed on its own; the outputs still match the CPU executor, and the cache file names every node.
+ir::Graph repeated_convs() {
+  Builder m;
+  m.b.input("x", ir::DType::kFloat32, {1, 16, 14, 14});
+  const char* names[] = {"r1", "r2", "r3"};
+  std::string in = "x";
+  for (const char* n : names) {
+    m.conv(n, in, std::string(n) + "_c", {16, 16, 3, 3}, {1, 1}, {1, 1, 1, 1});
+    m.b.node("Relu", {std::string(n) + "_c"}, {std::string(n) + "_y"}, std::string(n) + "_relu");
+    in = std::string(n) + "_y";
+  }
+  m.conv("r4", in, "r4_c", {16, 16, 3, 3}, {1, 1}, {1, 0, 1, 2});
+  m.b.node("Relu", {"r4_c"}, {"y"}, "r4_relu");
+  m.b.output("y");
+  return test::import_builder(m.b);
+}
+
+TEST(CudaEngineTiming, RepeatedProblemIsTimedOnce) {
+  WS_REQUIRE_LANES_GPU();
+  for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
+    SCOPED_TRACE(precision_name(p));
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("ws_same_problem_" + std::to_string(::getpid()) + precision_name(p) + ".json")).string();
+    std::filesystem::remove(path);
+    CudaBuildOptions opt;
+    opt.precision = p;
+    opt.timing_cache_path = path;
+    auto e = CudaEngine::build(repeated_convs(), opt);
+    ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+    std::map<std::string, TacticRecord> by_node;
+    for (const TacticRecord& t : (*e)->tactics()) by_node[t.node] = t;
+    ASSERT_EQ(by_node.size(), 4u);
+    EXPECT_FALSE(by_node["r1"].same_problem);
+    EXPECT_FALSE(by_node["r4"].same_problem) << "other pads: another problem";
+    for (const char* n : {"r2", "r3"}) {
+      EXPECT_TRUE(by_node[n].same_problem) << n << " was timed again: " << by_node[n].choice;
+      EXPECT_FALSE(by_node[n].from_cache) << n;
+      EXPECT_EQ(by_node[n].choice, by_node["r1"].choice) << n;
+      EXPECT_EQ(by_node[n].time_us, by_node["r1"].time_us) << n;
+    }
+    for (const auto& [n, t] : by_node)
+      std::printf("[ problem  ] %s %s: %s, %.1f us%s\n", precision_name(p), n.c_str(), t.choice.c_str(), t.time_us,
+                  t.same_problem ? " (same problem as r1)" : "");
+    // The file holds an entry for every node: a second build reads all four from it.
+    auto again = CudaEngine::build(repeated_convs(), opt);
+    ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+    for (const TacticRecord& t : (*again)->tactics()) EXPECT_TRUE(t.from_cache) << t.node << " is missing from the file";
+    const double tol = p == Precision::kFloat32 ? 1e-4 : 2e-2;
+    std::string err;
+    const auto cmp = test::run_both(repeated_convs(), p, tol, tol, test::seed_for("repeated_convs"), &err, opt);
+    ASSERT_TRUE(err.empty()) << err;
+    EXPECT_EQ(cmp.bad, 0u) << cmp.first_bad;
+    std::filesystem::remove(path);
+    std::filesystem::remove(path + ".lock");
+  }
 }
 
 }  // namespace

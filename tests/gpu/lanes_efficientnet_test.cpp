@@ -60,6 +60,7 @@ TEST_P(LaneEfficientNet, Top5AndLogitsMatchCpu) {
   CudaBuildOptions bo;
   bo.precision = precision;
   if (test::small_gpu_tests()) bo.tactic_timing_iterations = 1;  // small form: one timed run per tactic
+  bo.timing_cache_path = test::gpu_test_timing_cache(std::string("effnet-lane-") + precision_name(precision));
   auto built = CudaEngine::build(std::move(graph).value(), bo);
   ASSERT_TRUE(built.is_ok()) << built.status().to_string();
   std::shared_ptr<CudaEngine> engine = std::move(built).value();

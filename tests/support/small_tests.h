@@ -6,12 +6,25 @@
 // parallel processes on one GPU, so a device-wide reading (cudaMemGetInfo) is printed, not asserted, in the small
 // form; per-process counters (cuda_allocation_count, host allocations) stay asserted. Header-only, plain C++.
 #include <cstdlib>
+#include <string>
 
 namespace ws::test {
 
 inline bool small_gpu_tests() {
   const char* e = std::getenv("WS_GPU_TEST_SMALL");
   return e != nullptr && *e != '\0' && *e != '0';
+}
+
+/// WS_GPU_TEST_TIMING_CACHE_DIR=DIR: the whole-model GPU tests (EfficientNet-Lite0) build with the timing cache
+/// DIR/<name>.json (CudaBuildOptions::timing_cache_path), "" when unset. scripts/lib/sanitize.sh fills DIR with one
+/// plain run of those tests before racecheck, then gives it to the racecheck shards only: each node's chosen tactic
+/// comes from the cache, so racecheck runs the model's kernels once per forward instead of every candidate of
+/// tactic timing (each of the three tests ran past a 540 s call under racecheck with timing, device runs 23/26).
+/// The candidates themselves are racechecked by the kernel tests (ConvKernels.*) and the small-graph tests.
+inline std::string gpu_test_timing_cache(const std::string& name) {
+  const char* d = std::getenv("WS_GPU_TEST_TIMING_CACHE_DIR");
+  if (d == nullptr || *d == '\0') return {};
+  return std::string(d) + "/" + name + ".json";
 }
 
 }  // namespace ws::test

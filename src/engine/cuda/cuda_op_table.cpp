@@ -42,6 +42,32 @@ std::string BindContext::cache_key() const {
   return k;
 }
 
+std::string BindContext::problem_key() const {
+  std::string k = std::string(precision_name(precision)) + "|" + node.op_type + "|";
+  for (ir::TensorId id : node.inputs) {
+    if (id == ir::kNoTensor) { k += "-;"; continue; }
+    const ir::Tensor& t = graph.tensor(id);
+    k += ir::shape_string(t.shape) + (t.is_constant() ? "c" : "r") + std::to_string(static_cast<int>(t.dtype)) + ";";
+  }
+  k += "|act=" + std::string(kernels::activation_name(fused_act));
+  k += "," + std::to_string(fused_params.alpha) + "," + std::to_string(fused_params.beta) + "," +
+       std::to_string(fused_params.min) + "," + std::to_string(fused_params.max) + "|";
+  for (const auto& [name, a] : node.attributes) {  // std::map: sorted by name
+    k += name + "=" + std::to_string(static_cast<int>(a.kind)) + ":";
+    switch (a.kind) {
+      case ir::Attribute::Kind::kInt: k += std::to_string(a.i); break;
+      case ir::Attribute::Kind::kFloat: k += std::to_string(a.f); break;
+      case ir::Attribute::Kind::kString: k += std::to_string(a.s.size()) + ":" + a.s; break;
+      case ir::Attribute::Kind::kInts: for (int64_t v : a.ints) k += std::to_string(v) + ","; break;
+      case ir::Attribute::Kind::kFloats: for (float v : a.floats) k += std::to_string(v) + ","; break;
+      case ir::Attribute::Kind::kStrings: for (const auto& v : a.strings) k += std::to_string(v.size()) + ":" + v + ","; break;
+      default: k += "node:" + node.name; break;  // a tensor or unknown attribute: this node's problem only
+    }
+    k += ";";
+  }
+  return k;
+}
+
 const CudaOpDef* find_cuda_op(const std::string& op_type) {
   for (const auto& d : defs())
     if (op_type == d.op_type) return &d;

@@ -102,6 +102,9 @@ struct BindContext {
   /// type, any other element type (bool, int64, ...) byte for byte. Empty in supports() (nothing is uploaded there).
   std::function<Result<const void*>(ir::TensorId)> upload_stored;
   std::string cache_key() const;  ///< "<precision>|<node name>|<op>|<input shapes>"
+  /// The node's problem without its name: "<precision>|<op>|<input shape, c(onstant)/r(untime) or ->...|act=<>|
+  /// <attributes, sorted by name>" — equal for two nodes that every tactic treats alike (TimingCache::find_problem).
+  std::string problem_key() const;
 };
 
 /// A tensor of an OpSample graph: a runtime input, or a constant (float32, int64, or bool from `ints`).

@@ -84,6 +84,18 @@ class TimingCache {
     dirty_ = true;
   }
 
+  /// Same-problem memo of this build (TensorRT's timing cache is keyed the same way: by the layer's problem, not
+  /// its name): an entry chosen for one node is reused for every later node whose problem key
+  /// (BindContext::problem_key: op, precision, input shapes and constness, attributes, fused activation) is equal,
+  /// so a network of repeated blocks (EfficientNet-B7: ~4x fewer distinct convolutions than nodes) times each
+  /// problem once. In memory only: never saved, never read from a file, not a reason to save.
+  const TimingEntry* find_problem(const std::string& problem) const {
+    auto it = problems_.find(problem);
+    return it == problems_.end() ? nullptr : &it->second;
+  }
+  void put_problem(const std::string& problem, TimingEntry e) { problems_.emplace(problem, std::move(e)); }
+  size_t problem_count() const { return problems_.size(); }
+
   /// True when save() would change the file: it did not match this identity, or entries were added.
   bool needs_save() const { return origin_ != Origin::kMatched || dirty_; }
   Origin origin() const { return origin_; }
@@ -109,6 +121,7 @@ class TimingCache {
 
   nlohmann::json identity_ = nlohmann::json::object();
   std::map<std::string, TimingEntry> entries_;
+  std::map<std::string, TimingEntry> problems_;
   Origin origin_ = Origin::kEmpty;
   bool dirty_ = false;
   std::string warning_;

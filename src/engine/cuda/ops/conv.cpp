@@ -219,9 +219,13 @@ Status bind_conv(BindContext& c, Step& s) {
   // before our kernels existed lack "impl" and mean cuDNN. An entry naming a tactic this build cannot use
   // (e.g. another source set — normally excluded by the cache identity) is ignored and re-timed.
   const std::string key = c.cache_key();
+  const std::string problem = c.problem_key();
   float best_us = 0;
   std::string impl;  // chosen: "cudnn" or a ws_conv_key
-  if (const TimingEntry* e = c.cache.find(key)) {
+  // This node's entry from the file, else the entry an earlier node of the same problem chose in this build.
+  const TimingEntry* e = c.cache.find(key);
+  const bool same_problem = e == nullptr && (e = c.cache.find_problem(problem)) != nullptr;
+  if (e) {
     const std::string ci = e->impl.value_or("cudnn");
     // An algo outside cuDNN's enum (a hand-edited or foreign cache) is a miss: the node is timed again.
     if (ci == "cudnn" && use_cudnn && e->algo && e->fused && *e->algo < CUDNN_CONVOLUTION_FWD_ALGO_COUNT) {
@@ -232,9 +236,14 @@ Status bind_conv(BindContext& c, Step& s) {
     }
     for (WsConv o : own_candidates)
       if (ci == ws_conv_key(o)) { own->impl = o; impl = ci; }
-    if (!impl.empty()) best_us = e->time_us;
+    if (!impl.empty()) {
+      best_us = e->time_us;
+      if (same_problem) c.cache.put(key, *e);  // the file names every node
+      else c.cache.put_problem(problem, *e);
+    }
   }
-  const bool from_cache = !impl.empty();
+  const bool from_cache = !impl.empty() && !same_problem;
+  const bool reused = !impl.empty() && same_problem;
   if (impl.empty()) {
     const size_t xb_own = static_cast<size_t>(ir::shape_elements(x)) * c.elem_bytes;
     const size_t xb = std::max(xb_own, static_cast<size_t>(x[0] * x[1] * xin[0] * xin[1]) * c.elem_bytes);
@@ -323,12 +332,13 @@ Status bind_conv(BindContext& c, Step& s) {
     }
     TimingEntry entry{.impl = impl, .time_us = best_us};
     if (impl == "cudnn") { entry.algo = int(p.algo); entry.fused = p.fused; }
+    c.cache.put_problem(problem, entry);
     c.cache.put(key, std::move(entry));
   }
   if (impl != "cudnn") {
     s.workspace_bytes = align_up(own->workspace_bytes());
     s.kernels = ws_conv_splits(own->impl) > 1 ? 2 : 1;
-    c.tactics.push_back({c.node.name, "Conv", own->describe(c.precision) + (resid ? " + residual" : ""), best_us, from_cache});
+    c.tactics.push_back({c.node.name, "Conv", own->describe(c.precision) + (resid ? " + residual" : ""), best_us, from_cache, reused});
     s.run = [own, resid](const StepIo& io, const ContextLibs&, cudaStream_t st) {
       return own->run(io.in[0], io.out[0], st, resid ? io.in[3] : nullptr, io.workspace);
     };
@@ -340,7 +350,7 @@ Status bind_conv(BindContext& c, Step& s) {
                                   : (p.epilogue() ? std::string("epilogue bias+") + (resid ? "residual+" : "") + kernels::activation_name(p.act) : "no epilogue");
   c.tactics.push_back({c.node.name, "Conv", "cudnn algo " + std::to_string(int(p.algo)) + " (" + algo_name(p.algo) + "), NCHW, " +
                                                 precision_name(c.precision) + (p.padded ? ", explicit pad" : "") + ", " + epi,
-                       best_us, from_cache});
+                       best_us, from_cache, reused});
   s.run = [plan](const StepIo& io, const ContextLibs& libs, cudaStream_t st) {
     return plan->run(libs.cudnn, io.in[0], io.out[0], io.workspace, st, plan->residual ? io.in[3] : nullptr);
   };

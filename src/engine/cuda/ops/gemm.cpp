@@ -129,11 +129,17 @@ Status bind_gemm(BindContext& c, Step& s) {
   float best_us = 0;
   // A cached entry without a usable heuristic index (another op's entry, or an index beyond what cuBLASLt
   // returns now) is a miss: the node is timed again and the entry replaced.
+  const std::string problem = c.problem_key();
+  // This node's entry from the file, else the entry an earlier node of the same problem chose in this build.
   const TimingEntry* cached = c.cache.find(key);
+  if (cached && (!cached->heuristic_index || *cached->heuristic_index >= returned)) cached = nullptr;
+  const bool same_problem = cached == nullptr && (cached = c.cache.find_problem(problem)) != nullptr;
   if (cached && (!cached->heuristic_index || *cached->heuristic_index >= returned)) cached = nullptr;
   if (cached) {
     choice = static_cast<int>(*cached->heuristic_index);
     best_us = cached->time_us;
+    if (same_problem) c.cache.put(key, *cached);  // the file names every node
+    else c.cache.put_problem(problem, *cached);
   } else {
     const size_t eb = c.elem_bytes;
     const size_t bt = static_cast<size_t>(batch);  // batched: every operand sized for the full batch
@@ -153,6 +159,7 @@ Status bind_gemm(BindContext& c, Step& s) {
       if (!found || *t < best_us) { best_us = *t; choice = i; found = true; }
     }
     if (!found) return refuse(c, "no cuBLASLt algorithm ran");
+    c.cache.put_problem(problem, TimingEntry{.heuristic_index = choice, .time_us = best_us});
     c.cache.put(key, TimingEntry{.heuristic_index = choice, .time_us = best_us});
   }
   g.algo = heur[choice].algo;
@@ -161,7 +168,7 @@ Status bind_gemm(BindContext& c, Step& s) {
   c.tactics.push_back({c.node.name, c.node.op_type, "cublasLt heuristic #" + std::to_string(choice) + " of " + std::to_string(returned) +
                                                        " (M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k) +
                                                        ", " + precision_name(c.precision) + ", fp32 accumulate, workspace " + std::to_string(g.ws) + " B)",
-                       best_us, cached != nullptr});
+                       best_us, cached != nullptr && !same_problem, cached != nullptr && same_problem});
   // Runtime C not of Y's shape: broadcast into Y first (a strided copy, stride 0 on broadcast axes), then C = Y.
   const bool c_broadcast = g.c_runtime && in_t(c, 2).shape != ir::Shape{m, n};
   kernels::TransposeDims cb;
