@@ -422,6 +422,7 @@ TEST(CudaEngineConvTactics, EfficientNetLite0WarpStreamOnlyMatchesCpu) {
     std::printf("[ effnet   ] ws-only %s: %zu convs, %zu kernels per enqueue\n", precision_name(p), convs, (*e)->kernel_count());
     CudaBuildOptions all;
     all.precision = p;
+    all.timing_cache_path = test::gpu_test_timing_cache(std::string("effnet-all-sources-") + precision_name(p));
     auto ea = CudaEngine::build(load(), all);
     ASSERT_TRUE(ea.is_ok()) << ea.status().to_string();
     size_t ws = 0, n = 0;
