@@ -88,6 +88,25 @@ TEST(CliOnnxTest, InvalidModelIsAFailureWithItsReason) {
   EXPECT_NE(r.out.find("0 passed, 1 failed, 0 skipped"), std::string::npos) << r.out;
 }
 
+// A forbidden attribute value (a Transpose perm that is not a permutation) is a failure of the model too.
+TEST(CliOnnxTest, ForbiddenAttributeIsAFailureNotASkip) {
+  test::TempDir dir;
+  const std::filesystem::path c = dir.file("test_transpose_bad_perm");
+  std::filesystem::create_directories(c / "test_data_set_0");
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {2, 3});
+  m.node("Transpose", {"x"}, {"y"}).ints("perm", {1, 1});
+  m.output("y");
+  ASSERT_TRUE(m.save((c / "model.onnx").string()).is_ok());
+  write_tensor((c / "test_data_set_0/input_0.pb").string(), "x", {2, 3}, {1, 2, 3, 4, 5, 6});
+  write_tensor((c / "test_data_set_0/output_0.pb").string(), "y", {3, 2}, {1, 4, 2, 5, 3, 6});
+  const CliRun r = onnx_test(dir, c.string());
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("FAIL test_transpose_bad_perm: invalid model:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("'perm'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 passed, 1 failed, 0 skipped"), std::string::npos) << r.out;
+}
+
 // A relu case folder `name` under `dir` with a good model and output; the input file is written by the caller.
 std::filesystem::path relu_case(const test::TempDir& dir, const std::string& name) {
   const std::filesystem::path c = dir.file(name);

@@ -52,7 +52,7 @@ Status require_all_float(const NodeContext& c) {
 Result<int64_t> normalize_axis(const NodeContext& c, const char* attr, int64_t axis, int64_t rank, bool inclusive_end) {
   const int64_t hi = inclusive_end ? rank : rank - 1;
   if (axis < -rank - (inclusive_end ? 0 : 0) || axis > hi || (axis < 0 && axis + rank < 0)) {
-    return c.bad_attribute(attr, "= " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    return c.invalid_attribute(attr, "= " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   }
   return axis < 0 ? axis + rank : axis;
 }
@@ -75,7 +75,7 @@ Status resolve_window(const NodeContext& c, const Shape& x, const std::vector<in
   }
   w.rank = rank;
   if (static_cast<int>(kernel.size()) != rank) {
-    return c.bad_attribute("kernel_shape", "has " + std::to_string(kernel.size()) + " values for spatial rank " +
+    return c.invalid_attribute("kernel_shape", "has " + std::to_string(kernel.size()) + " values for spatial rank " +
                                                std::to_string(rank));
   }
   WS_ASSIGN_OR_RETURN(auto strides, attr_ints(c, "strides", std::vector<int64_t>(rank, 1)));
@@ -83,9 +83,9 @@ Status resolve_window(const NodeContext& c, const Shape& x, const std::vector<in
   WS_ASSIGN_OR_RETURN(auto pads, attr_ints(c, "pads", std::vector<int64_t>(2 * rank, 0)));
   WS_ASSIGN_OR_RETURN(std::string auto_pad, attr_string(c, "auto_pad", "NOTSET"));
   WS_ASSIGN_OR_RETURN(int64_t ceil_mode, attr_int(c, "ceil_mode", 0));
-  if (static_cast<int>(strides.size()) != rank) return c.bad_attribute("strides", "needs " + std::to_string(rank) + " values");
-  if (static_cast<int>(dilations.size()) != rank) return c.bad_attribute("dilations", "needs " + std::to_string(rank) + " values");
-  if (static_cast<int>(pads.size()) != 2 * rank) return c.bad_attribute("pads", "needs " + std::to_string(2 * rank) + " values");
+  if (static_cast<int>(strides.size()) != rank) return c.invalid_attribute("strides", "needs " + std::to_string(rank) + " values");
+  if (static_cast<int>(dilations.size()) != rank) return c.invalid_attribute("dilations", "needs " + std::to_string(rank) + " values");
+  if (static_cast<int>(pads.size()) != 2 * rank) return c.invalid_attribute("pads", "needs " + std::to_string(2 * rank) + " values");
   if (ceil_mode != 0 && (!allow_ceil || ceil_mode != 1)) return c.bad_attribute("ceil_mode", "= " + std::to_string(ceil_mode) + " is not supported");
   for (int i = 0; i < rank; ++i) {
     w.in[i] = x[static_cast<size_t>(i) + 2];
@@ -135,7 +135,7 @@ Status resolve_window(const NodeContext& c, const Shape& x, const std::vector<in
       // A window may not start in the end padding (PyTorch/ONNX reference rule for ceil_mode).
       if (ceil_mode && (w.out[i] - 1) * w.stride[i] >= w.in[i] + w.pad_begin[i]) --w.out[i];
     } else {
-      return c.bad_attribute("auto_pad", "= " + quoted(auto_pad) + " is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+      return c.invalid_attribute("auto_pad", "= " + quoted(auto_pad) + " is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
     }
   }
   return Status::ok();
@@ -178,7 +178,7 @@ Status analyze_conv(NodeContext& c) {
   }
   std::vector<int64_t> wk(wt.begin() + 2, wt.end());
   WS_ASSIGN_OR_RETURN(auto kernel, attr_ints(c, "kernel_shape", wk));
-  if (kernel != wk) return c.bad_attribute("kernel_shape", "= " + ir::shape_string(kernel) + " disagrees with the weight shape " + ir::shape_string(wt));
+  if (kernel != wk) return c.invalid_attribute("kernel_shape", "= " + ir::shape_string(kernel) + " disagrees with the weight shape " + ir::shape_string(wt));
   if (c.has_input(2) && (c.input(2).shape.size() != 1 || c.input(2).shape[0] != wt[0])) {
     return c.error(StatusCode::kInvalidModel, "bias " + ir::shape_string(c.input(2).shape) + " must be [" + std::to_string(wt[0]) + "]");
   }
@@ -200,7 +200,7 @@ Status analyze_pool(NodeContext& c, bool is_max) {
   const Shape& x = c.input(0).shape;
   if (x.size() < 3) return c.error(StatusCode::kInvalidModel, "input X " + ir::shape_string(x) + " must be N×C×spatial");
   WS_ASSIGN_OR_RETURN(auto kernel, attr_ints(c, "kernel_shape", {}));
-  if (kernel.empty()) return c.bad_attribute("kernel_shape", "is required");
+  if (kernel.empty()) return c.invalid_attribute("kernel_shape", "is required");
   Window w;
   WS_RETURN_IF_ERROR(resolve_window(c, x, kernel, true, w));
   ref::PoolParams p;
@@ -210,7 +210,7 @@ Status analyze_pool(NodeContext& c, bool is_max) {
   set_single_output(c, DType::kFloat32, y);
   if (is_max) {
     WS_ASSIGN_OR_RETURN(int64_t storage_order, attr_int(c, "storage_order", 0));
-    if (storage_order != 0 && storage_order != 1) return c.bad_attribute("storage_order", "must be 0 or 1");
+    if (storage_order != 0 && storage_order != 1) return c.invalid_attribute("storage_order", "must be 0 or 1");
     if (c.node.outputs.size() > 1 && c.node.outputs[1] != ir::kNoTensor) {
       c.output_dtypes[1] = DType::kInt64;
       c.output_shapes[1] = y;
@@ -312,7 +312,7 @@ Status analyze_clip(NodeContext& c) {
     WS_ASSIGN_OR_RETURN(p.max, attr_float(c, "max", p.max));
   } else {
     if (c.node.find("min") || c.node.find("max")) {
-      return c.bad_attribute(c.node.find("min") ? "min" : "max", "is an input, not an attribute, from opset 11 on");
+      return c.invalid_attribute(c.node.find("min") ? "min" : "max", "is an input, not an attribute, from opset 11 on");
     }
     WS_ASSIGN_OR_RETURN(p.min, scalar_input(c, 1, p.min));
     WS_ASSIGN_OR_RETURN(p.max, scalar_input(c, 2, p.max));
@@ -372,7 +372,7 @@ Status analyze_binary(NodeContext& c, ref::BinaryOp op) {
       const int64_t ra = static_cast<int64_t>(a.size()), rb = static_cast<int64_t>(b.size());
       WS_ASSIGN_OR_RETURN(int64_t axis, attr_int(c, "axis", ra - rb));
       if (axis < 0) axis += ra;
-      if (axis < 0 || axis + rb > ra) return c.bad_attribute("axis", "= " + std::to_string(axis) + " does not place B " + ir::shape_string(b) + " inside A " + ir::shape_string(a) + " (legacy broadcast, opset < 7)");
+      if (axis < 0 || axis + rb > ra) return c.invalid_attribute("axis", "= " + std::to_string(axis) + " does not place B " + ir::shape_string(b) + " inside A " + ir::shape_string(a) + " (legacy broadcast, opset < 7)");
       b.insert(b.end(), static_cast<size_t>(ra - axis - rb), 1);
     } else if (a != b) {
       return c.error(StatusCode::kInvalidModel, "A " + ir::shape_string(a) + " and B " + ir::shape_string(b) + " differ and broadcast = 0 (opset < 7 has no implicit broadcasting)");
@@ -476,10 +476,10 @@ Status analyze_transpose(NodeContext& c) {
   for (int64_t i = 0; i < rank; ++i) def[static_cast<size_t>(i)] = rank - 1 - i;
   WS_ASSIGN_OR_RETURN(auto perm, attr_ints(c, "perm", def));
   std::vector<bool> seen(static_cast<size_t>(rank), false);
-  if (static_cast<int64_t>(perm.size()) != rank) return c.bad_attribute("perm", "has " + std::to_string(perm.size()) + " values for rank " + std::to_string(rank));
+  if (static_cast<int64_t>(perm.size()) != rank) return c.invalid_attribute("perm", "has " + std::to_string(perm.size()) + " values for rank " + std::to_string(rank));
   Shape y;
   for (int64_t p : perm) {
-    if (p < 0 || p >= rank || seen[static_cast<size_t>(p)]) return c.bad_attribute("perm", "= " + ir::shape_string(perm) + " is not a permutation");
+    if (p < 0 || p >= rank || seen[static_cast<size_t>(p)]) return c.invalid_attribute("perm", "= " + ir::shape_string(perm) + " is not a permutation");
     seen[static_cast<size_t>(p)] = true;
     y.push_back(x.shape[static_cast<size_t>(p)]);
   }
@@ -497,7 +497,7 @@ Status analyze_concat(NodeContext& c) {
   const auto& x0 = c.input(0);
   const int64_t rank = static_cast<int64_t>(x0.shape.size());
   const Attribute* a = c.node.find("axis");
-  if (!a) return c.bad_attribute("axis", "is required");
+  if (!a) return c.invalid_attribute("axis", "is required");
   WS_ASSIGN_OR_RETURN(int64_t axis_attr, attr_int(c, "axis", 0));
   WS_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(c, "axis", axis_attr, rank, false));
   Shape y = x0.shape;
@@ -626,7 +626,7 @@ Status analyze_unsqueeze(NodeContext& c) {
   std::vector<bool> at(static_cast<size_t>(rank), false);
   for (int64_t a : axes) {
     WS_ASSIGN_OR_RETURN(int64_t n, normalize_axis(c, "axes", a, rank, false));
-    if (at[static_cast<size_t>(n)]) return c.bad_attribute("axes", "repeats axis " + std::to_string(a));
+    if (at[static_cast<size_t>(n)]) return c.invalid_attribute("axes", "repeats axis " + std::to_string(a));
     at[static_cast<size_t>(n)] = true;
   }
   Shape y;
@@ -646,7 +646,7 @@ Status analyze_squeeze(NodeContext& c) {
   }
   for (int64_t a : axes) {
     WS_ASSIGN_OR_RETURN(int64_t n, normalize_axis(c, "axes", a, rank, false));
-    if (x.shape[static_cast<size_t>(n)] != 1) return c.bad_attribute("axes", "names axis " + std::to_string(a) + " of size " + std::to_string(x.shape[static_cast<size_t>(n)]) + ", not 1");
+    if (x.shape[static_cast<size_t>(n)] != 1) return c.invalid_attribute("axes", "names axis " + std::to_string(a) + " of size " + std::to_string(x.shape[static_cast<size_t>(n)]) + ", not 1");
     drop[static_cast<size_t>(n)] = true;
   }
   Shape y;
@@ -857,6 +857,10 @@ Status NodeContext::error(StatusCode code, const std::string& message) const {
 }
 Status NodeContext::bad_attribute(const std::string& attr, const std::string& message) const {
   return error(StatusCode::kUnsupported, "attribute " + quoted(attr) + " " + message);
+}
+
+Status NodeContext::invalid_attribute(const std::string& attr, const std::string& message) const {
+  return error(StatusCode::kInvalidModel, "attribute " + quoted(attr) + " " + message);
 }
 
 const OpDef* find_op(const std::string& op_type) {

@@ -42,8 +42,13 @@ struct NodeContext {
   /// Error prefixed with the node description: "node 'x' (Conv, opset 13): <message>". The node
   /// name and op type are escaped (core/escape.h); put other model strings in through quoted().
   Status error(StatusCode code, const std::string& message) const;
-  /// "node ...: attribute 'name' <message>" (the attribute name escaped).
+  /// "node ...: attribute 'name' <message>" (the attribute name escaped), kUnsupported: a value the ONNX spec
+  /// allows that this runtime does not implement (ceil_mode, training mode, a newer opset's mode, our size bounds).
   Status bad_attribute(const std::string& attr, const std::string& message) const;
+  /// The same message, kInvalidModel: a value the ONNX spec forbids (an axis out of range, a perm that is not a
+  /// permutation, a pads list of the wrong length, a required attribute missing). onnx-test reports such a case
+  /// as a failure of the model, not as "unsupported — skip".
+  Status invalid_attribute(const std::string& attr, const std::string& message) const;
   /// Set by input() when an analyzer asked for an input the node does not have.
   mutable Status missing_input_error = Status::ok();
 };

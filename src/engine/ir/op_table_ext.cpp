@@ -152,7 +152,7 @@ Status analyze_slice(NodeContext& c) {
     WS_ASSIGN_OR_RETURN(axes, attr_ints(c, "axes", {}));
     if (c.input_count() > 1) return c.error(StatusCode::kInvalidModel, "takes starts/ends as attributes before opset 10, not inputs");
   } else {
-    if (c.node.find("starts") || c.node.find("ends")) return c.bad_attribute("starts", "is an input, not an attribute, from opset 10 on");
+    if (c.node.find("starts") || c.node.find("ends")) return c.invalid_attribute("starts", "is an input, not an attribute, from opset 10 on");
     if (c.input_count() < 3) return c.error(StatusCode::kInvalidModel, "needs inputs data, starts, ends (opset >= 10)");
     WS_ASSIGN_OR_RETURN(starts, const_ints(c, 1, "starts"));
     WS_ASSIGN_OR_RETURN(ends, const_ints(c, 2, "ends"));
@@ -212,12 +212,12 @@ Status analyze_split(NodeContext& c) {
   if (c.graph.opset < 13) {
     WS_ASSIGN_OR_RETURN(split, attr_ints(c, "split", {}));
   } else {
-    if (c.node.find("split")) return c.bad_attribute("split", "is an input, not an attribute, from opset 13 on");
+    if (c.node.find("split")) return c.invalid_attribute("split", "is an input, not an attribute, from opset 13 on");
     if (c.has_input(1)) { WS_ASSIGN_OR_RETURN(split, const_ints(c, 1, "split")); }
   }
   WS_ASSIGN_OR_RETURN(int64_t num_outputs, attr_int(c, "num_outputs", 0));
   if (c.node.find("num_outputs") && num_outputs != nout) {
-    return c.bad_attribute("num_outputs", "= " + std::to_string(num_outputs) + " but the node has " + std::to_string(nout) + " outputs");
+    return c.invalid_attribute("num_outputs", "= " + std::to_string(num_outputs) + " but the node has " + std::to_string(nout) + " outputs");
   }
   if (split.empty()) {
     if (c.node.find("num_outputs")) {  // opset 18: ceil(len / n) each, the last one smaller
@@ -301,7 +301,7 @@ Status analyze_tile(NodeContext& c) {
 Status analyze_cast(NodeContext& c) {
   const auto& x = c.input(0);
   const Attribute* to_attr = c.node.find("to");
-  if (!to_attr) return c.bad_attribute("to", "is required");
+  if (!to_attr) return c.invalid_attribute("to", "is required");
   WS_ASSIGN_OR_RETURN(int64_t to_i, attr_int(c, "to", 0));
   WS_ASSIGN_OR_RETURN(ref::Elem from, elem_of(c, x.dtype, "input 0 ('" + x.name + "')"));
   const DType to_t = static_cast<DType>(to_i);
@@ -345,7 +345,7 @@ Status analyze_constant_of_shape(NodeContext& c) {
   DType t = DType::kFloat32;
   if (const Attribute* v = c.node.find("value")) {
     if (v->kind != Attribute::Kind::kTensor || !v->tensor || v->tensor->elements() != 1 || !v->tensor->data) {
-      return c.bad_attribute("value", "must be a one-element tensor");
+      return c.invalid_attribute("value", "must be a one-element tensor");
     }
     t = v->tensor->dtype;
     value = *v->tensor->data;
@@ -504,7 +504,7 @@ Status bind_depth_space(NodeContext& c, bool to_space) {
     const int64_t co = ch / (b * b);
     if (mode == "DCR") { view = {n, b, b, co, h, w}; perm = {0, 3, 4, 1, 5, 2}; }
     else if (mode == "CRD") { view = {n, co, b, b, h, w}; perm = {0, 1, 4, 2, 5, 3}; }
-    else return c.bad_attribute("mode", "= " + quoted(mode) + " is not one of DCR, CRD");
+    else return c.invalid_attribute("mode", "= " + quoted(mode) + " is not one of DCR, CRD");
     y = {n, co, h * b, w * b};
   } else {
     if (h % b != 0 || w % b != 0) return c.error(StatusCode::kInvalidModel, "H and W must be divisible by blocksize " + std::to_string(b));
@@ -653,7 +653,7 @@ Status analyze_selu(NodeContext& c) {
 }
 Status analyze_gelu(NodeContext& c) {
   WS_ASSIGN_OR_RETURN(std::string approx, attr_string(c, "approximate", "none"));
-  if (approx != "none" && approx != "tanh") return c.bad_attribute("approximate", "= " + quoted(approx) + " is not one of none, tanh");
+  if (approx != "none" && approx != "tanh") return c.invalid_attribute("approximate", "= " + quoted(approx) + " is not one of none, tanh");
   return make_math(c, approx == "tanh" ? ref::MathOp::kGeluTanh : ref::MathOp::kGelu);
 }
 
@@ -885,7 +885,7 @@ Status make_reduce(NodeContext& c, ref::ReduceOp op) {
   std::vector<int64_t> axes;
   // Axes: an attribute up to ReduceSum-11 / Reduce*-13, an optional input from ReduceSum-13 / Reduce*-18.
   if (c.node.find("axes")) {
-    if (c.has_input(1)) return c.bad_attribute("axes", "is given both as attribute and as input");
+    if (c.has_input(1)) return c.invalid_attribute("axes", "is given both as attribute and as input");
     WS_ASSIGN_OR_RETURN(axes, attr_ints(c, "axes", {}));
   } else if (c.has_input(1)) {
     WS_ASSIGN_OR_RETURN(axes, const_ints(c, 1, "axes"));
@@ -1034,7 +1034,7 @@ Status analyze_conv_transpose(NodeContext& c) {
   if (c.has_input(2) && c.input(2).shape != Shape{c_out}) return c.error(StatusCode::kInvalidModel, "bias " + ir::shape_string(c.input(2).shape) + " must be [" + std::to_string(c_out) + "]");
   std::vector<int64_t> wk(w.begin() + 2, w.end());
   WS_ASSIGN_OR_RETURN(auto kernel, attr_ints(c, "kernel_shape", wk));
-  if (kernel != wk) return c.bad_attribute("kernel_shape", "= " + ir::shape_string(kernel) + " disagrees with the weight shape " + ir::shape_string(w));
+  if (kernel != wk) return c.invalid_attribute("kernel_shape", "= " + ir::shape_string(kernel) + " disagrees with the weight shape " + ir::shape_string(w));
   const std::vector<int64_t> ones(static_cast<size_t>(rank), 1), zeros(static_cast<size_t>(rank), 0);
   WS_ASSIGN_OR_RETURN(auto strides, attr_ints(c, "strides", ones));
   WS_ASSIGN_OR_RETURN(auto dil, attr_ints(c, "dilations", ones));
@@ -1047,9 +1047,9 @@ Status analyze_conv_transpose(NodeContext& c) {
     return c.error(StatusCode::kInvalidModel, "strides/dilations/output_padding need " + std::to_string(rank) + " values and pads " + std::to_string(2 * rank));
   }
   if (!out_shape.empty() && out_shape.size() == static_cast<size_t>(rank) + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
-  if (!out_shape.empty() && out_shape.size() != static_cast<size_t>(rank)) return c.bad_attribute("output_shape", "needs " + std::to_string(rank) + " values");
+  if (!out_shape.empty() && out_shape.size() != static_cast<size_t>(rank)) return c.invalid_attribute("output_shape", "needs " + std::to_string(rank) + " values");
   if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" && auto_pad != "VALID") {
-    return c.bad_attribute("auto_pad", "= " + quoted(auto_pad) + " is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+    return c.invalid_attribute("auto_pad", "= " + quoted(auto_pad) + " is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
   }
   ref::ConvTransposeParams p;
   p.rank = rank; p.n = x[0]; p.c_in = x[1]; p.c_out = c_out; p.groups = group;
@@ -1154,7 +1154,7 @@ Status analyze_resize(NodeContext& c) {
   if (mode == "nearest") p.mode = ref::ResizeMode::kNearest;
   else if (mode == "linear") p.mode = ref::ResizeMode::kLinear;
   else if (mode == "cubic") p.mode = ref::ResizeMode::kCubic;
-  else return c.bad_attribute("mode", "= " + quoted(mode) + " is not one of nearest, linear, cubic");
+  else return c.invalid_attribute("mode", "= " + quoted(mode) + " is not one of nearest, linear, cubic");
   const bool v10 = c.graph.opset < 11;
   WS_ASSIGN_OR_RETURN(std::string coord, attr_string(c, "coordinate_transformation_mode", v10 ? "asymmetric" : "half_pixel"));
   if (coord == "half_pixel") p.coord = ref::CoordMode::kHalfPixel;
@@ -1210,13 +1210,13 @@ Status analyze_upsample(NodeContext& c) {
   WS_ASSIGN_OR_RETURN(std::string mode, attr_string(c, "mode", "nearest"));
   if (mode == "nearest") p.mode = ref::ResizeMode::kNearest;
   else if (mode == "linear" || mode == "bilinear") p.mode = ref::ResizeMode::kLinear;
-  else return c.bad_attribute("mode", "= " + quoted(mode) + " is not one of nearest, linear");
+  else return c.invalid_attribute("mode", "= " + quoted(mode) + " is not one of nearest, linear");
   p.coord = ref::CoordMode::kAsymmetric;
   p.nearest = ref::NearestMode::kFloor;
   std::vector<double> scales;
   if (c.node.find("scales")) {
     const Attribute* a = c.node.find("scales");
-    if (a->kind != Attribute::Kind::kFloats) return c.bad_attribute("scales", "must be a list of floats");
+    if (a->kind != Attribute::Kind::kFloats) return c.invalid_attribute("scales", "must be a list of floats");
     scales.assign(a->floats.begin(), a->floats.end());
   } else if (c.has_input(1)) {
     WS_ASSIGN_OR_RETURN(scales, const_floats(c, 1, "scales"));
