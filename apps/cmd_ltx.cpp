@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -114,9 +115,9 @@ int validate_host(const LtxArgs& a, int& F, int& H, int& W, ws::flow::LtxConfig&
   // Checked here so that the CPU-only build refuses the same options as the CUDA build.
   uint64_t budget_bytes = 0;
   if (!a.budget.empty() && !parse_bytes(a.budget, budget_bytes))
-    return usage("--vram-budget '" + a.budget + "' is not a size (e.g. 1GiB, 512MiB, 2GB, 1073741824)");
+    return usage("--vram-budget " + ws::quoted(a.budget) + " is not a positive size (e.g. 1GiB, 512MiB, 2GB, 1073741824)");
   if (!a.stream_weights.empty() && a.stream_weights != "bf16" && a.stream_weights != "fp8" && a.stream_weights != "int8")
-    return usage("--stream-weights '" + a.stream_weights + "': bf16, fp8 or int8");
+    return usage("--stream-weights (--weights) " + ws::quoted(a.stream_weights) + ": bf16, fp8 or int8");
   if (a.batch < 1 || a.batch > 2) return usage("--batch must be 1 or 2, got " + std::to_string(a.batch));
   if (a.text_tokens < 1 || a.text_tokens > 4096) return usage("--text-tokens must be in 1..4096");
   if (a.iterations < 1 || a.iterations > 1000000 || a.warmup < 0 || a.warmup > 1000000)
@@ -126,6 +127,9 @@ int validate_host(const LtxArgs& a, int& F, int& H, int& W, ws::flow::LtxConfig&
   // before it is opened, so it cannot block the reader).
   std::string cfg_path = a.checkpoint + "/config.json";
   struct stat st {};
+  if (::stat(a.checkpoint.c_str(), &st) != 0)
+    return usage("--checkpoint (--model) " + ws::quoted(a.checkpoint) + " does not exist (" + std::strerror(errno) +
+                 "): give a diffusers transformer folder or its safetensors file");
   if (::stat(cfg_path.c_str(), &st) != 0) {
     const size_t slash = a.checkpoint.rfind('/');
     cfg_path = (slash == std::string::npos ? std::string(".") : a.checkpoint.substr(0, slash)) + "/config.json";
@@ -405,7 +409,7 @@ int run_ltx(const LtxArgs& a) {
   ws::Result<flow::LtxConfig> cfg(config);
   uint64_t budget = 0;
   if (!a.budget.empty() && !parse_bytes(a.budget, budget))
-    return usage("--vram-budget '" + a.budget + "' is not a size (e.g. 1GiB, 512MiB, 2GB, 1073741824)");
+    return usage("--vram-budget " + ws::quoted(a.budget) + " is not a positive size (e.g. 1GiB, 512MiB, 2GB, 1073741824)");
   if (a.compare_resident && budget == 0) return usage("--compare-resident needs --vram-budget");
   const ws::io::SafetensorsCheckpoint& cp = *ckpt;
   // A pre-quantised checkpoint (tools/make_ltx_checkpoint.py --block-weights fp8|int8: codes + .weight_scale) streams
@@ -417,7 +421,7 @@ int run_ltx(const LtxArgs& a) {
     return usage("--stream-weights " + sw_name + ": " + ws::quoted(a.checkpoint) + " stores its block weights "
                  "pre-quantised as " + stored + " (use --stream-weights " + stored + ", the default for it)");
   auto sw = flow::parse_ltx_stream_weights(sw_name);
-  if (!sw.is_ok()) return usage("--stream-weights '" + sw_name + "': bf16, fp8 or int8");
+  if (!sw.is_ok()) return usage("--stream-weights (--weights) " + ws::quoted(sw_name) + ": bf16, fp8 or int8");
   // Every tensor's presence, dtype and shape against the config, on the checkpoint's mapping (headers only; 8-bit
   // codes need their .weight_scale): a file claiming huge tensors is refused here, before the WeightStore copies a byte.
   if (Status st = flow::LtxModel::validate_tensors(cfg.value(), flow::ltx_source_from_checkpoint(cp)); !st.is_ok())

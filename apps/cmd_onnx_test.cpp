@@ -463,7 +463,7 @@ int run(const Options& opt) {
     }
   }
   if (passed + failed + skipped + bad == 0) {
-    std::fprintf(stderr, "error: --filter '%s' matches none of the %zu cases\n", opt.filter.c_str(), cases.size());
+    std::fprintf(stderr, "error: --filter %s matches none of the %zu cases\n", ws::quoted(opt.filter).c_str(), cases.size());
     return 2;
   }
   if (!skips.empty()) std::printf("skipped, by reason:\n");

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "command.h"
+#include "core/escape.h"
 
 namespace ws::app {
 std::vector<Command>& command_registry() {
@@ -32,7 +33,7 @@ int main(int argc, char** argv) {
     bool known = false;
     for (auto& command : ws::app::command_registry()) known |= command.name == argv[1];
     if (!known) {
-      std::fprintf(stderr, "error: unknown command '%s'; commands: %s (warpstream --help)\n", argv[1], names.c_str());
+      std::fprintf(stderr, "error: unknown command %s; commands: %s (warpstream --help)\n", ws::quoted(argv[1]).c_str(), names.c_str());
       return 2;
     }
   }
@@ -47,7 +48,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
     for (char& c : what) if (c == '\n') c = ' ';
-    std::fprintf(stderr, "error: usage: %s (add --help for the options)\n", what.c_str());
+    // CLI11 echoes the offending argument: escaped, so an argument cannot write control sequences to the terminal.
+    std::fprintf(stderr, "error: usage: %s (add --help for the options)\n", ws::escape_text(what).c_str());
     return 2;
   }
   if (!run) return 2;

@@ -127,6 +127,25 @@ TEST_F(CliLtxHostileInput, ModelOptionBounds) {
   expect_refused("ltx --model " + d + " --tokens 8388608", {"--tokens"});
   expect_refused("ltx --model " + d + " --tokens 8 --grid 1x1x8", {"--tokens", "--grid"});
   expect_refused("ltx --model " + d + " --resident --vram-budget 1GiB", {"--resident", "--vram-budget"});
+  expect_refused("ltx --model " + d + " --vram-budget 0", {"--vram-budget", "positive"});
+  // Arguments are echoed escaped (hostile-input check of 2026-12-02: raw ESC reached the terminal).
+  const std::string esc = sh_quote("\x1b[2J");
+  for (const std::string& opt : {"--vram-budget", "--weights"}) {
+    const Run r = cli("ltx --model " + d + " " + opt + " " + esc);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << opt << ": raw ESC in: " << r.err;
+    EXPECT_NE(r.err.find("\\x1b"), std::string::npos) << opt << ": " << r.err;
+  }
+  const Run cli11 = cli("classify --device " + esc);  // CLI11's own message
+  EXPECT_EQ(cli11.exit_code, 2) << cli11.err;
+  EXPECT_EQ(cli11.err.find('\x1b'), std::string::npos) << cli11.err;
+  const Run cmd = cli(esc);  // an unknown command
+  EXPECT_EQ(cmd.exit_code, 2) << cmd.err;
+  EXPECT_EQ(cmd.err.find('\x1b'), std::string::npos) << cmd.err;
+}
+
+TEST_F(CliLtxHostileInput, MissingCheckpointSaysItDoesNotExist) {
+  expect_refused("ltx --model " + sh_quote(dir_.file("no_such_folder")), {"does not exist", "no_such_folder"});
 }
 
 TEST_F(CliLtxHostileInput, ModelConfigMustBeABoundedRegularFile) {

@@ -60,6 +60,44 @@ TEST(EngineErrors, ForbiddenAttributeValueIsAnInvalidModelNamingTheAttribute) {
   EXPECT_MESSAGE_HAS(ce, "'strides'");
 }
 
+// Values that depend on the opset (found by the hostile-input check of 2026-12-02): Pad 'wrap' is opset 19
+// (unsupported there, invalid before); a Pad mode no opset has is invalid; Resize's opset-18 attributes in an
+// opset-13 model and a coordinate mode the spec does not name are invalid; Split's num_outputs together with the
+// split input is invalid.
+TEST(EngineErrors, OpsetDependentAttributeValues) {
+  auto pad = [](int64_t opset, const std::string& mode) {
+    ModelBuilder m(opset);
+    m.initializer_i64("pads", {4}, {0, 1, 0, 1});
+    test::one_node_model(m, "Pad", {"x", "pads"}, "pd", {2, 3}).s("mode", mode);
+    return test::build_status(m);
+  };
+  EXPECT_EQ(pad(19, "wrap").code(), StatusCode::kUnsupported) << pad(19, "wrap").to_string();
+  EXPECT_EQ(pad(13, "wrap").code(), StatusCode::kInvalidModel) << pad(13, "wrap").to_string();
+  EXPECT_EQ(pad(19, "bogus").code(), StatusCode::kInvalidModel) << pad(19, "bogus").to_string();
+  EXPECT_TRUE(pad(13, "reflect").is_ok()) << pad(13, "reflect").to_string();
+  auto resize = [](int64_t opset, const std::string& attr, const std::string& value, int64_t ivalue) {
+    ModelBuilder m(opset);
+    m.initializer("scales", {4}, {1, 1, 2, 2});
+    ir::NodeRef n = test::one_node_model(m, "Resize", {"x", "", "scales"}, "rs", {1, 1, 2, 2});
+    if (value.empty()) n.i(attr, ivalue); else n.s(attr, value);
+    return test::build_status(m);
+  };
+  EXPECT_EQ(resize(13, "antialias", "", 1).code(), StatusCode::kInvalidModel);
+  EXPECT_EQ(resize(18, "antialias", "", 1).code(), StatusCode::kUnsupported);
+  EXPECT_EQ(resize(13, "coordinate_transformation_mode", "bogus", 0).code(), StatusCode::kInvalidModel);
+  EXPECT_EQ(resize(11, "coordinate_transformation_mode", "tf_half_pixel_for_nearest", 0).code(), StatusCode::kUnsupported);
+  EXPECT_TRUE(resize(13, "coordinate_transformation_mode", "asymmetric", 0).is_ok());
+  ModelBuilder sp(18);
+  sp.input("x", DType::kFloat32, {4, 2});
+  sp.initializer_i64("split", {2}, {1, 3});
+  sp.node("Split", {"x", "split"}, {"a", "b"}, "sp").i("num_outputs", 2);
+  sp.output("a");
+  sp.output("b");
+  const Status se = test::build_status(sp);
+  EXPECT_EQ(se.code(), StatusCode::kInvalidModel) << se.to_string();
+  EXPECT_MESSAGE_HAS(se, "'num_outputs'");
+}
+
 // A value the spec allows that this runtime does not implement stays kUnsupported (onnx-test: skip).
 TEST(EngineErrors, AllowedButUnimplementedAttributeValueIsUnsupported) {
   ModelBuilder m(13);

@@ -666,7 +666,9 @@ Status analyze_pad(NodeContext& c) {
   if (mode_s == "constant") mode = ref::PadMode::kConstant;
   else if (mode_s == "reflect") mode = ref::PadMode::kReflect;
   else if (mode_s == "edge") mode = ref::PadMode::kEdge;
-  else return c.bad_attribute("mode", "= " + quoted(mode_s) + " is not one of constant, reflect, edge");
+  else if (mode_s == "wrap" && c.graph.opset >= 19) return c.bad_attribute("mode", "= 'wrap' (opset 19) is not supported (constant, reflect, edge are)");
+  else return c.invalid_attribute("mode", "= " + quoted(mode_s) + " is not a Pad mode of opset " + std::to_string(c.graph.opset) +
+                                              " (constant, reflect, edge" + (c.graph.opset >= 19 ? ", wrap" : "") + ")");
   std::vector<int64_t> pads;
   float value = 0.0f;
   if (c.graph.opset < 11) {

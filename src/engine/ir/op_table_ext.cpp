@@ -216,6 +216,10 @@ Status analyze_split(NodeContext& c) {
     if (c.has_input(1)) { WS_ASSIGN_OR_RETURN(split, const_ints(c, 1, "split")); }
   }
   WS_ASSIGN_OR_RETURN(int64_t num_outputs, attr_int(c, "num_outputs", 0));
+  if (c.node.find("num_outputs") && c.graph.opset < 18)
+    return c.invalid_attribute("num_outputs", "is an opset-18 attribute; this model declares opset " + std::to_string(c.graph.opset));
+  if (c.node.find("num_outputs") && c.has_input(1))
+    return c.invalid_attribute("num_outputs", "and the 'split' input are both given (the spec allows one of them)");
   if (c.node.find("num_outputs") && num_outputs != nout) {
     return c.invalid_attribute("num_outputs", "= " + std::to_string(num_outputs) + " but the node has " + std::to_string(nout) + " outputs");
   }
@@ -1163,22 +1167,30 @@ Status analyze_resize(NodeContext& c) {
   else if (coord == "pytorch_half_pixel") p.coord = ref::CoordMode::kPytorchHalfPixel;
   else if (coord == "tf_crop_and_resize") p.coord = ref::CoordMode::kTfCropAndResize;
   else if (coord == "half_pixel_symmetric") p.coord = ref::CoordMode::kHalfPixelSymmetric;
-  else return c.bad_attribute("coordinate_transformation_mode", "= '" + coord + "' is not supported");
+  else if (coord == "tf_half_pixel_for_nearest" || coord == "tf_half_pixel_for_nn")  // opset 11 (ONNX <= 1.12 spells it _nn)
+    return c.bad_attribute("coordinate_transformation_mode", "= " + quoted(coord) + " (opset 11) is not supported");
+  else return c.invalid_attribute("coordinate_transformation_mode", "= " + quoted(coord) + " is not a Resize coordinate mode");
   WS_ASSIGN_OR_RETURN(std::string nearest, attr_string(c, "nearest_mode", v10 ? "floor" : "round_prefer_floor"));
   if (nearest == "round_prefer_floor") p.nearest = ref::NearestMode::kRoundPreferFloor;
   else if (nearest == "round_prefer_ceil") p.nearest = ref::NearestMode::kRoundPreferCeil;
   else if (nearest == "floor") p.nearest = ref::NearestMode::kFloor;
   else if (nearest == "ceil") p.nearest = ref::NearestMode::kCeil;
-  else return c.bad_attribute("nearest_mode", "= '" + nearest + "' is not supported");
+  else return c.invalid_attribute("nearest_mode", "= " + quoted(nearest) + " is not one of round_prefer_floor, round_prefer_ceil, floor, ceil");
   WS_ASSIGN_OR_RETURN(p.cubic_coeff_a, attr_float(c, "cubic_coeff_a", -0.75f));
   WS_ASSIGN_OR_RETURN(int64_t excl, attr_int(c, "exclude_outside", 0));
   p.exclude_outside = excl != 0;
   WS_ASSIGN_OR_RETURN(p.extrapolation_value, attr_float(c, "extrapolation_value", 0.0f));
   WS_ASSIGN_OR_RETURN(int64_t antialias, attr_int(c, "antialias", 0));
+  const std::string before18 = "is an opset-18 attribute; this model declares opset " + std::to_string(c.graph.opset);
+  if (c.graph.opset < 18 && c.node.find("antialias")) return c.invalid_attribute("antialias", before18);
+  if (c.graph.opset < 18 && c.node.find("axes")) return c.invalid_attribute("axes", before18);
+  if (c.graph.opset < 18 && c.node.find("keep_aspect_ratio_policy")) return c.invalid_attribute("keep_aspect_ratio_policy", before18);
   if (antialias) return c.bad_attribute("antialias", "= 1 (opset 18) is not supported");
   if (c.node.find("axes")) return c.bad_attribute("axes", "(opset 18) is not supported");
   WS_ASSIGN_OR_RETURN(std::string policy, attr_string(c, "keep_aspect_ratio_policy", "stretch"));
-  if (policy != "stretch") return c.bad_attribute("keep_aspect_ratio_policy", "= '" + policy + "' is not supported");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    return c.invalid_attribute("keep_aspect_ratio_policy", "= " + quoted(policy) + " is not one of stretch, not_larger, not_smaller");
+  if (policy != "stretch") return c.bad_attribute("keep_aspect_ratio_policy", "= " + quoted(policy) + " is not supported");
   const size_t r = c.input(0).shape.size();
   std::vector<double> scales;
   std::vector<int64_t> sizes;

@@ -19,28 +19,28 @@ namespace ws::engine::op_util {
 inline Result<int64_t> attr_int(const NodeContext& c, const char* name, int64_t fallback) {
   const ir::Attribute* a = c.node.find(name);
   if (!a) return fallback;
-  if (a->kind != ir::Attribute::Kind::kInt) return c.bad_attribute(name, "must be an int");
+  if (a->kind != ir::Attribute::Kind::kInt) return c.invalid_attribute(name, "must be an int");
   return a->i;
 }
 /// Float attribute `name`, or `fallback` when absent; kInvalidModel when it is not a float.
 inline Result<float> attr_float(const NodeContext& c, const char* name, float fallback) {
   const ir::Attribute* a = c.node.find(name);
   if (!a) return fallback;
-  if (a->kind != ir::Attribute::Kind::kFloat) return c.bad_attribute(name, "must be a float");
+  if (a->kind != ir::Attribute::Kind::kFloat) return c.invalid_attribute(name, "must be a float");
   return a->f;
 }
 /// Int-list attribute `name`, or `fallback` when absent; kInvalidModel when it is not a list of ints.
 inline Result<std::vector<int64_t>> attr_ints(const NodeContext& c, const char* name, std::vector<int64_t> fallback) {
   const ir::Attribute* a = c.node.find(name);
   if (!a) return fallback;
-  if (a->kind != ir::Attribute::Kind::kInts) return c.bad_attribute(name, "must be a list of ints");
+  if (a->kind != ir::Attribute::Kind::kInts) return c.invalid_attribute(name, "must be a list of ints");
   return a->ints;
 }
 /// String attribute `name`, or `fallback` when absent; kInvalidModel when it is not a string.
 inline Result<std::string> attr_string(const NodeContext& c, const char* name, std::string fallback) {
   const ir::Attribute* a = c.node.find(name);
   if (!a) return fallback;
-  if (a->kind != ir::Attribute::Kind::kString) return c.bad_attribute(name, "must be a string");
+  if (a->kind != ir::Attribute::Kind::kString) return c.invalid_attribute(name, "must be a string");
   return a->s;
 }
 
