@@ -11,6 +11,11 @@ Scopes:
   end_to_end   pinned uint8 HWC frame -> GPU (non_blocking copy) -> torchvision.transforms.v2.functional
                resize (bilinear, antialias=False) + /255 + normalize on the GPU -> model -> torch.topk ->
                (values, indices) copied into pinned host tensors; interval ends after synchronisation
+  streams      throughput (frames/s) of N lanes: N end-to-end workloads (own pinned frame, own buffers), each
+               captured in its own torch.cuda.CUDAGraph and replayed on its own CUDA stream, round robin with one
+               frame in flight per stream (wait for that stream's previous frame, then replay): the peer of
+               `warpstream bench --lanes N`. N = --streams (default 4). gpu_time_us = CUDA events around each
+               replay on its stream (with N in flight); host_latency_us = submit -> that frame observed done.
 Timing: host_latency_us = host wall clock (perf_counter_ns) from before the call to after
 torch.cuda.synchronize() (primary; same as our host latency); gpu_time_us = CUDA events around the call.
 Models:
@@ -289,6 +294,53 @@ def make_step(w, mode, notes, compile_timeout):
     raise SystemExit(f"unknown mode {mode}")
 
 
+def streams_loop(workloads, warmup, iters):
+    """N lanes, one frame in flight per lane: (host latency per frame us, gpu time per frame us, wall s)."""
+    n = len(workloads)
+    streams = [torch.cuda.Stream() for _ in range(n)]
+    graphs = []
+    for w, st in zip(workloads, streams):
+        st.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(st):
+            for _ in range(3):  # warm on the lane's stream (handles, algorithm choice)
+                w.step_e2e()
+        torch.cuda.current_stream().wait_stream(st)
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=st):
+            w.step_e2e()
+        torch.cuda.synchronize()
+        graphs.append(g)
+    ev = [[torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)] for _ in range(n)]
+    pending = [None] * n  # per lane: submit time (ns) of the frame in flight
+    host, gpu = [], []
+    total = warmup + iters
+    t_wall0 = None
+    for f in range(total):
+        i = f % n
+        if f == warmup:
+            torch.cuda.synchronize()
+            pending = [None] * n
+            t_wall0 = time.perf_counter()
+        if pending[i] is not None:  # backpressure: this lane's previous frame must be done
+            ev[i][1].synchronize()
+            if f - n >= warmup:
+                host.append((time.perf_counter_ns() - pending[i]) / 1e3)
+                gpu.append(ev[i][0].elapsed_time(ev[i][1]) * 1e3)
+        pending[i] = time.perf_counter_ns()
+        with torch.cuda.stream(streams[i]):
+            ev[i][0].record()
+            graphs[i].replay()
+            ev[i][1].record()
+    for i in range(n):
+        if pending[i] is not None:
+            ev[i][1].synchronize()
+            host.append((time.perf_counter_ns() - pending[i]) / 1e3)
+            gpu.append(ev[i][0].elapsed_time(ev[i][1]) * 1e3)
+    wall = time.perf_counter() - t_wall0 if t_wall0 is not None else 0.0
+    return host, gpu, wall
+
+
 def load_frame(args):
     if args.frame:
         w, h = (int(v) for v in args.source.lower().split("x"))
@@ -324,6 +376,7 @@ def main():
     ap.add_argument("--iterations", type=int, default=1000)
     ap.add_argument("--eager-iterations", type=int, default=300)
     ap.add_argument("--topk", type=int, default=5)
+    ap.add_argument("--streams", type=int, default=4, help="lanes (CUDA streams) of the `streams` mode")
     ap.add_argument("--allow-tf32", action="store_true",
                     help="let fp32 convs/matmuls use TF32 (PyTorch's cuDNN default); default off = same FMA math as ours")
     ap.add_argument("--channels-last", action="store_true", help="fp16 and fp32 modules in channels_last")
@@ -357,6 +410,8 @@ def main():
             for mode in args.modes.split(","):
                 if mode == "compile" and prec not in args.compile_precisions.split(","):
                     continue
+                if mode == "streams" and scope != "end_to_end":
+                    continue  # a throughput of lanes is an end-to-end figure (as `warpstream bench --lanes N`)
                 notes = [f"source: {frame_what}", norm_note, f"weights: {Path(weights).name}"]
                 if prec == "fp32":
                     notes.append(tf32_note)
@@ -365,7 +420,15 @@ def main():
                 env = env_start()
                 with torch.no_grad():
                     w = Workload(model, scope, dtype, frame, (args.input_size, args.input_size), mean, std, args.topk)
-                    if mode == "compile":
+                    if mode == "streams":
+                        ws_ = [w] + [Workload(model, scope, dtype, frame, (args.input_size, args.input_size), mean, std,
+                                              args.topk) for _ in range(max(1, args.streams) - 1)]
+                        notes.append(f"{len(ws_)} lanes: one CUDA graph and one CUDA stream each, one frame in flight per lane")
+                        host, gpu, wall = streams_loop(ws_, args.warmup, args.iterations)
+                        step, gmode, iters = None, f"cuda_graph x{len(ws_)} streams", args.iterations
+                        top = w.idx_host.tolist()
+                        del ws_
+                    elif mode == "compile":
                         if compile_left < 10:
                             print(f"[peer] skip compile {prec} {scope}: compile budget spent", flush=True)
                             continue
@@ -379,14 +442,17 @@ def main():
                             torch.cuda.synchronize()
                             notes.append(f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
                             step, gmode = None, mode
-                    if step is None:
-                        print(f"[peer] {prec} {scope} {mode}: no step ({notes[-1]})", flush=True)
-                        continue
-                    iters = args.eager_iterations if mode == "eager" else args.iterations
-                    host, gpu, wall = timed_loop(step, args.warmup, iters)
-                    top = w.idx_host.tolist() if scope == "end_to_end" else None
+                    if mode != "streams":
+                        if step is None:
+                            print(f"[peer] {prec} {scope} {mode}: no step ({notes[-1]})", flush=True)
+                            continue
+                        iters = args.eager_iterations if mode == "eager" else args.iterations
+                        host, gpu, wall = timed_loop(step, args.warmup, iters)
+                        top = w.idx_host.tolist() if scope == "end_to_end" else None
                 nvml_point(env, "end")
-                runtime = {"eager": "pytorch-eager", "cuda_graph": "pytorch-cuda-graph", "compile": "pytorch-compile"}[mode]
+                runtime = {"eager": "pytorch-eager", "cuda_graph": "pytorch-cuda-graph", "compile": "pytorch-compile",
+                           "streams": "pytorch-cuda-graph"}[mode]
+                lanes = max(1, args.streams) if mode == "streams" else 1
                 label = f"torch {args.model} {prec} {gmode} {scope}"
                 if top is not None:
                     env["top1_index"] = int(top[0])
@@ -398,12 +464,13 @@ def main():
                                "model_sha256": model_hash, "precision": prec,
                                "source_shape": list(frame.shape) if scope == "end_to_end" else [],
                                "network_input_shape": [1, 3, args.input_size, args.input_size], "graph_mode": gmode,
-                               "lanes": 1, "input_mode": "pinned_copy" if scope == "end_to_end" else "device_resident",
+                               "lanes": lanes, "input_mode": "pinned_copy" if scope == "end_to_end" else "device_resident",
                                "transfers_included": scope == "end_to_end", "topk": args.topk, "notes": notes},
                     "env": env,
                     "metrics": {
                         "host_latency_us": {**stats(host, args.warmup), "interval":
-                            "host wall clock: before the call -> after torch.cuda.synchronize()"},
+                            "host wall clock: submit -> that lane's frame observed done (N lanes in flight)"
+                            if mode == "streams" else "host wall clock: before the call -> after torch.cuda.synchronize()"},
                         "gpu_time_us": {**stats(gpu, args.warmup), "interval": "CUDA events around the call"},
                     },
                     "primary": "host_latency_us", "throughput_fps": iters / wall if wall else 0, "wall_s": wall,
@@ -422,7 +489,8 @@ def main():
                 written.append(out)
                 s = rep["metrics"]["host_latency_us"]
                 print(f"[peer] {label:60s} p50 {s['p50']:8.1f}  p99 {s['p99']:8.1f}  p99.9 {s['p99_9']:8.1f} us"
-                      f"  gpu p50 {rep['metrics']['gpu_time_us']['p50']:8.1f}  -> {out.name}", flush=True)
+                      f"  gpu p50 {rep['metrics']['gpu_time_us']['p50']:8.1f}  {rep['throughput_fps']:.0f} f/s"
+                      f"  -> {out.name}", flush=True)
                 del w
                 torch.cuda.synchronize()
     print(f"[peer] wrote {len(written)} report(s) under {args.out_dir}")

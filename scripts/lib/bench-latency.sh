@@ -1,7 +1,7 @@
 # Suite bench-latency of scripts/device.sh (sourced; uses lib/device-common.sh's row/left/$B/$WS/$L/$OUT).
 # `warpstream bench` for EfficientNet-Lite0 and ResNet-50 (fp32/fp16 x 1/4 lanes x graph/direct x mapped/copy),
 # the launch-cost microbenchmark, the PyTorch peers (eager, CUDA Graph, torch.compile) network-only and end to
-# end, compare tables, the floor table and CDF plots. Needs .assets carried (scripts/bench-assets.sh).
+# end, PyTorch with N CUDA streams beside our N lanes (frames/s; mode `streams`), compare tables, the floor table and CDF plots. Needs .assets carried (scripts/bench-assets.sh).
 # Iteration counts are modest (WS_BENCH_ITERS=1000 timed frames per run after WS_BENCH_WARMUP=100 per lane;
 # peers 1000) and every stage checks the call's deadline: a stage that would not fit is skipped and the
 # summary says so. torch.compile is tried for fp16 only, max-autotune capped per attempt.
@@ -14,6 +14,11 @@ MODES=${WS_BENCH_MODES:-"graph direct"}; INPUTS=${WS_BENCH_INPUTS:-"mapped copy"
 MODELS=${WS_BENCH_MODELS:-"efficientnet_lite0 resnet50"}; COMPILE=${WS_BENCH_COMPILE:-1}
 PROFILE_REPS=${WS_BENCH_PROFILE_REPS:-200}
 PEER_MODES=${WS_BENCH_PEER_MODES:-eager,cuda_graph}
+# The lanes' throughput peer (issue 13): PyTorch with as many CUDA streams (one CUDA graph each) as our most lanes.
+MAXL=1; for l in $LANESET; do [ "$l" -gt "$MAXL" ] && MAXL=$l; done
+PEER_EXTRA=""
+if [ "$MAXL" -gt 1 ] && [[ ",$PEER_MODES," != *",streams,"* ]]; then PEER_MODES="$PEER_MODES,streams"; fi
+[[ ",$PEER_MODES," == *",streams,"* ]] && PEER_EXTRA="--streams $MAXL"
 W=/tmp/wsbench; J=$W/reports; M=$W/models
 rm -rf "$W"; mkdir -p "$J" "$M"
 LOG=$L/bench-latency.txt; : > "$LOG"
@@ -67,8 +72,8 @@ matrix() {  # model onnx
     ours $1 $2 $prec $lanes $mode $input
   done; done; done; done
 }
-has_model efficientnet_lite0 && { matrix efficientnet_lite0 $EFF; peers efficientnet_lite0 $PEER_MODES ""; }
-has_model resnet50 && { matrix resnet50 $R50; peers resnet50 $PEER_MODES ""; }
+has_model efficientnet_lite0 && { matrix efficientnet_lite0 $EFF; peers efficientnet_lite0 $PEER_MODES "$PEER_EXTRA"; }
+has_model resnet50 && { matrix resnet50 $R50; peers resnet50 $PEER_MODES "$PEER_EXTRA"; }
 # torch.compile last, with what is left (fp16 only; max-autotune capped, then reduce-overhead)
 if [ "$COMPILE" = 1 ]; then
   if has_model efficientnet_lite0; then
