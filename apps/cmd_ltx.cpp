@@ -597,7 +597,9 @@ WS_REGISTER_COMMAND(ltx, "ltx",
                       sub.add_option("--batch", a->batch, "1 or 2 (2 = classifier-free guidance)");
                       sub.add_option("--vram-budget", a->budget,
                                      "device bytes for everything (weights + ring + activations), e.g. 1GiB "
-                                     "(default: resident, no streaming)");
+                                     "(default: resident, no streaming)")
+                          ->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string("an empty size") : std::string(); },
+                                                 "SIZE"));
                       sub.add_flag("--resident", a->resident, "every weight on the device, no streaming (the default "
                                    "without --vram-budget; refused with it)");
                       sub.add_option("--stream-weights,--weights", a->stream_weights,

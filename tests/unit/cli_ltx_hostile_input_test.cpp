@@ -128,6 +128,7 @@ TEST_F(CliLtxHostileInput, ModelOptionBounds) {
   expect_refused("ltx --model " + d + " --tokens 8 --grid 1x1x8", {"--tokens", "--grid"});
   expect_refused("ltx --model " + d + " --resident --vram-budget 1GiB", {"--resident", "--vram-budget"});
   expect_refused("ltx --model " + d + " --vram-budget 0", {"--vram-budget", "positive"});
+  expect_refused("ltx --model " + d + " --vram-budget ''", {"--vram-budget", "empty"});
   // Arguments are echoed escaped (hostile-input check of 2026-12-02: raw ESC reached the terminal).
   const std::string esc = sh_quote("\x1b[2J");
   for (const std::string& opt : {"--vram-budget", "--weights"}) {
