@@ -123,14 +123,19 @@ Result<EinsumSpec> parse_einsum(const std::string& equation, const std::vector<s
       int64_t& size = spec.sizes[static_cast<size_t>(labels[d])];
       const int64_t dim = shape[d];
       if (dim < 0) return invalid_model(what + ", operand " + std::to_string(k) + ": unknown dim " + std::to_string(d));
-      const bool is_ellipsis = static_cast<size_t>(labels[d]) < ellipsis_rank;
-      if (size < 0 || (is_ellipsis && size == 1)) {
+      // A label repeated within this operand (a diagonal) must have one extent there (numpy refuses 1 vs n).
+      for (size_t e = 0; e < d; ++e)
+        if (labels[e] == labels[d] && shape[e] != dim)
+          return invalid_model(what + ": label " + quoted(spec.names[static_cast<size_t>(labels[d])]) +
+                               " is repeated in operand " + std::to_string(k) + " with extents " +
+                               std::to_string(shape[e]) + " and " + std::to_string(dim) + " (a diagonal needs one extent)");
+      // Across operands every label broadcasts from 1, named or ellipsis (numpy.einsum and ONNX Runtime do).
+      if (size < 0 || size == 1) {
         size = dim;
-      } else if (dim != size && !(is_ellipsis && dim == 1)) {
+      } else if (dim != size && dim != 1) {
         return invalid_model(what + ": label " + quoted(spec.names[static_cast<size_t>(labels[d])]) + " is " +
                              std::to_string(size) + " in one place and " + std::to_string(dim) + " in operand " +
-                             std::to_string(k) + " dim " + std::to_string(d) +
-                             (is_ellipsis ? " (ellipsis dims broadcast only from 1)" : " (named labels must agree)"));
+                             std::to_string(k) + " dim " + std::to_string(d) + " (extents must agree or be 1)");
       }
     }
     spec.inputs.push_back(std::move(labels));

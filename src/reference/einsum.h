@@ -12,8 +12,9 @@
 ///
 /// Errors (kInvalidModel, message naming the equation position or operand): a bad character, a second `...`,
 /// a term count that differs from the operand count, a term whose letters outnumber its operand's rank, a label
-/// whose sizes disagree (named labels must match exactly; only ellipsis dims broadcast), an output label
-/// not in any input or used twice, an ellipsis among the inputs but not in an explicit output.
+/// whose extents disagree across operands other than by broadcasting from 1 (numpy broadcasts named labels and
+/// ellipsis dims alike), a label repeated within one operand with two extents, an output label not in any input
+/// or used twice, an ellipsis among the inputs but not in an explicit output.
 #include <cstdint>
 #include <span>
 #include <string>

@@ -58,7 +58,8 @@ TEST(Einsum, ParserRefusesWhatTheSpecRulesOut) {
            {"ij->ii", {{2, 2}}, "appears twice"},
            {"...ij->ij", {{5, 2, 3}}, "does not name '...'"},
            {"ij->i->j", {{2, 3}}, "more than one '->'"},
-           {"...i,...i->...i", {{2, 3}, {4, 3}}, "broadcast only from 1"}}) {
+           {"...i,...i->...i", {{2, 3}, {4, 3}}, "extents must agree or be 1"},
+           {"ii->i", {{1, 3}}, "a diagonal needs one extent"}}) {
     auto r = ref::parse_einsum(b.eq, b.shapes);
     ASSERT_FALSE(r.is_ok()) << b.eq << " was accepted";
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidModel) << b.eq;
@@ -107,6 +108,35 @@ TEST(Einsum, DirectMatchesLoopsWrittenOut) {
   ASSERT_EQ(dot.size(), 1u);
   EXPECT_NEAR(dot[0], want_dot, 1e-6);
   EXPECT_NEAR(total[0], want_total, 1e-5);
+}
+
+// Named labels broadcast from 1 across operands, as numpy.einsum and ONNX Runtime do (the hostile-input check of
+// 2026-12-02 found ONNX Runtime accepting what we refused as an invalid model): a contracted label and a batch label.
+TEST(Einsum, NamedLabelsBroadcastFromOne) {
+  std::mt19937 rng(static_cast<uint32_t>(test::seed_for("einsum named broadcast")));
+  {
+    const V a = random_values(2, rng), b = random_values(12, rng);  // a [2, 1], b [3, 4]
+    const V y = direct("ij,jk->ik", {{2, 1}, {3, 4}}, {a, b});
+    ASSERT_EQ(y.size(), 8u);
+    for (int i = 0; i < 2; ++i)
+      for (int k = 0; k < 4; ++k) {
+        double want = 0;
+        for (int j = 0; j < 3; ++j) want += double(a[size_t(i)]) * b[size_t(j * 4 + k)];
+        EXPECT_NEAR(y[size_t(i * 4 + k)], want, 1e-5) << i << "," << k;
+      }
+  }
+  {
+    const V a = random_values(6, rng), b = random_values(60, rng);  // a [1, 2, 3], b [5, 3, 4]
+    const V y = direct("bij,bjk->bik", {{1, 2, 3}, {5, 3, 4}}, {a, b});
+    ASSERT_EQ(y.size(), 40u);
+    for (int n = 0; n < 5; ++n)
+      for (int i = 0; i < 2; ++i)
+        for (int k = 0; k < 4; ++k) {
+          double want = 0;
+          for (int j = 0; j < 3; ++j) want += double(a[size_t(i * 3 + j)]) * b[size_t(n * 12 + j * 4 + k)];
+          EXPECT_NEAR(y[size_t(n * 8 + i * 4 + k)], want, 1e-5) << n << "," << i << "," << k;
+        }
+  }
 }
 
 // One Einsum node through the CPU executor, as imported (direct) and after lower_einsum.
@@ -165,7 +195,10 @@ TEST(EinsumLowering, MatchesTheDirectEvaluation) {
            {"bij,bk->bik", {{2, 3, 4}, {2, 5}}, 13, false, true},               // the same, axes as an input
            {"ijk->kj", {{2, 3, 4}}, 13, false, false},                          // one operand: sum + transpose
            {"ij->", {{3, 4}}, 13, false, false},
-           {"ij->ij", {{3, 4}}, 13, false, false}}) {                           // nothing to do: Identity
+           {"ij->ij", {{3, 4}}, 13, false, false},                              // nothing to do: Identity
+           {"ij,jk->ik", {{2, 1}, {3, 4}}, 13, false, true},                    // contracted j: 1 against 3
+           {"ij,jk->ik", {{2, 3}, {1, 4}}, 13, false, true},                    // ... and 3 against 1
+           {"bij,bjk->bik", {{1, 2, 3}, {5, 3, 4}}, 13, false, true}}) {        // batch b: 1 against 5
     SCOPED_TRACE(c.eq);
     const Lowered r = run_both(c.eq, c.shapes, c.opset, c.const_first, rng);
     EXPECT_TRUE(r.refusal.empty()) << r.refusal;

@@ -212,6 +212,21 @@ Result<int> lower_einsum(Graph& g) {
       }
       e.reduce_sum(ops[k], axes);
     }
+    // A contracted label of extent 1 in one operand and n in the other (numpy broadcasts it): the sum factors,
+    // sum_j a[..0..] * b[..j..] = a[..0..] * sum_j b[..j..], so both operands sum that label out first.
+    if (ops.size() == 2) {
+      std::vector<size_t> ax0, ax1;
+      for (size_t i = 0; i < ops[0].labels.size(); ++i) {
+        const int l = ops[0].labels[i];
+        const auto it = std::find(ops[1].labels.begin(), ops[1].labels.end(), l);
+        if (it == ops[1].labels.end() || has(spec.output, l)) continue;
+        const size_t j = static_cast<size_t>(it - ops[1].labels.begin());
+        if (ops[0].dims[i] != ops[1].dims[j]) ax0.push_back(i), ax1.push_back(j);
+      }
+      std::sort(ax1.begin(), ax1.end());
+      e.reduce_sum(ops[0], ax0);
+      e.reduce_sum(ops[1], ax1);
+    }
     if (ops.size() == 1) {
       e.transpose(ops[0], positions(ops[0], spec.output));
       e.finish(ops[0].id);
