@@ -53,6 +53,33 @@ TEST(TimingCache, SaveThenLoadRoundTrips) {
   EXPECT_EQ(names, (std::vector<std::string>{"cache.json", "cache.json.lock"}));
 }
 
+// The same-problem memo (find_problem / put_problem) lives in memory only: it is never saved, never makes the
+// cache dirty, and the first entry stored for a problem stays (later nodes reuse the first timing).
+TEST(TimingCache, SameProblemMemoIsNeverSaved) {
+  test::TempDir dir;
+  const std::string path = dir.file("cache.json");
+  TimingCache a(kIdentity);
+  a.put("fp16|conv0|Conv|[1,8,8,8]", {.impl = "ws_direct", .time_us = 3.0f});
+  ASSERT_TRUE(a.save(path).is_ok());
+  TimingCache b(kIdentity);
+  b.load(path);
+  ASSERT_FALSE(b.needs_save());
+  b.put_problem("fp16|Conv|[1,8,8,8]r;", {.impl = "ws_direct", .time_us = 3.0f});
+  b.put_problem("fp16|Conv|[1,8,8,8]r;", {.impl = "cudnn", .algo = 1, .fused = false, .time_us = 9.0f});
+  EXPECT_FALSE(b.needs_save()) << "the memo must not make the cache dirty";
+  ASSERT_NE(b.find_problem("fp16|Conv|[1,8,8,8]r;"), nullptr);
+  EXPECT_EQ(b.find_problem("fp16|Conv|[1,8,8,8]r;")->impl, "ws_direct") << "the first entry of a problem stays";
+  EXPECT_EQ(b.find_problem("other"), nullptr);
+  EXPECT_EQ(b.find("fp16|Conv|[1,8,8,8]r;"), nullptr) << "problems are not node entries";
+  EXPECT_EQ(b.problem_count(), 1u);
+  ASSERT_TRUE(b.save(path).is_ok());
+  TimingCache c(kIdentity);
+  c.load(path);
+  EXPECT_EQ(c.size(), 1u);
+  EXPECT_EQ(c.problem_count(), 0u);
+  EXPECT_EQ(c.to_json().dump().find("[1,8,8,8]r;"), std::string::npos) << "a memo key reached the file";
+}
+
 TEST(TimingCache, MissingFileIsAnEmptyCacheWithoutWarning) {
   test::TempDir dir;
   TimingCache c(kIdentity);
