@@ -6,7 +6,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${WS_CACHE_DIR:-$HOME/.cache/warpstream}"
 "$ROOT/scripts/install-deps.sh"
-"$ROOT/scripts/build.sh"
+WS_BUILD_TARGETS=warpstream "$ROOT/scripts/build.sh"  # the CLI only: the test binaries are scripts/test.sh's
 "$ROOT/scripts/fetch-assets.sh"
 exec "${WS_BUILD_DIR:-$ROOT/build}/warpstream" classify \
   --model "$CACHE/models/efficientnet_lite0.onnx" --labels "$CACHE/labels/imagenet_classes.txt" \
