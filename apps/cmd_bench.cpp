@@ -52,6 +52,7 @@ struct BenchArgs {
   std::string json, samples, label, image, frame, timing_cache;
   int device = 0;
   std::string tactic_sources = "all";  // --tactic-sources (ws::parse_tactic_sources)
+  std::string layout = "auto";          // --layout (ws::parse_layout)
   bool no_progress = false;
   int profile_layers = 0;
   bool duration_given = false;
@@ -130,6 +131,8 @@ int run_bench(const BenchArgs& a) {
   else return fail(ws::invalid_argument("--precision must be fp32 or fp16"), 2);
   auto sources = ws::parse_tactic_sources(a.tactic_sources);
   if (!sources) return fail(sources.status(), 2);
+  auto layout = ws::parse_layout(a.layout);
+  if (!layout) return fail(layout.status(), 2);
   // Every host-side check before the device starts: a typo must not cost a GPU start-up or a finished run.
   // the recorders reserve 20,000 samples per second up front (no allocation while timing): bound it
   if (a.duration_given && !(std::isfinite(a.duration_s) && a.duration_s > 0 && a.duration_s <= 600))
@@ -214,6 +217,7 @@ int run_bench(const BenchArgs& a) {
   bo.device = a.device;
   bo.timing_cache_path = a.timing_cache;
   bo.tactic_sources = *sources;
+  bo.layout = *layout;
   auto built = ws::CudaEngine::build(std::move(graph).value(), bo);
   if (!built) return fail(built.status());
   std::shared_ptr<ws::CudaEngine> engine = std::move(built).value();
@@ -224,6 +228,12 @@ int run_bench(const BenchArgs& a) {
   rep.env.set("engine_weight_bytes", engine->weight_bytes());
   rep.env.set("engine_arena_bytes", engine->arena_bytes());
   rep.env.set("engine_tactic_sources", ws::tactic_sources_string(*sources));
+  rep.env.set("engine_layout", ws::layout_name(*layout));
+  {
+    size_t reformats = 0;
+    for (const auto& r : engine->tactics()) reformats += r.op_type == "Reformat";
+    rep.env.set("engine_reformats", reformats);
+  }
   {
     nlohmann::json t = nlohmann::json::array();  // per node: the tactic chosen at build and its timed µs
     for (const auto& r : engine->tactics()) t.push_back({{"node", r.node}, {"op", r.op_type}, {"choice", r.choice}, {"us", r.time_us}});
@@ -467,6 +477,8 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_option("--precision", a->precision, "fp32 | fp16 (default fp32)");
                       sub.add_option("--tactic-sources", a->tactic_sources,
                                      "kernel families the engine build may choose from: comma-separated cudnn, cublaslt, warpstream or all (default all)");
+                      sub.add_option("--layout", a->layout,
+                                     "activation layout inside the engine: auto | nchw | nhwc (default auto: nhwc for fp16 models without grouped convs)");
                       auto* src = sub.add_option("--source", a->source, "source frame WxH (default 1920x1080)");
                       auto* img = sub.add_option("--image", a->image, "photo as the frame (PNG/JPEG; its own size)");
                       sub.add_option("--frame", a->frame, "raw RGB8 frame file of --source size (tools/make_frame.py)");

@@ -33,6 +33,7 @@ struct Options {
   bool json = false;
   std::string precision = "fp32", input = "mapped", timing_cache;
   std::string tactic_sources = "all";
+  std::string layout = "auto";
   bool no_cuda_graph = false;
 };
 
@@ -47,6 +48,8 @@ int run(const Options& opt) {
   }
   auto sources = parse_tactic_sources(opt.tactic_sources);  // checked whatever the backend, so typos never pass silently
   if (!sources) return fail(sources.status());
+  auto layout = parse_layout(opt.layout);
+  if (!layout) return fail(layout.status());
   std::string backend = "cpu";
   std::string backend_note;
   if (opt.device == "cuda" || opt.device == "auto") {
@@ -106,6 +109,7 @@ int run(const Options& opt) {
     lo.build.precision = opt.precision == "fp16" ? Precision::kFloat16 : Precision::kFloat32;
     lo.build.timing_cache_path = opt.timing_cache;
     lo.build.tactic_sources = *sources;
+    lo.build.layout = *layout;
     lo.input = *input_mode;
     lo.use_cuda_graph = !opt.no_cuda_graph;
     lo.k = opt.topk;
@@ -220,6 +224,8 @@ std::function<int()> setup(CLI::App& sub) {
   sub.add_option("--tactic-sources", opt->tactic_sources,
                  "cuda: kernel families the engine build may choose from: comma-separated cudnn, cublaslt, warpstream or all")
       ->capture_default_str();
+  sub.add_option("--layout", opt->layout, "cuda: activation layout inside the engine: auto (nhwc for fp16 models without grouped convs), nchw, nhwc")
+      ->check(CLI::IsMember({"auto", "nchw", "nhwc"}))->capture_default_str();
   return [opt] { return run(*opt); };
 }
 

@@ -50,6 +50,7 @@ struct Options {
   bool verbose = false;
   bool check_support = false;  ///< --check-support: CUDA support checks only (CudaEngine::check_support), no device
   std::string tactic_sources = "all";  ///< --tactic-sources (ws::parse_tactic_sources): CUDA kernel families
+  std::string layout = "auto";         ///< --layout (ws::parse_layout): the CUDA engine's activation layout
   bool print_tactics = false;          ///< --print-tactics: each CUDA build's per-node choices, to stdout
 };
 
@@ -191,6 +192,7 @@ Status run_cuda(ir::Graph graph, const std::vector<ir::Tensor>& inputs, const Op
   CudaBuildOptions bo;
   bo.precision = opt.precision == "fp16" ? Precision::kFloat16 : Precision::kFloat32;
   WS_ASSIGN_OR_RETURN(bo.tactic_sources, parse_tactic_sources(opt.tactic_sources));
+  WS_ASSIGN_OR_RETURN(bo.layout, parse_layout(opt.layout));
   WS_ASSIGN_OR_RETURN(auto engine, CudaEngine::build(std::move(graph), bo));
   if (opt.print_tactics)
     for (const TacticRecord& t : engine->tactics())
@@ -257,6 +259,7 @@ Outcome execute_cuda(ir::Graph graph, const std::vector<ir::Tensor>& inputs, con
     CudaBuildOptions bo;
     bo.precision = opt.precision == "fp16" ? Precision::kFloat16 : Precision::kFloat32;
     if (auto src = parse_tactic_sources(opt.tactic_sources)) bo.tactic_sources = *src;
+    if (auto l = parse_layout(opt.layout)) bo.layout = *l;
     if (Status s = CudaEngine::check_support(std::move(graph), bo); !s.is_ok()) { why = s.message(); return outcome_of(s, why); }
     return Outcome::kPassed;
   }
@@ -502,6 +505,8 @@ std::function<int()> setup(CLI::App& sub) {
                  "with --device cuda: kernel families the build may time and choose (cudnn, cublaslt, warpstream, all; "
                  "comma-separated), as TensorRT's tactic sources")
       ->capture_default_str();
+  sub.add_option("--layout", opt->layout, "with --device cuda: activation layout inside the engine (auto, nchw, nhwc)")
+      ->check(CLI::IsMember({"auto", "nchw", "nhwc"}))->capture_default_str();
   sub.add_flag("--print-tactics", opt->print_tactics, "with --device cuda: print every node's chosen tactic after each build");
   return [opt, rtol, atol] {
 #ifdef WS_HAVE_CUDA

@@ -72,8 +72,32 @@ inline Result<uint32_t> parse_tactic_sources(const std::string& text) {
   return r;
 }
 
+/// Memory layout of the 4-D activations inside the engine (the ports stay NCHW, as the model declares).
+///   kNchw: every tensor as ONNX declares it (NCHW).
+///   kNhwc: channels-last segments. Every Conv that cuDNN runs in NHWC (2-D, constant weight, symmetric or VALID
+///          pads) and every 2-D MaxPool / AveragePool (symmetric pads, floor mode, no Indices) runs channels-last;
+///          same-shape elementwise ops follow their input; GlobalAveragePool reads NHWC and writes [N, C, 1, 1]
+///          (the same bytes in both layouts). A reformat step (a transpose) is planned at build only where a
+///          segment meets an NCHW-only op or a port, as TensorRT's reformatting layers; each is listed in
+///          tactics() as op "Reformat". Convs of a channels-last segment run on cuDNN only (our own conv
+///          kernels are NCHW).
+///   kAuto: kNhwc for float16 builds with tactic source cudnn and no grouped Conv in the graph (tensor-core
+///          convs want channels-last; our own depthwise / pointwise kernels are NCHW); otherwise kNchw.
+enum class Layout { kAuto, kNchw, kNhwc };
+inline const char* layout_name(Layout l) { return l == Layout::kNchw ? "nchw" : l == Layout::kNhwc ? "nhwc" : "auto"; }
+/// Parses "auto", "nchw" or "nhwc". Errors: kInvalidArgument naming the text.
+inline Result<Layout> parse_layout(const std::string& text) {
+  if (text == "auto") return Layout::kAuto;
+  if (text == "nchw") return Layout::kNchw;
+  if (text == "nhwc") return Layout::kNhwc;
+  return invalid_argument("--layout: unknown layout '" + text + "' (expected auto, nchw or nhwc)");
+}
+
 struct CudaBuildOptions {
   Precision precision = Precision::kFloat32;
+  /// Activation layout inside the engine (see Layout). Changes the graph hash (the reformat steps are part
+  /// of the bound graph), so a timing cache is kept per layout.
+  Layout layout = Layout::kAuto;
   int device = 0;
   /// Timing cache file (JSON). Keyed by GPU name + UUID, driver, CUDA runtime, cuDNN and cuBLAS
   /// versions, the model's graph hash, max_workspace_bytes and tactic_sources; a mismatching cache is

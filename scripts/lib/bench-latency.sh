@@ -12,6 +12,9 @@ WARM=${WS_BENCH_WARMUP:-100}
 PRECS=${WS_BENCH_PRECS:-"fp32 fp16"}; LANESET=${WS_BENCH_LANES:-"1 4"}
 MODES=${WS_BENCH_MODES:-"graph direct"}; INPUTS=${WS_BENCH_INPUTS:-"mapped copy"}
 MODELS=${WS_BENCH_MODELS:-"efficientnet_lite0 resnet50"}; COMPILE=${WS_BENCH_COMPILE:-1}
+# Layouts beside the default (auto) for fp16, graph, mapped, 1 lane, each with its per-layer profile (issue 13:
+# channels-last segments against NCHW, side by side). Empty: none.
+ALT_LAYOUTS=${WS_BENCH_LAYOUTS-"nchw nhwc"}
 PROFILE_REPS=${WS_BENCH_PROFILE_REPS:-200}
 PEER_MODES=${WS_BENCH_PEER_MODES:-eager,cuda_graph}
 # The lanes' throughput peer (issue 13): PyTorch with as many CUDA streams (one CUDA graph each) as our most lanes.
@@ -35,19 +38,21 @@ timeout 60 $B/exp_graph_launch_00_empty_kernel 500 $J/launch.json >> "$LOG" 2>&1
 row "empty-kernel graph launch" "rc=$? $(python3 -c "import json;d=json.load(open('$J/launch.json'));print(f\"{d['gpu_us_per_node']:.3f} us/node GPU, {d['host_intercept_us']:.1f} us host fixed\")" 2>/dev/null)"
 
 # ---- ours -------------------------------------------------------------------------------------------
-ours() {  # model_name onnx precision lanes graph|direct mapped|copy
-  local name=$1 onnx=$2 prec=$3 lanes=$4 mode=$5 input=$6
+ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout]
+  local name=$1 onnx=$2 prec=$3 lanes=$4 mode=$5 input=$6 layout=${7:-auto}
   local tag="ours_${name}_${prec}_${mode}_${input}_${lanes}L"
+  [ "$layout" = auto ] || tag="ours_${name}_${prec}_${layout}_${mode}_${input}_${lanes}L"
   if [ "$(left)" -lt 40 ]; then row "$tag" "SKIPPED (budget)"; return; fi
   local flag=""; [ "$mode" = direct ] && flag="--no-cuda-graph"
   # per-step GPU profile of the network once per model and precision (reference configuration)
   [ "$mode/$input/$lanes" = graph/mapped/1 ] && flag="$flag --profile-layers $PROFILE_REPS"
+  flag="$flag --layout $layout"
   timeout 90 $WS bench --model "$onnx" --precision $prec --lanes $lanes --input $input $flag \
     --frame $W/frame.rgb --source 1920x1080 --warmup $WARM --iterations $ITERS --no-progress \
-    --timing-cache $W/tc_${name}_${prec}.json --label "$tag" --json $J/$tag.json --samples $J/$tag.csv \
+    --timing-cache $W/tc_${name}_${prec}_${layout}.json --label "$tag" --json $J/$tag.json --samples $J/$tag.csv \
     > $W/$tag.txt 2>&1
   local rc=$?; cat $W/$tag.txt >> "$LOG"
-  row "$tag" "rc=$rc $(python3 -c "import json;d=json.load(open('$J/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} us gpu p50 {g['p50']:.1f} {d['throughput_fps']:.0f} f/s\")" 2>/dev/null || tail -1 $W/$tag.txt)"
+  row "$tag" "rc=$rc $(python3 -c "import json;d=json.load(open('$J/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];e=d['env'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} us gpu p50 {g['p50']:.1f} {d['throughput_fps']:.0f} f/s; {e.get('engine_kernels_per_enqueue')} kernels, layout {e.get('engine_layout')}, {e.get('engine_reformats')} reformats\")" 2>/dev/null || tail -1 $W/$tag.txt)"
 }
 peers() {  # model modes budget
   local model=$1 modes=$2 extra=$3
@@ -71,6 +76,7 @@ matrix() {  # model onnx
   for prec in $PRECS; do for lanes in $LANESET; do for mode in $MODES; do for input in $INPUTS; do
     ours $1 $2 $prec $lanes $mode $input
   done; done; done; done
+  case " $PRECS " in *" fp16 "*) for lay in $ALT_LAYOUTS; do ours $1 $2 fp16 1 graph mapped $lay; done ;; esac
 }
 has_model efficientnet_lite0 && { matrix efficientnet_lite0 $EFF; peers efficientnet_lite0 $PEER_MODES "$PEER_EXTRA"; }
 has_model resnet50 && { matrix resnet50 $R50; peers resnet50 $PEER_MODES "$PEER_EXTRA"; }
@@ -92,7 +98,7 @@ fi
     ref=$J/ours_${m}_${prec}_graph_mapped_1L.json
     [ -f $ref ] || continue
     echo "## $m $prec: ours (graph, mapped, 1 lane, end-to-end) vs the rest"
-    $WS compare $ref $(ls $J/ours_${m}_${prec}_*.json | grep -v "_graph_mapped_1L") \
+    $WS compare $ref $(ls $J/ours_${m}_${prec}_*.json | grep -vx "$ref") \
       $(ls $J/torch_${m}_${prec}_*.json 2>/dev/null) 2>&1
     echo
   done; done
@@ -104,11 +110,11 @@ for m in efficientnet_lite0 resnet50; do
     && KERN="$KERN --kernels $m=$k"
 done
 python3 tools/model_floor.py --model efficientnet_lite0=$EFF --model resnet50=$R50 --launch-json $J/launch.json $KERN \
-  --json $J/floor.json --reports $J/ours_*_graph_mapped_1L.json $J/torch_*cuda_graph*.json > "$OUT/floor.md" 2>&1
+  --json $J/floor.json --reports $(ls $J/ours_*_graph_mapped_1L.json | grep -v '_nchw_\|_nhwc_') $J/torch_*cuda_graph*.json > "$OUT/floor.md" 2>&1
 row "floor table" "rc=$?"
 for m in efficientnet_lite0 resnet50; do
   python3 tools/plot_latency_cdf.py -o "$OUT/cdf_$m.png" --title "$m on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" \
-    $(ls $J/ours_${m}_*_graph_mapped_1L.json $J/ours_${m}_*_direct_copy_1L.json $J/torch_${m}_*_cuda_graph_*.json $J/torch_${m}_*_compile_end_to_end.json 2>/dev/null) >> "$LOG" 2>&1
+    $(ls $J/ours_${m}_*_graph_mapped_1L.json $J/ours_${m}_*_direct_copy_1L.json $J/torch_${m}_*_cuda_graph_*.json $J/torch_${m}_*_compile_end_to_end.json 2>/dev/null | grep -v '_nchw_\|_nhwc_') >> "$LOG" 2>&1
   row "plot $m" "rc=$?"
 done
 

@@ -256,6 +256,7 @@ TEST(CudaEngineModel, EfficientNetLite0MatchesCpu) {
   ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
   auto x = test::random_values((*cpu)->input_desc(0).bytes / 4, test::seed_for("effnet"), -2.0f, 2.0f);
   for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
+    if (p == Precision::kFloat16 && test::gpu_test_fp32_only()) continue;  // racecheck's form (small_tests.h)
     SCOPED_TRACE(precision_name(p));
     auto in = p == Precision::kFloat16 ? test::round_to_half(x) : x;
     std::copy(in.begin(), in.end(), static_cast<float*>((*cpu)->input(0)));

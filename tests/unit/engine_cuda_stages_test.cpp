@@ -195,5 +195,123 @@ TEST(EngineCudaStages, GraphHashChangesWithWeightsOnly) {
   EXPECT_EQ(graph_hash(a->graph).size(), 16u);
 }
 
+// A ResNet-shaped graph: x [1,8,16,16] -> Conv 3x3 s2 (group `group`) -> Relu -> MaxPool 3x3 s2 p1 -> [Softmax
+// axis 1 when `softmax`, an NCHW-only op] -> Conv 3x3 -> Add (residual) -> Relu -> GlobalAveragePool -> Flatten ->
+// Gemm -> y [1,10].
+ir::Graph resnet_like(int64_t group, bool softmax) {
+  ir::ModelBuilder b(13, "resnet_like");
+  b.input("x", ir::DType::kFloat32, {1, 8, 16, 16});
+  b.initializer("w1", {16, 8 / group, 3, 3}, std::vector<float>(static_cast<size_t>(16 * 8 / group * 9), 0.01f));
+  b.initializer("b1", {16}, std::vector<float>(16, 0.1f));
+  b.initializer("w2", {16, 16, 3, 3}, std::vector<float>(16 * 16 * 9, 0.02f));
+  b.initializer("wf", {10, 16}, std::vector<float>(160, 0.03f));
+  b.node("Conv", {"x", "w1", "b1"}, {"c1"}, "stem").ints("pads", {1, 1, 1, 1}).ints("strides", {2, 2}).i("group", group);
+  b.node("Relu", {"c1"}, {"r1"}, "stem_relu");
+  b.node("MaxPool", {"r1"}, {"p1"}, "pool").ints("kernel_shape", {3, 3}).ints("strides", {2, 2}).ints("pads", {1, 1, 1, 1});
+  std::string mid = "p1";
+  if (softmax) {
+    b.node("Softmax", {"p1"}, {"sm"}, "softmax").i("axis", 1);
+    mid = "sm";
+  }
+  b.node("Conv", {mid, "w2"}, {"c2"}, "conv2").ints("pads", {1, 1, 1, 1});
+  b.node("Add", {"c2", mid}, {"s"}, "add");
+  b.node("Relu", {"s"}, {"y2"}, "relu2");
+  b.node("GlobalAveragePool", {"y2"}, {"g"}, "gap");
+  b.node("Flatten", {"g"}, {"f"}, "flatten");
+  b.node("Gemm", {"f", "wf"}, {"y"}, "fc").i("transB", 1);
+  b.output("y");
+  return import(b);
+}
+
+std::set<std::string> names(const ir::Graph& g, const std::set<ir::TensorId>& ids) {
+  std::set<std::string> r;
+  for (ir::TensorId id : ids) r.insert(g.tensor(id).name);
+  return r;
+}
+
+TEST(EngineCudaStages, Fp16AutoRunsTheConvSegmentChannelsLastWithOneReformat) {
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat16;
+  auto og = optimize_for_cuda(resnet_like(1, false), o);
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  EXPECT_EQ(og->layout, Layout::kNhwc);
+  EXPECT_EQ(og->reformats, 1) << "only the graph input is reformatted (NCHW -> NHWC)";
+  const ir::Graph& g = og->graph;
+  ASSERT_FALSE(g.nodes.empty());
+  const ir::Node& r = g.nodes[0];
+  ASSERT_NE(r.find(kReformatAttr), nullptr) << r.name;
+  EXPECT_EQ(r.find(kReformatAttr)->s, "nhwc");
+  EXPECT_EQ(g.tensor(r.inputs[0]).name, "x");
+  // The stem writes its fused Relu's output; conv2 carries the residual (p1) and writes relu2's output.
+  EXPECT_EQ(names(g, og->nhwc_tensors), (std::set<std::string>{"x/nhwc", "r1", "p1", "y2"}));
+  for (const ir::Node& n : g.nodes) {
+    if (n.name == "stem") EXPECT_EQ(g.tensor(n.inputs[0]).name, "x/nhwc");
+    if (n.name == "gap") EXPECT_EQ(g.tensor(n.inputs[0]).name, "y2") << "GlobalAveragePool reads NHWC directly";
+    if (n.name == "conv2") { ASSERT_EQ(n.inputs.size(), 4u); EXPECT_EQ(g.tensor(n.inputs[3]).name, "p1"); }
+  }
+  for (ir::TensorId id : g.outputs) EXPECT_EQ(og->nhwc_tensors.count(id), 0u) << "ports stay NCHW";
+  // The ONNX view analyses the reformat as the plain Identity it is.
+  const std::vector<ir::Node> view = onnx_view(g, og->residual_convs);
+  EXPECT_EQ(view[0].op_type, "Identity");
+  EXPECT_EQ(view[0].find(kReformatAttr), nullptr);
+}
+
+TEST(EngineCudaStages, NchwOnlyOpInsideTheSegmentGetsAReformatEachWay) {
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat32;
+  o.layout = Layout::kNhwc;  // explicit: fp32 too
+  auto og = optimize_for_cuda(resnet_like(1, true), o);
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  EXPECT_EQ(og->layout, Layout::kNhwc);
+  EXPECT_EQ(og->reformats, 3) << "x -> NHWC, p1 -> NCHW for Softmax, sm -> NHWC for conv2 (shared by its residual)";
+  const ir::Graph& g = og->graph;
+  for (const ir::Node& n : g.nodes) {
+    if (n.name == "softmax") EXPECT_EQ(g.tensor(n.inputs[0]).name, "p1/nchw");
+    if (n.name == "conv2") {
+      EXPECT_EQ(g.tensor(n.inputs[0]).name, "sm/nhwc");
+      ASSERT_EQ(n.inputs.size(), 4u);
+      EXPECT_EQ(n.inputs[3], n.inputs[0]) << "one reformatted copy serves both uses";
+    }
+  }
+  // Every reformat precedes its consumers (the node list stays topological).
+  std::set<ir::TensorId> ready(g.inputs.begin(), g.inputs.end());
+  for (const ir::Node& n : g.nodes) {
+    for (ir::TensorId id : n.inputs)
+      if (id != ir::kNoTensor && !g.tensor(id).is_constant()) EXPECT_TRUE(ready.count(id)) << n.name << " reads " << g.tensor(id).name << " early";
+    for (ir::TensorId id : n.outputs) ready.insert(id);
+  }
+}
+
+TEST(EngineCudaStages, AutoStaysNchwForFp32GroupedConvsAndWithoutCudnn) {
+  CudaBuildOptions fp16;
+  fp16.precision = Precision::kFloat16;
+  auto fp32 = optimize_for_cuda(resnet_like(1, false), {});
+  auto grouped = optimize_for_cuda(resnet_like(2, false), fp16);
+  CudaBuildOptions no_cudnn = fp16;
+  no_cudnn.tactic_sources = kTacticWarpStream | kTacticCublasLt;
+  no_cudnn.layout = Layout::kNhwc;
+  auto own = optimize_for_cuda(resnet_like(1, false), no_cudnn);
+  ASSERT_TRUE(fp32.is_ok() && grouped.is_ok() && own.is_ok());
+  for (const auto* og : {&*fp32, &*grouped, &*own}) {
+    EXPECT_EQ(og->layout, Layout::kNchw);
+    EXPECT_EQ(og->reformats, 0);
+    EXPECT_TRUE(og->nhwc_tensors.empty());
+  }
+  // A Conv writing a graph output stays NCHW (ports are NCHW): nothing to reformat.
+  auto single = optimize_for_cuda(conv_then("Relu"), fp16);
+  ASSERT_TRUE(single.is_ok());
+  EXPECT_EQ(single->reformats, 0);
+  EXPECT_TRUE(single->nhwc_tensors.empty());
+}
+
+TEST(EngineCudaStages, LayoutNamesParse) {
+  EXPECT_EQ(*parse_layout("nhwc"), Layout::kNhwc);
+  EXPECT_EQ(*parse_layout("nchw"), Layout::kNchw);
+  EXPECT_EQ(*parse_layout("auto"), Layout::kAuto);
+  auto bad = parse_layout("NHWC");
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("'NHWC'"), std::string::npos) << bad.status().message();
+}
+
 }  // namespace
 }  // namespace ws::cudaexec

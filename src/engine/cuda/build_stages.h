@@ -63,7 +63,149 @@ struct OptimizedGraph {
   std::map<std::string, ir::Node> fused_activation;
   /// Conv nodes carrying a fused residual Add as input 3 (ir::fuse_conv_residual_adds).
   std::set<std::string> residual_convs;
+  /// Stage 1b (assign_layouts): the runtime tensors stored channels-last (NHWC) and the reformat nodes inserted.
+  std::set<ir::TensorId> nhwc_tensors;
+  int reformats = 0;
+  Layout layout = Layout::kNchw;  ///< the layout chosen (kAuto resolved)
 };
+
+/// The attribute that marks a reformat node assign_layouts inserts: an Identity whose "ws_reformat" is "nhwc"
+/// (NCHW in, NHWC out) or "nchw" (NHWC in, NCHW out). onnx_view strips it; bind_steps binds it as a transpose.
+inline constexpr const char* kReformatAttr = "ws_reformat";
+
+namespace detail {
+inline bool runtime_4d_float(const ir::Graph& g, ir::TensorId id) {
+  if (id == ir::kNoTensor) return false;
+  const ir::Tensor& t = g.tensor(id);
+  return !t.is_constant() && t.dtype == ir::DType::kFloat32 && t.shape.size() == 4;
+}
+inline bool symmetric_2d_pads(const ir::Node& n) {
+  if (const ir::Attribute* a = n.find("auto_pad"); a && a->s != "NOTSET" && a->s != "VALID") return false;
+  if (const ir::Attribute* p = n.find("pads"))
+    return p->ints.size() == 4 && p->ints[0] == p->ints[2] && p->ints[1] == p->ints[3];
+  return true;
+}
+inline int64_t attr_int(const ir::Node& n, const char* k, int64_t def) {
+  const ir::Attribute* a = n.find(k);
+  return a ? a->i : def;
+}
+/// Ops that run channels-last themselves (cuDNN NHWC descriptors) when `g`'s node `n` has this form.
+inline bool nhwc_capable(const ir::Graph& g, const ir::Node& n, bool allow_grouped) {
+  if (n.outputs.empty() || !runtime_4d_float(g, n.outputs[0])) return false;
+  if (n.op_type == "Conv") {
+    if (n.inputs.size() < 2 || !runtime_4d_float(g, n.inputs[0]) || !g.tensor(n.inputs[1]).is_constant()) return false;
+    if (g.tensor(n.inputs[1]).dtype != ir::DType::kFloat32 || g.tensor(n.inputs[1]).shape.size() != 4) return false;
+    if (n.inputs.size() > 2 && n.inputs[2] != ir::kNoTensor && !g.tensor(n.inputs[2]).is_constant()) return false;
+    if (n.inputs.size() > 3 && n.inputs[3] != ir::kNoTensor && !runtime_4d_float(g, n.inputs[3])) return false;
+    if (!allow_grouped && attr_int(n, "group", 1) != 1) return false;
+    return symmetric_2d_pads(n);
+  }
+  if (n.op_type == "MaxPool" || n.op_type == "AveragePool") {
+    if (!runtime_4d_float(g, n.inputs[0]) || (n.outputs.size() > 1 && n.outputs[1] != ir::kNoTensor)) return false;
+    if (attr_int(n, "ceil_mode", 0) != 0 || attr_int(n, "storage_order", 0) != 0) return false;
+    if (const ir::Attribute* d = n.find("dilations"))
+      for (int64_t v : d->ints)
+        if (v != 1) return false;
+    return symmetric_2d_pads(n);
+  }
+  return false;
+}
+/// Elementwise ops whose result does not depend on the layout when every runtime operand has the output's shape.
+inline bool layout_free(const ir::Graph& g, const ir::Node& n) {
+  static const std::set<std::string> unary = {"Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", "HardSwish", "Elu",
+                                              "Selu", "Softplus", "Neg", "Abs", "Erf", "Gelu"};
+  static const std::set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mean"};
+  if (n.outputs.size() != 1 || !runtime_4d_float(g, n.outputs[0]) || n.find(kReformatAttr)) return false;
+  const ir::Shape& y = g.tensor(n.outputs[0]).shape;
+  if (unary.count(n.op_type)) {
+    if (!runtime_4d_float(g, n.inputs[0]) || g.tensor(n.inputs[0]).shape != y) return false;
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      if (n.inputs[i] != ir::kNoTensor && !g.tensor(n.inputs[i]).is_constant()) return false;
+    return true;
+  }
+  if (binary.count(n.op_type)) {
+    for (ir::TensorId id : n.inputs)
+      if (!runtime_4d_float(g, id) || g.tensor(id).shape != y) return false;
+    return true;
+  }
+  return false;
+}
+}  // namespace detail
+
+/// Stage 1b: channels-last segments (Layout). Walks the nodes in order; each node wants NHWC (nhwc_capable,
+/// and a layout-free elementwise op whose first input is NHWC), NHWC input only (GlobalAveragePool whose input
+/// is NHWC), or NCHW (everything else, and every node writing a graph output). Where a node's 4-D runtime input
+/// is stored in the other layout, an Identity reformat node (kReformatAttr) is inserted before it, one per
+/// (tensor, layout), shared by later consumers. Graph inputs and outputs stay NCHW. Device-free.
+inline void assign_layouts(OptimizedGraph& og, const CudaBuildOptions& options) {
+  ir::Graph& g = og.graph;
+  Layout l = options.layout;
+  if (l == Layout::kAuto) {
+    bool grouped = false, any = false;
+    for (const ir::Node& n : g.nodes)
+      if (n.op_type == "Conv") {
+        grouped = grouped || detail::attr_int(n, "group", 1) != 1;
+        any = any || detail::nhwc_capable(g, n, false);
+      }
+    l = options.precision == Precision::kFloat16 && (options.tactic_sources & kTacticCudnn) && !grouped && any ? Layout::kNhwc
+                                                                                                             : Layout::kNchw;
+  }
+  if (l == Layout::kNhwc && !(options.tactic_sources & kTacticCudnn)) l = Layout::kNchw;  // NHWC convs are cuDNN's
+  og.layout = l;
+  if (l != Layout::kNhwc || options.debug_keep_all_tensors) return;
+  std::set<ir::TensorId> outputs(g.outputs.begin(), g.outputs.end());
+  std::map<std::pair<ir::TensorId, bool>, ir::TensorId> copies;  // (source, to NHWC) -> reformatted tensor
+  std::vector<ir::Node> nodes;
+  nodes.reserve(g.nodes.size() + 4);
+  auto stored_nhwc = [&](ir::TensorId id) { return og.nhwc_tensors.count(id) != 0; };
+  auto in_layout = [&](ir::TensorId id, bool nhwc) -> ir::TensorId {
+    if (!detail::runtime_4d_float(g, id) || stored_nhwc(id) == nhwc) return id;
+    auto it = copies.find({id, nhwc});
+    if (it != copies.end()) return it->second;
+    ir::Tensor t = g.tensor(id);
+    t.name += nhwc ? "/nhwc" : "/nchw";
+    const ir::TensorId nid = static_cast<ir::TensorId>(g.tensors.size());
+    g.tensors.push_back(std::move(t));
+    ir::Node r;
+    r.name = "reformat_" + std::to_string(og.reformats++) + (nhwc ? "_to_nhwc(" : "_to_nchw(") + g.tensor(id).name + ")";
+    r.op_type = "Identity";
+    r.inputs = {id};
+    r.outputs = {nid};
+    ir::Attribute a;
+    a.kind = ir::Attribute::Kind::kString;
+    a.s = nhwc ? "nhwc" : "nchw";
+    r.attributes[kReformatAttr] = a;
+    nodes.push_back(std::move(r));
+    if (nhwc) og.nhwc_tensors.insert(nid);
+    copies[{id, nhwc}] = nid;
+    return nid;
+  };
+  for (ir::Node& n : g.nodes) {
+    bool writes_output = false;
+    for (ir::TensorId o : n.outputs) writes_output = writes_output || outputs.count(o);
+    bool want = false, out_nhwc = false;
+    std::vector<size_t> layout_inputs;  // the inputs that must be stored in `want`
+    if (!writes_output && detail::nhwc_capable(g, n, true)) {
+      want = out_nhwc = true;
+      layout_inputs = {0};
+      if (n.op_type == "Conv" && n.inputs.size() > 3) layout_inputs.push_back(3);
+    } else if (!writes_output && detail::layout_free(g, n)) {
+      want = out_nhwc = stored_nhwc(n.inputs[0]);
+      for (size_t i = 0; i < n.inputs.size(); ++i) layout_inputs.push_back(i);
+    } else if (n.op_type == "GlobalAveragePool" && detail::runtime_4d_float(g, n.inputs[0]) && stored_nhwc(n.inputs[0])) {
+      want = true;  // reads NHWC; [N, C, 1, 1] out is the same bytes in both layouts
+    } else {
+      for (size_t i = 0; i < n.inputs.size(); ++i) layout_inputs.push_back(i);
+    }
+    for (size_t i : layout_inputs)
+      if (i < n.inputs.size()) n.inputs[i] = in_layout(n.inputs[i], want);
+    if (out_nhwc)
+      for (ir::TensorId o : n.outputs)
+        if (detail::runtime_4d_float(g, o)) og.nhwc_tensors.insert(o);
+    nodes.push_back(std::move(n));
+  }
+  g.nodes = std::move(nodes);
+}
 
 /// Folds Relu / Clip (constant bounds) after a Conv — the Conv's output has a single consumer, is 4-D and is
 /// not a graph output — into the Conv's epilogue: the Conv writes the activation's output; the activation
@@ -127,6 +269,7 @@ inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuild
   if (!options.debug_keep_all_tensors && options.fuse_residual) r.residual_convs = ir::fuse_conv_residual_adds(graph);
   if (!options.debug_keep_all_tensors) r.fused_activation = fuse_conv_activations(graph);
   r.graph = std::move(graph);
+  assign_layouts(r, options);
   return r;
 }
 
@@ -137,6 +280,7 @@ inline std::vector<ir::Node> onnx_view(const ir::Graph& g, const std::set<std::s
   view.reserve(g.nodes.size());
   for (const ir::Node& n : g.nodes) {
     view.push_back(n);
+    view.back().attributes.erase(kReformatAttr);  // a reformat is analysed as the Identity it is
     if (residual_convs.count(n.name)) view.back().inputs.resize(3);
     while (view.back().inputs.size() > 2 && view.back().inputs.back() == ir::kNoTensor && n.op_type == "Conv")
       view.back().inputs.pop_back();

@@ -343,6 +343,8 @@ Result<size_t> bind_steps(EngineImpl& e, const OptimizedGraph& og, const std::ve
     BindContext bc{g, node, analyzed[i], options, options.precision,
                    half ? kernels::ElemType::kFloat16 : kernels::ElemType::kFloat32, half ? size_t{2} : size_t{4},
                    kernels::Activation::kNone, {}, upload, upload_values, dev, cache, e.tactics_, upload_stored};
+    for (ir::TensorId id : node.inputs) bc.nhwc = bc.nhwc || og.nhwc_tensors.count(id);
+    for (ir::TensorId id : node.outputs) bc.nhwc = bc.nhwc || og.nhwc_tensors.count(id);
     if (auto f = og.fused_activation.find(node.name); f != og.fused_activation.end())
       if (!activation_of(g, f->second, bc.fused_act, bc.fused_params))
         return internal_error(node.describe(g.opset) + ": fused activation '" + f->second.name + "' has no epilogue form");
@@ -371,7 +373,7 @@ Result<size_t> bind_steps(EngineImpl& e, const OptimizedGraph& og, const std::ve
       if (id != ir::kNoTensor) { o.kind = Operand::Kind::kArena; o.offset = plan.offsets[static_cast<size_t>(id)]; }
       s.outputs.push_back(o);
     }
-    WS_RETURN_IF_ERROR(def->bind(bc, s));
+    WS_RETURN_IF_ERROR(node.find(kReformatAttr) ? bind_reformat(bc, s) : def->bind(bc, s));
     workspace = std::max(workspace, s.workspace_bytes);
     e.kernel_count_ += static_cast<size_t>(s.kernels);
     e.steps_.push_back(std::move(s));

@@ -39,6 +39,7 @@ std::string BindContext::cache_key() const {
   std::string k = std::string(precision_name(precision)) + "|" + node.name + "|" + node.op_type + "|";
   for (ir::TensorId id : node.inputs) k += id == ir::kNoTensor ? "-" : ir::shape_string(graph.tensor(id).shape);
   k += "|act=" + std::string(kernels::activation_name(fused_act));
+  if (nhwc) k += "|nhwc";
   return k;
 }
 
@@ -51,7 +52,7 @@ std::string BindContext::problem_key() const {
   }
   k += "|act=" + std::string(kernels::activation_name(fused_act));
   k += "," + std::to_string(fused_params.alpha) + "," + std::to_string(fused_params.beta) + "," +
-       std::to_string(fused_params.min) + "," + std::to_string(fused_params.max) + "|";
+       std::to_string(fused_params.min) + "," + std::to_string(fused_params.max) + (nhwc ? "|nhwc|" : "|");
   for (const auto& [name, a] : node.attributes) {  // std::map: sorted by name
     k += name + "=" + std::to_string(static_cast<int>(a.kind)) + ":";
     switch (a.kind) {

@@ -101,6 +101,9 @@ struct BindContext {
   /// Device copy of constant tensor `id` in the type the executor stores it in: float32 in the activation
   /// type, any other element type (bool, int64, ...) byte for byte. Empty in supports() (nothing is uploaded there).
   std::function<Result<const void*>(ir::TensorId)> upload_stored;
+  /// The node's 4-D activations are stored channels-last (CudaBuildOptions::layout, build_stages.h
+  /// assign_layouts): Conv / pools bind their NHWC form; part of cache_key and problem_key.
+  bool nhwc = false;
   std::string cache_key() const;  ///< "<precision>|<node name>|<op>|<input shapes>"
   /// The node's problem without its name: "<precision>|<op>|<input shape, c(onstant)/r(untime) or ->...|act=<>|
   /// <attributes, sorted by name>" — equal for two nodes that every tactic treats alike (TimingCache::find_problem).
@@ -175,6 +178,9 @@ std::vector<CudaOpDef> reduce_ops();       ///< ops/reduce.cpp: Reduce*, LogSoft
 std::vector<CudaOpDef> indexing_ops();     ///< ops/indexing.cpp: Gather, Slice, Split, Expand, Tile, Cast
 std::vector<CudaOpDef> logic_ops();        ///< ops/logic.cpp: Equal/Less/Greater/..., And/Or/Xor/Not, Where
 std::vector<CudaOpDef> math_ops();         ///< ops/math.cpp: unary math family, BatchNormalization, PRelu, Pow, Sum/Max/Min/Mean
+
+/// Binds a reformat node of assign_layouts (an Identity carrying kReformatAttr): one transpose (ops/shape.cpp).
+Status bind_reformat(BindContext& c, Step& step);
 
 /// Conv followed by these may fold the activation into the conv epilogue.
 bool activation_of(const ir::Graph& g, const ir::Node& n, kernels::Activation& act, kernels::ActivationParams& p);

@@ -161,7 +161,10 @@ Status bind_conv(BindContext& c, Step& s) {
   own->epi.params = c.fused_params;
   int cc_major = 0;
   WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, c.options.device));
-  const std::vector<WsConv> own_candidates = ws_conv_candidates(c, own->g, cc_major >= 7);
+  // Channels-last (BindContext::nhwc): cuDNN only — our own conv kernels read NCHW.
+  const std::vector<WsConv> own_candidates = c.nhwc ? std::vector<WsConv>{} : ws_conv_candidates(c, own->g, cc_major >= 7);
+  if (c.nhwc && !use_cudnn) return internal_error(c.node.describe(c.graph.opset) + ": an NHWC conv needs tactic source cudnn");
+  if (c.nhwc) p.inner = 1;  // the epilogue's channel index is i % C in NHWC
   if (!use_cudnn && own_candidates.empty())
     return refuse(c, "no WarpStream conv kernel runs it and cudnn is not enabled (enabled tactic sources: " + tactic_sources_string(sources) + ")");
 
@@ -175,7 +178,9 @@ Status bind_conv(BindContext& c, Step& s) {
     p.pad_bytes = align_up(static_cast<size_t>(p.planes * p.ph * p.pw) * c.elem_bytes);
     sym[0] = sym[1] = 0;
     xin[0] = p.ph; xin[1] = p.pw;
+    if (c.nhwc) return internal_error(c.node.describe(c.graph.opset) + ": asymmetric pads in an NHWC segment (assign_layouts admits symmetric pads only)");
   }
+  const cudnnTensorFormat_t fmt = c.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
   if (use_cudnn) {
     WS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&p.x));
     WS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&p.y));
@@ -183,10 +188,10 @@ Status bind_conv(BindContext& c, Step& s) {
     WS_CUDNN_RETURN_IF_ERROR(cudnnCreateFilterDescriptor(&p.w));
     WS_CUDNN_RETURN_IF_ERROR(cudnnCreateConvolutionDescriptor(&p.conv));
     WS_CUDNN_RETURN_IF_ERROR(cudnnCreateActivationDescriptor(&p.act_desc));
-    WS_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(p.x, CUDNN_TENSOR_NCHW, dt, int(x[0]), int(x[1]), int(xin[0]), int(xin[1])));
-    WS_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(p.y, CUDNN_TENSOR_NCHW, dt, int(y[0]), int(y[1]), int(y[2]), int(y[3])));
-    WS_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(p.bias, CUDNN_TENSOR_NCHW, dt, 1, int(y[1]), 1, 1));
-    WS_CUDNN_RETURN_IF_ERROR(cudnnSetFilter4dDescriptor(p.w, dt, CUDNN_TENSOR_NCHW, int(wt[0]), int(wt[1]), int(wt[2]), int(wt[3])));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(p.x, fmt, dt, int(x[0]), int(x[1]), int(xin[0]), int(xin[1])));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(p.y, fmt, dt, int(y[0]), int(y[1]), int(y[2]), int(y[3])));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(p.bias, fmt, dt, 1, int(y[1]), 1, 1));
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetFilter4dDescriptor(p.w, dt, fmt, int(wt[0]), int(wt[1]), int(wt[2]), int(wt[3])));
     WS_CUDNN_RETURN_IF_ERROR(cudnnSetConvolution2dDescriptor(p.conv, int(sym[0]), int(sym[1]), int(win.s[0]), int(win.s[1]), int(win.d[0]),
                                                              int(win.d[1]), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     WS_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(p.conv, int(group)));
@@ -200,7 +205,19 @@ Status bind_conv(BindContext& c, Step& s) {
     if (on != y[0] || oc != y[1] || oh != y[2] || ow != y[3]) return internal_error(c.node.describe(c.graph.opset) + ": cuDNN output shape disagrees with shape inference");
   }
 
-  WS_ASSIGN_OR_RETURN(p.weight, c.upload(c.node.inputs[1], false));
+  if (c.nhwc) {  // cuDNN's NHWC filter is [K, R, S, C/g] (KRSC)
+    const ir::Tensor& wt_t = c.graph.tensor(c.node.inputs[1]);
+    const float* src = wt_t.data_as<float>();
+    const int64_t K = wt[0], C = wt[1], R = wt[2], S = wt[3];
+    std::vector<float> krsc(static_cast<size_t>(K * C * R * S));
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t ch = 0; ch < C; ++ch)
+        for (int64_t r = 0; r < R; ++r)
+          for (int64_t q = 0; q < S; ++q) krsc[static_cast<size_t>(((k * R + r) * S + q) * C + ch)] = src[((k * C + ch) * R + r) * S + q];
+    WS_ASSIGN_OR_RETURN(p.weight, c.upload_values(krsc, false));
+  } else {
+    WS_ASSIGN_OR_RETURN(p.weight, c.upload(c.node.inputs[1], false));
+  }
   own->weight = p.weight;
   if (has_in(c, 2)) {
     WS_ASSIGN_OR_RETURN(const void* b32, c.upload(c.node.inputs[2], true));
@@ -348,7 +365,7 @@ Status bind_conv(BindContext& c, Step& s) {
   s.kernels = 1 + (p.padded ? 1 : 0) + (p.epilogue() ? 1 : 0);
   const std::string epi = p.fused ? std::string(resid ? "cuDNN fused bias+residual" : "cuDNN fused bias") + (c.fused_act == Activation::kRelu ? "+relu" : "")
                                   : (p.epilogue() ? std::string("epilogue bias+") + (resid ? "residual+" : "") + kernels::activation_name(p.act) : "no epilogue");
-  c.tactics.push_back({c.node.name, "Conv", "cudnn algo " + std::to_string(int(p.algo)) + " (" + algo_name(p.algo) + "), NCHW, " +
+  c.tactics.push_back({c.node.name, "Conv", "cudnn algo " + std::to_string(int(p.algo)) + " (" + algo_name(p.algo) + (c.nhwc ? "), NHWC, " : "), NCHW, ") +
                                                 precision_name(c.precision) + (p.padded ? ", explicit pad" : "") + ", " + epi,
                        best_us, from_cache, reused});
   s.run = [plan](const StepIo& io, const ContextLibs& libs, cudaStream_t st) {

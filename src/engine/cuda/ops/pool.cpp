@@ -1,6 +1,9 @@
 // CUDA op-table entries: 2-D pooling (MaxPool, AveragePool; NCHW; 1-D NCL through lift_1d.h; 3-D NCDHW through the
-// direct N-d kernel of kernels/conv/conv_nd.h) and GlobalAveragePool;
-// src/kernels/pool.
+// direct N-d kernel of kernels/conv/conv_nd.h) and GlobalAveragePool; src/kernels/pool. In a channels-last segment
+// (BindContext::nhwc, build_stages.h assign_layouts) the 2-D pools and GlobalAveragePool run through cuDNN's
+// cudnnPoolingForward with NHWC descriptors (GlobalAveragePool: one H x W average window).
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // cuDNN legacy API (as cudnn_conv_plan.h)
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,46 @@ using kernels::ElemType;
 
 // ------------------------------------------------------------------------------------------------
 // Pools, Softmax
+
+// cuDNN pooling over channels-last [N, H, W, C] input (descriptors built once; run() only enqueues).
+struct NhwcPoolPlan {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnPoolingDescriptor_t pool = nullptr;
+  ~NhwcPoolPlan() {
+    if (x) cudnnDestroyTensorDescriptor(x);
+    if (y) cudnnDestroyTensorDescriptor(y);
+    if (pool) cudnnDestroyPoolingDescriptor(pool);
+  }
+  Status run(cudnnHandle_t h, const void* in, void* out, cudaStream_t st) const {
+    WS_CUDNN_RETURN_IF_ERROR(cudnnSetStream(h, st));
+    const float one = 1.0f, zero = 0.0f;
+    WS_CUDNN_RETURN_IF_ERROR(cudnnPoolingForward(h, pool, &one, x, in, &zero, y, out));
+    return Status::ok();
+  }
+};
+
+// x, y: [N, C, H, W] logical shapes stored NHWC; window k, stride s, symmetric pads p (assign_layouts admits no other).
+Status bind_nhwc_pool(BindContext& c, Step& s, cudnnPoolingMode_t mode, const int64_t k[2], const int64_t st2[2], const int64_t pad[2],
+                      const std::string& what) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const ir::Shape& y = out_shape(c);
+  auto plan = std::make_shared<NhwcPoolPlan>();
+  const cudnnDataType_t dt = c.precision == Precision::kFloat16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+  WS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&plan->x));
+  WS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&plan->y));
+  WS_CUDNN_RETURN_IF_ERROR(cudnnCreatePoolingDescriptor(&plan->pool));
+  WS_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(plan->x, CUDNN_TENSOR_NHWC, dt, int(x[0]), int(x[1]), int(x[2]), int(x[3])));
+  WS_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(plan->y, CUDNN_TENSOR_NHWC, dt, int(y[0]), int(y[1]), int(y[2]), int(y[3])));
+  WS_CUDNN_RETURN_IF_ERROR(cudnnSetPooling2dDescriptor(plan->pool, mode, CUDNN_PROPAGATE_NAN, int(k[0]), int(k[1]), int(pad[0]), int(pad[1]),
+                                                       int(st2[0]), int(st2[1])));
+  int on = 0, oc = 0, oh = 0, ow = 0;
+  WS_CUDNN_RETURN_IF_ERROR(cudnnGetPooling2dForwardOutputDim(plan->pool, plan->x, &on, &oc, &oh, &ow));
+  if (on != y[0] || oc != y[1] || oh != y[2] || ow != y[3])
+    return internal_error(c.node.describe(c.graph.opset) + ": cuDNN pooling output shape disagrees with shape inference");
+  c.tactics.push_back({c.node.name, c.node.op_type, "cudnn pooling " + what + ", NHWC, " + precision_name(c.precision), 0.0f, false});
+  s.run = [plan](const StepIo& io, const ContextLibs& libs, cudaStream_t st) { return plan->run(libs.cudnn, io.in[0], io.out[0], st); };
+  return Status::ok();
+}
 
 Status supports_pool(const BindContext& c) {
   WS_RETURN_IF_ERROR(ok_float0(c));
@@ -59,6 +102,15 @@ Status bind_pool(BindContext& c, Step& s) {
   const ir::Shape& x = in_t(c, 0).shape;
   const ir::Shape& y = out_shape(c);
   const Window2d w = window_of(c.node, x, y, attr_is(c.node, "kernel_shape", {}));
+  if (c.nhwc) {
+    const bool incl = attr_i(c.node, "count_include_pad", 0) != 0;
+    const cudnnPoolingMode_t mode = kMax ? CUDNN_POOLING_MAX
+                                         : incl ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+    if (w.pb[0] != w.pe[0] || w.pb[1] != w.pe[1] || w.d[0] != 1 || w.d[1] != 1)
+      return internal_error(c.node.describe(c.graph.opset) + ": an NHWC pool needs symmetric pads and no dilation");
+    const int64_t k[2] = {w.k[0], w.k[1]}, st2[2] = {w.s[0], w.s[1]}, pad[2] = {w.pb[0], w.pb[1]};
+    return bind_nhwc_pool(c, s, mode, k, st2, pad, kMax ? "max" : "average");
+  }
   kernels::Pool2dParams p;
   p.planes = x[0] * x[1]; p.in_h = x[2]; p.in_w = x[3]; p.out_h = y[2]; p.out_w = y[3];
   p.k_h = w.k[0]; p.k_w = w.k[1]; p.s_h = w.s[0]; p.s_w = w.s[1]; p.d_h = w.d[0]; p.d_w = w.d[1];
@@ -80,6 +132,10 @@ Status bind_pool(BindContext& c, Step& s) {
 
 Status bind_global_average_pool(BindContext& c, Step& s) {
   const ir::Shape& x = in_t(c, 0).shape;
+  if (c.nhwc && x.size() == 4) {  // [N, H, W, C] in, [N, C, 1, 1] out: one H x W window
+    const int64_t k[2] = {x[2], x[3]}, st2[2] = {1, 1}, pad[2] = {0, 0};
+    return bind_nhwc_pool(c, s, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, k, st2, pad, "global average");
+  }
   int64_t spatial = 1;
   for (size_t i = 2; i < x.size(); ++i) spatial *= x[i];
   const int64_t planes = x[0] * x[1];

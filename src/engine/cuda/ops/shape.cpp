@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/cuda/build_stages.h"
 #include "engine/cuda/op_util.h"
 #include "engine/cuda/ops/views.h"
 
@@ -133,6 +134,20 @@ std::vector<CudaOpDef> shape_ops() {
       {"Transpose", 1, supports_transpose, bind_transpose, transpose_samples},
       {"Unsqueeze", 1, supports_copy, bind_device_copy, copy_samples},
   };
+}
+
+// A reformat node of assign_layouts (build_stages.h): NCHW -> NHWC ("nhwc") or NHWC -> NCHW ("nchw"), one
+// transpose kernel; the tensor's logical shape stays [N, C, H, W].
+Status bind_reformat(BindContext& c, Step& s) {
+  const ir::Shape& x = in_t(c, 0).shape;
+  const bool to_nhwc = attr_s(c.node, kReformatAttr, "") == "nhwc";
+  const kernels::TransposeDims d = to_nhwc ? permuted_view(x, {0, 2, 3, 1}) : permuted_view({x[0], x[2], x[3], x[1]}, {0, 3, 1, 2});
+  const int eb = static_cast<int>(c.elem_bytes);
+  s.op_type = "Reformat";
+  c.tactics.push_back({c.node.name, "Reformat", std::string(to_nhwc ? "NCHW -> NHWC" : "NHWC -> NCHW") + " transpose, " + precision_name(c.precision),
+                       0.0f, false});
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) { return kernels::transpose(eb, io.in[0], io.out[0], d, st); };
+  return Status::ok();
 }
 
 }  // namespace ws::cudaexec

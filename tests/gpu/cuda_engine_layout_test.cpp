@@ -1,0 +1,159 @@
+// Channels-last segments of the CUDA executor (CudaBuildOptions::layout, build_stages.h assign_layouts): NHWC
+// cuDNN convolutions (dense, grouped, depthwise; fused bias / ReLU / residual), NHWC cuDNN pooling (max, average
+// with and without padding in the count, global average), layout-free elementwise ops inside a segment, and the
+// reformat steps where a segment meets an NCHW-only op. Each graph runs on the CPU executor (the oracle) and on
+// the CUDA executor with layout nhwc and nchw, fp32 (tolerance abs 1e-4 + rel 1e-4) and fp16 (abs 2e-2 + rel
+// 2e-2), on random inputs whose seed is printed (WS_SEED reproduces); a mismatch dumps the operands.
+//   build/tests/ws_gpu_tests --gtest_filter='CudaEngineLayout.*'
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cuda_engine_test_support.h"
+#include "engine/ir/model_builder.h"
+#include "lanes_gpu_support.h"
+#include "support/compare_dump.h"
+#include "support/small_tests.h"
+#include "warpstream/cuda_engine.h"
+
+namespace ws {
+namespace {
+
+struct Net {
+  ir::ModelBuilder b{13, "layout"};
+  void conv(const std::string& name, const std::string& in, const std::string& out, std::vector<int64_t> w, int64_t stride,
+            int64_t pad, int64_t group = 1) {
+    const size_t wn = size_t(w[0] * w[1] * w[2] * w[3]);
+    auto wv = test::random_values(wn, test::seed_for(name + "_w"));
+    const float scale = 1.5f / std::sqrt(float(w[1] * w[2] * w[3]));
+    for (auto& v : wv) v *= scale;
+    b.initializer(name + "_w", w, wv);
+    b.initializer(name + "_b", {w[0]}, test::random_values(size_t(w[0]), test::seed_for(name + "_b"), -0.3f, 0.3f));
+    b.node("Conv", {in, name + "_w", name + "_b"}, {out}, name).i("group", group).ints("strides", {stride, stride}).ints("pads", {pad, pad, pad, pad});
+  }
+};
+
+// ResNet-shaped: stem 3x3 s2 + ReLU, MaxPool 3x3 s2 p1, [Softmax axis 1: NCHW-only], a basic block with its
+// residual, a depthwise 3x3 + 1x1 pair (grouped: runs NHWC only when layout is nhwc), AveragePool 3x3 p1
+// (count_include_pad `incl`), Sigmoid * x (a same-shape gate), GlobalAveragePool, Flatten, Gemm.
+ir::Graph net(bool softmax, bool depthwise, int64_t incl) {
+  Net m;
+  m.b.input("x", ir::DType::kFloat32, {1, 3, 32, 32});
+  m.conv("stem", "x", "c0", {16, 3, 3, 3}, 2, 1);
+  m.b.node("Relu", {"c0"}, {"r0"}, "stem_relu");
+  m.b.node("MaxPool", {"r0"}, {"p0"}, "pool").ints("kernel_shape", {3, 3}).ints("strides", {2, 2}).ints("pads", {1, 1, 1, 1});
+  std::string t = "p0";
+  if (softmax) {
+    m.b.node("Softmax", {t}, {"sm"}, "softmax").i("axis", 1);
+    t = "sm";
+  }
+  m.conv("b1", t, "a1", {16, 16, 3, 3}, 1, 1);
+  m.b.node("Relu", {"a1"}, {"a1r"}, "b1_relu");
+  m.conv("b2", "a1r", "a2", {16, 16, 3, 3}, 1, 1);
+  m.b.node("Add", {"a2", t}, {"s"}, "add");
+  m.b.node("Relu", {"s"}, {"sr"}, "add_relu");
+  std::string u = "sr";
+  if (depthwise) {
+    m.conv("dw", "sr", "d", {16, 1, 3, 3}, 1, 1, 16);
+    m.b.node("Relu", {"d"}, {"dr"}, "dw_relu");
+    m.conv("pw", "dr", "pwo", {24, 16, 1, 1}, 1, 0);
+    u = "pwo";
+  }
+  m.b.node("AveragePool", {u}, {"ap"}, "avg").ints("kernel_shape", {3, 3}).ints("pads", {1, 1, 1, 1}).i("count_include_pad", incl);
+  m.b.node("Sigmoid", {"ap"}, {"sg"}, "gate");
+  m.b.node("Mul", {"sg", "ap"}, {"gm"}, "gate_mul");
+  m.b.node("GlobalAveragePool", {"gm"}, {"g"}, "gap");
+  m.b.node("Flatten", {"g"}, {"f"}, "flatten");
+  const int64_t c = depthwise ? 24 : 16;
+  m.b.initializer("fc_w", {10, c}, test::random_values(size_t(10 * c), test::seed_for("fc_w"), -0.5f, 0.5f));
+  m.b.node("Gemm", {"f", "fc_w"}, {"y"}, "fc").i("transB", 1);
+  m.b.output("y");
+  return test::import_builder(m.b);
+}
+
+struct Case {
+  const char* name;
+  bool softmax, depthwise;
+  int64_t incl;
+  size_t reformats;  // with layout nhwc
+};
+
+TEST(CudaEngineLayout, NhwcSegmentsMatchCpu) {
+  WS_REQUIRE_LANES_GPU();
+  const Case cases[] = {{"resnet_like", false, false, 0, 1},
+                        {"softmax_inside", true, false, 1, 3},
+                        {"depthwise_pair", false, true, 0, 1}};
+  for (const Case& k : cases)
+    for (Precision p : {Precision::kFloat32, Precision::kFloat16})
+      for (Layout l : {Layout::kNhwc, Layout::kNchw}) {
+        if (p == Precision::kFloat16 && test::gpu_test_fp32_only()) continue;  // racecheck's form (small_tests.h)
+        const std::string what = std::string(k.name) + " " + precision_name(p) + " " + layout_name(l);
+        SCOPED_TRACE(what);
+        const uint32_t seed = test::test_seed(what);
+        const ir::Graph g = net(k.softmax, k.depthwise, k.incl);
+        CudaBuildOptions o;
+        o.layout = l;
+        const double tol = p == Precision::kFloat32 ? 1e-4 : 2e-2;
+        std::string err;
+        auto cmp = test::run_both(g, p, tol, tol, seed, &err, o);
+        ASSERT_TRUE(err.empty()) << err;
+        std::printf("[ layout   ] %-34s max|diff| %.3g  max rel %.3g  (max|ref| %.3g, %zu values)\n", what.c_str(), cmp.max_abs, cmp.max_rel,
+                    cmp.max_ref, cmp.count);
+        std::vector<test::Operand> operands;
+        for (size_t i = 0; i < cmp.inputs.size(); ++i) operands.emplace_back(cmp.input_names[i], cmp.inputs[i]);
+        EXPECT_TRUE(test::near_dump(what, cmp.got, cmp.ref, {.abs = tol, .rel = tol}, operands));
+        EXPECT_GT(cmp.max_ref, 0.0);
+        // What the build chose: every Conv and pool NHWC (nhwc) or none (nchw); the planned reformats.
+        o.precision = p;
+        auto e = CudaEngine::build(g, o);
+        ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+        size_t reformats = 0, nhwc_convs = 0, convs = 0, nhwc_pools = 0;
+        for (const TacticRecord& t : (*e)->tactics()) {
+          reformats += t.op_type == "Reformat";
+          if (t.op_type == "Conv") { ++convs; nhwc_convs += t.choice.find("NHWC") != std::string::npos; }
+          if (t.op_type.find("Pool") != std::string::npos) nhwc_pools += t.choice.find("NHWC") != std::string::npos;
+        }
+        if (l == Layout::kNhwc) {
+          EXPECT_EQ(reformats, k.reformats);
+          EXPECT_EQ(nhwc_convs, convs) << "every Conv of these graphs can run channels-last";
+          EXPECT_EQ(nhwc_pools, 3u) << "MaxPool, AveragePool, GlobalAveragePool";
+        } else {
+          EXPECT_EQ(reformats, 0u);
+          EXPECT_EQ(nhwc_convs, 0u);
+        }
+      }
+}
+
+// The real EfficientNet-Lite0 (when the assets exist) in NHWC, depthwise convs included, against the CPU executor:
+// max|gpu − cpu| <= rel · max|cpu| over the logits (rel 1e-3 fp32, 2e-2 fp16, as CudaEngineModel).
+TEST(CudaEngineLayout, EfficientNetLite0NhwcMatchesCpu) {
+  WS_REQUIRE_LANES_GPU();
+  const char* assets = std::getenv("WS_ASSETS_DIR");
+  const std::string path = std::string(assets ? assets : ".assets") + "/models/efficientnet_lite0.onnx";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found (set WS_ASSETS_DIR)";
+  for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
+    if (p == Precision::kFloat16 && test::gpu_test_fp32_only()) continue;  // racecheck's form (small_tests.h)
+    SCOPED_TRACE(precision_name(p));
+    auto g = ir::import_onnx(path);
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    CudaBuildOptions o;
+    o.layout = Layout::kNhwc;
+    if (test::small_gpu_tests()) o.tactic_timing_iterations = 1;
+    o.timing_cache_path = test::gpu_test_timing_cache(std::string("effnet-nhwc-") + precision_name(p));
+    const double rel = p == Precision::kFloat32 ? 1e-3 : 2e-2;
+    std::string err;
+    auto cmp = test::run_both(*g, p, 1e30, 0, test::seed_for("effnet-nhwc"), &err, o);
+    ASSERT_TRUE(err.empty()) << err;
+    std::printf("[ layout   ] efficientnet_lite0 nhwc %s max|diff| %.3g (max|ref| %.3g)\n", precision_name(p), cmp.max_abs, cmp.max_ref);
+    EXPECT_LE(cmp.max_abs, rel * cmp.max_ref);
+    EXPECT_EQ(cmp.bad, 0u) << "NaN where the CPU has a number: " << cmp.first_bad;
+    EXPECT_GT(cmp.max_ref, 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace ws
