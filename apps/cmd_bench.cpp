@@ -228,11 +228,16 @@ int run_bench(const BenchArgs& a) {
   rep.env.set("engine_weight_bytes", engine->weight_bytes());
   rep.env.set("engine_arena_bytes", engine->arena_bytes());
   rep.env.set("engine_tactic_sources", ws::tactic_sources_string(*sources));
-  rep.env.set("engine_layout", ws::layout_name(*layout));
-  {
-    size_t reformats = 0;
-    for (const auto& r : engine->tactics()) reformats += r.op_type == "Reformat";
+  {  // the layout asked for, and the one the build ran (nhwc when any step runs channels-last)
+    size_t reformats = 0, nhwc_steps = 0;
+    for (const auto& r : engine->tactics()) {
+      reformats += r.op_type == "Reformat";
+      nhwc_steps += r.choice.find("NHWC") != std::string::npos;
+    }
+    rep.env.set("engine_layout_requested", ws::layout_name(*layout));
+    rep.env.set("engine_layout", nhwc_steps > 0 ? "nhwc" : "nchw");
     rep.env.set("engine_reformats", reformats);
+    rep.env.set("engine_nhwc_steps", nhwc_steps);
   }
   {
     nlohmann::json t = nlohmann::json::array();  // per node: the tactic chosen at build and its timed µs

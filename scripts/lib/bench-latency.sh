@@ -76,7 +76,9 @@ matrix() {  # model onnx
   for prec in $PRECS; do for lanes in $LANESET; do for mode in $MODES; do for input in $INPUTS; do
     ours $1 $2 $prec $lanes $mode $input
   done; done; done; done
-  case " $PRECS " in *" fp16 "*) for lay in $ALT_LAYOUTS; do ours $1 $2 fp16 1 graph mapped $lay; done ;; esac
+  # the alternative layouts, skipping the one auto chose (env.engine_layout of the auto run)
+  local chose; chose=$(python3 -c "import json;print(json.load(open('$J/ours_$1_fp16_graph_mapped_1L.json'))['env']['engine_layout'])" 2>/dev/null)
+  case " $PRECS " in *" fp16 "*) for lay in $ALT_LAYOUTS; do [ "$lay" = "$chose" ] || ours $1 $2 fp16 1 graph mapped $lay; done ;; esac
 }
 has_model efficientnet_lite0 && { matrix efficientnet_lite0 $EFF; peers efficientnet_lite0 $PEER_MODES "$PEER_EXTRA"; }
 has_model resnet50 && { matrix resnet50 $R50; peers resnet50 $PEER_MODES "$PEER_EXTRA"; }
