@@ -291,6 +291,7 @@ Status bind_conv(BindContext& c, Step& s) {
         }
       }
       int tried = 0;
+      const bool graph_timed = c.nhwc && group == 1;
       cudnnConvolutionFwdAlgo_t best_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
       bool best_fused = false;
       size_t best_ws = 0;
@@ -317,7 +318,11 @@ Status bind_conv(BindContext& c, Step& s) {
           p.fused = fused;
           p.cudnn_ws = perf[i].memory;
           // a residual is timed in place (z = y: cuDNN and our epilogue read each element before writing it)
-          auto t = c.dev.time_us([&](cudaStream_t st) { return p.run(c.dev.cudnn, sx, sy, sws, st, resid ? sy : nullptr); }, 0, false,
+          // Channels-last (dense convs only): timed as CUDA-graph replay, as the lanes run it and as our kernels are timed.
+          // On the stream, NHWC IMPLICIT_PRECOMP_GEMM timed 30 us per ResNet-50 3x3 conv and replayed in 7.5 us, so the
+          // slower IMPLICIT_GEMM won every 1x1 conv (14-75 us replayed; device run 33 of 2026-12-02). NCHW and grouped
+          // convs stay on the stream: capturing every cuDNN candidate hung an fp32 EfficientNet build (grouped).
+          auto t = c.dev.time_us([&](cudaStream_t st) { return p.run(c.dev.cudnn, sx, sy, sws, st, resid ? sy : nullptr); }, 0, graph_timed,
                                  c.node.describe(c.graph.opset) + ": cudnn algo " + std::to_string(static_cast<int>(p.algo)) + (fused ? " fused" : ""));
           if (!t) { (void)cudaGetLastError(); continue; }  // e.g. the fused call refuses this algo
           if (!found || *t < best_us) { best_us = *t; found = true; best_algo = p.algo; best_fused = fused; best_ws = p.cudnn_ws; }
