@@ -27,13 +27,7 @@ struct Net {
   ir::ModelBuilder b{13, "layout"};
   void conv(const std::string& name, const std::string& in, const std::string& out, std::vector<int64_t> w, int64_t stride,
             int64_t pad, int64_t group = 1) {
-    const size_t wn = size_t(w[0] * w[1] * w[2] * w[3]);
-    auto wv = test::random_values(wn, test::seed_for(name + "_w"));
-    const float scale = 1.5f / std::sqrt(float(w[1] * w[2] * w[3]));
-    for (auto& v : wv) v *= scale;
-    b.initializer(name + "_w", w, wv);
-    b.initializer(name + "_b", {w[0]}, test::random_values(size_t(w[0]), test::seed_for(name + "_b"), -0.3f, 0.3f));
-    b.node("Conv", {in, name + "_w", name + "_b"}, {out}, name).i("group", group).ints("strides", {stride, stride}).ints("pads", {pad, pad, pad, pad});
+    test::add_random_conv(b, name, in, out, w, {stride, stride}, {pad, pad, pad, pad}, group);
   }
 };
 

@@ -26,13 +26,7 @@ struct Builder {
   ir::ModelBuilder b{13, "residual"};
   void conv(const std::string& name, const std::string& in, const std::string& out, std::vector<int64_t> w,
             std::vector<int64_t> strides, std::vector<int64_t> pads, int64_t group = 1) {
-    const size_t wn = size_t(w[0] * w[1] * w[2] * w[3]);
-    auto wv = test::random_values(wn, test::seed_for(name + "_w"));
-    const float scale = 1.5f / std::sqrt(float(w[1] * w[2] * w[3]));
-    for (auto& v : wv) v *= scale;
-    b.initializer(name + "_w", w, wv);
-    b.initializer(name + "_b", {w[0]}, test::random_values(size_t(w[0]), test::seed_for(name + "_b"), -0.3f, 0.3f));
-    b.node("Conv", {in, name + "_w", name + "_b"}, {out}, name).i("group", group).ints("strides", strides).ints("pads", pads);
+    test::add_random_conv(b, name, in, out, w, strides, pads, group);
   }
 };
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "support/cuda_check.h"
+#include "support/seed.h"
 #include "cuda/cuda_util.h"
 #include "engine/ir/model_builder.h"
 #include "lanes_gpu_support.h"
@@ -46,6 +47,19 @@ inline std::vector<float> random_values(size_t n, uint64_t seed, float lo = -1.0
   std::vector<float> v(n);
   for (auto& x : v) x = d(rng);
   return v;
+}
+
+/// Adds Conv `name` (in -> out) to `b`: random weights [w] scaled by 1.5 / sqrt(fan-in) and a random bias in
+/// [-0.3, 0.3), both seeded from the name (seed_for) — the conv of the engine tests' small graphs.
+inline void add_random_conv(ir::ModelBuilder& b, const std::string& name, const std::string& in, const std::string& out,
+                            const std::vector<int64_t>& w, const std::vector<int64_t>& strides, const std::vector<int64_t>& pads,
+                            int64_t group = 1) {
+  auto wv = random_values(size_t(w[0] * w[1] * w[2] * w[3]), seed_for(name + "_w"));
+  const float scale = 1.5f / std::sqrt(float(w[1] * w[2] * w[3]));
+  for (auto& v : wv) v *= scale;
+  b.initializer(name + "_w", w, wv);
+  b.initializer(name + "_b", {w[0]}, random_values(size_t(w[0]), seed_for(name + "_b"), -0.3f, 0.3f));
+  b.node("Conv", {in, name + "_w", name + "_b"}, {out}, name).i("group", group).ints("strides", strides).ints("pads", pads);
 }
 
 /// Uploads float inputs into a context (converted to fp16 when the engine's input is fp16).
