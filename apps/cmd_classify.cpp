@@ -72,6 +72,9 @@ int run(const Options& opt) {
   if (backend == "cpu" && !opt.timing_cache.empty())
     std::fprintf(stderr, "warpstream: warning: --timing-cache %s is not used: the CPU executor has no tactics to time%s\n",
                  ws::quoted(opt.timing_cache).c_str(), backend_note.c_str());
+  if (backend == "cpu" && opt.layout != "auto")
+    std::fprintf(stderr, "warpstream: warning: --layout %s is not used: the CPU executor runs the model's NCHW layout%s\n",
+                 opt.layout.c_str(), backend_note.c_str());
   auto labels = load_labels(opt.labels);
   if (!labels) return fail(labels.status());
   auto config = opt.config.empty() ? model_config_for(opt.model) : load_model_config(opt.config);
