@@ -122,6 +122,45 @@ TEST(CudaEngineLayout, NhwcSegmentsMatchCpu) {
       }
 }
 
+// Padded max pooling on signed input: ONNX pads MaxPool with -inf, so a border window whose real values are all
+// negative keeps its maximum negative (a zero pad would give 0). x [1,8,9,9] uniform in [-1, 1) -> MaxPool 3x3 s2 p1
+// (NHWC, after the input's reformat) -> Conv 1x1 (NHWC) -> Flatten (NCHW-only: reformat back) -> y, every
+// spatial position of the pooled map visible in y.
+TEST(CudaEngineLayout, MaxPoolPadsAreMinusInfinityOnSignedInput) {
+  WS_REQUIRE_LANES_GPU();
+  Net m;
+  m.b.input("x", ir::DType::kFloat32, {1, 8, 9, 9});
+  m.b.node("MaxPool", {"x"}, {"p"}, "pool").ints("kernel_shape", {3, 3}).ints("strides", {2, 2}).ints("pads", {1, 1, 1, 1});
+  m.conv("mix", "p", "c", {8, 8, 1, 1}, 1, 0);
+  m.b.node("Flatten", {"c"}, {"y"}, "flatten");
+  m.b.output("y");
+  const ir::Graph g = test::import_builder(m.b);
+  for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
+    if (p == Precision::kFloat16 && test::gpu_test_fp32_only()) continue;  // racecheck's form (small_tests.h)
+    const std::string what = std::string("maxpool_signed ") + precision_name(p);
+    SCOPED_TRACE(what);
+    CudaBuildOptions o;
+    o.layout = Layout::kNhwc;
+    const double tol = p == Precision::kFloat32 ? 1e-4 : 2e-2;
+    std::string err;
+    auto cmp = test::run_both(g, p, tol, tol, test::test_seed(what), &err, o);
+    ASSERT_TRUE(err.empty()) << err;
+    std::vector<test::Operand> operands;
+    for (size_t i = 0; i < cmp.inputs.size(); ++i) operands.emplace_back(cmp.input_names[i], cmp.inputs[i]);
+    EXPECT_TRUE(test::near_dump(what, cmp.got, cmp.ref, {.abs = tol, .rel = tol}, operands));
+    o.precision = p;
+    auto e = CudaEngine::build(g, o);
+    ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+    size_t nhwc_pools = 0, reformats = 0;
+    for (const TacticRecord& t : (*e)->tactics()) {
+      nhwc_pools += t.op_type == "MaxPool" && t.choice.find("NHWC") != std::string::npos;
+      reformats += t.op_type == "Reformat";
+    }
+    EXPECT_EQ(nhwc_pools, 1u) << "the pool must run channels-last for this test to mean anything";
+    EXPECT_EQ(reformats, 2u);
+  }
+}
+
 // The real EfficientNet-Lite0 (when the assets exist) in NHWC, depthwise convs included, against the CPU executor:
 // max|gpu − cpu| <= rel · max|cpu| over the logits (rel 1e-3 fp32, 2e-2 fp16, as CudaEngineModel).
 TEST(CudaEngineLayout, EfficientNetLite0NhwcMatchesCpu) {
