@@ -232,7 +232,7 @@ int run_bench(const BenchArgs& a) {
     size_t reformats = 0, nhwc_steps = 0;
     for (const auto& r : engine->tactics()) {
       reformats += r.op_type == "Reformat";
-      nhwc_steps += r.choice.find("NHWC") != std::string::npos;
+      nhwc_steps += r.op_type != "Reformat" && r.choice.find("NHWC") != std::string::npos;
     }
     rep.env.set("engine_layout_requested", ws::layout_name(*layout));
     rep.env.set("engine_layout", nhwc_steps > 0 ? "nhwc" : "nchw");
@@ -483,7 +483,8 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_option("--tactic-sources", a->tactic_sources,
                                      "kernel families the engine build may choose from: comma-separated cudnn, cublaslt, warpstream or all (default all)");
                       sub.add_option("--layout", a->layout,
-                                     "activation layout inside the engine: auto | nchw | nhwc (default auto: nhwc for fp16 models without grouped convs)");
+                                     "activation layout inside the engine: auto | nchw | nhwc (default auto: nhwc for fp16 models without grouped convs, "
+                                     "tactic source cudnn; nhwc needs cudnn)");
                       auto* src = sub.add_option("--source", a->source, "source frame WxH (default 1920x1080)");
                       auto* img = sub.add_option("--image", a->image, "photo as the frame (PNG/JPEG; its own size)");
                       sub.add_option("--frame", a->frame, "raw RGB8 frame file of --source size (tools/make_frame.py)");

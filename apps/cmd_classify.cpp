@@ -1,5 +1,6 @@
 // `warpstream classify --model M.onnx --labels L.txt IMAGE... [--topk K] [--device cpu|cuda|auto] [--json]
-//   [--precision fp32|fp16] [--no-cuda-graph] [--input mapped|copy|device] [--tactic-sources cudnn,warpstream]`
+//   [--precision fp32|fp16] [--no-cuda-graph] [--input mapped|copy|device] [--tactic-sources cudnn,warpstream]
+//   [--layout auto|nchw|nhwc]`
 // Decodes each image, runs preprocess → network → Top-K, prints labels and scores per image and
 // which backend ran. On cuda the frame goes through one lane (warpstream/lanes.h: LaneClassifier);
 // auto picks cuda when a GPU is present and the engine builds, else cpu with the reason printed.
@@ -72,7 +73,7 @@ int run(const Options& opt) {
   if (backend == "cpu" && !opt.timing_cache.empty())
     std::fprintf(stderr, "warpstream: warning: --timing-cache %s is not used: the CPU executor has no tactics to time%s\n",
                  ws::quoted(opt.timing_cache).c_str(), backend_note.c_str());
-  if (backend == "cpu" && opt.layout != "auto")
+  if (backend == "cpu" && opt.layout == "nhwc")
     std::fprintf(stderr, "warpstream: warning: --layout %s is not used: the CPU executor runs the model's NCHW layout%s\n",
                  opt.layout.c_str(), backend_note.c_str());
   auto labels = load_labels(opt.labels);
@@ -227,7 +228,7 @@ std::function<int()> setup(CLI::App& sub) {
   sub.add_option("--tactic-sources", opt->tactic_sources,
                  "cuda: kernel families the engine build may choose from: comma-separated cudnn, cublaslt, warpstream or all")
       ->capture_default_str();
-  sub.add_option("--layout", opt->layout, "cuda: activation layout inside the engine: auto (nhwc for fp16 models without grouped convs), nchw, nhwc")
+  sub.add_option("--layout", opt->layout, "cuda: activation layout inside the engine: auto (nhwc for fp16 models without grouped convs, tactic source cudnn), nchw, nhwc (needs cudnn)")
       ->check(CLI::IsMember({"auto", "nchw", "nhwc"}))->capture_default_str();
   return [opt] { return run(*opt); };
 }

@@ -411,6 +411,10 @@ int run(const Options& opt) {
     std::fprintf(stderr, "error: --check-support needs --device cuda\n");
     return 2;
   }
+  if (opt.layout != "auto" && opt.device != "cuda") {
+    std::fprintf(stderr, "error: --layout %s needs --device cuda (the CPU executor runs the model's NCHW layout)\n", opt.layout.c_str());
+    return 2;
+  }
   if (opt.device == "cuda") {
 #ifndef WS_HAVE_CUDA
     std::fprintf(stderr, "error: --device cuda: no CUDA device (this build has no CUDA support)\n");
@@ -505,7 +509,8 @@ std::function<int()> setup(CLI::App& sub) {
                  "with --device cuda: kernel families the build may time and choose (cudnn, cublaslt, warpstream, all; "
                  "comma-separated), as TensorRT's tactic sources")
       ->capture_default_str();
-  sub.add_option("--layout", opt->layout, "with --device cuda: activation layout inside the engine (auto, nchw, nhwc)")
+  sub.add_option("--layout", opt->layout, "with --device cuda: activation layout inside the engine (auto, nchw, nhwc; a single-node case writes a graph output, "
+                 "which stays NCHW: only multi-node models run channels-last)")
       ->check(CLI::IsMember({"auto", "nchw", "nhwc"}))->capture_default_str();
   sub.add_flag("--print-tactics", opt->print_tactics, "with --device cuda: print every node's chosen tactic after each build");
   return [opt, rtol, atol] {

@@ -80,7 +80,7 @@ inline Result<uint32_t> parse_tactic_sources(const std::string& text) {
 ///          (the same bytes in both layouts). A reformat step (a transpose) is planned at build only where a
 ///          segment meets an NCHW-only op or a port, as TensorRT's reformatting layers; each is listed in
 ///          tactics() as op "Reformat". Convs of a channels-last segment run on cuDNN only (our own conv
-///          kernels are NCHW).
+///          kernels are NCHW): without tactic source cudnn, build() refuses kNhwc (kInvalidArgument).
 ///   kAuto: kNhwc for float16 builds with tactic source cudnn and no grouped Conv in the graph (tensor-core
 ///          convs want channels-last; our own depthwise / pointwise kernels are NCHW); otherwise kNchw.
 enum class Layout { kAuto, kNchw, kNhwc };

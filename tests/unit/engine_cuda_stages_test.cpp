@@ -289,7 +289,6 @@ TEST(EngineCudaStages, AutoStaysNchwForFp32GroupedConvsAndWithoutCudnn) {
   auto grouped = optimize_for_cuda(resnet_like(2, false), fp16);
   CudaBuildOptions no_cudnn = fp16;
   no_cudnn.tactic_sources = kTacticWarpStream | kTacticCublasLt;
-  no_cudnn.layout = Layout::kNhwc;
   auto own = optimize_for_cuda(resnet_like(1, false), no_cudnn);
   ASSERT_TRUE(fp32.is_ok() && grouped.is_ok() && own.is_ok());
   for (const auto* og : {&*fp32, &*grouped, &*own}) {
@@ -302,6 +301,45 @@ TEST(EngineCudaStages, AutoStaysNchwForFp32GroupedConvsAndWithoutCudnn) {
   ASSERT_TRUE(single.is_ok());
   EXPECT_EQ(single->reformats, 0);
   EXPECT_TRUE(single->nhwc_tensors.empty());
+}
+
+TEST(EngineCudaStages, ExplicitNhwcWithoutCudnnIsRefused) {
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat16;
+  o.layout = Layout::kNhwc;
+  o.tactic_sources = kTacticWarpStream | kTacticCublasLt;
+  auto og = optimize_for_cuda(resnet_like(1, false), o);
+  ASSERT_FALSE(og.is_ok());
+  EXPECT_EQ(og.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(og.status().message().find("needs tactic source cudnn"), std::string::npos) << og.status().message();
+}
+
+// x -> Conv -> Mul by a constant scalar -> Add a constant scalar -> GlobalAveragePool -> Conv 1x1 on [1,16,1,1] (an SE
+// squeeze) -> Sigmoid -> Flatten -> y: the scalar ops stay in the segment and the [N, C, 1, 1] tensors are never
+// reformatted, so the only reformat is the input's.
+TEST(EngineCudaStages, ScalarOperandsAndOneByOneTensorsNeedNoReformat) {
+  ir::ModelBuilder b(13, "scalar_se");
+  b.input("x", ir::DType::kFloat32, {1, 8, 8, 8});
+  b.initializer("w1", {16, 8, 3, 3}, std::vector<float>(16 * 8 * 9, 0.01f));
+  b.initializer("half", {}, {0.5f});
+  b.initializer("three", {}, {3.0f});
+  b.initializer("w2", {16, 16, 1, 1}, std::vector<float>(256, 0.02f));
+  b.node("Conv", {"x", "w1"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  b.node("Mul", {"c", "half"}, {"m"}, "scale");
+  b.node("Add", {"three", "m"}, {"a"}, "shift");  // the constant first: the runtime operand decides
+  b.node("GlobalAveragePool", {"a"}, {"g"}, "gap");
+  b.node("Conv", {"g", "w2"}, {"s"}, "squeeze");
+  b.node("Sigmoid", {"s"}, {"sg"}, "gate");
+  b.node("Flatten", {"sg"}, {"y"}, "flatten");
+  b.output("y");
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat16;
+  auto og = optimize_for_cuda(import(b), o);
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  EXPECT_EQ(og->layout, Layout::kNhwc);
+  EXPECT_EQ(og->reformats, 1) << "only x";
+  const std::set<std::string> nhwc = names(og->graph, og->nhwc_tensors);
+  for (const char* t : {"x/nhwc", "c", "m", "a", "s"}) EXPECT_EQ(nhwc.count(t), 1u) << t;
 }
 
 TEST(EngineCudaStages, LayoutNamesParse) {

@@ -123,21 +123,29 @@ inline bool layout_free(const ir::Graph& g, const ir::Node& n) {
       if (n.inputs[i] != ir::kNoTensor && !g.tensor(n.inputs[i]).is_constant()) return false;
     return true;
   }
-  if (binary.count(n.op_type)) {
-    for (ir::TensorId id : n.inputs)
-      if (!runtime_4d_float(g, id) || g.tensor(id).shape != y) return false;
-    return true;
+  if (binary.count(n.op_type)) {  // every operand a runtime tensor of y's shape or a constant scalar (x * 0.5, x + 3)
+    bool runtime = false;
+    for (ir::TensorId id : n.inputs) {
+      if (id == ir::kNoTensor) return false;
+      const ir::Tensor& t = g.tensor(id);
+      if (t.is_constant() && t.elements() == 1) continue;
+      if (!runtime_4d_float(g, id) || t.shape != y) return false;
+      runtime = true;
+    }
+    return runtime;
   }
   return false;
 }
 }  // namespace detail
 
 /// Stage 1b: channels-last segments (Layout). Walks the nodes in order; each node wants NHWC (nhwc_capable,
-/// and a layout-free elementwise op whose first input is NHWC), NHWC input only (GlobalAveragePool whose input
+/// and a layout-free elementwise op with an NHWC operand), NHWC input only (GlobalAveragePool whose input
 /// is NHWC), or NCHW (everything else, and every node writing a graph output). Where a node's 4-D runtime input
 /// is stored in the other layout, an Identity reformat node (kReformatAttr) is inserted before it, one per
-/// (tensor, layout), shared by later consumers. Graph inputs and outputs stay NCHW. Device-free.
-inline void assign_layouts(OptimizedGraph& og, const CudaBuildOptions& options) {
+/// (tensor, layout), shared by later consumers; an [N, C, 1, 1] tensor (the same bytes in both layouts) is never
+/// reformatted. Graph inputs and outputs stay NCHW. OptimizedGraph::layout says kNhwc when any tensor is stored
+/// channels-last. Errors: kInvalidArgument for layout kNhwc without tactic source cudnn. Device-free.
+inline Status assign_layouts(OptimizedGraph& og, const CudaBuildOptions& options) {
   ir::Graph& g = og.graph;
   Layout l = options.layout;
   if (l == Layout::kAuto) {
@@ -150,9 +158,11 @@ inline void assign_layouts(OptimizedGraph& og, const CudaBuildOptions& options) 
     l = options.precision == Precision::kFloat16 && (options.tactic_sources & kTacticCudnn) && !grouped && any ? Layout::kNhwc
                                                                                                              : Layout::kNchw;
   }
-  if (l == Layout::kNhwc && !(options.tactic_sources & kTacticCudnn)) l = Layout::kNchw;  // NHWC convs are cuDNN's
-  og.layout = l;
-  if (l != Layout::kNhwc || options.debug_keep_all_tensors) return;
+  if (l == Layout::kNhwc && !(options.tactic_sources & kTacticCudnn))  // an explicit request we cannot honour
+    return invalid_argument("CudaBuildOptions::layout = nhwc needs tactic source cudnn (channels-last convs run on cuDNN; enabled "
+                            "tactic sources: " + tactic_sources_string(options.tactic_sources) + ")");
+  og.layout = Layout::kNchw;  // until a tensor is stored channels-last (below)
+  if (l != Layout::kNhwc || options.debug_keep_all_tensors) return Status::ok();
   std::set<ir::TensorId> outputs(g.outputs.begin(), g.outputs.end());
   std::map<std::pair<ir::TensorId, bool>, ir::TensorId> copies;  // (source, to NHWC) -> reformatted tensor
   std::vector<ir::Node> nodes;
@@ -160,6 +170,8 @@ inline void assign_layouts(OptimizedGraph& og, const CudaBuildOptions& options) 
   auto stored_nhwc = [&](ir::TensorId id) { return og.nhwc_tensors.count(id) != 0; };
   auto in_layout = [&](ir::TensorId id, bool nhwc) -> ir::TensorId {
     if (!detail::runtime_4d_float(g, id) || stored_nhwc(id) == nhwc) return id;
+    const ir::Shape& sh = g.tensor(id).shape;
+    if (sh[2] == 1 && sh[3] == 1) return id;  // [N, C, 1, 1]: the same bytes in both layouts
     auto it = copies.find({id, nhwc});
     if (it != copies.end()) return it->second;
     ir::Tensor t = g.tensor(id);
@@ -190,7 +202,8 @@ inline void assign_layouts(OptimizedGraph& og, const CudaBuildOptions& options) 
       layout_inputs = {0};
       if (n.op_type == "Conv" && n.inputs.size() > 3) layout_inputs.push_back(3);
     } else if (!writes_output && detail::layout_free(g, n)) {
-      want = out_nhwc = stored_nhwc(n.inputs[0]);
+      for (ir::TensorId id : n.inputs) want = want || stored_nhwc(id);  // NHWC when any operand is: the segment goes on
+      out_nhwc = want;
       for (size_t i = 0; i < n.inputs.size(); ++i) layout_inputs.push_back(i);
     } else if (n.op_type == "GlobalAveragePool" && detail::runtime_4d_float(g, n.inputs[0]) && stored_nhwc(n.inputs[0])) {
       want = true;  // reads NHWC; [N, C, 1, 1] out is the same bytes in both layouts
@@ -205,6 +218,8 @@ inline void assign_layouts(OptimizedGraph& og, const CudaBuildOptions& options) 
     nodes.push_back(std::move(n));
   }
   g.nodes = std::move(nodes);
+  if (!og.nhwc_tensors.empty()) og.layout = Layout::kNhwc;
+  return Status::ok();
 }
 
 /// Folds Relu / Clip (constant bounds) after a Conv — the Conv's output has a single consumer, is 4-D and is
@@ -269,7 +284,7 @@ inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuild
   if (!options.debug_keep_all_tensors && options.fuse_residual) r.residual_convs = ir::fuse_conv_residual_adds(graph);
   if (!options.debug_keep_all_tensors) r.fused_activation = fuse_conv_activations(graph);
   r.graph = std::move(graph);
-  assign_layouts(r, options);
+  WS_RETURN_IF_ERROR(assign_layouts(r, options));
   return r;
 }
 
