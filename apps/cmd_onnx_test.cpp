@@ -260,7 +260,10 @@ Outcome execute_cuda(ir::Graph graph, const std::vector<ir::Tensor>& inputs, con
     bo.precision = opt.precision == "fp16" ? Precision::kFloat16 : Precision::kFloat32;
     if (auto src = parse_tactic_sources(opt.tactic_sources)) bo.tactic_sources = *src;
     if (auto l = parse_layout(opt.layout)) bo.layout = *l;
-    if (Status s = CudaEngine::check_support(std::move(graph), bo); !s.is_ok()) { why = s.message(); return outcome_of(s, why); }
+    LayoutPlan plan;
+    if (Status s = CudaEngine::check_support(std::move(graph), bo, &plan); !s.is_ok()) { why = s.message(); return outcome_of(s, why); }
+    why = std::string("layout ") + layout_name(plan.layout) + ": " + std::to_string(plan.nhwc_convs) + " of " + std::to_string(plan.convs) +
+          " convs and " + std::to_string(plan.nhwc_nodes) + " nodes channels-last, " + std::to_string(plan.reformats) + " reformats";
     return Outcome::kPassed;
   }
   if (Status s = run_cuda(std::move(graph), inputs, opt, out); !s.is_ok()) { why = s.message(); return outcome_of(s, why); }

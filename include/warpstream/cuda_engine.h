@@ -93,6 +93,14 @@ inline Result<Layout> parse_layout(const std::string& text) {
   return invalid_argument("--layout: unknown layout '" + text + "' (expected auto, nchw or nhwc)");
 }
 
+/// The layout stage's plan for one build (CudaEngine::check_support): the layout that runs (kNchw or kNhwc), how
+/// many Convs there are and how many of them run channels-last, how many nodes run channels-last, and the reformat
+/// steps inserted.
+struct LayoutPlan {
+  Layout layout = Layout::kNchw;
+  size_t convs = 0, nhwc_convs = 0, nhwc_nodes = 0, reformats = 0;
+};
+
 struct CudaBuildOptions {
   Precision precision = Precision::kFloat32;
   /// Activation layout inside the engine (see Layout). Changes the graph hash (the reformat steps are part
@@ -146,7 +154,8 @@ class CudaEngine {
   /// its CUDA entry's limits) without touching a device, so it runs on a machine with no GPU. OK when build()
   /// would get past its support checks; otherwise the error build() would return (kUnsupported naming node, op
   /// type and reason; kInvalidModel for a model the spec rules out).
-  static Status check_support(ir::Graph graph, const CudaBuildOptions& options);
+  /// With `plan`: also what the build's layout stage (CudaBuildOptions::layout) planned, filled when OK.
+  static Status check_support(ir::Graph graph, const CudaBuildOptions& options, LayoutPlan* plan = nullptr);
   virtual ~CudaEngine() = default;
 
   virtual size_t num_inputs() const = 0;

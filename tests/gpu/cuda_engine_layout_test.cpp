@@ -161,6 +161,41 @@ TEST(CudaEngineLayout, MaxPoolPadsAreMinusInfinityOnSignedInput) {
   }
 }
 
+// A channel Concat inside a segment (Inception / DenseNet joins): two convs of x joined on axis 1, then a 1x1 conv;
+// Flatten (NCHW-only) shows every position. The Concat runs channels-last as a per-pixel concatenation.
+TEST(CudaEngineLayout, ChannelConcatMatchesCpu) {
+  WS_REQUIRE_LANES_GPU();
+  Net m;
+  m.b.input("x", ir::DType::kFloat32, {1, 8, 7, 9});
+  m.conv("a", "x", "ya", {8, 8, 1, 1}, 1, 0);
+  m.conv("b", "x", "yb", {4, 8, 3, 3}, 1, 1);
+  m.b.node("Concat", {"ya", "yb", "ya"}, {"cat"}, "join").i("axis", 1);
+  m.conv("after", "cat", "c", {6, 20, 1, 1}, 1, 0);
+  m.b.node("Flatten", {"c"}, {"y"}, "flatten");
+  m.b.output("y");
+  const ir::Graph g = test::import_builder(m.b);
+  for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
+    if (p == Precision::kFloat16 && test::gpu_test_fp32_only()) continue;  // racecheck's form (small_tests.h)
+    const std::string what = std::string("concat_join ") + precision_name(p);
+    SCOPED_TRACE(what);
+    CudaBuildOptions o;
+    o.layout = Layout::kNhwc;
+    const double tol = p == Precision::kFloat32 ? 1e-4 : 2e-2;
+    std::string err;
+    auto cmp = test::run_both(g, p, tol, tol, test::test_seed(what), &err, o);
+    ASSERT_TRUE(err.empty()) << err;
+    std::vector<test::Operand> operands;
+    for (size_t i = 0; i < cmp.inputs.size(); ++i) operands.emplace_back(cmp.input_names[i], cmp.inputs[i]);
+    EXPECT_TRUE(test::near_dump(what, cmp.got, cmp.ref, {.abs = tol, .rel = tol}, operands));
+    o.precision = p;
+    auto e = CudaEngine::build(g, o);
+    ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+    size_t reformats = 0;
+    for (const TacticRecord& t : (*e)->tactics()) reformats += t.op_type == "Reformat";
+    EXPECT_EQ(reformats, 2u) << "x in, c out: the Concat itself needs none";
+  }
+}
+
 // The real EfficientNet-Lite0 (when the assets exist) in NHWC, depthwise convs included, against the CPU executor:
 // max|gpu − cpu| <= rel · max|cpu| over the logits (rel 1e-3 fp32, 2e-2 fp16, as CudaEngineModel).
 TEST(CudaEngineLayout, EfficientNetLite0NhwcMatchesCpu) {

@@ -342,6 +342,74 @@ TEST(EngineCudaStages, ScalarOperandsAndOneByOneTensorsNeedNoReformat) {
   for (const char* t : {"x/nhwc", "c", "m", "a", "s"}) EXPECT_EQ(nhwc.count(t), 1u) << t;
 }
 
+// Two convs of x concatenated on the channel axis (an Inception / DenseNet join) feed a third conv: the Concat runs
+// channels-last (a per-pixel concatenation), so the input's is the only reformat; every node's flag says so.
+TEST(EngineCudaStages, ChannelConcatStaysInTheSegment) {
+  ir::ModelBuilder b(13, "concat");
+  b.input("x", ir::DType::kFloat32, {1, 8, 8, 8});
+  b.initializer("wa", {8, 8, 1, 1}, std::vector<float>(64, 0.01f));
+  b.initializer("wb", {4, 8, 3, 3}, std::vector<float>(4 * 8 * 9, 0.02f));
+  b.initializer("wc", {6, 12, 1, 1}, std::vector<float>(72, 0.03f));
+  b.initializer("wf", {10, 6}, std::vector<float>(60, 0.03f));
+  b.node("Conv", {"x", "wa"}, {"a"}, "branch_a");
+  b.node("Conv", {"x", "wb"}, {"bb"}, "branch_b").ints("pads", {1, 1, 1, 1});
+  b.node("Concat", {"a", "bb"}, {"cat"}, "join").i("axis", 1);
+  b.node("Conv", {"cat", "wc"}, {"c"}, "after");
+  b.node("GlobalAveragePool", {"c"}, {"g"}, "gap");
+  b.node("Flatten", {"g"}, {"f"}, "flatten");
+  b.node("Gemm", {"f", "wf"}, {"y"}, "fc").i("transB", 1);
+  b.output("y");
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat16;
+  auto og = optimize_for_cuda(import(b), o);
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  EXPECT_EQ(og->layout, Layout::kNhwc);
+  EXPECT_EQ(og->reformats, 1);
+  const ir::Graph& g = og->graph;
+  ASSERT_EQ(og->nhwc_nodes.size(), g.nodes.size());
+  std::set<std::string> nhwc_nodes;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (og->nhwc_nodes[i]) nhwc_nodes.insert(g.nodes[i].name);
+  EXPECT_EQ(nhwc_nodes, (std::set<std::string>{"branch_a", "branch_b", "join", "after", "gap"}));
+  EXPECT_EQ(names(g, og->nhwc_tensors).count("cat"), 1u);
+}
+
+// Auto keeps channels-last only when it needs few reformats: three convs separated by NCHW-only Softmaxes (the last
+// writes the output, so it runs NCHW) would need 4 for 2 NHWC convs (> 1 + 2 / 8), so the graph is left NCHW
+// untouched; forced nhwc keeps the plan with its 4 reformats.
+TEST(EngineCudaStages, AutoFallsBackToNchwWhenReformatsDominate) {
+  ir::ModelBuilder b(13, "softmaxes");
+  b.input("x", ir::DType::kFloat32, {1, 8, 8, 8});
+  std::string t = "x";
+  for (int i = 0; i < 3; ++i) {
+    const std::string w = "w" + std::to_string(i), c = "c" + std::to_string(i);
+    b.initializer(w, {8, 8, 3, 3}, std::vector<float>(8 * 8 * 9, 0.01f));
+    b.node("Conv", {t, w}, {c}, "conv" + std::to_string(i)).ints("pads", {1, 1, 1, 1});
+    t = c;
+    if (i < 2) {
+      b.node("Softmax", {c}, {"s" + std::to_string(i)}, "softmax" + std::to_string(i)).i("axis", 1);
+      t = "s" + std::to_string(i);
+    }
+  }
+  b.node("Relu", {t}, {"y"}, "out");
+  b.output("y");
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat16;
+  const ir::Graph g0 = import(b);
+  auto og = optimize_for_cuda(g0, o);
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  EXPECT_EQ(og->layout, Layout::kNchw);
+  EXPECT_EQ(og->reformats, 0);
+  EXPECT_TRUE(og->nhwc_tensors.empty());
+  EXPECT_TRUE(og->nhwc_nodes.empty());
+  for (const ir::Node& n : og->graph.nodes) EXPECT_EQ(n.find(kReformatAttr), nullptr) << n.name;
+  o.layout = Layout::kNhwc;
+  auto forced = optimize_for_cuda(g0, o);
+  ASSERT_TRUE(forced.is_ok()) << forced.status().to_string();
+  EXPECT_EQ(forced->layout, Layout::kNhwc);
+  EXPECT_EQ(forced->reformats, 4) << "x, c0, s0, c1 / s1: conv2 writes Relu's input, not an output";
+}
+
 TEST(EngineCudaStages, LayoutNamesParse) {
   EXPECT_EQ(*parse_layout("nhwc"), Layout::kNhwc);
   EXPECT_EQ(*parse_layout("nchw"), Layout::kNchw);

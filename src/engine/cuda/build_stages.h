@@ -65,6 +65,8 @@ struct OptimizedGraph {
   std::set<std::string> residual_convs;
   /// Stage 1b (assign_layouts): the runtime tensors stored channels-last (NHWC) and the reformat nodes inserted.
   std::set<ir::TensorId> nhwc_tensors;
+  /// Per node of `graph` (same order): it runs channels-last (BindContext::nhwc). Empty when nothing does.
+  std::vector<bool> nhwc_nodes;
   int reformats = 0;
   Layout layout = Layout::kNchw;  ///< the layout chosen (kAuto resolved)
 };
@@ -110,7 +112,8 @@ inline bool nhwc_capable(const ir::Graph& g, const ir::Node& n, bool allow_group
   }
   return false;
 }
-/// Elementwise ops whose result does not depend on the layout when every runtime operand has the output's shape.
+/// Ops whose result does not depend on the layout: elementwise ones when every runtime operand has the output's shape
+/// (or is a constant scalar), and Concat on the channel axis (bound as a per-pixel concatenation in NHWC).
 inline bool layout_free(const ir::Graph& g, const ir::Node& n) {
   static const std::set<std::string> unary = {"Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", "HardSwish", "Elu",
                                               "Selu", "Softplus", "Neg", "Abs", "Erf", "Gelu"};
@@ -122,6 +125,16 @@ inline bool layout_free(const ir::Graph& g, const ir::Node& n) {
     for (size_t i = 1; i < n.inputs.size(); ++i)
       if (n.inputs[i] != ir::kNoTensor && !g.tensor(n.inputs[i]).is_constant()) return false;
     return true;
+  }
+  if (n.op_type == "Concat") {  // on the channel axis: in NHWC memory the concatenation of each pixel's channels
+    const int64_t axis = attr_int(n, "axis", 0);
+    if (axis != 1 && axis != -3) return false;
+    for (ir::TensorId id : n.inputs) {
+      if (!runtime_4d_float(g, id)) return false;
+      const ir::Shape& x = g.tensor(id).shape;
+      if (x[0] != y[0] || x[2] != y[2] || x[3] != y[3]) return false;
+    }
+    return !n.inputs.empty();
   }
   if (binary.count(n.op_type)) {  // every operand a runtime tensor of y's shape or a constant scalar (x * 0.5, x + 3)
     bool runtime = false;
@@ -144,7 +157,9 @@ inline bool layout_free(const ir::Graph& g, const ir::Node& n) {
 /// is stored in the other layout, an Identity reformat node (kReformatAttr) is inserted before it, one per
 /// (tensor, layout), shared by later consumers; an [N, C, 1, 1] tensor (the same bytes in both layouts) is never
 /// reformatted. Graph inputs and outputs stay NCHW. OptimizedGraph::layout says kNhwc when any tensor is stored
-/// channels-last. Errors: kInvalidArgument for layout kNhwc without tactic source cudnn. Device-free.
+/// channels-last. kAuto keeps the channels-last plan only if it needs at most 1 + (NHWC convs) / 8 reformats, else
+/// the graph is left as it was (NCHW). Errors: kInvalidArgument for layout kNhwc without tactic source cudnn.
+/// Device-free.
 inline Status assign_layouts(OptimizedGraph& og, const CudaBuildOptions& options) {
   ir::Graph& g = og.graph;
   Layout l = options.layout;
@@ -163,6 +178,12 @@ inline Status assign_layouts(OptimizedGraph& og, const CudaBuildOptions& options
                             "tactic sources: " + tactic_sources_string(options.tactic_sources) + ")");
   og.layout = Layout::kNchw;  // until a tensor is stored channels-last (below)
   if (l != Layout::kNhwc || options.debug_keep_all_tensors) return Status::ok();
+  // auto keeps the plan only when its reformats are few for its channels-last convs (a rule, not a timing):
+  // at most 1 + (NHWC convs) / 8. Otherwise the graph is restored and runs NCHW.
+  const bool is_auto = options.layout == Layout::kAuto;
+  std::vector<ir::Node> saved_nodes;
+  const size_t saved_tensors = g.tensors.size();
+  if (is_auto) saved_nodes = g.nodes;
   std::set<ir::TensorId> outputs(g.outputs.begin(), g.outputs.end());
   std::map<std::pair<ir::TensorId, bool>, ir::TensorId> copies;  // (source, to NHWC) -> reformatted tensor
   std::vector<ir::Node> nodes;
@@ -212,12 +233,27 @@ inline Status assign_layouts(OptimizedGraph& og, const CudaBuildOptions& options
     }
     for (size_t i : layout_inputs)
       if (i < n.inputs.size()) n.inputs[i] = in_layout(n.inputs[i], want);
+    while (og.nhwc_nodes.size() < nodes.size()) og.nhwc_nodes.push_back(false);  // the reformats just inserted
+    og.nhwc_nodes.push_back(want);
     if (out_nhwc)
       for (ir::TensorId o : n.outputs)
         if (detail::runtime_4d_float(g, o)) og.nhwc_tensors.insert(o);
     nodes.push_back(std::move(n));
   }
   g.nodes = std::move(nodes);
+  if (is_auto) {
+    int nhwc_convs = 0;
+    for (const ir::Node& n : g.nodes)
+      if (n.op_type == "Conv" && !n.outputs.empty() && og.nhwc_tensors.count(n.outputs[0])) ++nhwc_convs;
+    if (og.reformats > 1 + nhwc_convs / 8) {
+      g.nodes = std::move(saved_nodes);
+      g.tensors.resize(saved_tensors);
+      og.nhwc_tensors.clear();
+      og.nhwc_nodes.clear();
+      og.reformats = 0;
+      return Status::ok();
+    }
+  }
   if (!og.nhwc_tensors.empty()) og.layout = Layout::kNhwc;
   return Status::ok();
 }

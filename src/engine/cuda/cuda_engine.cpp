@@ -343,8 +343,7 @@ Result<size_t> bind_steps(EngineImpl& e, const OptimizedGraph& og, const std::ve
     BindContext bc{g, node, analyzed[i], options, options.precision,
                    half ? kernels::ElemType::kFloat16 : kernels::ElemType::kFloat32, half ? size_t{2} : size_t{4},
                    kernels::Activation::kNone, {}, upload, upload_values, dev, cache, e.tactics_, upload_stored};
-    for (ir::TensorId id : node.inputs) bc.nhwc = bc.nhwc || og.nhwc_tensors.count(id);
-    for (ir::TensorId id : node.outputs) bc.nhwc = bc.nhwc || og.nhwc_tensors.count(id);
+    bc.nhwc = i < og.nhwc_nodes.size() && og.nhwc_nodes[i];  // the plan of assign_layouts (build_stages.h)
     if (auto f = og.fused_activation.find(node.name); f != og.fused_activation.end())
       if (!activation_of(g, f->second, bc.fused_act, bc.fused_params))
         return internal_error(node.describe(g.opset) + ": fused activation '" + f->second.name + "' has no epilogue form");
@@ -448,12 +447,26 @@ Result<size_t> bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end
 }  // namespace
 }  // namespace cudaexec
 
-Status CudaEngine::check_support(ir::Graph graph, const CudaBuildOptions& options) {
+Status CudaEngine::check_support(ir::Graph graph, const CudaBuildOptions& options, LayoutPlan* plan) {
   using namespace cudaexec;
   WS_ASSIGN_OR_RETURN(OptimizedGraph og, optimize_for_cuda(std::move(graph), options));
   BuildDevice dev;  // never opened: supports() does no device work
   const std::vector<ir::Node> view = onnx_view(og.graph, og.residual_convs);
-  return cudaexec::check_support(og.graph, view, options, dev).status();
+  WS_RETURN_IF_ERROR(cudaexec::check_support(og.graph, view, options, dev).status());
+  if (plan) {
+    *plan = LayoutPlan{};
+    plan->layout = og.layout;
+    plan->reformats = static_cast<size_t>(og.reformats);
+    for (size_t i = 0; i < og.graph.nodes.size(); ++i) {
+      const bool nhwc = i < og.nhwc_nodes.size() && og.nhwc_nodes[i];
+      plan->nhwc_nodes += nhwc;
+      if (og.graph.nodes[i].op_type == "Conv") {
+        ++plan->convs;
+        plan->nhwc_convs += nhwc;
+      }
+    }
+  }
+  return Status::ok();
 }
 
 // The stages, in order: optimize (build_stages.h) -> check support (no device work) -> plan the arena

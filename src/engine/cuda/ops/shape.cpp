@@ -57,10 +57,18 @@ Status supports_concat(const BindContext& c) {
   return Status::ok();
 }
 Status bind_concat(BindContext& c, Step& s) {
-  const ir::Shape& y = out_shape(c);
+  // Channels-last (BindContext::nhwc; assign_layouts admits a 4-D concat on axis 1 only): the tensors are
+  // [N, H, W, C] in memory, so it is the same copy on the physical shapes along their last axis.
+  const bool nhwc = c.nhwc && out_shape(c).size() == 4;
+  auto physical = [nhwc](const ir::Shape& x) { return nhwc ? ir::Shape{x[0], x[2], x[3], x[1]} : x; };
+  const ir::Shape y = physical(out_shape(c));
   const int64_t rank = static_cast<int64_t>(y.size());
   int64_t axis = attr_i(c.node, "axis", 0);
   if (axis < 0) axis += rank;
+  if (nhwc) {
+    if (axis != 1) return internal_error(c.node.describe(c.graph.opset) + ": an NHWC Concat must be on the channel axis");
+    axis = 3;
+  }
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < axis; ++i) outer *= y[static_cast<size_t>(i)];
   for (int64_t i = axis + 1; i < rank; ++i) inner *= y[static_cast<size_t>(i)];
@@ -69,7 +77,7 @@ Status bind_concat(BindContext& c, Step& s) {
   std::vector<std::pair<size_t, size_t>> parts;  // (dst byte offset, row bytes)
   size_t off = 0;
   for (size_t i = 0; i < c.node.inputs.size(); ++i) {
-    const size_t row = static_cast<size_t>(in_t(c, i).shape[static_cast<size_t>(axis)] * inner) * es;
+    const size_t row = static_cast<size_t>(physical(in_t(c, i).shape)[static_cast<size_t>(axis)] * inner) * es;
     parts.emplace_back(off, row);
     off += row;
   }
