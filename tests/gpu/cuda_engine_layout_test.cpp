@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -126,18 +127,12 @@ TEST(CudaEngineLayout, NhwcSegmentsMatchCpu) {
 // negative keeps its maximum negative (a zero pad would give 0). x [1,8,9,9] uniform in [-1, 1) -> MaxPool 3x3 s2 p1
 // (NHWC, after the input's reformat) -> Conv 1x1 (NHWC) -> Flatten (NCHW-only: reformat back) -> y, every
 // spatial position of the pooled map visible in y.
-TEST(CudaEngineLayout, MaxPoolPadsAreMinusInfinityOnSignedInput) {
-  WS_REQUIRE_LANES_GPU();
-  Net m;
-  m.b.input("x", ir::DType::kFloat32, {1, 8, 9, 9});
-  m.b.node("MaxPool", {"x"}, {"p"}, "pool").ints("kernel_shape", {3, 3}).ints("strides", {2, 2}).ints("pads", {1, 1, 1, 1});
-  m.conv("mix", "p", "c", {8, 8, 1, 1}, 1, 0);
-  m.b.node("Flatten", {"c"}, {"y"}, "flatten");
-  m.b.output("y");
-  const ir::Graph g = test::import_builder(m.b);
+// `g` built with layout nhwc against the CPU executor in fp32 and fp16 (fp32 only in racecheck's form), then its
+// tactics: `reformats` Reformat steps and, for each op type in `nhwc_ops`, that many steps of it running NHWC.
+void expect_nhwc_matches_cpu(const ir::Graph& g, const std::string& label, size_t reformats, const std::map<std::string, size_t>& nhwc_ops) {
   for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
     if (p == Precision::kFloat16 && test::gpu_test_fp32_only()) continue;  // racecheck's form (small_tests.h)
-    const std::string what = std::string("maxpool_signed ") + precision_name(p);
+    const std::string what = label + " " + precision_name(p);
     SCOPED_TRACE(what);
     CudaBuildOptions o;
     o.layout = Layout::kNhwc;
@@ -151,14 +146,27 @@ TEST(CudaEngineLayout, MaxPoolPadsAreMinusInfinityOnSignedInput) {
     o.precision = p;
     auto e = CudaEngine::build(g, o);
     ASSERT_TRUE(e.is_ok()) << e.status().to_string();
-    size_t nhwc_pools = 0, reformats = 0;
+    size_t got_reformats = 0;
+    std::map<std::string, size_t> got_nhwc;
     for (const TacticRecord& t : (*e)->tactics()) {
-      nhwc_pools += t.op_type == "MaxPool" && t.choice.find("NHWC") != std::string::npos;
-      reformats += t.op_type == "Reformat";
+      got_reformats += t.op_type == "Reformat";
+      if (t.op_type != "Reformat" && t.choice.find("NHWC") != std::string::npos) got_nhwc[t.op_type]++;
     }
-    EXPECT_EQ(nhwc_pools, 1u) << "the pool must run channels-last for this test to mean anything";
-    EXPECT_EQ(reformats, 2u);
+    EXPECT_EQ(got_reformats, reformats);
+    for (const auto& [op, n] : nhwc_ops) EXPECT_EQ(got_nhwc[op], n) << op << " steps running NHWC";
   }
+}
+
+TEST(CudaEngineLayout, MaxPoolPadsAreMinusInfinityOnSignedInput) {
+  WS_REQUIRE_LANES_GPU();
+  Net m;
+  m.b.input("x", ir::DType::kFloat32, {1, 8, 9, 9});
+  m.b.node("MaxPool", {"x"}, {"p"}, "pool").ints("kernel_shape", {3, 3}).ints("strides", {2, 2}).ints("pads", {1, 1, 1, 1});
+  m.conv("mix", "p", "c", {8, 8, 1, 1}, 1, 0);
+  m.b.node("Flatten", {"c"}, {"y"}, "flatten");
+  m.b.output("y");
+  // the pool must run channels-last for this test to mean anything
+  expect_nhwc_matches_cpu(test::import_builder(m.b), "maxpool_signed", 2, {{"MaxPool", 1}, {"Conv", 1}});
 }
 
 // A channel Concat inside a segment (Inception / DenseNet joins): two convs of x joined on axis 1, then a 1x1 conv;
@@ -173,27 +181,8 @@ TEST(CudaEngineLayout, ChannelConcatMatchesCpu) {
   m.conv("after", "cat", "c", {6, 20, 1, 1}, 1, 0);
   m.b.node("Flatten", {"c"}, {"y"}, "flatten");
   m.b.output("y");
-  const ir::Graph g = test::import_builder(m.b);
-  for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
-    if (p == Precision::kFloat16 && test::gpu_test_fp32_only()) continue;  // racecheck's form (small_tests.h)
-    const std::string what = std::string("concat_join ") + precision_name(p);
-    SCOPED_TRACE(what);
-    CudaBuildOptions o;
-    o.layout = Layout::kNhwc;
-    const double tol = p == Precision::kFloat32 ? 1e-4 : 2e-2;
-    std::string err;
-    auto cmp = test::run_both(g, p, tol, tol, test::test_seed(what), &err, o);
-    ASSERT_TRUE(err.empty()) << err;
-    std::vector<test::Operand> operands;
-    for (size_t i = 0; i < cmp.inputs.size(); ++i) operands.emplace_back(cmp.input_names[i], cmp.inputs[i]);
-    EXPECT_TRUE(test::near_dump(what, cmp.got, cmp.ref, {.abs = tol, .rel = tol}, operands));
-    o.precision = p;
-    auto e = CudaEngine::build(g, o);
-    ASSERT_TRUE(e.is_ok()) << e.status().to_string();
-    size_t reformats = 0;
-    for (const TacticRecord& t : (*e)->tactics()) reformats += t.op_type == "Reformat";
-    EXPECT_EQ(reformats, 2u) << "x in, c out: the Concat itself needs none";
-  }
+  // x in, c out: the Concat itself needs no reformat
+  expect_nhwc_matches_cpu(test::import_builder(m.b), "concat_join", 2, {{"Conv", 3}});
 }
 
 // The real EfficientNet-Lite0 (when the assets exist) in NHWC, depthwise convs included, against the CPU executor:

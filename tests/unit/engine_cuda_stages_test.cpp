@@ -229,6 +229,15 @@ std::set<std::string> names(const ir::Graph& g, const std::set<ir::TensorId>& id
   return r;
 }
 
+// The fp16, layout-auto plan of `b`'s model (empty when optimize_for_cuda fails, which is a test failure).
+OptimizedGraph fp16_auto_plan(const ir::ModelBuilder& b) {
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat16;
+  auto og = optimize_for_cuda(import(b), o);
+  EXPECT_TRUE(og.is_ok()) << og.status().to_string();
+  return og.is_ok() ? std::move(og).value() : OptimizedGraph{};
+}
+
 TEST(EngineCudaStages, Fp16AutoRunsTheConvSegmentChannelsLastWithOneReformat) {
   CudaBuildOptions o;
   o.precision = Precision::kFloat16;
@@ -332,13 +341,10 @@ TEST(EngineCudaStages, ScalarOperandsAndOneByOneTensorsNeedNoReformat) {
   b.node("Sigmoid", {"s"}, {"sg"}, "gate");
   b.node("Flatten", {"sg"}, {"y"}, "flatten");
   b.output("y");
-  CudaBuildOptions o;
-  o.precision = Precision::kFloat16;
-  auto og = optimize_for_cuda(import(b), o);
-  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
-  EXPECT_EQ(og->layout, Layout::kNhwc);
-  EXPECT_EQ(og->reformats, 1) << "only x";
-  const std::set<std::string> nhwc = names(og->graph, og->nhwc_tensors);
+  const OptimizedGraph og = fp16_auto_plan(b);
+  EXPECT_EQ(og.layout, Layout::kNhwc);
+  EXPECT_EQ(og.reformats, 1) << "only x";
+  const std::set<std::string> nhwc = names(og.graph, og.nhwc_tensors);
   for (const char* t : {"x/nhwc", "c", "m", "a", "s"}) EXPECT_EQ(nhwc.count(t), 1u) << t;
 }
 
@@ -359,19 +365,16 @@ TEST(EngineCudaStages, ChannelConcatStaysInTheSegment) {
   b.node("Flatten", {"g"}, {"f"}, "flatten");
   b.node("Gemm", {"f", "wf"}, {"y"}, "fc").i("transB", 1);
   b.output("y");
-  CudaBuildOptions o;
-  o.precision = Precision::kFloat16;
-  auto og = optimize_for_cuda(import(b), o);
-  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
-  EXPECT_EQ(og->layout, Layout::kNhwc);
-  EXPECT_EQ(og->reformats, 1);
-  const ir::Graph& g = og->graph;
-  ASSERT_EQ(og->nhwc_nodes.size(), g.nodes.size());
+  const OptimizedGraph og = fp16_auto_plan(b);
+  EXPECT_EQ(og.layout, Layout::kNhwc);
+  EXPECT_EQ(og.reformats, 1);
+  const ir::Graph& g = og.graph;
+  ASSERT_EQ(og.nhwc_nodes.size(), g.nodes.size());
   std::set<std::string> nhwc_nodes;
   for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (og->nhwc_nodes[i]) nhwc_nodes.insert(g.nodes[i].name);
+    if (og.nhwc_nodes[i]) nhwc_nodes.insert(g.nodes[i].name);
   EXPECT_EQ(nhwc_nodes, (std::set<std::string>{"branch_a", "branch_b", "join", "after", "gap"}));
-  EXPECT_EQ(names(g, og->nhwc_tensors).count("cat"), 1u);
+  EXPECT_EQ(names(g, og.nhwc_tensors).count("cat"), 1u);
 }
 
 // Auto keeps channels-last only when it needs few reformats: three convs separated by NCHW-only Softmaxes (the last
