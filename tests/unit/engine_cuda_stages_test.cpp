@@ -413,6 +413,41 @@ TEST(EngineCudaStages, AutoFallsBackToNchwWhenReformatsDominate) {
   EXPECT_EQ(forced->reformats, 4) << "x, c0, s0, c1 / s1: conv2 writes Relu's input, not an output";
 }
 
+// A DenseNet transition as torch exports it: Conv -> BatchNormalization (constant statistics, not foldable: it follows
+// a Concat in DenseNet, here the Conv's output has a second use) -> Relu -> Pad -> AveragePool -> Conv. The BN and
+// the Pad run channels-last (a per-channel affine; pads on the permuted axes): only the input is reformatted.
+TEST(EngineCudaStages, BatchNormAndPadStayInTheSegment) {
+  ir::ModelBuilder b(13, "transition");
+  b.input("x", ir::DType::kFloat32, {1, 8, 8, 8});
+  b.initializer("w1", {8, 8, 3, 3}, std::vector<float>(8 * 8 * 9, 0.01f));
+  for (const char* k : {"scale", "bias", "mean"}) b.initializer(k, {8}, std::vector<float>(8, 0.5f));
+  b.initializer("var", {8}, std::vector<float>(8, 1.0f));
+  b.initializer_i64("pads", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
+  b.initializer("w2", {8, 8, 1, 1}, std::vector<float>(64, 0.02f));
+  b.initializer("wf", {10, 8}, std::vector<float>(80, 0.03f));
+  b.node("Conv", {"x", "w1"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  b.node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"bn"}, "bn");
+  b.node("Relu", {"bn"}, {"r"}, "relu");
+  b.node("Pad", {"r", "pads"}, {"p"}, "pad");
+  b.node("AveragePool", {"p"}, {"ap"}, "avg").ints("kernel_shape", {2, 2}).ints("strides", {2, 2});
+  b.node("Add", {"ap", "ap"}, {"a2"}, "double");
+  b.node("Conv", {"a2", "w2"}, {"c2"}, "conv2");
+  b.node("Add", {"c", "c"}, {"c_twice"}, "second_use");  // keeps the BN from folding into the conv
+  b.node("GlobalAveragePool", {"c2"}, {"g"}, "gap");
+  b.node("GlobalAveragePool", {"c_twice"}, {"g2"}, "gap2");
+  b.node("Add", {"g", "g2"}, {"gs"}, "join");
+  b.node("Flatten", {"gs"}, {"f"}, "flatten");
+  b.node("Gemm", {"f", "wf"}, {"y"}, "fc").i("transB", 1);
+  b.output("y");
+  const OptimizedGraph og = fp16_auto_plan(b);
+  EXPECT_EQ(og.layout, Layout::kNhwc);
+  EXPECT_EQ(og.reformats, 1) << "only x";
+  std::set<std::string> nhwc_nodes;
+  for (size_t i = 0; i < og.graph.nodes.size() && i < og.nhwc_nodes.size(); ++i)
+    if (og.nhwc_nodes[i]) nhwc_nodes.insert(og.graph.nodes[i].name);
+  for (const char* n : {"bn", "pad", "avg", "conv2"}) EXPECT_EQ(nhwc_nodes.count(n), 1u) << n;
+}
+
 TEST(EngineCudaStages, LayoutNamesParse) {
   EXPECT_EQ(*parse_layout("nhwc"), Layout::kNhwc);
   EXPECT_EQ(*parse_layout("nchw"), Layout::kNchw);

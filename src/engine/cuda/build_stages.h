@@ -113,7 +113,9 @@ inline bool nhwc_capable(const ir::Graph& g, const ir::Node& n, bool allow_group
   return false;
 }
 /// Ops whose result does not depend on the layout: elementwise ones when every runtime operand has the output's shape
-/// (or is a constant scalar), and Concat on the channel axis (bound as a per-pixel concatenation in NHWC).
+/// (or is a constant scalar), inference BatchNormalization with constant statistics (a per-channel affine), Pad with
+/// constant pads (bound on the permuted axes), and
+/// Concat on the channel axis (bound as a per-pixel concatenation in NHWC).
 inline bool layout_free(const ir::Graph& g, const ir::Node& n) {
   static const std::set<std::string> unary = {"Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", "HardSwish", "Elu",
                                               "Selu", "Softplus", "Neg", "Abs", "Erf", "Gelu"};
@@ -124,6 +126,18 @@ inline bool layout_free(const ir::Graph& g, const ir::Node& n) {
     if (!runtime_4d_float(g, n.inputs[0]) || g.tensor(n.inputs[0]).shape != y) return false;
     for (size_t i = 1; i < n.inputs.size(); ++i)
       if (n.inputs[i] != ir::kNoTensor && !g.tensor(n.inputs[i]).is_constant()) return false;
+    return true;
+  }
+  if (n.op_type == "Pad") {  // constant pads (attribute or input 1), no axes input: per-axis, so the bind permutes them
+    if (!runtime_4d_float(g, n.inputs[0]) || n.inputs.size() > 3) return false;
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      if (n.inputs[i] != ir::kNoTensor && !g.tensor(n.inputs[i]).is_constant()) return false;
+    return true;
+  }
+  if (n.op_type == "BatchNormalization") {  // constant statistics: a per-channel affine (channel = i % C in NHWC)
+    if (n.inputs.size() != 5 || !runtime_4d_float(g, n.inputs[0]) || g.tensor(n.inputs[0]).shape != y) return false;
+    for (size_t i = 1; i < 5; ++i)
+      if (n.inputs[i] == ir::kNoTensor || !g.tensor(n.inputs[i]).is_constant()) return false;
     return true;
   }
   if (n.op_type == "Concat") {  // on the channel axis: in NHWC memory the concatenation of each pixel's channels

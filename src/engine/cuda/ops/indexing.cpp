@@ -8,6 +8,7 @@
 // DepthToSpace / SpaceToDepth (a 6-D transpose).
 // Kernels: src/kernels/indexing/indexing.cu, src/kernels/elementwise/elementwise.cu (transpose).
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <climits>
@@ -353,10 +354,13 @@ Status bind_pad(BindContext& c, Step& s) {
   if (pads.size() != 2 * r) return refuse(c, "pads has " + std::to_string(pads.size()) + " values for rank " + std::to_string(r));
   kernels::PadDims d;
   d.rank = static_cast<int>(r);
+  // Channels-last (BindContext::nhwc; 4-D only): memory axis k holds logical axis axes[k] of [N, C, H, W].
+  const bool nhwc = c.nhwc && r == 4;
   for (size_t k = 0; k < r; ++k) {
-    d.x_dims[k] = x[k];
-    d.y_dims[k] = y[k];
-    d.begin[k] = pads[k];
+    const size_t a = nhwc ? std::array<size_t, 4>{0, 2, 3, 1}[k] : k;
+    d.x_dims[k] = x[a];
+    d.y_dims[k] = y[a];
+    d.begin[k] = pads[a];
   }
   const std::string mode_s = attr_s(c.node, "mode", "constant");
   const kernels::PadMode mode = mode_s == "reflect" ? kernels::PadMode::kReflect

@@ -107,6 +107,10 @@ Status bind_batch_norm(BindContext& c, Step& s) {
   int64_t inner = 1;
   for (size_t i = 2; i < x.size(); ++i) inner *= x[i];
   const double eps = attr_f(c.node, "epsilon", 1e-5f);
+  if (c.nhwc) {  // channels-last (assign_layouts admits constant statistics only): channel = i % C
+    if (!batch_norm_params_constant(c)) return internal_error(c.node.describe(c.graph.opset) + ": an NHWC BatchNormalization needs constant statistics");
+    inner = 1;
+  }
   if (!batch_norm_params_constant(c)) {  // statistics known only at run time (graph inputs): read per element
     const int64_t count = in_t(c, 0).elements();
     const ElemType et = c.elem;
