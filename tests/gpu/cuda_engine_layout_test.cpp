@@ -169,42 +169,27 @@ TEST(CudaEngineLayout, MaxPoolPadsAreMinusInfinityOnSignedInput) {
   expect_nhwc_matches_cpu(test::import_builder(m.b), "maxpool_signed", 2, {{"MaxPool", 1}, {"Conv", 1}});
 }
 
-// A channel Concat inside a segment (Inception / DenseNet joins): two convs of x joined on axis 1, then a 1x1 conv;
-// Flatten (NCHW-only) shows every position. The Concat runs channels-last as a per-pixel concatenation.
-TEST(CudaEngineLayout, ChannelConcatMatchesCpu) {
-  WS_REQUIRE_LANES_GPU();
-  Net m;
-  m.b.input("x", ir::DType::kFloat32, {1, 8, 7, 9});
-  m.conv("a", "x", "ya", {8, 8, 1, 1}, 1, 0);
-  m.conv("b", "x", "yb", {4, 8, 3, 3}, 1, 1);
-  m.b.node("Concat", {"ya", "yb", "ya"}, {"cat"}, "join").i("axis", 1);
-  m.conv("after", "cat", "c", {6, 20, 1, 1}, 1, 0);
-  m.b.node("Flatten", {"c"}, {"y"}, "flatten");
-  m.b.output("y");
-  // x in, c out: the Concat itself needs no reformat
-  expect_nhwc_matches_cpu(test::import_builder(m.b), "concat_join", 2, {{"Conv", 3}});
-}
-
-// A DenseNet / Inception piece as torch exports it: a standalone BatchNormalization (constant statistics; it
-// follows a Concat, so nothing folds it), Relu, an explicit Pad before an AveragePool, then a conv; channels-last
-// BN is a per-channel affine with channel = i % C, Pad pads the permuted axes.
-TEST(CudaEngineLayout, BatchNormAndPadMatchCpu) {
+// A DenseNet / Inception piece as torch exports it: two convs joined by a channel Concat (a per-pixel
+// concatenation in NHWC), a standalone BatchNormalization (constant statistics; after the Concat nothing folds it;
+// channel = i % C), Relu, an explicit Pad before an AveragePool (pads on the permuted axes), a 1x1 conv; Flatten
+// (NCHW-only) shows every position. Only x and the last conv's output are reformatted.
+TEST(CudaEngineLayout, ConcatBatchNormAndPadMatchCpu) {
   WS_REQUIRE_LANES_GPU();
   Net m;
   m.b.input("x", ir::DType::kFloat32, {1, 6, 9, 8});
   m.conv("a", "x", "ya", {6, 6, 3, 3}, 1, 1);
   m.conv("b", "x", "yb", {4, 6, 1, 1}, 1, 0);
-  m.b.node("Concat", {"ya", "yb"}, {"cat"}, "join").i("axis", 1);
-  m.b.initializer("bn_s", {10}, test::random_values(10, test::seed_for("bn_s"), 0.5f, 1.5f));
-  m.b.initializer("bn_b", {10}, test::random_values(10, test::seed_for("bn_b"), -0.5f, 0.5f));
-  m.b.initializer("bn_m", {10}, test::random_values(10, test::seed_for("bn_m"), -0.5f, 0.5f));
-  m.b.initializer("bn_v", {10}, test::random_values(10, test::seed_for("bn_v"), 0.5f, 2.0f));
+  m.b.node("Concat", {"ya", "yb", "ya"}, {"cat"}, "join").i("axis", 1);  // one input twice
+  m.b.initializer("bn_s", {16}, test::random_values(16, test::seed_for("bn_s"), 0.5f, 1.5f));
+  m.b.initializer("bn_b", {16}, test::random_values(16, test::seed_for("bn_b"), -0.5f, 0.5f));
+  m.b.initializer("bn_m", {16}, test::random_values(16, test::seed_for("bn_m"), -0.5f, 0.5f));
+  m.b.initializer("bn_v", {16}, test::random_values(16, test::seed_for("bn_v"), 0.5f, 2.0f));
   m.b.node("BatchNormalization", {"cat", "bn_s", "bn_b", "bn_m", "bn_v"}, {"bn"}, "bn");
   m.b.node("Relu", {"bn"}, {"r"}, "relu");
   m.b.initializer_i64("pads", {8}, {0, 0, 1, 2, 0, 0, 1, 0});  // asymmetric on purpose: Pad is per axis
   m.b.node("Pad", {"r", "pads"}, {"p"}, "pad");
   m.b.node("AveragePool", {"p"}, {"ap"}, "avg").ints("kernel_shape", {3, 3}).ints("strides", {2, 2});
-  m.conv("after", "ap", "c", {5, 10, 1, 1}, 1, 0);
+  m.conv("after", "ap", "c", {5, 16, 1, 1}, 1, 0);
   m.b.node("Flatten", {"c"}, {"y"}, "flatten");
   m.b.output("y");
   expect_nhwc_matches_cpu(test::import_builder(m.b), "bn_pad", 2, {{"Conv", 3}, {"AveragePool", 1}});
