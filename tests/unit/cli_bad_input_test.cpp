@@ -210,6 +210,8 @@ TEST_F(CliBadInput, DirectoryAsImageModelLabelsOrConfig) {
 TEST_F(CliBadInput, UsageErrorsAreOneErrorLine) {
   expect_one_error(classify(model_, labels_, image_, "--topk abc"), {"usage", "--topk"});
   expect_one_error(classify(model_, labels_, image_, "--device bogus"), {"usage", "--device"});
+  expect_one_error(classify(model_, labels_, image_, "--layout NHWC"), {"usage", "--layout", "NHWC"});
+  expect_one_error(classify(model_, labels_, image_, "--layout ''"), {"usage", "--layout"});
   const std::string err = dir_.file("err.txt");
   const int rc = std::system((quote(WS_CLI_PATH) + " bogus 2> " + quote(err)).c_str());
   ASSERT_TRUE(WIFEXITED(rc));
@@ -234,6 +236,7 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --json " + quote(dir_.file("no/such/dir/r.json"))), {"cannot write", "directory"});
   expect_one_error(cli("bench --model " + m + " --samples " + quote(dir_.path().string())), {"cannot write", "is a directory"});
   expect_one_error(cli("bench --model " + m + " --tactic-sources nope"), {"--tactic-sources", "nope"});
+  expect_one_error(cli("bench --model " + m + " --layout bogus"), {"--layout", "'bogus'", "auto, nchw or nhwc"});
   expect_one_error(cli("bench --model " + m + " --profile-layers -1"), {"--profile-layers"});
 }
 
@@ -277,6 +280,8 @@ TEST_F(CliBadInput, OnnxTestRejectsBadOptions) {
   expect_one_error(cli("onnx-test --precision fp8 " + d), {"--precision", "fp8"});
   expect_one_error(cli("onnx-test --precision fp16 " + d), {"--precision fp16", "--device cuda"});
   expect_one_error(cli("onnx-test --check-support " + d), {"--check-support", "--device cuda"});
+  expect_one_error(cli("onnx-test --layout nhwc " + d), {"--layout nhwc", "--device cuda"});
+  expect_one_error(cli("onnx-test --layout bogus " + d), {"usage", "--layout"});
   expect_one_error(cli("onnx-test " + quote(dir_.file("no-such-dir"))), {"not a directory"});
   const CliResult cuda = cli("onnx-test --device cuda --tactic-sources bogus " + d);
   if (cuda.err.find("no CUDA support") != std::string::npos) GTEST_SKIP() << "CPU-only build: " << cuda.err;
