@@ -128,6 +128,12 @@ struct CudaBuildOptions {
   /// TensorRT's avgTiming iterations. 1..1000; fewer = a faster build and noisier choices (the GPU tests'
   /// small form under compute-sanitizer uses 1). Not part of the timing-cache identity.
   int tactic_timing_iterations = 10;
+  /// Programmatic dependent launch (CUDA 12+, compute capability 9.0+; ignored below it): our own conv kernels
+  /// (depthwise, pointwise, split-K reduction, direct) are launched so that each may be scheduled while its
+  /// predecessor drains, and wait on the device (griddepcontrol.wait) before their first memory access; in the
+  /// lanes' CUDA graphs these become programmatic edges. Same results bit for bit; only the gaps between
+  /// kernels change. Not part of the timing-cache identity (it does not change which tactic is correct).
+  bool programmatic_dependent_launch = true;
 };
 
 /// One build-time choice, for reports ("node 'conv_3' Conv: cudnn algo 1 (IMPLICIT_PRECOMP_GEMM), NHWC, 12.3 µs").

@@ -220,12 +220,18 @@ TEST(ConvKernels, PointwiseMatchesReference) {
     check_kernel("pw_M16_N12544_K32", k, geo(1, 32, 112, 112, 16, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
     check_kernel("pw_M192_N3136_K32", k, geo(1, 32, 56, 56, 192, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
     check_kernel("pw_M5_N3_K70_odd", k, geo(1, 70, 3, 1, 5, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
+    // fp16 pipeline forms: 16-byte loads of both operands over 8 k-tiles (the 4-deep register pipeline
+    // refills), and 16-byte X / scalar W loads (K % 8 != 0) with 16-byte epilogue stores, batch 2
+    check_kernel("pw_M40_N784_K240_vec", k, geo(1, 240, 28, 28, 40, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
+    check_kernel("pw_M24_N784_K20_n2_vecx", k, geo(2, 20, 28, 28, 24, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
   }
 }
 
 TEST(ConvKernels, DirectMatchesReference) {
   WS_REQUIRE_LANES_GPU();
   check_kernel("direct_stem_cin3_s2_asym0011_224", Kernel::kDirect, geo(1, 3, 224, 224, 32, 1, 3, 3, 2, 1, {0, 0, 1, 1}));
+  // the stem form (direct_stem3x3_kernel): Cout not a multiple of its 8-channel group, batch 2, dilation 2
+  check_kernel("direct_stem_cin3_s1_dil2_cout13_n2", Kernel::kDirect, geo(2, 3, 17, 15, 13, 1, 3, 3, 1, 2, {2, 1, 0, 3}));
   check_kernel("direct_group2_dil2_s2", Kernel::kDirect, geo(1, 8, 13, 11, 6, 2, 3, 3, 2, 2, {2, 1, 2, 1}));
   check_kernel("direct_7x7_s2_pad3_n2", Kernel::kDirect, geo(2, 3, 32, 30, 8, 1, 7, 7, 2, 1, {3, 3, 3, 3}));
   check_kernel("direct_depthwise_shape", Kernel::kDirect, geo(1, 16, 15, 15, 16, 16, 3, 3, 2, 1, {0, 0, 1, 1}));

@@ -1,5 +1,6 @@
 // WarpStream's own 2-D convolution kernels (see conv.h): depthwise, pointwise (1×1 as a tiled GEMM; fp32
-// FMA or fp16 tensor cores through nvcuda::wmma) and a generic direct convolution. Each fuses zero padding
+// FMA or fp16 tensor cores through nvcuda::wmma) and a generic direct convolution (with a 3×3 RGB stem form:
+// one thread per pixel × 8 output channels). Each fuses zero padding
 // (bounds checks: no padded copy, asymmetric pads free), bias, an optional residual and the activation into
 // its one launch — the cuDNN path needs up to three kernels (pad, convolution, bias+activation epilogue).
 // NCHW, OIHW weights, float32 or float16 storage, float32 arithmetic. 32-bit indices (validate_conv2d
@@ -14,6 +15,7 @@
 #include "cuda/cuda_util.h"
 #include "kernels/conv/conv.h"
 #include "kernels/elementwise/device_math.cuh"
+#include "kernels/pdl.cuh"
 
 namespace ws::kernels {
 namespace {
@@ -25,6 +27,8 @@ using device::activate;
 using device::clamp01;
 using device::load;
 using device::store;
+using device::pdl_allow_dependents;
+using device::pdl_wait;
 
 // Epilogue of one output element: + bias[co] + residual[idx], activation, store.
 template <typename T>
@@ -60,6 +64,8 @@ __global__ void __launch_bounds__(kThreads) depthwise_kernel(const T* __restrict
                                                              const float* __restrict__ bias, const T* __restrict__ res,
                                                              SpatialArgs a, int wgroups, int threads_total, Activation act,
                                                              ActivationParams p) {
+  pdl_allow_dependents();  // pdl.cuh: both before any global access
+  pdl_wait();
   const int kh = KH > 0 ? KH : a.kh, kw = KW > 0 ? KW : a.kw;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < threads_total; i += gridDim.x * blockDim.x) {
     const int ox0 = (i % wgroups) * OPT;
@@ -118,6 +124,8 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads) direct_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
                                                           const float* __restrict__ bias, const T* __restrict__ res,
                                                           SpatialArgs a, Activation act, ActivationParams p) {
+  pdl_allow_dependents();
+  pdl_wait();
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < a.total; i += gridDim.x * blockDim.x) {
     const int ox = i % a.out_w;
     int t = i / a.out_w;
@@ -146,6 +154,52 @@ __global__ void __launch_bounds__(kThreads) direct_kernel(const T* __restrict__ 
   }
 }
 
+// ---- direct, stem form: group 1, Cin = 3, 3×3 (the RGB stem of most CNNs, EfficientNet's 3×3 s2 → 32).
+// One thread per output pixel (n, oy, ox) × kStemCo output channels (blockIdx.y picks the channel group): the
+// 27 input taps are loaded once into registers and reused by kStemCo independent accumulators, instead of once
+// per output element as in direct_kernel; the group's weights are read as warp-uniform (broadcast) loads.
+// Consecutive threads take consecutive ox, so loads and stores are coalesced along W.
+constexpr int kStemCo = 8;
+template <typename T>
+__global__ void __launch_bounds__(128) direct_stem3x3_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
+                                                            const float* __restrict__ bias, const T* __restrict__ res,
+                                                            SpatialArgs a, int pixels, Activation act, ActivationParams p) {
+  pdl_allow_dependents();
+  pdl_wait();
+  constexpr int R = 27;  // Cin · kh · kw
+  const int co0 = blockIdx.y * kStemCo;
+  const int plane = a.out_h * a.out_w;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < pixels; i += gridDim.x * blockDim.x) {
+    const int ox = i % a.out_w;
+    const int t = i / a.out_w;
+    const int oy = t % a.out_h;
+    const int n = t / a.out_h;
+    const int iy0 = oy * a.sh - a.pt, ix0 = ox * a.sw - a.pl;
+    const T* xn = x + size_t(n) * 3 * a.in_h * a.in_w;
+    float xv[R];
+#pragma unroll
+    for (int c = 0; c < 3; ++c)
+#pragma unroll
+      for (int ky = 0; ky < 3; ++ky)
+#pragma unroll
+        for (int kx = 0; kx < 3; ++kx) {
+          const int iy = iy0 + ky * a.dh, ix = ix0 + kx * a.dw;
+          const bool in = static_cast<unsigned>(iy) < static_cast<unsigned>(a.in_h) && static_cast<unsigned>(ix) < static_cast<unsigned>(a.in_w);
+          xv[(c * 3 + ky) * 3 + kx] = in ? load(xn, (c * a.in_h + iy) * a.in_w + ix) : 0.0f;
+        }
+#pragma unroll
+    for (int q = 0; q < kStemCo; ++q) {
+      const int co = co0 + q;
+      if (co >= a.c_out) break;
+      const T* wc = w + co * R;
+      float acc = 0.0f;
+#pragma unroll
+      for (int j = 0; j < R; ++j) acc = fmaf(xv[j], load(wc, j), acc);
+      finish(y, (n * a.c_out + co) * plane + oy * a.out_w + ox, co, acc, bias, res, act, p);
+    }
+  }
+}
+
 // ---- pointwise fp32 (SIMT): Y[n] (M×N) = W (M×K) · X[n] (K×N); block tile BM×BN, k-step BK; each thread a
 // TM×TN register block at rows ty + i·(BM/TM), cols tx + j·(BN/TN) (conflict-free shared reads, coalesced
 // global stores).
@@ -171,6 +225,8 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) pointwise_simt_kernel(c
                                                                                const T* __restrict__ res, int M, int N, int K,
                                                                                Activation act, ActivationParams p, int splits,
                                                                                float* __restrict__ part) {
+  pdl_allow_dependents();
+  pdl_wait();
   constexpr int TX = BN / TN, TY = BM / TM, NT = TX * TY;
   __shared__ float As[BK][BM + 1];  // As[k][m] = W[m0 + m][k0 + k]
   __shared__ float Bs[BK][BN];      // Bs[k][n] = X[k0 + k][n0 + n]
@@ -228,6 +284,12 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) pointwise_simt_kernel(c
 // ---- pointwise fp16 (tensor cores, wmma m16n16k16, fp32 accumulate): block tile BM×BN, k-step 32; warp
 // grid (BM/WM)×(BN/WN), each warp WM×WN (multiples of 16). Edges are zero-filled in shared memory, so any
 // M, N, K works; the accumulators go through shared memory for the bounds-checked fused epilogue.
+// Main loop: a register-staged pipeline of kStages k-tiles. Each thread holds the global loads of the next
+// kStages tiles in registers (issued kStages tiles ahead), so the memory latency of one tile is hidden behind
+// the other tiles' tensor-core work instead of being paid once per tile — the kernel is latency-bound on the
+// small GEMMs of a batch-1 CNN (EfficientNet-Lite0: M·N as small as 192·49). Loads are 16-byte vectors when
+// rows allow (K % 8 == 0 for W, H·W % 8 == 0 for X, 16-byte aligned bases), else 2-byte scalars; the epilogue
+// writes 8 outputs per thread (16-byte stores of y, two 16-byte stores of partials) when H·W % 8 == 0.
 template <int BM, int BN, int WM, int WN>
 struct WmmaTile {
   static constexpr int BK = 32;
@@ -235,17 +297,103 @@ struct WmmaTile {
   static constexpr int kWarps = (BM / WM) * (BN / WN), kThreads = kWarps * 32;
   static constexpr int kAbBytes = (BM * LDA + BK * LDB) * 2, kCBytes = BM * LDC * 4;
   static constexpr int kSmemBytes = kAbBytes > kCBytes ? kAbBytes : kCBytes;
+  static constexpr int kStages = 4;                    // k-tiles in flight per thread (registers)
+  static constexpr int kA = BM * BK / kThreads;        // halves of one A tile per thread
+  static constexpr int kB = BK * BN / kThreads;        // halves of one B tile per thread
+  static_assert(kA % 8 == 0 && kB % 8 == 0, "a thread's share of a tile must be whole 16-byte vectors");
+  static_assert(LDA % 8 == 0 && LDB % 8 == 0 && (BM * LDA) % 8 == 0, "16-byte aligned shared-memory rows");
 };
+
+// One k-tile's global loads for one thread: A = W[m0 .. m0+BM)[k0 .. k0+BK), B = X[k0 .. k0+BK)[n0 .. n0+BN),
+// zero outside [0, M) × [k0, k_end) and [k0, k_end) × [0, N). vec_a / vec_b: 16-byte vectors (8 halves, the
+// thread's e-th vector at linear index tid + e·NT of the tile in vectors) else scalars (the thread's r-th half
+// at linear index tid + r·NT). The shared-memory store below uses the same mapping.
+template <typename Tile>
+struct WmmaStage {
+  uint4 a[Tile::kA / 8];
+  uint4 b[Tile::kB / 8];
+};
+
+template <int BM, int BN, typename Tile>
+__device__ __forceinline__ void wmma_load_tile(WmmaStage<Tile>& st, const __half* __restrict__ w, const __half* __restrict__ x,
+                                               int M, int N, int K, int m0, int n0, int k0, int k_end, bool vec_a, bool vec_b,
+                                               int tid) {
+  constexpr int BK = Tile::BK, NT = Tile::kThreads;
+  const uint4 z = make_uint4(0, 0, 0, 0);
+  if (vec_a) {
+#pragma unroll
+    for (int v = 0; v < Tile::kA / 8; ++v) {
+      const int e = tid + v * NT, m = e / (BK / 8), k = (e % (BK / 8)) * 8, gm = m0 + m, gk = k0 + k;
+      st.a[v] = (gm < M && gk < k_end) ? __ldg(reinterpret_cast<const uint4*>(w + gm * K + gk)) : z;
+    }
+  } else {
+    __half* h = reinterpret_cast<__half*>(st.a);
+#pragma unroll
+    for (int r = 0; r < Tile::kA; ++r) {
+      const int e = tid + r * NT, m = e / BK, k = e % BK, gm = m0 + m, gk = k0 + k;
+      h[r] = (gm < M && gk < k_end) ? w[gm * K + gk] : __float2half_rn(0.0f);
+    }
+  }
+  if (vec_b) {
+#pragma unroll
+    for (int v = 0; v < Tile::kB / 8; ++v) {
+      const int e = tid + v * NT, k = e / (BN / 8), n = (e % (BN / 8)) * 8, gk = k0 + k, gn = n0 + n;
+      st.b[v] = (gk < k_end && gn < N) ? __ldg(reinterpret_cast<const uint4*>(x + gk * N + gn)) : z;
+    }
+  } else {
+    __half* h = reinterpret_cast<__half*>(st.b);
+#pragma unroll
+    for (int r = 0; r < Tile::kB; ++r) {
+      const int e = tid + r * NT, k = e / BN, n = e % BN, gk = k0 + k, gn = n0 + n;
+      h[r] = (gk < k_end && gn < N) ? x[gk * N + gn] : __float2half_rn(0.0f);
+    }
+  }
+}
+
+template <int BM, int BN, typename Tile>
+__device__ __forceinline__ void wmma_store_tile(const WmmaStage<Tile>& st, __half* As, __half* Bs, bool vec_a, bool vec_b, int tid) {
+  constexpr int BK = Tile::BK, NT = Tile::kThreads, LDA = Tile::LDA, LDB = Tile::LDB;
+  if (vec_a) {
+#pragma unroll
+    for (int v = 0; v < Tile::kA / 8; ++v) {
+      const int e = tid + v * NT, m = e / (BK / 8), k = (e % (BK / 8)) * 8;
+      *reinterpret_cast<uint4*>(As + m * LDA + k) = st.a[v];
+    }
+  } else {
+    const __half* h = reinterpret_cast<const __half*>(st.a);
+#pragma unroll
+    for (int r = 0; r < Tile::kA; ++r) {
+      const int e = tid + r * NT;
+      As[(e / BK) * LDA + e % BK] = h[r];
+    }
+  }
+  if (vec_b) {
+#pragma unroll
+    for (int v = 0; v < Tile::kB / 8; ++v) {
+      const int e = tid + v * NT, k = e / (BN / 8), n = (e % (BN / 8)) * 8;
+      *reinterpret_cast<uint4*>(Bs + k * LDB + n) = st.b[v];
+    }
+  } else {
+    const __half* h = reinterpret_cast<const __half*>(st.b);
+#pragma unroll
+    for (int r = 0; r < Tile::kB; ++r) {
+      const int e = tid + r * NT;
+      Bs[(e / BN) * LDB + e % BN] = h[r];
+    }
+  }
+}
 
 template <int BM, int BN, int WM, int WN>
 __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_wmma_kernel(
     const __half* __restrict__ x, const __half* __restrict__ w, __half* __restrict__ y, const float* __restrict__ bias,
     const __half* __restrict__ res, int M, int N, int K, Activation act, ActivationParams p, int splits,
     float* __restrict__ part) {
+  pdl_allow_dependents();
+  pdl_wait();
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
   using namespace nvcuda;
   using Tile = WmmaTile<BM, BN, WM, WN>;
-  constexpr int BK = Tile::BK, LDA = Tile::LDA, LDB = Tile::LDB, LDC = Tile::LDC, NT = Tile::kThreads;
+  constexpr int BK = Tile::BK, LDA = Tile::LDA, LDB = Tile::LDB, LDC = Tile::LDC, NT = Tile::kThreads, S = Tile::kStages;
   constexpr int FM = WM / 16, FN = WN / 16;
   __shared__ __align__(128) unsigned char smem[Tile::kSmemBytes];
   __half* As = reinterpret_cast<__half*>(smem);  // [BM][LDA]: As[m][k] = W[m0 + m][k0 + k]
@@ -260,48 +408,85 @@ __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
   const int tid = threadIdx.x, warp = tid / 32;
   const int wm = warp / (BN / WN), wn = warp % (BN / WN);
-  const __half hz = __float2half_rn(0.0f);
+  const bool vec_a = K % 8 == 0 && (reinterpret_cast<uintptr_t>(w) & 15) == 0;
+  const bool vec_b = N % 8 == 0 && (reinterpret_cast<uintptr_t>(x) & 15) == 0;
+  const int ntiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[FM][FN];
 #pragma unroll
   for (int i = 0; i < FM; ++i)
 #pragma unroll
     for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
-  for (int k0 = k_begin; k0 < k_end; k0 += BK) {
-    for (int e = tid; e < BM * BK; e += NT) {
-      const int m = e / BK, k = e % BK, gm = m0 + m, gk = k0 + k;
-      As[m * LDA + k] = (gm < M && gk < k_end) ? w[gm * K + gk] : hz;
+  WmmaStage<Tile> st[S];
+#pragma unroll
+  for (int s = 0; s < S; ++s)
+    if (s < ntiles) wmma_load_tile<BM, BN, Tile>(st[s], w, x, M, N, K, m0, n0, k_begin + s * BK, k_end, vec_a, vec_b, tid);
+  for (int t0 = 0; t0 < ntiles; t0 += S) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      const int t = t0 + s;
+      if (t >= ntiles) break;
+      __syncthreads();  // every warp is done reading tile t − 1 from shared memory
+      wmma_store_tile<BM, BN, Tile>(st[s], As, Bs, vec_a, vec_b, tid);
+      if (t + S < ntiles)  // refill this stage kStages tiles ahead: in flight during the next S − 1 tiles
+        wmma_load_tile<BM, BN, Tile>(st[s], w, x, M, N, K, m0, n0, k_begin + (t + S) * BK, k_end, vec_a, vec_b, tid);
+      __syncthreads();
+#pragma unroll
+      for (int kk = 0; kk < BK; kk += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> af[FM];
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> bf[FN];
+#pragma unroll
+        for (int i = 0; i < FM; ++i) wmma::load_matrix_sync(af[i], As + (wm * WM + i * 16) * LDA + kk, LDA);
+#pragma unroll
+        for (int j = 0; j < FN; ++j) wmma::load_matrix_sync(bf[j], Bs + kk * LDB + wn * WN + j * 16, LDB);
+#pragma unroll
+        for (int i = 0; i < FM; ++i)
+#pragma unroll
+          for (int j = 0; j < FN; ++j) wmma::mma_sync(acc[i][j], af[i], bf[j], acc[i][j]);
+      }
     }
-    for (int e = tid; e < BK * BN; e += NT) {
-      const int k = e / BN, n = e % BN, gk = k0 + k, gn = n0 + n;
-      Bs[k * LDB + n] = (gk < k_end && gn < N) ? x[gk * N + gn] : hz;
-    }
-    __syncthreads();
-#pragma unroll
-    for (int kk = 0; kk < BK; kk += 16) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> af[FM];
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> bf[FN];
-#pragma unroll
-      for (int i = 0; i < FM; ++i) wmma::load_matrix_sync(af[i], As + (wm * WM + i * 16) * LDA + kk, LDA);
-#pragma unroll
-      for (int j = 0; j < FN; ++j) wmma::load_matrix_sync(bf[j], Bs + kk * LDB + wn * WN + j * 16, LDB);
-#pragma unroll
-      for (int i = 0; i < FM; ++i)
-#pragma unroll
-        for (int j = 0; j < FN; ++j) wmma::mma_sync(acc[i][j], af[i], bf[j], acc[i][j]);
-    }
-    __syncthreads();
   }
+  __syncthreads();  // As/Bs are reused as Cs
 #pragma unroll
   for (int i = 0; i < FM; ++i)
 #pragma unroll
     for (int j = 0; j < FN; ++j)
       wmma::store_matrix_sync(Cs + (wm * WM + i * 16) * LDC + wn * WN + j * 16, acc[i][j], LDC, wmma::mem_row_major);
   __syncthreads();
-  for (int e = tid; e < BM * BN; e += NT) {
-    const int m = e / BN, n = e % BN, gm = m0 + m, gn = n0 + n;
-    if (gm >= M || gn >= N) continue;
-    if (part) part[gm * N + gn] = Cs[m * LDC + n];
-    else finish(y, gm * N + gn, gm, Cs[m * LDC + n], bias, res, act, p);
+  const bool vec_y = N % 8 == 0 && (reinterpret_cast<uintptr_t>(y) & 15) == 0 && (!res || (reinterpret_cast<uintptr_t>(res) & 15) == 0) &&
+                     (!part || (reinterpret_cast<uintptr_t>(part) & 15) == 0);
+  if (vec_y) {  // 8 consecutive outputs of one row per thread (gn % 8 == 0 and N % 8 == 0: all 8 in range or none)
+    for (int e = tid; e < BM * BN / 8; e += NT) {
+      const int m = e / (BN / 8), n = (e % (BN / 8)) * 8, gm = m0 + m, gn = n0 + n;
+      if (gm >= M || gn >= N) continue;
+      const float* c = Cs + m * LDC + n;
+      float v[8];
+#pragma unroll
+      for (int q = 0; q < 8; ++q) v[q] = c[q];
+      if (part) {
+        float4* dst = reinterpret_cast<float4*>(part + gm * N + gn);
+        dst[0] = make_float4(v[0], v[1], v[2], v[3]);
+        dst[1] = make_float4(v[4], v[5], v[6], v[7]);
+        continue;
+      }
+      const float b = bias ? bias[gm] : 0.0f;
+      __align__(16) __half r8[8];
+      if (res) *reinterpret_cast<uint4*>(r8) = __ldg(reinterpret_cast<const uint4*>(res + gm * N + gn));
+      __align__(16) __half o8[8];
+#pragma unroll
+      for (int q = 0; q < 8; ++q) {
+        float a = v[q] + b;
+        if (res) a += __half2float(r8[q]);
+        o8[q] = __float2half_rn(activate(a, act, p));
+      }
+      *reinterpret_cast<uint4*>(y + gm * N + gn) = *reinterpret_cast<const uint4*>(o8);
+    }
+  } else {
+    for (int e = tid; e < BM * BN; e += NT) {
+      const int m = e / BN, n = e % BN, gm = m0 + m, gn = n0 + n;
+      if (gm >= M || gn >= N) continue;
+      if (part) part[gm * N + gn] = Cs[m * LDC + n];
+      else finish(y, gm * N + gn, gm, Cs[m * LDC + n], bias, res, act, p);
+    }
   }
 #else
   __trap();  // tensor-core path needs sm_70+; the CUDA executor never offers it below
@@ -314,6 +499,8 @@ __global__ void __launch_bounds__(kThreads) splitk_reduce_kernel(const float* __
                                                                  const float* __restrict__ bias, const T* __restrict__ res,
                                                                  int M, int N, int splits, int total, Activation act,
                                                                  ActivationParams p) {
+  pdl_allow_dependents();
+  pdl_wait();
   const int idx = blockIdx.x * kThreads + threadIdx.x;
   if (idx >= total) return;
   const int mn = M * N, img = idx / mn, r = idx % mn;
@@ -390,11 +577,11 @@ Status conv2d_depthwise(ElemType t, const Conv2dGeometry& g, const void* x, cons
     T* ys = static_cast<T*>(y);
     const T* rs = static_cast<const T*>(e.residual);
     if (a.kh == 3 && a.kw == 3)
-      depthwise_kernel<T, 3, 3, OPT><<<grid, kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, a, wgroups, threads_total, e.act, e.params);
+      launch_kernel(e.pdl, depthwise_kernel<T, 3, 3, OPT>, grid, kThreads, 0, stream, xs, ws, ys, e.bias, rs, a, wgroups, threads_total, e.act, e.params);
     else if (a.kh == 5 && a.kw == 5)
-      depthwise_kernel<T, 5, 5, OPT><<<grid, kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, a, wgroups, threads_total, e.act, e.params);
+      launch_kernel(e.pdl, depthwise_kernel<T, 5, 5, OPT>, grid, kThreads, 0, stream, xs, ws, ys, e.bias, rs, a, wgroups, threads_total, e.act, e.params);
     else
-      depthwise_kernel<T, 0, 0, OPT><<<grid, kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, a, wgroups, threads_total, e.act, e.params);
+      launch_kernel(e.pdl, depthwise_kernel<T, 0, 0, OPT>, grid, kThreads, 0, stream, xs, ws, ys, e.bias, rs, a, wgroups, threads_total, e.act, e.params);
   };
   using One = std::integral_constant<int, 1>;
   using Four = std::integral_constant<int, 4>;
@@ -410,12 +597,23 @@ Status conv2d_direct(ElemType t, const Conv2dGeometry& g, const void* x, const v
                      cudaStream_t stream) {
   WS_RETURN_IF_ERROR(validate_conv2d(g));
   const SpatialArgs a = spatial_args(g);
+  if (g.group == 1 && g.c_in == 3 && g.kernel_h == 3 && g.kernel_w == 3 && g.c_out <= 4096) {  // the RGB stem: direct_stem3x3_kernel
+    const int pixels = int(g.n * g.out_h * g.out_w);
+    const dim3 grid(unsigned((pixels + 127) / 128), unsigned((g.c_out + kStemCo - 1) / kStemCo));
+    if (t == ElemType::kFloat32)
+      launch_kernel(e.pdl, direct_stem3x3_kernel<float>, grid, 128, 0, stream, static_cast<const float*>(x), static_cast<const float*>(w),
+                    static_cast<float*>(y), e.bias, static_cast<const float*>(e.residual), a, pixels, e.act, e.params);
+    else
+      launch_kernel(e.pdl, direct_stem3x3_kernel<__half>, grid, 128, 0, stream, static_cast<const __half*>(x), static_cast<const __half*>(w),
+                    static_cast<__half*>(y), e.bias, static_cast<const __half*>(e.residual), a, pixels, e.act, e.params);
+    return launched("conv2d_direct (stem 3x3) launch");
+  }
   const unsigned grid = grid_for(a.total);
   if (t == ElemType::kFloat32)
-    direct_kernel<float><<<grid, kThreads, 0, stream>>>(static_cast<const float*>(x), static_cast<const float*>(w), static_cast<float*>(y),
+    launch_kernel(e.pdl, direct_kernel<float>, grid, kThreads, 0, stream, static_cast<const float*>(x), static_cast<const float*>(w), static_cast<float*>(y),
                                                         e.bias, static_cast<const float*>(e.residual), a, e.act, e.params);
   else
-    direct_kernel<__half><<<grid, kThreads, 0, stream>>>(static_cast<const __half*>(x), static_cast<const __half*>(w), static_cast<__half*>(y),
+    launch_kernel(e.pdl, direct_kernel<__half>, grid, kThreads, 0, stream, static_cast<const __half*>(x), static_cast<const __half*>(w), static_cast<__half*>(y),
                                                          e.bias, static_cast<const __half*>(e.residual), a, e.act, e.params);
   return launched("conv2d_direct launch");
 }
@@ -438,14 +636,14 @@ Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g,
     const float* rs = static_cast<const float*>(e.residual);
     if (tile == PointwiseTile::k64x64) {
       const dim3 grid((N + 63) / 64, (M + 63) / 64, nb);
-      pointwise_simt_kernel<float, 64, 64, 16, 4, 4><<<grid, 256, 0, stream>>>(xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
+      launch_kernel(e.pdl, pointwise_simt_kernel<float, 64, 64, 16, 4, 4>, grid, 256, 0, stream, xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
     } else {
       const dim3 grid((N + 31) / 32, (M + 31) / 32, nb);
-      pointwise_simt_kernel<float, 32, 32, 16, 2, 2><<<grid, 256, 0, stream>>>(xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
+      launch_kernel(e.pdl, pointwise_simt_kernel<float, 32, 32, 16, 2, 2>, grid, 256, 0, stream, xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
     }
     if (part) {
       const int total = int(g.n) * M * N;
-      splitk_reduce_kernel<float><<<(total + kThreads - 1) / kThreads, kThreads, 0, stream>>>(part, ys, e.bias, rs, M, N, splits, total,
+      launch_kernel(e.pdl, splitk_reduce_kernel<float>, (total + kThreads - 1) / kThreads, kThreads, 0, stream, part, ys, e.bias, rs, M, N, splits, total,
                                                                                             e.act, e.params);
     }
   } else {
@@ -456,15 +654,15 @@ Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g,
     if (tile == PointwiseTile::k64x64) {
       using Tile = WmmaTile<64, 64, 32, 32>;
       const dim3 grid((N + 63) / 64, (M + 63) / 64, nb);
-      pointwise_wmma_kernel<64, 64, 32, 32><<<grid, Tile::kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
+      launch_kernel(e.pdl, pointwise_wmma_kernel<64, 64, 32, 32>, grid, Tile::kThreads, 0, stream, xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
     } else {
       using Tile = WmmaTile<32, 32, 16, 16>;
       const dim3 grid((N + 31) / 32, (M + 31) / 32, nb);
-      pointwise_wmma_kernel<32, 32, 16, 16><<<grid, Tile::kThreads, 0, stream>>>(xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
+      launch_kernel(e.pdl, pointwise_wmma_kernel<32, 32, 16, 16>, grid, Tile::kThreads, 0, stream, xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
     }
     if (part) {
       const int total = int(g.n) * M * N;
-      splitk_reduce_kernel<__half><<<(total + kThreads - 1) / kThreads, kThreads, 0, stream>>>(part, ys, e.bias, rs, M, N, splits, total,
+      launch_kernel(e.pdl, splitk_reduce_kernel<__half>, (total + kThreads - 1) / kThreads, kThreads, 0, stream, part, ys, e.bias, rs, M, N, splits, total,
                                                                                              e.act, e.params);
     }
   }

@@ -45,6 +45,10 @@ struct ConvEpilogue {
   const void* residual = nullptr;
   Activation act = Activation::kNone;
   ActivationParams params;
+  /// Launch with programmatic dependent launch (kernels/pdl.cuh; sm_90+): the kernel may start while its
+  /// predecessor on the stream / in the captured graph finishes, and waits for it before touching memory.
+  /// Not arithmetic: results are identical either way. Callers set it only on compute capability >= 9.0.
+  bool pdl = false;
 };
 
 /// OK when `g` is a consistent convolution (see the file comment for the error cases).
@@ -68,7 +72,9 @@ bool conv2d_pointwise_applicable(const Conv2dGeometry& g);
 /// 1×1 convolution as a batched GEMM per image: Y[n] (Cout × HW) = W (Cout × Cin) · X[n] (Cin × HW).
 /// Shared-memory tiled; any M, N, K (edges zero-filled in shared memory). float32: FMA, each thread a
 /// 4×4 (64×64 tile) or 2×2 (32×32 tile) register block. float16: tensor cores (nvcuda::wmma m16n16k16,
-/// fp32 accumulate; needs compute capability >= 7.0 — the caller checks, the kernel traps below it).
+/// fp32 accumulate; needs compute capability >= 7.0 — the caller checks, the kernel traps below it), with a
+/// 4-deep register-staged pipeline of k-tiles (global latency hidden behind the other tiles' mma), 16-byte
+/// loads when K % 8 == 0 (W) and H·W % 8 == 0 (X), and 16-byte epilogue stores when H·W % 8 == 0.
 /// Split-K (`splits` > 1, for deep reductions over few outputs, e.g. EfficientNet's 7×7 projections with
 /// K = 1152 and M·N = 320·49, where one tile per block leaves most SMs idle): blockIdx.z covers
 /// image × split, each block reduces one K range into float32 partials in `workspace`

@@ -161,6 +161,7 @@ Status bind_conv(BindContext& c, Step& s) {
   own->epi.params = c.fused_params;
   int cc_major = 0;
   WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, c.options.device));
+  own->epi.pdl = c.options.programmatic_dependent_launch && cc_major >= 9;  // kernels/pdl.cuh
   // Channels-last (BindContext::nhwc): cuDNN only — our own conv kernels read NCHW.
   const std::vector<WsConv> own_candidates = c.nhwc ? std::vector<WsConv>{} : ws_conv_candidates(c, own->g, cc_major >= 7);
   if (c.nhwc && !use_cudnn) return internal_error(c.node.describe(c.graph.opset) + ": an NHWC conv needs tactic source cudnn");
