@@ -14,6 +14,7 @@
 #include <string>
 
 #include "core/limits.h"
+#include "engine/cuda/build_stages.h"
 #include "warpstream/engine.h"
 #include "warpstream/graph.h"
 #include "warpstream/status.h"
@@ -55,13 +56,23 @@ inline void check_message(const Status& s) {
 }
 
 // ONNX import + ir::optimize + CPU engine build (+ one run when the arena is small): the path a
-// model from the internet takes through `warpstream classify --device cpu`.
+// model from the internet takes through `warpstream classify --device cpu`; before it, the CUDA executor's
+// device-free stages (optimize_for_cuda with the NHWC layout planner, the arena plan) on a copy.
 inline void fuzz_model_bytes(const uint8_t* data, size_t size) {
   set_fuzz_limits();
   ir::ImportOptions opt;
   opt.max_tensor_bytes = kMaxTensorBytes;
   auto g = ir::import_onnx_bytes(std::as_bytes(std::span<const uint8_t>(data, size)), "fuzz.onnx", opt);
   if (!g) { check_message(g.status()); return; }
+  {  // the CUDA executor's device-free build stages on the same graph: its fusions, the channels-last planner
+     // forced on (every reformat insertion reachable), and the arena plan (build_stages.h)
+    CudaBuildOptions o;
+    o.precision = Precision::kFloat16;
+    o.layout = Layout::kNhwc;
+    auto og = cudaexec::optimize_for_cuda(*g, o);
+    if (!og) check_message(og.status());
+    else (void)cudaexec::plan_cuda_arena(og->graph, true, false);
+  }
   auto e = CpuEngine::build(std::move(*g), kMaxArenaBytes);
   if (!e) { check_message(e.status()); return; }
   CpuEngine& engine = **e;
