@@ -53,7 +53,7 @@ struct BenchArgs {
   int device = 0;
   std::string tactic_sources = "all";  // --tactic-sources (ws::parse_tactic_sources)
   std::string layout = "auto";          // --layout (ws::parse_layout)
-  bool no_pdl = false;                  // --no-pdl (CudaBuildOptions::programmatic_dependent_launch)
+  bool pdl = false;                     // --pdl (CudaBuildOptions::programmatic_dependent_launch)
   bool no_progress = false;
   int profile_layers = 0;
   bool duration_given = false;
@@ -219,7 +219,7 @@ int run_bench(const BenchArgs& a) {
   bo.timing_cache_path = a.timing_cache;
   bo.tactic_sources = *sources;
   bo.layout = *layout;
-  bo.programmatic_dependent_launch = !a.no_pdl;
+  bo.programmatic_dependent_launch = a.pdl;
   auto built = ws::CudaEngine::build(std::move(graph).value(), bo);
   if (!built) return fail(built.status());
   std::shared_ptr<ws::CudaEngine> engine = std::move(built).value();
@@ -231,7 +231,7 @@ int run_bench(const BenchArgs& a) {
   rep.env.set("engine_arena_bytes", engine->arena_bytes());
   rep.env.set("engine_tactic_sources", ws::tactic_sources_string(*sources));
   // as asked; the build applies it on compute capability >= 9.0 only (the device string names the sm)
-  rep.env.set("engine_pdl", a.no_pdl ? "off" : "on");
+  rep.env.set("engine_pdl", a.pdl ? "on" : "off");
   {  // the layout asked for, and the one the build ran (nhwc when any step runs channels-last)
     size_t reformats = 0, nhwc_steps = 0;
     for (const auto& r : engine->tactics()) {
@@ -486,7 +486,7 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_option("--precision", a->precision, "fp32 | fp16 (default fp32)");
                       sub.add_option("--tactic-sources", a->tactic_sources,
                                      "kernel families the engine build may choose from: comma-separated cudnn, cublaslt, warpstream or all (default all)");
-                      sub.add_flag("--no-pdl", a->no_pdl, "launch our conv kernels without programmatic dependent launch (default: with it on sm_90+)");
+                      sub.add_flag("--pdl", a->pdl, "launch our conv kernels with programmatic dependent launch on sm_90+ (default off: measured slower, docs/cuda-executor.md)");
                       sub.add_option("--layout", a->layout,
                                      "activation layout inside the engine: auto | nchw | nhwc (default auto: nhwc for fp16 models without grouped convs, "
                                      "tactic source cudnn; nhwc needs cudnn)");

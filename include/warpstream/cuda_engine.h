@@ -133,7 +133,11 @@ struct CudaBuildOptions {
   /// predecessor drains, and wait on the device (griddepcontrol.wait) before their first memory access; in the
   /// lanes' CUDA graphs these become programmatic edges. Same results bit for bit; only the gaps between
   /// kernels change. Not part of the timing-cache identity (it does not change which tactic is correct).
-  bool programmatic_dependent_launch = true;
+  /// Off by default: measured slower on the H200 (device run 40, EfficientNet-Lite0 fp16, 1 lane, CUDA graph:
+  /// 340.7 / 359.1 / 432.8 µs end to end p50 / p99 / p99.9 with it, 320.0 / 333.6 / 338.7 µs without; ResNet-50,
+  /// whose convs are cuDNN's, unchanged). Each kernel triggers its dependents at its start, so their blocks take
+  /// SM slots while they wait; a later trigger is the next thing to try.
+  bool programmatic_dependent_launch = false;
 };
 
 /// One build-time choice, for reports ("node 'conv_3' Conv: cudnn algo 1 (IMPLICIT_PRECOMP_GEMM), NHWC, 12.3 µs").

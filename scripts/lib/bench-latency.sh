@@ -15,9 +15,9 @@ MODELS=${WS_BENCH_MODELS:-"efficientnet_lite0 resnet50"}; COMPILE=${WS_BENCH_COM
 # Layouts beside the default (auto) for fp16, graph, mapped, 1 lane, each with its per-layer profile (issue 13:
 # channels-last segments against NCHW, side by side). Empty: none.
 ALT_LAYOUTS=${WS_BENCH_LAYOUTS-"nchw nhwc"}
-# The default (auto) configuration again without programmatic dependent launch (--no-pdl), fp16, graph, mapped,
-# 1 lane: PDL's effect side by side (issue 13). 0: not run.
-NOPDL=${WS_BENCH_NOPDL:-1}
+# The default (auto) configuration again with programmatic dependent launch (--pdl; off by default since run 40),
+# fp16, graph, mapped, 1 lane: PDL's effect side by side (issue 13). 0: not run.
+PDL=${WS_BENCH_PDL:-1}
 PROFILE_REPS=${WS_BENCH_PROFILE_REPS:-200}
 PEER_MODES=${WS_BENCH_PEER_MODES:-eager,cuda_graph}
 # The lanes' throughput peer (issue 13): PyTorch with as many CUDA streams (one CUDA graph each) as our most lanes.
@@ -41,7 +41,7 @@ timeout 60 $B/exp_graph_launch_00_empty_kernel 500 $J/launch.json >> "$LOG" 2>&1
 row "empty-kernel graph launch" "rc=$? $(python3 -c "import json;d=json.load(open('$J/launch.json'));print(f\"{d['gpu_us_per_node']:.3f} us/node GPU, {d['host_intercept_us']:.1f} us host fixed\")" 2>/dev/null)"
 
 # ---- ours -------------------------------------------------------------------------------------------
-ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [nopdl]
+ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [pdl]
   local name=$1 onnx=$2 prec=$3 lanes=$4 mode=$5 input=$6 layout=${7:-auto} variant=${8:-}
   local tag="ours_${name}_${prec}_${mode}_${input}_${lanes}L"
   [ "$layout" = auto ] || tag="ours_${name}_${prec}_${layout}_${mode}_${input}_${lanes}L"
@@ -51,7 +51,7 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [n
   # per-step GPU profile of the network once per model and precision (reference configuration)
   [ "$mode/$input/$lanes" = graph/mapped/1 ] && flag="$flag --profile-layers $PROFILE_REPS"
   flag="$flag --layout $layout"
-  [ "$variant" = nopdl ] && flag="$flag --no-pdl"
+  [ "$variant" = pdl ] && flag="$flag --pdl"
   timeout 90 $WS bench --model "$onnx" --precision $prec --lanes $lanes --input $input $flag \
     --frame $W/frame.rgb --source 1920x1080 --warmup $WARM --iterations $ITERS --no-progress \
     --timing-cache $W/tc_${name}_${prec}_${layout}${variant:+_$variant}.json --label "$tag" --json $J/$tag.json --samples $J/$tag.csv \
@@ -84,7 +84,7 @@ matrix() {  # model onnx
   # the alternative layouts, skipping the one auto chose (env.engine_layout of the auto run)
   local chose; chose=$(python3 -c "import json;print(json.load(open('$J/ours_$1_fp16_graph_mapped_1L.json'))['env']['engine_layout'])" 2>/dev/null)
   case " $PRECS " in *" fp16 "*) for lay in $ALT_LAYOUTS; do [ "$lay" = "$chose" ] || ours $1 $2 fp16 1 graph mapped $lay; done ;; esac
-  case " $PRECS " in *" fp16 "*) if [ "$NOPDL" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nopdl; fi ;; esac
+  case " $PRECS " in *" fp16 "*) if [ "$PDL" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto pdl; fi ;; esac
 }
 has_model efficientnet_lite0 && { matrix efficientnet_lite0 $EFF; peers efficientnet_lite0 $PEER_MODES "$PEER_EXTRA"; }
 has_model resnet50 && { matrix resnet50 $R50; peers resnet50 $PEER_MODES "$PEER_EXTRA"; }
