@@ -242,9 +242,7 @@ TEST(CudaEngineModel, TimingCacheRoundTrip) {
 
 TEST(CudaEngineModel, EfficientNetLite0MatchesCpu) {
   WS_REQUIRE_LANES_GPU();
-  const char* assets = std::getenv("WS_ASSETS_DIR");
-  const std::string path = std::string(assets ? assets : ".assets") + "/models/efficientnet_lite0.onnx";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found (set WS_ASSETS_DIR)";
+  WS_REQUIRE_EFFICIENTNET_LITE0(path);
   auto g = ir::import_onnx(path);
   if (!g) {
     ir::ImportOptions io;

@@ -23,9 +23,7 @@ namespace {
 
 TEST(CudaEnginePdl, EfficientNetLite0WithAndWithoutPdlMatchCpuAndEachOther) {
   WS_REQUIRE_LANES_GPU();
-  const char* assets = std::getenv("WS_ASSETS_DIR");
-  const std::string path = std::string(assets ? assets : ".assets") + "/models/efficientnet_lite0.onnx";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found (set WS_ASSETS_DIR)";
+  WS_REQUIRE_EFFICIENTNET_LITE0(path);
   for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
     if (p == Precision::kFloat16 && test::gpu_test_fp32_only()) continue;  // racecheck's form (small_tests.h)
     SCOPED_TRACE(precision_name(p));

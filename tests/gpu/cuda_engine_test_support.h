@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <span>
@@ -25,6 +27,16 @@
 #include "warpstream/engine.h"
 
 namespace ws::test {
+
+/// $WS_ASSETS_DIR/models/efficientnet_lite0.onnx (default .assets/; scripts/fetch-assets.sh puts it there).
+inline std::string efficientnet_lite0_path() {
+  const char* assets = std::getenv("WS_ASSETS_DIR");
+  return std::string(assets ? assets : ".assets") + "/models/efficientnet_lite0.onnx";
+}
+/// Skips the calling test when efficientnet_lite0_path() is absent; else declares `path` holding it.
+#define WS_REQUIRE_EFFICIENTNET_LITE0(path)                                                   \
+  const std::string path = ::ws::test::efficientnet_lite0_path();                             \
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found (set WS_ASSETS_DIR)"
 
 inline ir::Graph import_builder(const ir::ModelBuilder& b) {
   auto bytes = b.bytes();
