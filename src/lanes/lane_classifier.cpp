@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/escape.h"
 #include "cuda/cuda_util.h"
 #include "cuda/device.h"
 #include "warpstream/lanes.h"
@@ -47,7 +48,7 @@ Result<std::unique_ptr<LaneClassifier>> LaneClassifier::build(const std::string&
   c->engine_ = std::move(engine);
   if (c->engine_->num_outputs() < 1) return unsupported(model_path + ": the model has no output");
   if (c->engine_->output_desc(0).dtype != ir::DType::kFloat32)
-    return unsupported(model_path + ": output '" + c->engine_->output_desc(0).name + "' is " +
+    return unsupported(model_path + ": output " + ::ws::quoted(c->engine_->output_desc(0).name) + " is " +
                        ir::dtype_name(c->engine_->output_desc(0).dtype) + "; a classifier needs float32 logits");
   const int64_t classes = ir::shape_elements(c->engine_->output_desc(0).shape);
   if (options.k < 1 || options.k > kMaxTopK || options.k > classes) {

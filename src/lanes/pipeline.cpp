@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "core/escape.h"
 #include "cuda/cuda_util.h"
 #include "cuda/nvtx.h"
 #include "kernels/preprocess/preprocess_rgb8.h"
@@ -155,12 +156,12 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(std::shared_ptr<CudaEngine> en
   const TensorDesc& out = engine->output_desc(0);
   if ((in.dtype != ir::DType::kFloat32 && in.dtype != ir::DType::kFloat16) || in.shape.size() != 4 || in.shape[0] != 1 ||
       in.shape[1] != 3) {
-    return unsupported("engine input '" + in.name + "' is " + ir::dtype_name(in.dtype) + " " + ir::shape_string(in.shape) +
+    return unsupported("engine input " + ::ws::quoted(in.name) + " is " + ir::dtype_name(in.dtype) + " " + ir::shape_string(in.shape) +
                        "; a lane needs float32/float16 [1, 3, H, W]");
   }
   const int64_t classes = ir::shape_elements(out.shape);
   if (out.dtype != ir::DType::kFloat32 || out.shape.empty() || out.shape[0] != 1 || classes < 1) {
-    return unsupported("engine output '" + out.name + "' is " + ir::dtype_name(out.dtype) + " " +
+    return unsupported("engine output " + ::ws::quoted(out.name) + " is " + ir::dtype_name(out.dtype) + " " +
                        ir::shape_string(out.shape) + "; a lane needs float32 [1, classes]");
   }
   if (options.k < 1 || options.k > kernels::kTopKMax || options.k > classes) {

@@ -448,6 +448,27 @@ TEST(EngineCudaStages, BatchNormAndPadStayInTheSegment) {
   for (const char* n : {"bn", "pad", "avg", "conv2"}) EXPECT_EQ(nhwc_nodes.count(n), 1u) << n;
 }
 
+// Fuzz finding (onnx_structure_fuzz, 2026-12-03, once the CUDA build stages joined the ONNX targets): the
+// CUDA executor's messages printed tensor names raw, so a graph input named "\x0e\x1b[31m" reached the terminal.
+// Minimal form: an int64 graph input whose name holds control bytes; the refusal must name it escaped.
+TEST(EngineCudaStages, TensorNamesInMessagesAreEscaped) {
+  const std::string evil = "x\x0e\x1b[31m\nforged";
+  ir::ModelBuilder b(13, "evil_names");
+  b.input(evil, ir::DType::kInt64, {1, 4});
+  b.node("Identity", {evil}, {"y"}, "id");
+  b.output("y", ir::DType::kInt64, {1, 4});
+  ir::Graph g = import(b);
+  CudaBuildOptions o;
+  auto og = optimize_for_cuda(std::move(g), o);
+  ASSERT_FALSE(og.is_ok());
+  const std::string m = og.status().message();
+  for (char ch : m) {
+    const auto c = static_cast<unsigned char>(ch);
+    EXPECT_FALSE(c < 0x20 || c == 0x7F) << "raw control byte 0x" << std::hex << int(c) << " in: " << og.status().to_string();
+  }
+  EXPECT_NE(m.find("graph input 'x\\x0e\\x1b[31m\\x0aforged'"), std::string::npos) << m;
+}
+
 TEST(EngineCudaStages, LayoutNamesParse) {
   EXPECT_EQ(*parse_layout("nhwc"), Layout::kNhwc);
   EXPECT_EQ(*parse_layout("nchw"), Layout::kNchw);

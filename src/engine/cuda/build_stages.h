@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/escape.h"
 #include "engine/ir/einsum_lowering.h"
 #include "engine/ir/fusion.h"
 #include "warpstream/arena.h"
@@ -324,11 +325,11 @@ inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuild
   if (einsums > 0) WS_RETURN_IF_ERROR(ir::infer_shapes(graph));
   for (ir::TensorId id : graph.inputs)
     if (graph.tensor(id).dtype != ir::DType::kFloat32)
-      return unsupported(graph.source + ": graph input '" + graph.tensor(id).name + "' has element type " +
+      return unsupported(graph.source + ": graph input " + ::ws::quoted(graph.tensor(id).name) + " has element type " +
                          ir::dtype_name(graph.tensor(id).dtype) + "; only float32 inputs are supported");
   for (ir::TensorId id : graph.outputs)
     if (!cuda_output_dtype(graph.tensor(id).dtype))
-      return unsupported(graph.source + ": graph output '" + graph.tensor(id).name + "' (" +
+      return unsupported(graph.source + ": graph output " + ::ws::quoted(graph.tensor(id).name) + " (" +
                          ir::dtype_name(graph.tensor(id).dtype) + ") must be float32, float16, float64, int64, int32, int8, uint8 or bool");
   OptimizedGraph r;
   if (!options.debug_keep_all_tensors && options.fuse_residual) r.residual_convs = ir::fuse_conv_residual_adds(graph);

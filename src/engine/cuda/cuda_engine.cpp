@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/escape.h"
 #include "engine/cuda/build_stages.h"
 #include "engine/cuda/cuda_ops.h"
 #include "engine/ir/timing_cache.h"
@@ -73,9 +74,9 @@ class ContextImpl final : public ExecutionContext {
                               std::to_string(bound_.size()) + " inputs)");
     const TensorDesc& d = engine_->inputs_[i];
     if (reinterpret_cast<uintptr_t>(ptr) % 256 != 0)
-      return invalid_argument("set_input_address: input '" + d.name + "': address is not 256-byte aligned");
+      return invalid_argument("set_input_address: input " + ::ws::quoted(d.name) + ": address is not 256-byte aligned");
     if (engine_->input_is_output_[i])
-      return unsupported("set_input_address: input '" + d.name + "' is also a graph output; it cannot be re-bound");
+      return unsupported("set_input_address: input " + ::ws::quoted(d.name) + " is also a graph output; it cannot be re-bound");
     const void* p = ptr != nullptr ? ptr : base() + engine_->input_offsets_[i];
     for (const auto& [step, k] : engine_->input_uses_[i]) io_[step].in[k] = p;
     bound_[i] = ptr;
@@ -292,7 +293,7 @@ class ConstantUploader {
     auto it = uploaded_.find({id, as_float32});
     if (it != uploaded_.end()) return it->second;
     const ir::Tensor& t = g_.tensor(id);
-    if (t.dtype != ir::DType::kFloat32) return unsupported("constant '" + t.name + "' has element type " + ir::dtype_name(t.dtype) + " (float32 only)");
+    if (t.dtype != ir::DType::kFloat32) return unsupported("constant " + ::ws::quoted(t.name) + " has element type " + ir::dtype_name(t.dtype) + " (float32 only)");
     std::vector<float> v(t.data_as<float>(), t.data_as<float>() + t.elements());
     WS_ASSIGN_OR_RETURN(const void* p, values(v, as_float32));
     uploaded_[{id, as_float32}] = p;
@@ -346,7 +347,7 @@ Result<size_t> bind_steps(EngineImpl& e, const OptimizedGraph& og, const std::ve
     bc.nhwc = i < og.nhwc_nodes.size() && og.nhwc_nodes[i];  // the plan of assign_layouts (build_stages.h)
     if (auto f = og.fused_activation.find(node.name); f != og.fused_activation.end())
       if (!activation_of(g, f->second, bc.fused_act, bc.fused_params))
-        return internal_error(node.describe(g.opset) + ": fused activation '" + f->second.name + "' has no epilogue form");
+        return internal_error(node.describe(g.opset) + ": fused activation " + ::ws::quoted(f->second.name) + " has no epilogue form");
     Step s;
     s.node = node.name;
     s.op_type = node.op_type;
