@@ -2,9 +2,10 @@
 // kernels launched with the PDL attribute (programmatic edges in the captured graph) against the CPU executor
 // (the oracle), and against the same build without PDL. EfficientNet-Lite0 is the graph where it matters
 // (72 kernels, ~70 of them ours: depthwise, pointwise, split-K reduction, direct stem). Both builds share one
-// timing cache (always a file: WS_GPU_TEST_TIMING_CACHE_DIR's, else one of this process), so they run the same tactics and must agree bit for bit: PDL changes only when a kernel is
-// scheduled, never what it computes — a missing griddepcontrol.wait shows as a difference (a kernel reading
-// its input before the producer finished). Random input; its seed is printed (WS_SEED reproduces).
+// timing cache (always a file: WS_GPU_TEST_TIMING_CACHE_DIR's, else one of this process), so they run the same
+// tactics and must agree bit for bit: PDL changes only when a kernel is scheduled, never what it computes — a
+// missing griddepcontrol.wait shows as a difference (a kernel reading its input before the producer finished).
+// Random input; its seed is printed (WS_SEED reproduces).
 //   build/tests/ws_gpu_tests --gtest_filter='CudaEnginePdl.*'
 #include <gtest/gtest.h>
 
@@ -36,11 +37,12 @@ TEST(CudaEnginePdl, EfficientNetLite0WithAndWithoutPdlMatchCpuAndEachOther) {
     // fp16 kernels: max|diff| 0.0386 vs 0.0308 in device run 42, a tactic difference, not a PDL race.
     std::string cache = test::gpu_test_timing_cache(std::string("effnet-pdl-") + precision_name(p));
     const bool own_cache = cache.empty();
-    if (own_cache)
+    if (own_cache) {
       cache = (std::filesystem::temp_directory_path() /
                ("ws_effnet_pdl_" + std::to_string(::getpid()) + "_" + precision_name(p) + ".json"))
                   .string();
-    if (own_cache) std::filesystem::remove(cache);
+      std::filesystem::remove(cache);
+    }
     double max_abs[2] = {0, 0};
     for (int pdl = 1; pdl >= 0; --pdl) {
       auto g = ir::import_onnx(path);
