@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -54,6 +55,7 @@ struct BenchArgs {
   std::string tactic_sources = "all";  // --tactic-sources (ws::parse_tactic_sources)
   std::string layout = "auto";          // --layout (ws::parse_layout)
   bool pdl = false;                     // --pdl (CudaBuildOptions::programmatic_dependent_launch)
+  std::string calibration;              // --calibration DIR (precision fp8)
   bool no_progress = false;
   int profile_layers = 0;
   bool duration_given = false;
@@ -126,10 +128,13 @@ int run_bench(const BenchArgs& a) {
   if (!parse_wxh(a.source, src_w, src_h)) return fail(ws::invalid_argument("--source must be WxH, e.g. 1920x1080"), 2);
   auto input_mode = ws::parse_lane_input(a.input);
   if (!input_mode) return fail(input_mode.status(), 2);
-  ws::Precision precision;
-  if (a.precision == "fp32") precision = ws::Precision::kFloat32;
-  else if (a.precision == "fp16") precision = ws::Precision::kFloat16;
-  else return fail(ws::invalid_argument("--precision must be fp32 or fp16"), 2);
+  auto parsed_precision = ws::parse_precision(a.precision);
+  if (!parsed_precision) return fail(parsed_precision.status(), 2);
+  const ws::Precision precision = *parsed_precision;
+  if (precision == ws::Precision::kFloat8 && a.calibration.empty())
+    return fail(ws::invalid_argument("--precision fp8 needs --calibration DIR: a directory of a few representative images (PNG/JPEG)"), 2);
+  if (precision != ws::Precision::kFloat8 && !a.calibration.empty())
+    return fail(ws::invalid_argument("--calibration is for --precision fp8 only"), 2);
   auto sources = ws::parse_tactic_sources(a.tactic_sources);
   if (!sources) return fail(sources.status(), 2);
   auto layout = ws::parse_layout(a.layout);
@@ -168,6 +173,16 @@ int run_bench(const BenchArgs& a) {
     if (in.dtype != ws::ir::DType::kFloat32 || in.shape.size() != 4 || in.shape[0] != 1 || in.shape[1] != 3)
       return fail(ws::unsupported(a.model + ": input '" + in.name + "' is " + ws::ir::dtype_name(in.dtype) + " " +
                                   ws::ir::shape_string(in.shape) + "; a lane needs float32 [1, 3, H, W]"), 2);
+  }
+
+  // FP8 calibration is host work as well (the CPU executor, fp32, over the directory's frames): before the device.
+  std::map<std::string, float> fp8_amax;
+  size_t fp8_frames = 0;
+  if (precision == ws::Precision::kFloat8) {
+    auto mc8 = ws::model_config_for(a.model);
+    auto amax = ws::calibrate_classifier(a.model, mc8.is_ok() ? *mc8 : ws::ModelConfig{}, a.calibration, {}, &fp8_frames);
+    if (!amax) return fail(amax.status(), 2);
+    fp8_amax = std::move(amax).value();
   }
 
   // Device first: the map-host flag must precede every other CUDA use (cuda/device.h).
@@ -220,6 +235,11 @@ int run_bench(const BenchArgs& a) {
   bo.tactic_sources = *sources;
   bo.layout = *layout;
   bo.programmatic_dependent_launch = a.pdl;
+  if (precision == ws::Precision::kFloat8) {
+    bo.fp8_activation_amax = std::move(fp8_amax);
+    rep.env.set("engine_fp8_calibration_frames", fp8_frames);
+    rep.env.set("engine_fp8_calibration_dir", a.calibration);
+  }
   auto built = ws::CudaEngine::build(std::move(graph).value(), bo);
   if (!built) return fail(built.status());
   std::shared_ptr<ws::CudaEngine> engine = std::move(built).value();
@@ -483,7 +503,8 @@ WS_REGISTER_COMMAND(bench, "bench",
                       it->excludes(du);
                       sub.add_flag("--no-cuda-graph", a->no_cuda_graph, "enqueue the stages directly instead of a graph launch");
                       sub.add_option("--input", a->input, "mapped | copy | device (default mapped)");
-                      sub.add_option("--precision", a->precision, "fp32 | fp16 (default fp32)");
+                      sub.add_option("--precision", a->precision, "fp32 | fp16 | fp8 (default fp32; fp8 needs --calibration)");
+                      sub.add_option("--calibration", a->calibration, "fp8: directory of PNG/JPEG frames whose activation ranges set the FP8 scales");
                       sub.add_option("--tactic-sources", a->tactic_sources,
                                      "kernel families the engine build may choose from: comma-separated cudnn, cublaslt, warpstream or all (default all)");
                       sub.add_flag("--pdl", a->pdl, "launch our conv kernels with programmatic dependent launch on sm_90+ (default off: measured slower, docs/cuda-executor.md)");

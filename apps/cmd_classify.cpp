@@ -1,5 +1,5 @@
 // `warpstream classify --model M.onnx --labels L.txt IMAGE... [--topk K] [--device cpu|cuda|auto] [--json]
-//   [--precision fp32|fp16] [--no-cuda-graph] [--input mapped|copy|device] [--tactic-sources cudnn,warpstream]
+//   [--precision fp32|fp16|fp8 [--calibration DIR]] [--no-cuda-graph] [--input mapped|copy|device] [--tactic-sources cudnn,warpstream]
 //   [--layout auto|nchw|nhwc]`
 // Decodes each image, runs preprocess → network → Top-K, prints labels and scores per image and
 // which backend ran. On cuda the frame goes through one lane (warpstream/lanes.h: LaneClassifier);
@@ -35,6 +35,7 @@ struct Options {
   std::string precision = "fp32", input = "mapped", timing_cache;
   std::string tactic_sources = "all";
   std::string layout = "auto";
+  std::string calibration;  // --calibration DIR (precision fp8)
   bool no_cuda_graph = false;
 };
 
@@ -51,6 +52,13 @@ int run(const Options& opt) {
   if (!sources) return fail(sources.status());
   auto layout = parse_layout(opt.layout);
   if (!layout) return fail(layout.status());
+  auto precision = parse_precision(opt.precision);
+  if (!precision) return fail(precision.status());
+  if (*precision == Precision::kFloat8 && opt.calibration.empty())
+    return fail(invalid_argument("--precision fp8 needs --calibration DIR: a directory of a few representative images (PNG/JPEG) whose "
+                                 "activation ranges set the FP8 scales"));
+  if (*precision != Precision::kFloat8 && !opt.calibration.empty())
+    std::fprintf(stderr, "warpstream: warning: --calibration %s is not used: only --precision fp8 is calibrated\n", ws::quoted(opt.calibration).c_str());
   std::string backend = "cpu";
   std::string backend_note;
   if (opt.device == "cuda" || opt.device == "auto") {
@@ -110,7 +118,15 @@ int run(const Options& opt) {
     auto input_mode = parse_lane_input(opt.input);
     if (!input_mode) return fail(input_mode.status());
     LaneClassifierOptions lo;
-    lo.build.precision = opt.precision == "fp16" ? Precision::kFloat16 : Precision::kFloat32;
+    lo.build.precision = *precision;
+    if (*precision == Precision::kFloat8) {  // calibrated on the CPU executor (fp32), before the engine build
+      size_t frames = 0;
+      auto amax = calibrate_classifier(opt.model, *config, opt.calibration, shape, &frames);
+      if (!amax) return fail(amax.status());
+      lo.build.fp8_activation_amax = std::move(amax).value();
+      std::fprintf(stderr, "warpstream: fp8: calibrated %zu activation ranges on %zu frame(s) from %s\n", lo.build.fp8_activation_amax.size(),
+                   frames, ws::quoted(opt.calibration).c_str());
+    }
     lo.build.timing_cache_path = opt.timing_cache;
     lo.build.tactic_sources = *sources;
     lo.build.layout = *layout;
@@ -219,8 +235,10 @@ std::function<int()> setup(CLI::App& sub) {
   sub.add_option("--input-shape", opt->input_shape, "fix the input's shape at build, e.g. 1x3x224x224 (for symbolic dims)");
   sub.add_option("--repeat", opt->repeat, "classify each image N times and report the median time")
       ->check(CLI::Range(1, 100000))->capture_default_str();
-  sub.add_option("--precision", opt->precision, "cuda: fp32 or fp16 (chosen at engine build)")
-      ->check(CLI::IsMember({"fp32", "fp16"}))->capture_default_str();
+  sub.add_option("--precision", opt->precision,
+                 "cuda: fp32, fp16 or fp8 (chosen at engine build; fp8: E4M3 tensor-core pointwise convs on sm_89+, needs --calibration)")
+      ->check(CLI::IsMember({"fp32", "fp16", "fp8"}))->capture_default_str();
+  sub.add_option("--calibration", opt->calibration, "cuda, fp8: directory of PNG/JPEG frames whose activation ranges set the FP8 scales");
   sub.add_flag("--no-cuda-graph", opt->no_cuda_graph, "cuda: enqueue each stage directly instead of replaying the lane's graph");
   sub.add_option("--input", opt->input, "cuda: where the lane reads the frame: mapped (zero-copy), copy (pinned + memcpy), device")
       ->check(CLI::IsMember({"mapped", "copy", "device"}))->capture_default_str();

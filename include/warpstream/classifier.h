@@ -3,6 +3,7 @@
 /// Batch-1 image classification on the CPU executor: RGB8 image → fused resize+normalise written
 /// straight into the network's input tensor → network → Top-K. The same stages the GPU lane runs.
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,7 @@ class CpuClassifier {
   int64_t input_width() const { return width_; }
   int64_t input_elements() const { return 3 * height_ * width_; }
   const CpuEngine& engine() const { return *engine_; }
+  CpuEngine& mutable_engine() { return *engine_; }
   const ModelConfig& config() const { return config_; }
 
  private:
@@ -57,5 +59,23 @@ class CpuClassifier {
   ModelConfig config_;
   int64_t height_ = 0, width_ = 0, classes_ = 0;
 };
+
+/// FP8 calibration ("max" calibration, as TensorRT's FP8 / Transformer Engine's amax): runs the CPU executor on
+/// each frame (preprocessed exactly as classify() does) and returns, by tensor name, the largest |value| over all
+/// frames of the graph input and of every float32 tensor a node writes — what CudaBuildOptions::fp8_activation_amax
+/// takes. NaN values are skipped. Errors: no frames, an image classify() would refuse (names the frame's index).
+Result<std::map<std::string, float>> calibrate_activation_amax(CpuClassifier& classifier, const std::vector<ImageRgb8>& frames);
+
+/// The frames of a calibration directory (`--calibration DIR`): every regular file ending in .png, .jpg or .jpeg
+/// (any case), sorted by name, at most `max_frames` of them, decoded (decode_image_file). Errors: not a
+/// directory, no image file in it, a file that fails to decode (the decoder's message names it).
+inline constexpr size_t kMaxCalibrationFrames = 64;
+Result<std::vector<ImageRgb8>> load_calibration_frames(const std::string& dir, size_t max_frames = kMaxCalibrationFrames);
+
+/// `--precision fp8 --calibration DIR` for a classifier model: load_calibration_frames(dir), a CpuClassifier of
+/// `model_path` (fp32, `input_shape` as CpuClassifier::build), calibrate_activation_amax. `frames_used` (optional)
+/// gets the number of frames. Errors: those of the three steps.
+Result<std::map<std::string, float>> calibrate_classifier(const std::string& model_path, const ModelConfig& config, const std::string& dir,
+                                                          const ir::Shape& input_shape = {}, size_t* frames_used = nullptr);
 
 }  // namespace ws

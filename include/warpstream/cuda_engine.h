@@ -6,12 +6,14 @@
 /// lane), each owning its own arena; ExecutionContext::enqueue allocates nothing, synchronises
 /// nothing and is capturable into a CUDA Graph.
 ///
-/// Precision: fp32 or fp16 activations/weights, chosen at build. In fp16 mode the network input
-/// tensor is fp16 (the fused preprocess writes fp16 directly); the network output is always
-/// float32 (a cast is appended), so Top-K and callers read float32 logits in both modes.
+/// Precision: fp32, fp16 or fp8, chosen at build. In fp16 mode the network input tensor is fp16 (the fused
+/// preprocess writes fp16 directly); the network output is always float32 (a cast is appended), so Top-K and
+/// callers read float32 logits in every mode. fp8 is fp16 storage with FP8 (E4M3) tensor-core math where a kernel
+/// has it: see Precision::kFloat8.
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -27,10 +29,27 @@ typedef struct CUstream_st* cudaStream_t;
 namespace ws {
 
 /// A build setting of the CUDA executor (the element type its activations and weights are built in),
-/// not a tensor element type: precision_dtype() names the DType it selects.
-enum class Precision { kFloat32, kFloat16 };
-const char* precision_name(Precision p);  ///< "fp32" / "fp16"
-inline constexpr DType precision_dtype(Precision p) { return p == Precision::kFloat16 ? DType::kFloat16 : DType::kFloat32; }
+/// not a tensor element type: precision_dtype() names the DType it stores activations in.
+///  - kFloat32, kFloat16: everything in that type (fp16: fp32 accumulation).
+///  - kFloat8 (Hopper / Ada, compute capability 8.9+; build() refuses it below with kUnsupported): activations
+///    stay fp16 between kernels, as in fp16 mode; every NCHW pointwise (1×1, stride 1, group 1) Conv whose input
+///    has a calibrated range (CudaBuildOptions::fp8_activation_amax) runs on FP8 tensor cores — E4M3 weights with a
+///    per-output-channel scale, the input quantised in the kernel with a per-tensor scale amax / 448, fp32
+///    accumulation, fp16 out (kernels::conv2d_pointwise_fp8; TensorRT's FP8 with "max" calibration). Every other
+///    node runs as in fp16 mode; tactics() says which Convs run FP8. The layout kAuto picks NCHW (the FP8 kernels
+///    are NCHW). Accuracy against fp32: docs/results/latency/fp8-accuracy.md.
+enum class Precision { kFloat32, kFloat16, kFloat8 };
+const char* precision_name(Precision p);  ///< "fp32" / "fp16" / "fp8"
+/// True for the modes that store activations in float16 (fp16, fp8).
+inline constexpr bool half_storage(Precision p) { return p != Precision::kFloat32; }
+inline constexpr DType precision_dtype(Precision p) { return half_storage(p) ? DType::kFloat16 : DType::kFloat32; }
+/// Parses "fp32", "fp16" or "fp8". Errors: kInvalidArgument naming the text.
+inline Result<Precision> parse_precision(const std::string& text) {
+  if (text == "fp32") return Precision::kFloat32;
+  if (text == "fp16") return Precision::kFloat16;
+  if (text == "fp8") return Precision::kFloat8;
+  return invalid_argument("--precision: unknown precision '" + text + "' (expected fp32, fp16 or fp8)");
+}
 
 /// Tactic sources (as TensorRT's IBuilderConfig::setTacticSources): the kernel families a build may time
 /// and choose from; CudaBuildOptions::tactic_sources is a bitmask of these.
@@ -103,6 +122,13 @@ struct LayoutPlan {
 
 struct CudaBuildOptions {
   Precision precision = Precision::kFloat32;
+  /// Precision kFloat8: the calibrated absolute maximum of each activation tensor, by tensor name (as the ONNX
+  /// model names it), e.g. from calibrate_activation_amax (classifier.h) over a few representative frames. A
+  /// pointwise Conv whose input is listed (finite, > 0) runs FP8 with scale amax / 448; one whose input is not
+  /// runs fp16 (tactics() says so). build() and check_support() refuse kFloat8 with an empty map
+  /// (kInvalidArgument: FP8 needs calibration). Ignored in the other precisions. Changes the kernels' arithmetic,
+  /// not their timing: not part of the timing-cache identity.
+  std::map<std::string, float> fp8_activation_amax;
   /// Activation layout inside the engine (see Layout). Changes the graph hash (the reformat steps are part
   /// of the bound graph), so a timing cache is kept per layout.
   Layout layout = Layout::kAuto;

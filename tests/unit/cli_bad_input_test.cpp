@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <random>
 
 #include "engine/ir/model_builder.h"
@@ -238,6 +239,23 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --tactic-sources nope"), {"--tactic-sources", "nope"});
   expect_one_error(cli("bench --model " + m + " --layout bogus"), {"--layout", "'bogus'", "auto, nchw or nhwc"});
   expect_one_error(cli("bench --model " + m + " --profile-layers -1"), {"--profile-layers"});
+  expect_one_error(cli("bench --model " + m + " --precision fp4"), {"--precision", "'fp4'", "fp32, fp16 or fp8"});
+  expect_one_error(cli("bench --model " + m + " --precision fp8"), {"--precision fp8 needs --calibration DIR"});
+  expect_one_error(cli("bench --model " + m + " --precision fp16 --calibration " + quote(dir_.path().string())), {"--calibration", "fp8 only"});
+  expect_one_error(cli("bench --model " + m + " --precision fp8 --calibration " + quote(dir_.file("nodir"))), {"--calibration", "not a directory"});
+  const std::string empty = dir_.file("empty_calib");
+  std::filesystem::create_directories(empty);
+  expect_one_error(cli("bench --model " + m + " --precision fp8 --calibration " + quote(empty)), {"--calibration", "no .png / .jpg / .jpeg"});
+  const std::string broken = dir_.file("broken_calib");
+  std::filesystem::create_directories(broken);
+  test::write_file(broken + "/a.png", "not a png");
+  expect_one_error(cli("bench --model " + m + " --precision fp8 --calibration " + quote(broken)), {"a.png"});
+}
+
+// classify: --precision fp8 without --calibration is refused before any work (whatever the device).
+TEST_F(CliBadInput, ClassifyFp8NeedsCalibration) {
+  expect_one_error(classify(model_, labels_, image_, "--precision fp8"), {"--precision fp8 needs --calibration DIR"});
+  expect_one_error(classify(model_, labels_, image_, "--precision fp4"), {"usage", "--precision"});
 }
 
 // The model is host work as well: truncated, empty, random-byte, gigabyte-initializer and wrongly shaped

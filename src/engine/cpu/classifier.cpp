@@ -3,11 +3,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <sstream>
 
+#include "core/escape.h"
 #include "core/file_io.h"
 #include "core/json_parse.h"
 #include "reference/reference.h"
@@ -108,6 +111,71 @@ Result<std::vector<ref::TopKEntry>> CpuClassifier::classify(const ImageRgb8& ima
   std::vector<ref::TopKEntry> top(static_cast<size_t>(k));
   WS_RETURN_IF_ERROR(ref::topk(logits(), classes_, k, top.data()));
   return top;
+}
+
+Result<std::map<std::string, float>> calibrate_activation_amax(CpuClassifier& c, const std::vector<ImageRgb8>& frames) {
+  if (frames.empty()) return invalid_argument("calibration: no frames");
+  const CpuEngine& e = c.engine();
+  const ir::Graph& g = e.graph();
+  std::map<std::string, float> amax;
+  auto observe = [&](ir::TensorId id) {
+    const ir::Tensor& t = g.tensor(id);
+    if (t.dtype != ir::DType::kFloat32) return;
+    const float* v = static_cast<const float*>(e.tensor_data(id));
+    if (!v) return;
+    float m = 0.0f;
+    for (int64_t i = 0, n = t.elements(); i < n; ++i)
+      if (!std::isnan(v[i])) m = std::max(m, std::fabs(v[i]));
+    float& slot = amax[t.name];
+    slot = std::max(slot, m);
+  };
+  for (size_t f = 0; f < frames.size(); ++f) {
+    const ImageRgb8& image = frames[f];
+    WS_RETURN_IF_ERROR(check_image_size(image.width, image.height));
+    if (static_cast<int64_t>(image.pixels.size()) != image.width * image.height * 3)
+      return invalid_argument("calibration frame " + std::to_string(f) + ": " + std::to_string(image.pixels.size()) + " bytes for " +
+                              std::to_string(image.width) + "x" + std::to_string(image.height) + " RGB8");
+    WS_RETURN_IF_ERROR(ref::preprocess_rgb8_to_nchw(image.pixels.data(), image.height, image.width, image.width * 3,
+                                                    static_cast<float*>(c.mutable_engine().input(0)), c.input_height(), c.input_width(),
+                                                    c.config().normalize));
+    for (ir::TensorId id : g.inputs) observe(id);
+    WS_RETURN_IF_ERROR(c.mutable_engine().run_with_hook([&](size_t, const ir::Node& node) {
+      for (ir::TensorId id : node.outputs)
+        if (id != ir::kNoTensor) observe(id);
+    }));
+  }
+  return amax;
+}
+
+Result<std::vector<ImageRgb8>> load_calibration_frames(const std::string& dir, size_t max_frames) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return invalid_argument("--calibration " + ::ws::quoted(dir) + ": not a directory");
+  std::vector<std::string> files;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    std::string ext = it->path().extension().string();
+    for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (ext == ".png" || ext == ".jpg" || ext == ".jpeg") files.push_back(it->path().string());
+  }
+  if (ec) return invalid_argument("--calibration " + ::ws::quoted(dir) + ": " + ec.message());
+  if (files.empty()) return invalid_argument("--calibration " + ::ws::quoted(dir) + ": no .png / .jpg / .jpeg file in it");
+  std::sort(files.begin(), files.end());
+  if (files.size() > max_frames) files.resize(max_frames);
+  std::vector<ImageRgb8> frames;
+  for (const std::string& f : files) {
+    WS_ASSIGN_OR_RETURN(ImageRgb8 img, decode_image_file(f));
+    frames.push_back(std::move(img));
+  }
+  return frames;
+}
+
+Result<std::map<std::string, float>> calibrate_classifier(const std::string& model_path, const ModelConfig& config, const std::string& dir,
+                                                          const ir::Shape& input_shape, size_t* frames_used) {
+  WS_ASSIGN_OR_RETURN(const std::vector<ImageRgb8> frames, load_calibration_frames(dir));
+  WS_ASSIGN_OR_RETURN(std::unique_ptr<CpuClassifier> cpu, CpuClassifier::build(model_path, config, input_shape));
+  if (frames_used) *frames_used = frames.size();
+  return calibrate_activation_amax(*cpu, frames);
 }
 
 }  // namespace ws

@@ -185,6 +185,7 @@ inline Status assign_layouts(OptimizedGraph& og, const CudaBuildOptions& options
         grouped = grouped || detail::attr_int(n, "group", 1) != 1;
         any = any || detail::nhwc_capable(g, n, false);
       }
+    // fp8 keeps NCHW: its FP8 kernels (our pointwise GEMM) read NCHW; channels-last convs would run cuDNN fp16.
     l = options.precision == Precision::kFloat16 && (options.tactic_sources & kTacticCudnn) && !grouped && any ? Layout::kNhwc
                                                                                                              : Layout::kNchw;
   }

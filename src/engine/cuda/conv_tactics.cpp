@@ -7,9 +7,9 @@ namespace ws::cudaexec {
 
 int ws_conv_splits(WsConv i) {
   switch (i) {
-    case WsConv::kPointwise32Split4: case WsConv::kPointwise64Split4: return 4;
-    case WsConv::kPointwise32Split8: return 8;
-    case WsConv::kPointwise32Split16: return 16;
+    case WsConv::kPointwise32Split4: case WsConv::kPointwise64Split4: case WsConv::kFp8Pointwise32Split4: case WsConv::kFp8Pointwise64Split4: return 4;
+    case WsConv::kPointwise32Split8: case WsConv::kFp8Pointwise32Split8: return 8;
+    case WsConv::kPointwise32Split16: case WsConv::kFp8Pointwise32Split16: return 16;
     default: return 1;
   }
 }
@@ -25,8 +25,22 @@ const char* ws_conv_key(WsConv i) {  // timing-cache "impl" value
     case WsConv::kPointwise32Split8: return "ws_pointwise_32x32_splitk8";
     case WsConv::kPointwise32Split16: return "ws_pointwise_32x32_splitk16";
     case WsConv::kPointwise64Split4: return "ws_pointwise_64x64_splitk4";
+    case WsConv::kFp8Pointwise64: return "ws_pointwise_fp8_64x64";
+    case WsConv::kFp8Pointwise32: return "ws_pointwise_fp8_32x32";
+    case WsConv::kFp8Pointwise32Split4: return "ws_pointwise_fp8_32x32_splitk4";
+    case WsConv::kFp8Pointwise32Split8: return "ws_pointwise_fp8_32x32_splitk8";
+    case WsConv::kFp8Pointwise32Split16: return "ws_pointwise_fp8_32x32_splitk16";
+    case WsConv::kFp8Pointwise64Split4: return "ws_pointwise_fp8_64x64_splitk4";
   }
   return "?";
+}
+
+bool ws_conv_is_fp8(WsConv i) {
+  switch (i) {
+    case WsConv::kFp8Pointwise64: case WsConv::kFp8Pointwise32: case WsConv::kFp8Pointwise32Split4: case WsConv::kFp8Pointwise32Split8:
+    case WsConv::kFp8Pointwise32Split16: case WsConv::kFp8Pointwise64Split4: return true;
+    default: return false;
+  }
 }
 
 kernels::Conv2dGeometry conv_geometry(const BindContext& c, const ir::Shape& x, const ir::Shape& wt, const ir::Shape& y) {
@@ -64,6 +78,23 @@ std::vector<WsConv> ws_conv_candidates(const BindContext& c, const kernels::Conv
   }
   const int64_t reduction = g.c_in / g.group * g.kernel_h * g.kernel_w;
   if (r.empty() || (!dw && reduction <= kDirectMaxReduction)) r.push_back(WsConv::kDirect);
+  return r;
+}
+
+std::vector<WsConv> ws_conv_fp8_candidates(const BindContext& c, const kernels::Conv2dGeometry& g) {
+  std::vector<WsConv> r;
+  if (!(c.options.tactic_sources & kTacticWarpStream) || !kernels::validate_conv2d(g).is_ok() || !kernels::conv2d_pointwise_applicable(g) ||
+      g.n > 65535)
+    return r;
+  r = {WsConv::kFp8Pointwise64, WsConv::kFp8Pointwise32};
+  // split-K on the same rule as the fp16 kernels (ws_conv_candidates)
+  const int64_t n_hw = g.out_h * g.out_w, blocks32 = g.n * ((n_hw + 31) / 32) * ((g.c_out + 31) / 32);
+  if (g.c_in >= 128 && blocks32 < 264) {
+    r.push_back(WsConv::kFp8Pointwise32Split4);
+    r.push_back(WsConv::kFp8Pointwise64Split4);
+    if (g.c_in >= 256) r.push_back(WsConv::kFp8Pointwise32Split8);
+    if (g.c_in >= 512) r.push_back(WsConv::kFp8Pointwise32Split16);
+  }
   return r;
 }
 

@@ -21,7 +21,12 @@ using kernels::ElemType;
 
 // ---- our own conv kernels (src/kernels/conv) as tactics ----
 enum class WsConv { kDepthwise, kDepthwise4, kPointwise64, kPointwise32, kDirect, kPointwise32Split4, kPointwise32Split8,
-                    kPointwise32Split16, kPointwise64Split4 };
+                    kPointwise32Split16, kPointwise64Split4,
+                    // precision fp8 (kernels::conv2d_pointwise_fp8): the same tiles and split-K factors on E4M3 tensor cores
+                    kFp8Pointwise64, kFp8Pointwise32, kFp8Pointwise32Split4, kFp8Pointwise32Split8, kFp8Pointwise32Split16,
+                    kFp8Pointwise64Split4 };
+/// The tactic runs kernels::conv2d_pointwise_fp8.
+bool ws_conv_is_fp8(WsConv i);
 // Direct kernel as a timed candidate (beside cuDNN) up to this reduction length Cin/group·kh·kw; beyond it
 // (or for depthwise convs, which have their own kernel) only when nothing else could run the node.
 constexpr int64_t kDirectMaxReduction = 576;
@@ -34,6 +39,9 @@ const char* ws_conv_key(WsConv i);
 kernels::Conv2dGeometry conv_geometry(const BindContext& c, const ir::Shape& x, const ir::Shape& wt, const ir::Shape& y);
 /// Our kernels that may run this conv, in timing order (empty when warpstream is not an enabled source).
 std::vector<WsConv> ws_conv_candidates(const BindContext& c, const kernels::Conv2dGeometry& g, bool tensor_cores);
+/// The FP8 pointwise tactics for this conv, in timing order (empty unless it is a pointwise conv and warpstream is
+/// an enabled source; the caller decides whether the node runs FP8: precision, calibration, compute capability).
+std::vector<WsConv> ws_conv_fp8_candidates(const BindContext& c, const kernels::Conv2dGeometry& g);
 
 struct WsConvPlan {
   WsConv impl = WsConv::kDirect;
@@ -41,6 +49,7 @@ struct WsConvPlan {
   kernels::ConvEpilogue epi;
   ElemType et = ElemType::kFloat32;
   const void* weight = nullptr;
+  kernels::PointwiseFp8Weights fp8;  ///< the FP8 tactics' operands (codes, per-channel dequantisation, 1 / x scale)
   size_t workspace_bytes() const { return kernels::conv2d_pointwise_workspace_bytes(g, ws_conv_splits(impl)); }
   Status run(const void* x, void* y, cudaStream_t st, const void* residual = nullptr, void* workspace = nullptr) const {
     kernels::ConvEpilogue e = epi;
@@ -57,6 +66,14 @@ struct WsConvPlan {
       case WsConv::kPointwise64: return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k64x64, g, x, weight, y, e, st);
       case WsConv::kPointwise32: return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k32x32, g, x, weight, y, e, st);
       case WsConv::kDirect: return kernels::conv2d_direct(et, g, x, weight, y, e, st);
+      case WsConv::kFp8Pointwise64:
+      case WsConv::kFp8Pointwise64Split4:
+        return kernels::conv2d_pointwise_fp8(kernels::PointwiseTile::k64x64, g, x, fp8, y, e, st, ws_conv_splits(impl), workspace);
+      case WsConv::kFp8Pointwise32:
+      case WsConv::kFp8Pointwise32Split4:
+      case WsConv::kFp8Pointwise32Split8:
+      case WsConv::kFp8Pointwise32Split16:
+        return kernels::conv2d_pointwise_fp8(kernels::PointwiseTile::k32x32, g, x, fp8, y, e, st, ws_conv_splits(impl), workspace);
     }
     return internal_error("unknown WarpStream conv kernel");
   }
@@ -77,7 +94,19 @@ struct WsConvPlan {
         const bool t64 = impl == WsConv::kPointwise64 || impl == WsConv::kPointwise64Split4;
         const int sp = ws_conv_splits(impl);
         r = std::string("ws pointwise ") + (t64 ? "64x64" : "32x32") + (sp > 1 ? " split-K " + std::to_string(sp) : "") +
-            (prec == Precision::kFloat16 ? " (wmma tensor cores)" : " (fp32 FMA)");
+            (half_storage(prec) ? " (wmma tensor cores)" : " (fp32 FMA)");
+        break;
+      }
+      case WsConv::kFp8Pointwise64:
+      case WsConv::kFp8Pointwise32:
+      case WsConv::kFp8Pointwise32Split4:
+      case WsConv::kFp8Pointwise32Split8:
+      case WsConv::kFp8Pointwise32Split16:
+      case WsConv::kFp8Pointwise64Split4: {
+        const bool t64 = impl == WsConv::kFp8Pointwise64 || impl == WsConv::kFp8Pointwise64Split4;
+        const int sp = ws_conv_splits(impl);
+        r = std::string("ws pointwise FP8 ") + (t64 ? "64x64" : "32x32") + (sp > 1 ? " split-K " + std::to_string(sp) : "") +
+            " (e4m3 mma tensor cores, per-channel weight scales, input scale " + std::to_string(1.0f / fp8.inv_x_scale) + ")";
         break;
       }
       case WsConv::kDirect:
@@ -90,7 +119,8 @@ struct WsConvPlan {
     if (g.pad_top || g.pad_left || g.pad_bottom || g.pad_right) add("pad");
     if (epi.bias) add("bias");
     if (epi.act != Activation::kNone) add(kernels::activation_name(epi.act));
-    return r + ", NCHW, " + precision_name(prec) + ", " + (fused.empty() ? std::string("no epilogue") : "fused " + fused);
+    const char* storage = ws_conv_is_fp8(impl) ? "fp8 math, fp16 out" : prec == Precision::kFloat8 ? "fp16 (no FP8 kernel or no calibrated input range)" : precision_name(prec);
+    return r + ", NCHW, " + storage + ", " + (fused.empty() ? std::string("no epilogue") : "fused " + fused);
   }
 };
 

@@ -20,7 +20,7 @@
 
 namespace ws {
 
-const char* precision_name(Precision p) { return p == Precision::kFloat16 ? "fp16" : "fp32"; }
+const char* precision_name(Precision p) { return p == Precision::kFloat8 ? "fp8" : p == Precision::kFloat16 ? "fp16" : "fp32"; }
 
 namespace cudaexec {
 namespace {
@@ -219,7 +219,10 @@ Result<nlohmann::json> cache_identity(int device, const std::string& hash, const
 /// onnx_view(...) and must outlive the result (each NodeContext refers to its node).
 Result<std::vector<engine::NodeContext>> check_support(const ir::Graph& g, const std::vector<ir::Node>& view,
                                                        const CudaBuildOptions& options, BuildDevice& dev) {
-  const bool half = options.precision == Precision::kFloat16;
+  const bool half = half_storage(options.precision);
+  if (options.precision == Precision::kFloat8 && options.fp8_activation_amax.empty())
+    return invalid_argument("precision fp8 needs calibrated activation ranges: give --calibration DIR (a few representative images; "
+                            "CudaBuildOptions::fp8_activation_amax is empty)");
   std::vector<engine::NodeContext> analyzed;
   analyzed.reserve(view.size());
   for (const ir::Node& node : view) {
@@ -238,7 +241,7 @@ Result<std::vector<engine::NodeContext>> check_support(const ir::Graph& g, const
     TimingCache no_cache;
     BindContext bc{g, node, analyzed.back(), options, options.precision,
                    half ? kernels::ElemType::kFloat16 : kernels::ElemType::kFloat32, half ? size_t{2} : size_t{4},
-                   {}, {}, {}, {}, dev, no_cache, none, {}};
+                   {}, {}, {}, {}, dev, no_cache, none, {}, false, {}};
     WS_RETURN_IF_ERROR(def->supports(bc));
   }
   return analyzed;
@@ -299,6 +302,15 @@ class ConstantUploader {
     uploaded_[{id, as_float32}] = p;
     return p;
   }
+  /// Arbitrary host bytes (e.g. FP8 weight codes), engine-owned, 256-byte aligned (cudaMalloc).
+  Result<const void*> bytes(const void* data, size_t n) {
+    WS_ASSIGN_OR_RETURN(cuda::DeviceBuffer b, cuda::DeviceBuffer::allocate(std::max<size_t>(n, 16)));
+    if (n) WS_RETURN_IF_ERROR(::ws::cuda::copy_to_device(b.get(), data, n));
+    e_.weight_bytes_ += n;
+    const void* p = b.get();
+    e_.weights_.push_back(std::move(b));
+    return p;
+  }
   /// Constant tensor `id` as the executor stores it: float32 in the activation type, other types byte for byte.
   Result<const void*> stored(ir::TensorId id) {
     const ir::Tensor& t = g_.tensor(id);
@@ -328,7 +340,7 @@ class ConstantUploader {
 Result<size_t> bind_steps(EngineImpl& e, const OptimizedGraph& og, const std::vector<engine::NodeContext>& analyzed,
                           const ArenaPlan& plan, const CudaBuildOptions& options, BuildDevice& dev, TimingCache& cache) {
   const ir::Graph& g = e.graph_;
-  const bool half = options.precision == Precision::kFloat16;
+  const bool half = half_storage(options.precision);
   e.input_uses_.assign(g.inputs.size(), {});
   e.input_is_output_.assign(g.inputs.size(), false);
   for (size_t gi = 0; gi < g.inputs.size(); ++gi)
@@ -337,13 +349,14 @@ Result<size_t> bind_steps(EngineImpl& e, const OptimizedGraph& og, const std::ve
   auto upload = [&up](ir::TensorId id, bool as_float32) { return up.tensor(id, as_float32); };
   auto upload_values = [&up](const std::vector<float>& v, bool as_float32) { return up.values(v, as_float32); };
   auto upload_stored = [&up](ir::TensorId id) { return up.stored(id); };
+  auto upload_bytes = [&up](const void* data, size_t n) { return up.bytes(data, n); };
   size_t workspace = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
     const CudaOpDef* def = find_cuda_op(node.op_type);
     BindContext bc{g, node, analyzed[i], options, options.precision,
                    half ? kernels::ElemType::kFloat16 : kernels::ElemType::kFloat32, half ? size_t{2} : size_t{4},
-                   kernels::Activation::kNone, {}, upload, upload_values, dev, cache, e.tactics_, upload_stored};
+                   kernels::Activation::kNone, {}, upload, upload_values, dev, cache, e.tactics_, upload_stored, false, upload_bytes};
     bc.nhwc = i < og.nhwc_nodes.size() && og.nhwc_nodes[i];  // the plan of assign_layouts (build_stages.h)
     if (auto f = og.fused_activation.find(node.name); f != og.fused_activation.end())
       if (!activation_of(g, f->second, bc.fused_act, bc.fused_params))
@@ -386,7 +399,7 @@ Result<size_t> bind_steps(EngineImpl& e, const OptimizedGraph& og, const std::ve
 /// copy step). Returns the new arena end.
 Result<size_t> bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end) {
   const ir::Graph& g = e.graph_;
-  const bool half = e.precision_ == Precision::kFloat16;
+  const bool half = half_storage(e.precision_);
   for (ir::TensorId id : g.inputs) {
     const ir::Tensor& t = g.tensor(id);
     e.inputs_.push_back(TensorDesc{t.name, half ? ir::DType::kFloat16 : ir::DType::kFloat32, t.shape, tensor_bytes(t, half ? 2 : 4)});
@@ -481,7 +494,7 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
   e->graph_ = std::move(og.graph);
   og.graph = ir::Graph{};  // moved into the engine; og keeps the fusion records
   const ir::Graph& g = e->graph_;
-  const bool half = options.precision == Precision::kFloat16;
+  const bool half = half_storage(options.precision);
 
   BuildDevice dev;  // handles created after the support checks
   const std::vector<ir::Node> view = onnx_view(g, og.residual_convs);
@@ -496,6 +509,13 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
   dev.timing_reps = options.tactic_timing_iterations;
   dev.timing_warmups = std::min(2, options.tactic_timing_iterations);
   WS_RETURN_IF_ERROR(open_build_device(options, dev));
+  if (options.precision == Precision::kFloat8) {  // FP8 tensor cores: mma.sync e4m3 needs sm_89 (Ada) or sm_90 (Hopper)
+    cudaDeviceProp prop{};
+    WS_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, options.device));
+    if (prop.major * 10 + prop.minor < 89)
+      return unsupported("precision fp8 needs FP8 tensor cores (compute capability 8.9+: Ada or Hopper); device " + std::to_string(options.device) +
+                         " '" + prop.name + "' is sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ": use --precision fp16");
+  }
   WS_ASSIGN_OR_RETURN(TimingCache cache, open_timing_cache(g, options));
   WS_ASSIGN_OR_RETURN(const size_t workspace, bind_steps(*e, og, analyzed, plan, options, dev, cache));
   WS_ASSIGN_OR_RETURN(const size_t arena_end, bind_ports(*e, plan, align_up(plan.bytes)));

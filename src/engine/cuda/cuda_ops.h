@@ -104,6 +104,8 @@ struct BindContext {
   /// The node's 4-D activations are stored channels-last (CudaBuildOptions::layout, build_stages.h
   /// assign_layouts): Conv / pools bind their NHWC form; part of cache_key and problem_key.
   bool nhwc = false;
+  /// Device copy of arbitrary host bytes (FP8 weight codes), engine-owned. Empty in supports().
+  std::function<Result<const void*>(const void* data, size_t bytes)> upload_bytes;
   std::string cache_key() const;  ///< "<precision>|<node name>|<op>|<input shapes>"
   /// The node's problem without its name: "<precision>|<op>|<input shape, c(onstant)/r(untime) or ->...|act=<>|
   /// <attributes, sorted by name>" — equal for two nodes that every tactic treats alike (TimingCache::find_problem).

@@ -1,14 +1,19 @@
 // WarpStream's own 2-D convolution kernels (see conv.h): depthwise, pointwise (1×1 as a tiled GEMM; fp32
-// FMA or fp16 tensor cores through nvcuda::wmma) and a generic direct convolution (with a 3×3 RGB stem form:
+// FMA or fp16 tensor cores through nvcuda::wmma; FP8 E4M3 tensor cores through mma.sync, the activation quantised
+// in the kernel) and a generic direct convolution (with a 3×3 RGB stem form:
 // one thread per pixel × 8 output channels). Each fuses zero padding
 // (bounds checks: no padded copy, asymmetric pads free), bias, an optional residual and the activation into
 // its one launch — the cuDNN path needs up to three kernels (pad, convolution, bias+activation epilogue).
 // NCHW, OIHW weights, float32 or float16 storage, float32 arithmetic. 32-bit indices (validate_conv2d
 // refuses tensors of more than 2^30 elements, so a grid-stride index never overflows).
-// Test: tests/gpu/conv_kernels_test.cpp (ws_gpu_tests --gtest_filter='ConvKernels*:CudaEngineConvTactics*').
+// Test: tests/gpu/conv_kernels_test.cpp (ws_gpu_tests --gtest_filter='ConvKernels*:CudaEngineConvTactics*'); FP8:
+// tests/gpu/conv_fp8_test.cpp ('ConvFp8*'). Time: the per-node tactic timings of a build (warpstream bench prints
+// tactics with µs), or `warpstream bench --precision fp8 --calibration DIR` end to end.
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <mma.h>
 
+#include <cmath>
 #include <string>
 #include <type_traits>
 
@@ -510,6 +515,160 @@ __global__ void __launch_bounds__(kThreads) splitk_reduce_kernel(const float* __
   finish(y, idx, r / N, acc, bias, res, act, p);
 }
 
+
+// ---- pointwise FP8 (E4M3) on tensor cores (sm_89+: mma.sync.m16n8k32.row.col.f32.e4m3.e4m3.f32) ----
+// Y[n] (M×N) = out_scale[m] · (Wq (M×K) · Xq[n] (K×N)), Wq the build-time E4M3 codes (per-output-channel scale,
+// rows zero-padded to k_stride = round_up(K, 32)), Xq = e4m3(x · inv_x_scale) quantised while the fp16 tile is
+// staged into shared memory (fused: no quantised copy of X in global memory), fp32 accumulation, then the fp16
+// epilogue (bias, residual, activation) or dequantised fp32 partials for split-K.
+// Thread mapping: 128 threads = 4 warps in a 2×2 grid over the BM×BN block tile; each warp owns a (BM/2)×(BN/2)
+// tile of m16n8 accumulators (MT × NT). One k-tile is BK = 32 (one mma k-step). Loads per k-tile: A = BM rows ×
+// 32 bytes as 16-byte vectors (one per thread for BM = 64); B: thread (kg = tid / 16, ng = tid % 16) reads 4
+// k-rows × VN = BN/16 consecutive pixels of X (8- or 4-byte vectors when H·W allows, else scalars), converts
+// them, and writes one 32-bit word (4 consecutive k) per pixel into Bs[n][k] — the K-major layout the mma's B
+// operand ("col") wants, which ldmatrix cannot produce for 8-bit types on sm_90. Shared rows are 48 bytes
+// (32 + 16 pad): the fragment reads (8 rows × 4 words per warp) hit 32 distinct banks. Double-buffered:
+// global loads of tile t+1 are in flight while tile t is multiplied; one __syncthreads per k-tile.
+constexpr int kFp8Threads = 128;
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 890
+__device__ __forceinline__ uint32_t fp8x4_e4m3(float a, float b, float c, float d) {
+  const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, __NV_E4M3);
+  const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(c, d), __NV_SATFINITE, __NV_E4M3);
+  return lo | (hi << 16);  // byte j = element j (the lowest k in the lowest byte, as the mma fragments read it)
+}
+#endif
+
+template <int BM, int BN>
+__global__ void __launch_bounds__(kFp8Threads) pointwise_fp8_kernel(
+    const __half* __restrict__ x, const uint8_t* __restrict__ wq, int k_stride, const float* __restrict__ out_scale,
+    float inv_x_scale, __half* __restrict__ y, const float* __restrict__ bias, const __half* __restrict__ res, int M, int N,
+    int K, Activation act, ActivationParams p, int splits, float* __restrict__ part) {
+  pdl_allow_dependents();
+  pdl_wait();
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 890
+  constexpr int BK = 32, LD = 48, WM = BM / 2, WN = BN / 2, MT = WM / 16, NT = WN / 8, VN = BN / 16;
+  static_assert(MT >= 1 && NT >= 1 && (VN == 2 || VN == 4), "tile shapes: 32x32 or 64x64");
+  __shared__ __align__(16) uint8_t As[2][BM * LD];  // As[m][k] = Wq[m0 + m][k0 + k]
+  __shared__ __align__(16) uint8_t Bs[2][BN * LD];  // Bs[n][k] = Xq[k0 + k][n0 + n]
+  const SplitK sk = split_k<BK>(K, splits);
+  const int k_begin = sk.begin, k_end = sk.end;
+  x += sk.img * K * N;
+  y += sk.img * M * N;
+  if (res) res += sk.img * M * N;
+  if (part) part += (sk.img * splits + sk.split) * M * N;
+  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wm = warp / 2, wn = warp % 2;
+  const int gq = lane / 4, tq = lane % 4;  // mma fragment coordinates: groupID, thread in group
+  const int kg = tid / 16, ng = tid % 16;  // B staging: 4 k-rows × VN pixels
+  const bool vec_b = N % VN == 0 && (reinterpret_cast<uintptr_t>(x) & (VN * 2 - 1)) == 0;
+  const int ntiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+
+  uint4 ra = make_uint4(0, 0, 0, 0);  // A staging: row tid / 2, 16 bytes at (tid % 2) · 16
+  float rb[4][VN];
+  auto load = [&](int k0) {
+    if (tid < BM * 2) {
+      const int m = tid / 2, gm = m0 + m;
+      ra = gm < M ? __ldg(reinterpret_cast<const uint4*>(wq + static_cast<size_t>(gm) * k_stride + k0 + (tid % 2) * 16))
+                  : make_uint4(0, 0, 0, 0);
+    }
+    const int gn = n0 + ng * VN;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int gk = k0 + kg * 4 + i;
+      const __half* row = x + gk * N + gn;
+      if (gk < k_end && vec_b && gn < N) {
+        if constexpr (VN == 4) {
+          const uint2 v = __ldg(reinterpret_cast<const uint2*>(row));
+          const float2 f0 = __half22float2(*reinterpret_cast<const __half2*>(&v.x));
+          const float2 f1 = __half22float2(*reinterpret_cast<const __half2*>(&v.y));
+          rb[i][0] = f0.x; rb[i][1] = f0.y; rb[i][2] = f1.x; rb[i][3] = f1.y;
+        } else {
+          const unsigned v = __ldg(reinterpret_cast<const unsigned*>(row));
+          const float2 f0 = __half22float2(*reinterpret_cast<const __half2*>(&v));
+          rb[i][0] = f0.x; rb[i][1] = f0.y;
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < VN; ++j) rb[i][j] = (gk < k_end && gn + j < N) ? __half2float(row[j]) : 0.0f;
+      }
+    }
+  };
+  auto store_smem = [&](int buf) {
+    if (tid < BM * 2) *reinterpret_cast<uint4*>(&As[buf][(tid / 2) * LD + (tid % 2) * 16]) = ra;
+#pragma unroll
+    for (int j = 0; j < VN; ++j)
+      *reinterpret_cast<uint32_t*>(&Bs[buf][(ng * VN + j) * LD + kg * 4]) =
+          fp8x4_e4m3(rb[0][j] * inv_x_scale, rb[1][j] * inv_x_scale, rb[2][j] * inv_x_scale, rb[3][j] * inv_x_scale);
+  };
+
+  float acc[MT][NT][4];
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
+
+  if (ntiles > 0) {
+    load(k_begin);
+    store_smem(0);
+    __syncthreads();
+  }
+  for (int t = 0; t < ntiles; ++t) {
+    const int buf = t & 1;
+    if (t + 1 < ntiles) load(k_begin + (t + 1) * BK);  // in flight during this tile's mma
+    uint32_t af[MT][4], bf[NT][2];
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+      const uint8_t* a = &As[buf][(wm * WM + i * 16 + gq) * LD + tq * 4];
+      af[i][0] = *reinterpret_cast<const uint32_t*>(a);
+      af[i][1] = *reinterpret_cast<const uint32_t*>(a + 8 * LD);
+      af[i][2] = *reinterpret_cast<const uint32_t*>(a + 16);
+      af[i][3] = *reinterpret_cast<const uint32_t*>(a + 8 * LD + 16);
+    }
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      const uint8_t* b = &Bs[buf][(wn * WN + j * 8 + gq) * LD + tq * 4];
+      bf[j][0] = *reinterpret_cast<const uint32_t*>(b);
+      bf[j][1] = *reinterpret_cast<const uint32_t*>(b + 16);
+    }
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+        asm volatile(
+            "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+            : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
+            : "r"(af[i][0]), "r"(af[i][1]), "r"(af[i][2]), "r"(af[i][3]), "r"(bf[j][0]), "r"(bf[j][1]));
+    if (t + 1 < ntiles) store_smem(buf ^ 1);  // the other buffer: every warp finished it before the last barrier
+    __syncthreads();
+  }
+
+  // Epilogue from registers: accumulator q of tile (i, j) is row g (+8 for q >= 2), column 2·tq + (q & 1).
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int gm = m0 + wm * WM + i * 16 + gq + h * 8;
+      if (gm >= M) continue;
+      const float s = out_scale[gm];
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          const int gn = n0 + wn * WN + j * 8 + tq * 2 + q;
+          if (gn >= N) continue;
+          const float v = acc[i][j][h * 2 + q] * s;
+          if (part) part[gm * N + gn] = v;
+          else finish(y, gm * N + gn, gm, v, bias, res, act, p);
+        }
+    }
+#else
+  __trap();  // FP8 tensor cores need sm_89+; the CUDA executor refuses precision fp8 below it
+#endif
+}
+
 }  // namespace
 
 size_t conv2d_pointwise_workspace_bytes(const Conv2dGeometry& g, int splits) {
@@ -667,6 +826,42 @@ Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g,
     }
   }
   return launched("conv2d_pointwise launch");
+}
+
+Status conv2d_pointwise_fp8(PointwiseTile tile, const Conv2dGeometry& g, const void* x, const PointwiseFp8Weights& w, void* y,
+                            const ConvEpilogue& e, cudaStream_t stream, int splits, void* workspace) {
+  WS_RETURN_IF_ERROR(validate_conv2d(g));
+  if (!conv2d_pointwise_applicable(g)) return invalid_argument("conv2d_pointwise_fp8: needs a 1x1 kernel, stride 1, dilation 1, no pads, group 1");
+  if (!x || !y || !w.codes || !w.out_scale) return invalid_argument("conv2d_pointwise_fp8: null x, y, codes or out_scale");
+  if (w.k_stride < g.c_in || w.k_stride % kFp8KAlign != 0 || (reinterpret_cast<uintptr_t>(w.codes) & 15) != 0)
+    return invalid_argument("conv2d_pointwise_fp8: k_stride " + std::to_string(w.k_stride) + " must be a multiple of " + std::to_string(kFp8KAlign) +
+                            " >= c_in " + std::to_string(g.c_in) + " with 16-byte aligned codes");
+  if (!(w.inv_x_scale > 0.0f) || !std::isfinite(w.inv_x_scale))
+    return invalid_argument("conv2d_pointwise_fp8: inv_x_scale must be finite and > 0");
+  if (splits < 1 || splits > kPointwiseMaxSplits)
+    return invalid_argument("conv2d_pointwise_fp8: split-K " + std::to_string(splits) + " outside 1.." + std::to_string(kPointwiseMaxSplits));
+  if (splits > 1 && !workspace) return invalid_argument("conv2d_pointwise_fp8: split-K needs a workspace (conv2d_pointwise_workspace_bytes)");
+  if (g.n * splits > 65535) return invalid_argument("conv2d_pointwise_fp8: batch x split-K above 65535");
+  if (w.k_stride * g.c_out > (int64_t{1} << 31)) return invalid_argument("conv2d_pointwise_fp8: weight codes above 2^31 bytes");
+  const int M = int(g.c_out), N = int(g.out_h * g.out_w), K = int(g.c_in);
+  const unsigned nb = static_cast<unsigned>(g.n * splits);
+  float* part = splits > 1 ? static_cast<float*>(workspace) : nullptr;
+  const __half* xs = static_cast<const __half*>(x);
+  __half* ys = static_cast<__half*>(y);
+  const __half* rs = static_cast<const __half*>(e.residual);
+  const int ks = int(w.k_stride);
+  if (tile == PointwiseTile::k64x64)
+    launch_kernel(e.pdl, pointwise_fp8_kernel<64, 64>, dim3((N + 63) / 64, (M + 63) / 64, nb), kFp8Threads, 0, stream, xs, w.codes, ks,
+                  w.out_scale, w.inv_x_scale, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
+  else
+    launch_kernel(e.pdl, pointwise_fp8_kernel<32, 32>, dim3((N + 31) / 32, (M + 31) / 32, nb), kFp8Threads, 0, stream, xs, w.codes, ks,
+                  w.out_scale, w.inv_x_scale, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
+  if (part) {
+    const int total = int(g.n) * M * N;
+    launch_kernel(e.pdl, splitk_reduce_kernel<__half>, (total + kThreads - 1) / kThreads, kThreads, 0, stream, part, ys, e.bias, rs, M, N, splits,
+                  total, e.act, e.params);
+  }
+  return launched("conv2d_pointwise_fp8 launch");
 }
 
 }  // namespace ws::kernels

@@ -16,7 +16,8 @@
 /// input, kernel, stride, dilation and pads; channels not divisible by group; non-positive values), a shape
 /// the chosen kernel does not cover (see each function), or more than 2^30 elements in a tensor
 /// (32-bit indexing); kCuda for a failed launch.
-/// Test: tests/gpu/conv_kernels_test.cpp (ws_gpu_tests --gtest_filter='ConvKernels*:CudaEngineConvTactics*').
+/// Test: tests/gpu/conv_kernels_test.cpp (ws_gpu_tests --gtest_filter='ConvKernels*:CudaEngineConvTactics*'); FP8:
+/// tests/gpu/conv_fp8_test.cpp (--gtest_filter='ConvFp8*').
 
 #include <cuda_runtime.h>
 
@@ -86,6 +87,28 @@ Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g,
                         void* y, const ConvEpilogue& e, cudaStream_t stream, int splits = 1, void* workspace = nullptr);
 /// Bytes of float32 partials split-K needs: n · splits · Cout · H·W · 4 (0 for splits <= 1).
 size_t conv2d_pointwise_workspace_bytes(const Conv2dGeometry& g, int splits);
+
+/// FP8 (OCP E4M3) operands of a pointwise convolution (CudaBuildOptions precision fp8), all device memory
+/// except inv_x_scale. The weight rows are quantised at build with a per-output-channel scale
+/// (src/engine/cuda/fp8_quant.h): codes[m][k] = e4m3(W[m][k] / w_scale[m]), zero for k >= c_in; the
+/// activation is quantised inside the kernel with one per-tensor scale from calibration: xq = e4m3(x · inv_x_scale)
+/// (round to nearest even, saturating at ±448). Dequantisation folds both scales: out_scale[m] = x_scale · w_scale[m].
+struct PointwiseFp8Weights {
+  const uint8_t* codes = nullptr;    ///< [c_out][k_stride] E4M3 codes, 16-byte aligned
+  int64_t k_stride = 0;              ///< row pitch in bytes: c_in rounded up to kFp8KAlign
+  const float* out_scale = nullptr;  ///< [c_out] float32
+  float inv_x_scale = 1.0f;          ///< 1 / x_scale (finite, > 0)
+};
+inline constexpr int64_t kFp8KAlign = 32;
+/// 1×1 convolution in FP8 on tensor cores (mma.sync m16n8k32 e4m3 × e4m3 → fp32; compute capability 8.9+ —
+/// the caller checks, the kernel traps below it): x and y float16 NCHW, fp32 accumulation,
+///   y[n][m][p] = act(out_scale[m] · sum_k codes[m][k] · e4m3(x[n][k][p] · inv_x_scale) + bias[m] + residual).
+/// Tiles as conv2d_pointwise (64×64 or 32×32, 128 threads); split-K as there (dequantised fp32 partials, the
+/// same deterministic reduction kernel). Same applicability as conv2d_pointwise.
+/// Errors: kInvalidArgument when not applicable, k_stride not a multiple of kFp8KAlign at least c_in, a null
+/// operand, splits outside 1..kPointwiseMaxSplits or no workspace; kCuda for a failed launch.
+Status conv2d_pointwise_fp8(PointwiseTile tile, const Conv2dGeometry& g, const void* x, const PointwiseFp8Weights& w, void* y,
+                            const ConvEpilogue& e, cudaStream_t stream, int splits = 1, void* workspace = nullptr);
 
 /// Generic direct convolution: any group, kernel, stride, dilation and pads; one thread per output
 /// element looping over Cin/group × kh × kw. Meant for small reductions (e.g. the stem conv, Cin = 3)

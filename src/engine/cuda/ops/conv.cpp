@@ -11,6 +11,7 @@
 
 #include "engine/cuda/conv_tactics.h"
 #include "engine/cuda/cudnn_conv_plan.h"
+#include "engine/cuda/fp8_quant.h"
 #include "engine/cuda/op_util.h"
 #include "engine/cuda/ops/lift_1d.h"
 #include "kernels/conv/conv_nd.h"
@@ -142,9 +143,9 @@ Status bind_conv(BindContext& c, Step& s) {
   const ir::Shape& y = out_shape(c);
   const int64_t group = attr_i(c.node, "group", 1);
   const Window2d win = window_of(c.node, x, y, {wt[2], wt[3]});
-  const cudnnDataType_t dt = c.precision == Precision::kFloat16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+  const cudnnDataType_t dt = half_storage(c.precision) ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
   const uint32_t sources = c.options.tactic_sources;
-  const bool use_cudnn = (sources & kTacticCudnn) != 0;
+  bool use_cudnn = (sources & kTacticCudnn) != 0;
   p.et = c.elem;
   p.act = c.fused_act;
   p.act_params = c.fused_params;
@@ -159,11 +160,33 @@ Status bind_conv(BindContext& c, Step& s) {
   own->et = c.elem;
   own->epi.act = c.fused_act;
   own->epi.params = c.fused_params;
-  int cc_major = 0;
+  int cc_major = 0, cc_minor = 0;
   WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, c.options.device));
+  WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&cc_minor, cudaDevAttrComputeCapabilityMinor, c.options.device));
   own->epi.pdl = c.options.programmatic_dependent_launch && cc_major >= 9;  // kernels/pdl.cuh
   // Channels-last (BindContext::nhwc): cuDNN only — our own conv kernels read NCHW.
-  const std::vector<WsConv> own_candidates = c.nhwc ? std::vector<WsConv>{} : ws_conv_candidates(c, own->g, cc_major >= 7);
+  std::vector<WsConv> own_candidates = c.nhwc ? std::vector<WsConv>{} : ws_conv_candidates(c, own->g, cc_major >= 7);
+  // Precision fp8 (cuda_engine.h Precision::kFloat8): an NCHW pointwise conv whose input has a calibrated range runs
+  // only our FP8 tactics — E4M3 weight codes with per-output-channel scales (fp8_quant.h), the input quantised in the
+  // kernel with scale amax / 448. Any other conv runs as in fp16 mode.
+  const std::vector<WsConv> fp8_candidates = c.precision == Precision::kFloat8 && !c.nhwc && cc_major * 10 + cc_minor >= 89
+                                                 ? ws_conv_fp8_candidates(c, own->g) : std::vector<WsConv>{};
+  float x_scale = 0.0f;
+  bool fp8 = false;
+  if (!fp8_candidates.empty())
+    if (auto a = c.options.fp8_activation_amax.find(in_t(c, 0).name); a != c.options.fp8_activation_amax.end())
+      fp8 = fp8_activation_scale(a->second, x_scale);
+  if (fp8) {
+    const float* wsrc = c.graph.tensor(c.node.inputs[1]).data_as<float>();
+    WS_ASSIGN_OR_RETURN(const Fp8RowCodes q, quantize_rows_e4m3(wsrc, wt[0], wt[1] * wt[2] * wt[3], kernels::kFp8KAlign, c.node.describe(c.graph.opset)));
+    std::vector<float> out_scale(q.scale);
+    for (float& v : out_scale) v *= x_scale;
+    WS_ASSIGN_OR_RETURN(const void* codes, c.upload_bytes(q.codes.data(), q.codes.size()));
+    WS_ASSIGN_OR_RETURN(const void* os, c.upload_values(out_scale, true));
+    own->fp8 = kernels::PointwiseFp8Weights{static_cast<const uint8_t*>(codes), q.stride, static_cast<const float*>(os), 1.0f / x_scale};
+    own_candidates = fp8_candidates;
+    use_cudnn = false;
+  }
   if (c.nhwc && !use_cudnn) return internal_error(c.node.describe(c.graph.opset) + ": an NHWC conv needs tactic source cudnn");
   if (c.nhwc) p.inner = 1;  // the epilogue's channel index is i % C in NHWC
   if (!use_cudnn && own_candidates.empty())
@@ -197,7 +220,7 @@ Status bind_conv(BindContext& c, Step& s) {
                                                              int(win.d[1]), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     WS_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(p.conv, int(group)));
     // fp32: plain FMA math (no TF32), so results track the CPU executor; fp16: tensor cores, fp32 accumulate.
-    const cudnnMathType_t math = c.precision == Precision::kFloat16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+    const cudnnMathType_t math = half_storage(c.precision) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
     WS_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(p.conv, math));
     WS_CUDNN_RETURN_IF_ERROR(cudnnSetActivationDescriptor(p.act_desc, c.fused_act == Activation::kRelu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
                                                           CUDNN_PROPAGATE_NAN, 0.0));
@@ -206,7 +229,9 @@ Status bind_conv(BindContext& c, Step& s) {
     if (on != y[0] || oc != y[1] || oh != y[2] || ow != y[3]) return internal_error(c.node.describe(c.graph.opset) + ": cuDNN output shape disagrees with shape inference");
   }
 
-  if (c.nhwc) {  // cuDNN's NHWC filter is [K, R, S, C/g] (KRSC)
+  if (fp8) {
+    // the fp16 weight is not needed: the FP8 tactics read the codes
+  } else if (c.nhwc) {  // cuDNN's NHWC filter is [K, R, S, C/g] (KRSC)
     const ir::Tensor& wt_t = c.graph.tensor(c.node.inputs[1]);
     const float* src = wt_t.data_as<float>();
     const int64_t K = wt[0], C = wt[1], R = wt[2], S = wt[3];

@@ -78,7 +78,7 @@ Status bind_gemm(BindContext& c, Step& s) {
   n = tb ? b_r : b_c;
   g.alpha = is_gemm ? attr_f(c.node, "alpha", 1.0f) : 1.0f;
   g.beta = is_gemm ? attr_f(c.node, "beta", 1.0f) : 0.0f;
-  const cudaDataType_t dt = c.precision == Precision::kFloat16 ? CUDA_R_16F : CUDA_R_32F;
+  const cudaDataType_t dt = half_storage(c.precision) ? CUDA_R_16F : CUDA_R_32F;
   WS_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t opa = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opb = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
   WS_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof(opa)));

@@ -47,7 +47,7 @@ inline std::unique_ptr<Lifted1d> lift_1d(const BindContext& c, bool lift_weight)
   l->analyzed = std::make_unique<engine::NodeContext>(engine::NodeContext{l->graph, l->node, c.analyzed.output_dtypes, shapes, {}});
   l->context = std::make_unique<BindContext>(BindContext{l->graph, l->node, *l->analyzed, c.options, c.precision, c.elem, c.elem_bytes,
                                                          c.fused_act, c.fused_params, c.upload, c.upload_values, c.dev, c.cache, c.tactics,
-                                                         c.upload_stored});
+                                                         c.upload_stored, c.nhwc, c.upload_bytes});
   return l;
 }
 

@@ -45,7 +45,7 @@ Status bind_nhwc_pool(BindContext& c, Step& s, cudnnPoolingMode_t mode, const in
   const ir::Shape& x = in_t(c, 0).shape;
   const ir::Shape& y = out_shape(c);
   auto plan = std::make_shared<NhwcPoolPlan>();
-  const cudnnDataType_t dt = c.precision == Precision::kFloat16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+  const cudnnDataType_t dt = half_storage(c.precision) ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
   WS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&plan->x));
   WS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&plan->y));
   WS_CUDNN_RETURN_IF_ERROR(cudnnCreatePoolingDescriptor(&plan->pool));
