@@ -56,6 +56,7 @@ struct BenchArgs {
   std::string layout = "auto";          // --layout (ws::parse_layout)
   bool pdl = false;                     // --pdl (CudaBuildOptions::programmatic_dependent_launch)
   std::string calibration;              // --calibration DIR (precision fp8)
+  bool fp8_obey = false;                // --fp8-obey (CudaBuildOptions::fp8_obey_precision)
   bool no_progress = false;
   int profile_layers = 0;
   bool duration_given = false;
@@ -135,6 +136,7 @@ int run_bench(const BenchArgs& a) {
     return fail(ws::invalid_argument("--precision fp8 needs --calibration DIR: a directory of a few representative images (PNG/JPEG)"), 2);
   if (precision != ws::Precision::kFloat8 && !a.calibration.empty())
     return fail(ws::invalid_argument("--calibration is for --precision fp8 only"), 2);
+  if (precision != ws::Precision::kFloat8 && a.fp8_obey) return fail(ws::invalid_argument("--fp8-obey is for --precision fp8 only"), 2);
   auto sources = ws::parse_tactic_sources(a.tactic_sources);
   if (!sources) return fail(sources.status(), 2);
   auto layout = ws::parse_layout(a.layout);
@@ -237,6 +239,8 @@ int run_bench(const BenchArgs& a) {
   bo.programmatic_dependent_launch = a.pdl;
   if (precision == ws::Precision::kFloat8) {
     bo.fp8_activation_amax = std::move(fp8_amax);
+    bo.fp8_obey_precision = a.fp8_obey;
+    rep.env.set("engine_fp8_obey_precision", a.fp8_obey ? "on" : "off");
     rep.env.set("engine_fp8_calibration_frames", fp8_frames);
     rep.env.set("engine_fp8_calibration_dir", a.calibration);
   }
@@ -505,6 +509,7 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_option("--input", a->input, "mapped | copy | device (default mapped)");
                       sub.add_option("--precision", a->precision, "fp32 | fp16 | fp8 (default fp32; fp8 needs --calibration)");
                       sub.add_option("--calibration", a->calibration, "fp8: directory of PNG/JPEG frames whose activation ranges set the FP8 scales");
+                      sub.add_flag("--fp8-obey", a->fp8_obey, "fp8: run every calibrated pointwise conv in FP8 (default: FP8 timed beside fp16, fastest wins)");
                       sub.add_option("--tactic-sources", a->tactic_sources,
                                      "kernel families the engine build may choose from: comma-separated cudnn, cublaslt, warpstream or all (default all)");
                       sub.add_flag("--pdl", a->pdl, "launch our conv kernels with programmatic dependent launch on sm_90+ (default off: measured slower, docs/cuda-executor.md)");

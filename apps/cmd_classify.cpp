@@ -36,6 +36,7 @@ struct Options {
   std::string tactic_sources = "all";
   std::string layout = "auto";
   std::string calibration;  // --calibration DIR (precision fp8)
+  bool fp8_obey = false;    // --fp8-obey
   bool no_cuda_graph = false;
 };
 
@@ -119,6 +120,7 @@ int run(const Options& opt) {
     if (!input_mode) return fail(input_mode.status());
     LaneClassifierOptions lo;
     lo.build.precision = *precision;
+    lo.build.fp8_obey_precision = opt.fp8_obey;
     if (*precision == Precision::kFloat8) {  // calibrated on the CPU executor (fp32), before the engine build
       size_t frames = 0;
       auto amax = calibrate_classifier(opt.model, *config, opt.calibration, shape, &frames);
@@ -239,6 +241,7 @@ std::function<int()> setup(CLI::App& sub) {
                  "cuda: fp32, fp16 or fp8 (chosen at engine build; fp8: E4M3 tensor-core pointwise convs on sm_89+, needs --calibration)")
       ->check(CLI::IsMember({"fp32", "fp16", "fp8"}))->capture_default_str();
   sub.add_option("--calibration", opt->calibration, "cuda, fp8: directory of PNG/JPEG frames whose activation ranges set the FP8 scales");
+  sub.add_flag("--fp8-obey", opt->fp8_obey, "cuda, fp8: run every calibrated pointwise conv in FP8 (default: FP8 timed beside fp16, fastest wins)");
   sub.add_flag("--no-cuda-graph", opt->no_cuda_graph, "cuda: enqueue each stage directly instead of replaying the lane's graph");
   sub.add_option("--input", opt->input, "cuda: where the lane reads the frame: mapped (zero-copy), copy (pinned + memcpy), device")
       ->check(CLI::IsMember({"mapped", "copy", "device"}))->capture_default_str();

@@ -33,10 +33,11 @@ namespace ws {
 ///  - kFloat32, kFloat16: everything in that type (fp16: fp32 accumulation).
 ///  - kFloat8 (Hopper / Ada, compute capability 8.9+; build() refuses it below with kUnsupported): activations
 ///    stay fp16 between kernels, as in fp16 mode; every NCHW pointwise (1×1, stride 1, group 1) Conv whose input
-///    has a calibrated range (CudaBuildOptions::fp8_activation_amax) runs on FP8 tensor cores — E4M3 weights with a
-///    per-output-channel scale, the input quantised in the kernel with a per-tensor scale amax / 448, fp32
-///    accumulation, fp16 out (kernels::conv2d_pointwise_fp8; TensorRT's FP8 with "max" calibration). Every other
-///    node runs as in fp16 mode; tactics() says which Convs run FP8. The layout kAuto picks NCHW (the FP8 kernels
+///    has a calibrated range (CudaBuildOptions::fp8_activation_amax) may run on FP8 tensor cores — E4M3 weights
+///    with a per-output-channel scale, the input quantised in the kernel with a per-tensor scale amax / 448, fp32
+///    accumulation, fp16 out (kernels::conv2d_pointwise_fp8; TensorRT's FP8 with "max" calibration): timed beside
+///    the fp16 tactics, fastest wins, unless CudaBuildOptions::fp8_obey_precision. Every other node runs as in fp16
+///    mode; tactics() says which Convs run FP8 ("ws pointwise FP8 ..."). The layout kAuto picks NCHW (the FP8 kernels
 ///    are NCHW). Accuracy against fp32: docs/results/latency/fp8-accuracy.md.
 enum class Precision { kFloat32, kFloat16, kFloat8 };
 const char* precision_name(Precision p);  ///< "fp32" / "fp16" / "fp8"
@@ -129,6 +130,12 @@ struct CudaBuildOptions {
   /// (kInvalidArgument: FP8 needs calibration). Ignored in the other precisions. Changes the kernels' arithmetic,
   /// not their timing: not part of the timing-cache identity.
   std::map<std::string, float> fp8_activation_amax;
+  /// Precision kFloat8: false (default) times the FP8 tactics of each calibrated pointwise Conv beside its fp16 ones
+  /// and keeps the fastest (TensorRT's BuilderFlag::kFP8: a permission, so fp8 is never slower than fp16 by choice);
+  /// true runs every such Conv in FP8 (TensorRT's kOBEY_PRECISION_CONSTRAINTS; `--fp8-obey`): what the accuracy
+  /// report measures. Part of the graph's timing problem keys (the precision), not of the cache identity: an entry
+  /// naming a tactic this build may not use is re-timed.
+  bool fp8_obey_precision = false;
   /// Activation layout inside the engine (see Layout). Changes the graph hash (the reformat steps are part
   /// of the bound graph), so a timing cache is kept per layout.
   Layout layout = Layout::kAuto;

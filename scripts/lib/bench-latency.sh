@@ -19,7 +19,8 @@ ALT_LAYOUTS=${WS_BENCH_LAYOUTS-"nchw nhwc"}
 # fp16, graph, mapped, 1 lane: PDL's effect side by side (issue 13). 0: not run.
 PDL=${WS_BENCH_PDL:-1}
 # Precision fp8 (issue 13; E4M3 pointwise convs, sm_89+) beside fp16: graph, mapped, at the lane counts of LANESET,
-# calibrated on the photos in WS_BENCH_CALIBRATION (default .assets/images, scripts/bench-assets.sh). 0: not run.
+# plus 1 lane with --fp8-obey (every calibrated pointwise conv in FP8), calibrated on the photos in
+# WS_BENCH_CALIBRATION (default .assets/images, scripts/bench-assets.sh). 0: not run.
 FP8=${WS_BENCH_FP8:-1}
 CALIB=${WS_BENCH_CALIBRATION:-.assets/images}
 PROFILE_REPS=${WS_BENCH_PROFILE_REPS:-200}
@@ -57,6 +58,7 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
   flag="$flag --layout $layout"
   [ "$variant" = pdl ] && flag="$flag --pdl"
   [ "$prec" = fp8 ] && flag="$flag --calibration $CALIB"
+  [ "$variant" = obey ] && flag="$flag --fp8-obey"
   timeout 90 $WS bench --model "$onnx" --precision $prec --lanes $lanes --input $input $flag \
     --frame $W/frame.rgb --source 1920x1080 --warmup $WARM --iterations $ITERS --no-progress \
     --timing-cache $W/tc_${name}_${prec}_${layout}${variant:+_$variant}.json --label "$tag" --json $J/$tag.json --samples $J/$tag.csv \
@@ -90,7 +92,8 @@ matrix() {  # model onnx
   local chose; chose=$(python3 -c "import json;print(json.load(open('$J/ours_$1_fp16_graph_mapped_1L.json'))['env']['engine_layout'])" 2>/dev/null)
   case " $PRECS " in *" fp16 "*) for lay in $ALT_LAYOUTS; do [ "$lay" = "$chose" ] || ours $1 $2 fp16 1 graph mapped $lay; done ;; esac
   case " $PRECS " in *" fp16 "*) if [ "$PDL" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto pdl; fi ;; esac
-  if [ "$FP8" = 1 ]; then for lanes in $LANESET; do ours $1 $2 fp8 $lanes graph mapped; done; fi
+  # fp8 as TensorRT's flag (FP8 timed beside fp16 per conv, fastest wins), then every calibrated pointwise conv in FP8
+  if [ "$FP8" = 1 ]; then for lanes in $LANESET; do ours $1 $2 fp8 $lanes graph mapped; done; ours $1 $2 fp8 1 graph mapped auto obey; fi
 }
 has_model efficientnet_lite0 && { matrix efficientnet_lite0 $EFF; peers efficientnet_lite0 $PEER_MODES "$PEER_EXTRA"; }
 has_model resnet50 && { matrix resnet50 $R50; peers resnet50 $PEER_MODES "$PEER_EXTRA"; }

@@ -1,7 +1,8 @@
 // The whole lane pipeline on EfficientNet-Lite0 (real ImageNet weights) vs the CPU backend
 // (CpuClassifier) on the four sample photos: the same top-5 classes, logits within 1e-3 (fp32) and
 // 2e-2 (fp16) relative to the logit vector's scale — max|gpu − cpu| <= rel · max|cpu| (see below). fp8 (sm_89+; E4M3
-// pointwise convs, calibrated on the same four photos, so in-sample): the same top-1 and logits within 0.1 · max|cpu|
+// pointwise convs, all of them (fp8_obey_precision), calibrated on the same four photos, so in-sample): the same
+// top-1 and logits within 0.25 · max|cpu|
 // (a bound for gross errors, not the accuracy claim); whether the top-5 set is the same is printed ("fp8 accuracy"
 // lines, docs/results/latency/fp8-accuracy.md), not asserted: FP8 may swap near-ties at ranks 4-5. Normalisation from the model's .json sidecar
 // (model_config_for). Both graph replay and direct enqueue, mapped input.
@@ -73,6 +74,7 @@ TEST_P(LaneEfficientNet, Top5AndLogitsMatchCpu) {
     auto amax = calibrate_classifier(model.string(), *config, (dir / "images").string(), {}, &frames);
     ASSERT_TRUE(amax.is_ok()) << amax.status().to_string();
     bo.fp8_activation_amax = std::move(amax).value();
+    bo.fp8_obey_precision = true;  // every calibrated pointwise conv in FP8: the accuracy of FP8 itself
     std::printf("efficientnet fp8: calibrated %zu tensors on %zu frames\n", bo.fp8_activation_amax.size(), frames);
   }
   if (test::small_gpu_tests()) bo.tactic_timing_iterations = 1;  // small form: one timed run per tactic
@@ -83,11 +85,13 @@ TEST_P(LaneEfficientNet, Top5AndLogitsMatchCpu) {
   if (fp8) {  // the FP8 kernels must actually run: every pointwise conv with a calibrated input
     size_t convs = 0, fp8_convs = 0;
     for (const TacticRecord& t : engine->tactics())
-      if (t.op_type == "Conv") { ++convs; fp8_convs += t.choice.find("FP8") != std::string::npos; }
+      if (t.op_type == "Conv") { ++convs; fp8_convs += t.choice.rfind("ws pointwise FP8", 0) == 0; }
     std::printf("efficientnet fp8: %zu of %zu convs run FP8\n", fp8_convs, convs);
-    EXPECT_GE(fp8_convs, 30u) << "EfficientNet-Lite0 has 32 pointwise convs, each input calibrated";
+    EXPECT_EQ(fp8_convs, 32u) << "EfficientNet-Lite0 has 32 pointwise convs, each input calibrated";
   }
-  const double rel = precision == Precision::kFloat32 ? 1e-3 : fp8 ? 0.1 : 2e-2;
+  // fp8: a bound for gross errors (a wrong scale gives ~max|cpu|), above what device run 45 measured in FP8 on these
+  // photos (0.052 .. 0.155 of max|cpu|); the accuracy is reported from the printed lines, not from this bound.
+  const double rel = precision == Precision::kFloat32 ? 1e-3 : fp8 ? 0.25 : 2e-2;
   constexpr int kK = 5;
   for (const auto& path : images) {
     auto image = decode_image_file(path.string());

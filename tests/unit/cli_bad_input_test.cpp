@@ -241,6 +241,7 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --profile-layers -1"), {"--profile-layers"});
   expect_one_error(cli("bench --model " + m + " --precision fp4"), {"--precision", "'fp4'", "fp32, fp16 or fp8"});
   expect_one_error(cli("bench --model " + m + " --precision fp8"), {"--precision fp8 needs --calibration DIR"});
+  expect_one_error(cli("bench --model " + m + " --fp8-obey"), {"--fp8-obey", "fp8 only"});
   expect_one_error(cli("bench --model " + m + " --precision fp16 --calibration " + quote(dir_.path().string())), {"--calibration", "fp8 only"});
   expect_one_error(cli("bench --model " + m + " --precision fp8 --calibration " + quote(dir_.file("nodir"))), {"--calibration", "not a directory"});
   const std::string empty = dir_.file("empty_calib");

@@ -40,6 +40,7 @@ std::string BindContext::cache_key() const {
   for (ir::TensorId id : node.inputs) k += id == ir::kNoTensor ? "-" : ir::shape_string(graph.tensor(id).shape);
   k += "|act=" + std::string(kernels::activation_name(fused_act));
   if (nhwc) k += "|nhwc";
+  if (precision == Precision::kFloat8 && options.fp8_obey_precision) k += "|fp8obey";  // another candidate set
   return k;
 }
 
@@ -65,6 +66,10 @@ std::string BindContext::problem_key() const {
       default: k += "node:" + node.name; break;  // a tensor or unknown attribute: this node's problem only
     }
     k += ";";
+  }
+  if (precision == Precision::kFloat8) {  // FP8 candidates exist only for a calibrated input; obey: FP8 tactics only
+    if (!node.inputs.empty() && node.inputs[0] != ir::kNoTensor && options.fp8_activation_amax.count(graph.tensor(node.inputs[0]).name)) k += "|fp8cal";
+    if (options.fp8_obey_precision) k += "|fp8obey";
   }
   return k;
 }

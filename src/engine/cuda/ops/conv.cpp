@@ -166,9 +166,10 @@ Status bind_conv(BindContext& c, Step& s) {
   own->epi.pdl = c.options.programmatic_dependent_launch && cc_major >= 9;  // kernels/pdl.cuh
   // Channels-last (BindContext::nhwc): cuDNN only — our own conv kernels read NCHW.
   std::vector<WsConv> own_candidates = c.nhwc ? std::vector<WsConv>{} : ws_conv_candidates(c, own->g, cc_major >= 7);
-  // Precision fp8 (cuda_engine.h Precision::kFloat8): an NCHW pointwise conv whose input has a calibrated range runs
-  // only our FP8 tactics — E4M3 weight codes with per-output-channel scales (fp8_quant.h), the input quantised in the
-  // kernel with scale amax / 448. Any other conv runs as in fp16 mode.
+  // Precision fp8 (cuda_engine.h Precision::kFloat8): an NCHW pointwise conv whose input has a calibrated range may
+  // run our FP8 tactics — E4M3 weight codes with per-output-channel scales (fp8_quant.h), the input quantised in the
+  // kernel with scale amax / 448. They are timed beside the fp16 tactics and the fastest wins (TensorRT's FP8 flag:
+  // a permission); with fp8_obey_precision only the FP8 tactics are timed. Any other conv runs as in fp16 mode.
   const std::vector<WsConv> fp8_candidates = c.precision == Precision::kFloat8 && !c.nhwc && cc_major * 10 + cc_minor >= 89
                                                  ? ws_conv_fp8_candidates(c, own->g) : std::vector<WsConv>{};
   float x_scale = 0.0f;
@@ -184,9 +185,14 @@ Status bind_conv(BindContext& c, Step& s) {
     WS_ASSIGN_OR_RETURN(const void* codes, c.upload_bytes(q.codes.data(), q.codes.size()));
     WS_ASSIGN_OR_RETURN(const void* os, c.upload_values(out_scale, true));
     own->fp8 = kernels::PointwiseFp8Weights{static_cast<const uint8_t*>(codes), q.stride, static_cast<const float*>(os), 1.0f / x_scale};
-    own_candidates = fp8_candidates;
-    use_cudnn = false;
+    if (c.options.fp8_obey_precision) {
+      own_candidates = fp8_candidates;
+      use_cudnn = false;
+    } else {
+      own_candidates.insert(own_candidates.end(), fp8_candidates.begin(), fp8_candidates.end());
+    }
   }
+  const bool fp16_weights = !fp8 || !c.options.fp8_obey_precision;
   if (c.nhwc && !use_cudnn) return internal_error(c.node.describe(c.graph.opset) + ": an NHWC conv needs tactic source cudnn");
   if (c.nhwc) p.inner = 1;  // the epilogue's channel index is i % C in NHWC
   if (!use_cudnn && own_candidates.empty())
@@ -229,8 +235,8 @@ Status bind_conv(BindContext& c, Step& s) {
     if (on != y[0] || oc != y[1] || oh != y[2] || ow != y[3]) return internal_error(c.node.describe(c.graph.opset) + ": cuDNN output shape disagrees with shape inference");
   }
 
-  if (fp8) {
-    // the fp16 weight is not needed: the FP8 tactics read the codes
+  if (!fp16_weights) {
+    // only FP8 tactics: the fp16 weight is not needed (they read the codes)
   } else if (c.nhwc) {  // cuDNN's NHWC filter is [K, R, S, C/g] (KRSC)
     const ir::Tensor& wt_t = c.graph.tensor(c.node.inputs[1]);
     const float* src = wt_t.data_as<float>();
