@@ -527,8 +527,9 @@ __global__ void __launch_bounds__(kThreads) splitk_reduce_kernel(const float* __
 // k-rows × VN = BN/16 consecutive pixels of X (8- or 4-byte vectors when H·W allows, else scalars), converts
 // them, and writes one 32-bit word (4 consecutive k) per pixel into Bs[n][k] — the K-major layout the mma's B
 // operand ("col") wants, which ldmatrix cannot produce for 8-bit types on sm_90. Shared rows are 48 bytes
-// (32 + 16 pad): the fragment reads (8 rows × 4 words per warp) hit 32 distinct banks. Double-buffered:
-// global loads of tile t+1 are in flight while tile t is multiplied; one __syncthreads per k-tile.
+// (32 + 16 pad): the fragment reads (8 rows × 4 words per warp) hit 32 distinct banks. Pipeline: 4 k-tiles in
+// flight per thread in registers (raw fp16, quantised when stored), two shared-memory buffers, one __syncthreads
+// per k-tile (device run 45 had one tile in flight: 8.6 µs per EfficientNet 7×7 projection against 6.1 µs fp16).
 constexpr int kFp8Threads = 128;
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 890
@@ -564,13 +565,19 @@ __global__ void __launch_bounds__(kFp8Threads) pointwise_fp8_kernel(
   const bool vec_b = N % VN == 0 && (reinterpret_cast<uintptr_t>(x) & (VN * 2 - 1)) == 0;
   const int ntiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
 
-  uint4 ra = make_uint4(0, 0, 0, 0);  // A staging: row tid / 2, 16 bytes at (tid % 2) · 16
-  float rb[4][VN];
-  auto load = [&](int k0) {
+  // S k-tiles in flight per thread (registers, raw fp16 for B; converted when stored to shared memory): tile t
+  // lives in stage t % S, so a deep reduction split into a few tiles has all its global loads issued up front.
+  constexpr int S = 4;
+  struct Stage {
+    uint4 a;                 // A: row tid / 2, 16 bytes at (tid % 2) · 16
+    __half2 b[4][VN / 2];    // B: 4 k-rows × VN pixels
+  };
+  Stage st[S];
+  auto load = [&](Stage& sg, int k0) {
     if (tid < BM * 2) {
       const int m = tid / 2, gm = m0 + m;
-      ra = gm < M ? __ldg(reinterpret_cast<const uint4*>(wq + static_cast<size_t>(gm) * k_stride + k0 + (tid % 2) * 16))
-                  : make_uint4(0, 0, 0, 0);
+      sg.a = gm < M ? __ldg(reinterpret_cast<const uint4*>(wq + static_cast<size_t>(gm) * k_stride + k0 + (tid % 2) * 16))
+                    : make_uint4(0, 0, 0, 0);
     }
     const int gn = n0 + ng * VN;
 #pragma unroll
@@ -580,26 +587,32 @@ __global__ void __launch_bounds__(kFp8Threads) pointwise_fp8_kernel(
       if (gk < k_end && vec_b && gn < N) {
         if constexpr (VN == 4) {
           const uint2 v = __ldg(reinterpret_cast<const uint2*>(row));
-          const float2 f0 = __half22float2(*reinterpret_cast<const __half2*>(&v.x));
-          const float2 f1 = __half22float2(*reinterpret_cast<const __half2*>(&v.y));
-          rb[i][0] = f0.x; rb[i][1] = f0.y; rb[i][2] = f1.x; rb[i][3] = f1.y;
+          sg.b[i][0] = *reinterpret_cast<const __half2*>(&v.x);
+          sg.b[i][1] = *reinterpret_cast<const __half2*>(&v.y);
         } else {
           const unsigned v = __ldg(reinterpret_cast<const unsigned*>(row));
-          const float2 f0 = __half22float2(*reinterpret_cast<const __half2*>(&v));
-          rb[i][0] = f0.x; rb[i][1] = f0.y;
+          sg.b[i][0] = *reinterpret_cast<const __half2*>(&v);
         }
       } else {
+        const __half z = __float2half_rn(0.0f);
 #pragma unroll
-        for (int j = 0; j < VN; ++j) rb[i][j] = (gk < k_end && gn + j < N) ? __half2float(row[j]) : 0.0f;
+        for (int j = 0; j < VN / 2; ++j)
+          sg.b[i][j] = __halves2half2(gk < k_end && gn + 2 * j < N ? row[2 * j] : z, gk < k_end && gn + 2 * j + 1 < N ? row[2 * j + 1] : z);
       }
     }
   };
-  auto store_smem = [&](int buf) {
-    if (tid < BM * 2) *reinterpret_cast<uint4*>(&As[buf][(tid / 2) * LD + (tid % 2) * 16]) = ra;
+  auto store_smem = [&](const Stage& sg, int buf) {
+    if (tid < BM * 2) *reinterpret_cast<uint4*>(&As[buf][(tid / 2) * LD + (tid % 2) * 16]) = sg.a;
 #pragma unroll
-    for (int j = 0; j < VN; ++j)
-      *reinterpret_cast<uint32_t*>(&Bs[buf][(ng * VN + j) * LD + kg * 4]) =
-          fp8x4_e4m3(rb[0][j] * inv_x_scale, rb[1][j] * inv_x_scale, rb[2][j] * inv_x_scale, rb[3][j] * inv_x_scale);
+    for (int j = 0; j < VN / 2; ++j) {
+      float2 f[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) f[i] = __half22float2(sg.b[i][j]);
+      *reinterpret_cast<uint32_t*>(&Bs[buf][(ng * VN + 2 * j) * LD + kg * 4]) =
+          fp8x4_e4m3(f[0].x * inv_x_scale, f[1].x * inv_x_scale, f[2].x * inv_x_scale, f[3].x * inv_x_scale);
+      *reinterpret_cast<uint32_t*>(&Bs[buf][(ng * VN + 2 * j + 1) * LD + kg * 4]) =
+          fp8x4_e4m3(f[0].y * inv_x_scale, f[1].y * inv_x_scale, f[2].y * inv_x_scale, f[3].y * inv_x_scale);
+    }
   };
 
   float acc[MT][NT][4];
@@ -610,14 +623,20 @@ __global__ void __launch_bounds__(kFp8Threads) pointwise_fp8_kernel(
 #pragma unroll
       for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
 
+#pragma unroll
+  for (int s = 0; s < S; ++s)
+    if (s < ntiles) load(st[s], k_begin + s * BK);
   if (ntiles > 0) {
-    load(k_begin);
-    store_smem(0);
+    store_smem(st[0], 0);
+    if (S < ntiles) load(st[0], k_begin + S * BK);
     __syncthreads();
   }
-  for (int t = 0; t < ntiles; ++t) {
+  for (int t0 = 0; t0 < ntiles; t0 += S)
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const int t = t0 + s;
+    if (t >= ntiles) break;
     const int buf = t & 1;
-    if (t + 1 < ntiles) load(k_begin + (t + 1) * BK);  // in flight during this tile's mma
     uint32_t af[MT][4], bf[NT][2];
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
@@ -641,11 +660,17 @@ __global__ void __launch_bounds__(kFp8Threads) pointwise_fp8_kernel(
             "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
             : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
             : "r"(af[i][0]), "r"(af[i][1]), "r"(af[i][2]), "r"(af[i][3]), "r"(bf[j][0]), "r"(bf[j][1]));
-    if (t + 1 < ntiles) store_smem(buf ^ 1);  // the other buffer: every warp finished it before the last barrier
+    if (t + 1 < ntiles) {  // tile t + 1 (stage (s + 1) % S) into the other buffer, which every warp finished before the last barrier
+      store_smem(st[(s + 1) % S], buf ^ 1);
+      if (t + 1 + S < ntiles) load(st[(s + 1) % S], k_begin + (t + 1 + S) * BK);  // refill: S tiles ahead
+    }
     __syncthreads();
   }
 
-  // Epilogue from registers: accumulator q of tile (i, j) is row g (+8 for q >= 2), column 2·tq + (q & 1).
+  // Epilogue from registers: accumulator q of tile (i, j) is row g (+8 for q >= 2), column 2·tq + (q & 1). The two
+  // columns of a pair are stored together (half2 / float2) when H·W is even and the bases allow.
+  const bool pair = N % 2 == 0 && (reinterpret_cast<uintptr_t>(y) & 3) == 0 && (!res || (reinterpret_cast<uintptr_t>(res) & 3) == 0) &&
+                    (!part || (reinterpret_cast<uintptr_t>(part) & 7) == 0);
 #pragma unroll
   for (int i = 0; i < MT; ++i)
 #pragma unroll
@@ -653,6 +678,28 @@ __global__ void __launch_bounds__(kFp8Threads) pointwise_fp8_kernel(
       const int gm = m0 + wm * WM + i * 16 + gq + h * 8;
       if (gm >= M) continue;
       const float s = out_scale[gm];
+      if (pair) {
+        const float b = bias ? bias[gm] : 0.0f;
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+          const int gn = n0 + wn * WN + j * 8 + tq * 2, idx = gm * N + gn;  // gn even, N even: gn + 1 < N too
+          if (gn >= N) continue;
+          float v0 = acc[i][j][h * 2] * s, v1 = acc[i][j][h * 2 + 1] * s;
+          if (part) {
+            *reinterpret_cast<float2*>(part + idx) = make_float2(v0, v1);
+            continue;
+          }
+          v0 += b;
+          v1 += b;
+          if (res) {
+            const float2 r = __half22float2(*reinterpret_cast<const __half2*>(res + idx));
+            v0 += r.x;
+            v1 += r.y;
+          }
+          *reinterpret_cast<__half2*>(y + idx) = __floats2half2_rn(activate(v0, act, p), activate(v1, act, p));
+        }
+        continue;
+      }
 #pragma unroll
       for (int j = 0; j < NT; ++j)
 #pragma unroll
