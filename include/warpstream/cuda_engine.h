@@ -37,8 +37,9 @@ namespace ws {
 ///    with a per-output-channel scale, the input quantised in the kernel with a per-tensor scale amax / 448, fp32
 ///    accumulation, fp16 out (kernels::conv2d_pointwise_fp8; TensorRT's FP8 with "max" calibration): timed beside
 ///    the fp16 tactics, fastest wins, unless CudaBuildOptions::fp8_obey_precision. Every other node runs as in fp16
-///    mode; tactics() says which Convs run FP8 ("ws pointwise FP8 ..."). The layout kAuto picks NCHW (the FP8 kernels
-///    are NCHW). Accuracy against fp32: docs/results/latency/fp8-accuracy.md.
+///    mode; tactics() says which Convs run FP8 ("ws pointwise FP8 ..."). The FP8 kernels are NCHW: the layout kAuto
+///    chooses as for fp16, so a model it runs channels-last (no grouped conv: ResNet-50) gets no FP8 conv unless
+///    built with Layout::kNchw. Accuracy against fp32: docs/results/latency/fp8-accuracy.md.
 enum class Precision { kFloat32, kFloat16, kFloat8 };
 const char* precision_name(Precision p);  ///< "fp32" / "fp16" / "fp8"
 /// True for the modes that store activations in float16 (fp16, fp8).
@@ -101,7 +102,7 @@ inline Result<uint32_t> parse_tactic_sources(const std::string& text) {
 ///          segment meets an NCHW-only op or a port, as TensorRT's reformatting layers; each is listed in
 ///          tactics() as op "Reformat". Convs of a channels-last segment run on cuDNN only (our own conv
 ///          kernels are NCHW): without tactic source cudnn, build() refuses kNhwc (kInvalidArgument).
-///   kAuto: kNhwc for float16 builds with tactic source cudnn and no grouped Conv in the graph (tensor-core
+///   kAuto: kNhwc for float16 and fp8 builds with tactic source cudnn and no grouped Conv in the graph (tensor-core
 ///          convs want channels-last; our own depthwise / pointwise kernels are NCHW); otherwise kNchw.
 enum class Layout { kAuto, kNchw, kNhwc };
 inline const char* layout_name(Layout l) { return l == Layout::kNchw ? "nchw" : l == Layout::kNhwc ? "nhwc" : "auto"; }

@@ -312,6 +312,34 @@ TEST(EngineCudaStages, AutoStaysNchwForFp32GroupedConvsAndWithoutCudnn) {
   EXPECT_TRUE(single->nhwc_tensors.empty());
 }
 
+// fp8 chooses the layout as fp16 does: channels-last for a graph without grouped convs (no FP8 conv there: ours are
+// NCHW), NCHW with grouped convs (where the pointwise convs may run FP8).
+TEST(EngineCudaStages, AutoLayoutOfFp8FollowsFp16) {
+  CudaBuildOptions fp8;
+  fp8.precision = Precision::kFloat8;
+  fp8.fp8_activation_amax["x"] = 1.0f;
+  auto dense = optimize_for_cuda(resnet_like(1, false), fp8);
+  auto grouped = optimize_for_cuda(resnet_like(2, false), fp8);
+  ASSERT_TRUE(dense.is_ok() && grouped.is_ok());
+  EXPECT_EQ(dense->layout, Layout::kNhwc);
+  EXPECT_EQ(grouped->layout, Layout::kNchw);
+}
+
+// precision fp8 without calibrated ranges is refused by the device-free support check, naming the CLI option.
+TEST(EngineCudaStages, Fp8WithoutCalibrationIsRefused) {
+  CudaBuildOptions fp8;
+  fp8.precision = Precision::kFloat8;
+  const Status s = CudaEngine::check_support(resnet_like(1, false), fp8);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+  EXPECT_NE(s.message().find("--calibration"), std::string::npos) << s.message();
+  fp8.fp8_activation_amax["anything"] = 2.0f;
+  EXPECT_TRUE(CudaEngine::check_support(resnet_like(1, false), fp8).is_ok());
+  EXPECT_EQ(*parse_precision("fp8"), Precision::kFloat8);
+  EXPECT_FALSE(parse_precision("FP8").is_ok());
+  EXPECT_STREQ(precision_name(Precision::kFloat8), "fp8");
+  EXPECT_EQ(precision_dtype(Precision::kFloat8), DType::kFloat16);
+}
+
 TEST(EngineCudaStages, ExplicitNhwcWithoutCudnnIsRefused) {
   CudaBuildOptions o;
   o.precision = Precision::kFloat16;
