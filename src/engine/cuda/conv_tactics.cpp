@@ -1,6 +1,8 @@
 // Our conv kernels as Conv tactics: see conv_tactics.h.
 #include "engine/cuda/conv_tactics.h"
 
+#include <array>
+
 #include "engine/cuda/op_util.h"
 
 namespace ws::cudaexec {
@@ -56,6 +58,19 @@ kernels::Conv2dGeometry conv_geometry(const BindContext& c, const ir::Shape& x, 
   return g;
 }
 
+namespace {
+// Split-K tactics of a pointwise conv, {32x32 split 4, 64x64 split 4, 32x32 split 8, 32x32 split 16}: where the tile
+// grid is small next to the SM count and K is deep enough to split (8 needs K >= 256, 16 needs K >= 512).
+void push_split_k(const kernels::Conv2dGeometry& g, std::vector<WsConv>& r, const std::array<WsConv, 4>& splits) {
+  const int64_t n_hw = g.out_h * g.out_w, blocks32 = g.n * ((n_hw + 31) / 32) * ((g.c_out + 31) / 32);
+  if (g.c_in < 128 || blocks32 >= 264) return;
+  r.push_back(splits[0]);
+  r.push_back(splits[1]);
+  if (g.c_in >= 256) r.push_back(splits[2]);
+  if (g.c_in >= 512) r.push_back(splits[3]);
+}
+}  // namespace
+
 std::vector<WsConv> ws_conv_candidates(const BindContext& c, const kernels::Conv2dGeometry& g, bool tensor_cores) {
   std::vector<WsConv> r;
   if (!(c.options.tactic_sources & kTacticWarpStream) || !kernels::validate_conv2d(g).is_ok()) return r;
@@ -67,14 +82,7 @@ std::vector<WsConv> ws_conv_candidates(const BindContext& c, const kernels::Conv
   if (kernels::conv2d_pointwise_applicable(g) && g.n <= 65535 && (c.precision == Precision::kFloat32 || tensor_cores)) {
     r.push_back(WsConv::kPointwise64);
     r.push_back(WsConv::kPointwise32);
-    // split-K where the tile grid is small next to the SM count and K is deep enough to split
-    const int64_t n_hw = g.out_h * g.out_w, blocks32 = g.n * ((n_hw + 31) / 32) * ((g.c_out + 31) / 32);
-    if (g.c_in >= 128 && blocks32 < 264) {
-      r.push_back(WsConv::kPointwise32Split4);
-      r.push_back(WsConv::kPointwise64Split4);
-      if (g.c_in >= 256) r.push_back(WsConv::kPointwise32Split8);
-      if (g.c_in >= 512) r.push_back(WsConv::kPointwise32Split16);
-    }
+    push_split_k(g, r, {WsConv::kPointwise32Split4, WsConv::kPointwise64Split4, WsConv::kPointwise32Split8, WsConv::kPointwise32Split16});
   }
   const int64_t reduction = g.c_in / g.group * g.kernel_h * g.kernel_w;
   if (r.empty() || (!dw && reduction <= kDirectMaxReduction)) r.push_back(WsConv::kDirect);
@@ -87,14 +95,7 @@ std::vector<WsConv> ws_conv_fp8_candidates(const BindContext& c, const kernels::
       g.n > 65535)
     return r;
   r = {WsConv::kFp8Pointwise64, WsConv::kFp8Pointwise32};
-  // split-K on the same rule as the fp16 kernels (ws_conv_candidates)
-  const int64_t n_hw = g.out_h * g.out_w, blocks32 = g.n * ((n_hw + 31) / 32) * ((g.c_out + 31) / 32);
-  if (g.c_in >= 128 && blocks32 < 264) {
-    r.push_back(WsConv::kFp8Pointwise32Split4);
-    r.push_back(WsConv::kFp8Pointwise64Split4);
-    if (g.c_in >= 256) r.push_back(WsConv::kFp8Pointwise32Split8);
-    if (g.c_in >= 512) r.push_back(WsConv::kFp8Pointwise32Split16);
-  }
+  push_split_k(g, r, {WsConv::kFp8Pointwise32Split4, WsConv::kFp8Pointwise64Split4, WsConv::kFp8Pointwise32Split8, WsConv::kFp8Pointwise32Split16});
   return r;
 }
 

@@ -224,6 +224,15 @@ __device__ __forceinline__ SplitK split_k(int K, int splits) {
   s.end = min(K, s.begin + chunk);
   return s;
 }
+// Moves the operands to the block's image (x [K][N], y and residual [M][N]) and its split's partials ([M][N] of
+// image × split).
+template <typename PX, typename PY, typename PR, typename PP>  // pointer types, __restrict__ kept
+__device__ __forceinline__ void to_block_image(const SplitK& sk, int M, int N, int K, PX& x, PY& y, PR& res, PP& part) {
+  x += sk.img * K * N;
+  y += sk.img * M * N;
+  if (res) res += sk.img * M * N;
+  if (part) part += (sk.img * sk.splits + sk.split) * M * N;
+}
 template <typename T, int BM, int BN, int BK, int TM, int TN>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN)) pointwise_simt_kernel(const T* __restrict__ x, const T* __restrict__ w,
                                                                                T* __restrict__ y, const float* __restrict__ bias,
@@ -237,10 +246,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) pointwise_simt_kernel(c
   __shared__ float Bs[BK][BN];      // Bs[k][n] = X[k0 + k][n0 + n]
   const SplitK sk = split_k<BK>(K, splits);
   const int k_begin = sk.begin, k_end = sk.end;
-  x += sk.img * K * N;
-  y += sk.img * M * N;
-  if (res) res += sk.img * M * N;
-  if (part) part += (sk.img * splits + sk.split) * M * N;
+  to_block_image(sk, M, N, K, x, y, res, part);
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
   const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
   float acc[TM][TN];
@@ -406,10 +412,7 @@ __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_
   float* Cs = reinterpret_cast<float*>(smem);    // [BM][LDC], after the main loop
   const SplitK sk = split_k<BK>(K, splits);
   const int k_begin = sk.begin, k_end = sk.end;
-  x += sk.img * K * N;
-  y += sk.img * M * N;
-  if (res) res += sk.img * M * N;
-  if (part) part += (sk.img * splits + sk.split) * M * N;
+  to_block_image(sk, M, N, K, x, y, res, part);
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
   const int tid = threadIdx.x, warp = tid / 32;
   const int wm = warp / (BN / WN), wn = warp % (BN / WN);
@@ -554,10 +557,7 @@ __global__ void __launch_bounds__(kFp8Threads) pointwise_fp8_kernel(
   __shared__ __align__(16) uint8_t Bs[2][BN * LD];  // Bs[n][k] = Xq[k0 + k][n0 + n]
   const SplitK sk = split_k<BK>(K, splits);
   const int k_begin = sk.begin, k_end = sk.end;
-  x += sk.img * K * N;
-  y += sk.img * M * N;
-  if (res) res += sk.img * M * N;
-  if (part) part += (sk.img * splits + sk.split) * M * N;
+  to_block_image(sk, M, N, K, x, y, res, part);
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wm = warp / 2, wn = warp % 2;
   const int gq = lane / 4, tq = lane % 4;  // mma fragment coordinates: groupID, thread in group
