@@ -251,6 +251,11 @@ int run_bench(const BenchArgs& a) {
   c.network_input_shape.assign(ind.begin(), ind.end());
   rep.env.set("engine_build_s", std::chrono::duration<double>(Clock::now() - tb0).count());
   rep.env.set("engine_kernels_per_enqueue", engine->kernel_count());
+  if (precision == ws::Precision::kFloat8) {
+    size_t fp8_convs = 0;
+    for (const ws::TacticRecord& t : engine->tactics()) fp8_convs += t.choice.rfind("ws pointwise FP8", 0) == 0;
+    rep.env.set("engine_fp8_convs", fp8_convs);
+  }
   rep.env.set("engine_weight_bytes", engine->weight_bytes());
   rep.env.set("engine_arena_bytes", engine->arena_bytes());
   rep.env.set("engine_tactic_sources", ws::tactic_sources_string(*sources));

@@ -59,7 +59,13 @@ int run(const Options& opt) {
     return fail(invalid_argument("--precision fp8 needs --calibration DIR: a directory of a few representative images (PNG/JPEG) whose "
                                  "activation ranges set the FP8 scales"));
   if (*precision != Precision::kFloat8 && !opt.calibration.empty())
-    std::fprintf(stderr, "warpstream: warning: --calibration %s is not used: only --precision fp8 is calibrated\n", ws::quoted(opt.calibration).c_str());
+    return fail(invalid_argument("--calibration is for --precision fp8 only (it sets the FP8 scales)"));
+  if (*precision != Precision::kFloat8 && opt.fp8_obey) return fail(invalid_argument("--fp8-obey is for --precision fp8 only"));
+  size_t calibration_files = 0;
+  if (*precision == Precision::kFloat8) {  // the directory is checked before any device or model work
+    auto files = list_calibration_files(opt.calibration, kMaxCalibrationFrames, &calibration_files);
+    if (!files) return fail(files.status());
+  }
   std::string backend = "cpu";
   std::string backend_note;
   if (opt.device == "cuda" || opt.device == "auto") {
@@ -78,6 +84,10 @@ int run(const Options& opt) {
     }
 #endif
   }
+  if (backend == "cpu" && *precision == Precision::kFloat8)  // the CPU executor is float32 only: never fall back silently
+    return fail(unsupported("--precision fp8 runs on the CUDA executor only (" +
+                            (opt.device == "cpu" ? std::string("--device cpu") : "--device auto found no usable CUDA device" + backend_note) +
+                            "); use --precision fp32 on the CPU"));
   // Tactic timing (and its cache) is a CUDA-executor build step: say so rather than ignore the option silently.
   if (backend == "cpu" && !opt.timing_cache.empty())
     std::fprintf(stderr, "warpstream: warning: --timing-cache %s is not used: the CPU executor has no tactics to time%s\n",
@@ -115,6 +125,7 @@ int run(const Options& opt) {
   std::string source = config->source, details;
 #ifdef WS_HAVE_CUDA
   std::unique_ptr<LaneClassifier> lane;
+  std::string fp8_note;
   if (backend == "cuda") {
     auto input_mode = parse_lane_input(opt.input);
     if (!input_mode) return fail(input_mode.status());
@@ -126,8 +137,8 @@ int run(const Options& opt) {
       auto amax = calibrate_classifier(opt.model, *config, opt.calibration, shape, &frames);
       if (!amax) return fail(amax.status());
       lo.build.fp8_activation_amax = std::move(amax).value();
-      std::fprintf(stderr, "warpstream: fp8: calibrated %zu activation ranges on %zu frame(s) from %s\n", lo.build.fp8_activation_amax.size(),
-                   frames, ws::quoted(opt.calibration).c_str());
+      fp8_note = ", calibrated on " + std::to_string(frames) + " frame(s)" +
+                 (calibration_files > frames ? " (the first " + std::to_string(frames) + " of " + std::to_string(calibration_files) + " by name)" : "");
     }
     lo.build.timing_cache_path = opt.timing_cache;
     lo.build.tactic_sources = *sources;
@@ -145,12 +156,18 @@ int run(const Options& opt) {
       classes = lane->classes();
       details = " | " + opt.precision + ", input " + opt.input + ", " + (opt.no_cuda_graph ? "direct enqueue" : "CUDA graph") +
                 " | " + lane->device_description();
+      if (*precision == Precision::kFloat8) {
+        size_t convs = 0, fp8_convs = 0;
+        for (const TacticRecord& t : lane->engine().tactics())
+          if (t.op_type == "Conv") { ++convs; fp8_convs += t.choice.rfind("ws pointwise FP8", 0) == 0; }
+        details += " | fp8: " + std::to_string(fp8_convs) + " of " + std::to_string(convs) + " convs run FP8" + fp8_note;
+      }
       classify = [&](const ImageRgb8& im, double* gpu_ms) -> Result<std::vector<TopKEntry>> {
         WS_ASSIGN_OR_RETURN(LaneClassification r, lane->classify(im));
         *gpu_ms = r.gpu_ms;
         return std::move(r.top);
       };
-    } else if (opt.device == "cuda" || built.status().code() == StatusCode::kInvalidArgument) {
+    } else if (opt.device == "cuda" || built.status().code() == StatusCode::kInvalidArgument || *precision == Precision::kFloat8) {
       return fail(built.status());
     } else {
       backend = "cpu";

@@ -65,6 +65,13 @@ class CpuClassifier {
 /// frames of the graph input and of every float32 tensor a node writes — what CudaBuildOptions::fp8_activation_amax
 /// takes. NaN values are skipped. Errors: no frames, an image classify() would refuse (names the frame's index).
 Result<std::map<std::string, float>> calibrate_activation_amax(CpuClassifier& classifier, const std::vector<ImageRgb8>& frames);
+/// One frame of calibrate_activation_amax, folded into `amax` (so frames need not be held at once). Errors as there.
+Status accumulate_activation_amax(CpuClassifier& classifier, const ImageRgb8& frame, std::map<std::string, float>& amax);
+
+/// The image files of a calibration directory: every regular file (symlinks followed) ending in .png, .jpg or .jpeg
+/// (any case), sorted by name, at most `max_files`; `found` (optional) gets how many there were. Errors: not a
+/// directory, no image file in it.
+Result<std::vector<std::string>> list_calibration_files(const std::string& dir, size_t max_files, size_t* found = nullptr);
 
 /// The frames of a calibration directory (`--calibration DIR`): every regular file ending in .png, .jpg or .jpeg
 /// (any case), sorted by name, at most `max_frames` of them, decoded (decode_image_file). Errors: not a
@@ -72,9 +79,9 @@ Result<std::map<std::string, float>> calibrate_activation_amax(CpuClassifier& cl
 inline constexpr size_t kMaxCalibrationFrames = 64;
 Result<std::vector<ImageRgb8>> load_calibration_frames(const std::string& dir, size_t max_frames = kMaxCalibrationFrames);
 
-/// `--precision fp8 --calibration DIR` for a classifier model: load_calibration_frames(dir), a CpuClassifier of
-/// `model_path` (fp32, `input_shape` as CpuClassifier::build), calibrate_activation_amax. `frames_used` (optional)
-/// gets the number of frames. Errors: those of the three steps.
+/// `--precision fp8 --calibration DIR` for a classifier model: list_calibration_files(dir, kMaxCalibrationFrames), a
+/// CpuClassifier of `model_path` (fp32, `input_shape` as CpuClassifier::build), then each file decoded and folded in
+/// one at a time (one frame in memory). `frames_used` (optional) gets the number of frames used. Errors: those steps'.
 Result<std::map<std::string, float>> calibrate_classifier(const std::string& model_path, const ModelConfig& config, const std::string& dir,
                                                           const ir::Shape& input_shape = {}, size_t* frames_used = nullptr);
 

@@ -58,7 +58,8 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
   flag="$flag --layout $layout"
   [ "$variant" = pdl ] && flag="$flag --pdl"
   [ "$prec" = fp8 ] && flag="$flag --calibration $CALIB"
-  [ "$variant" = obey ] && flag="$flag --fp8-obey"
+  # obey: every calibrated pointwise conv in FP8, which needs NCHW (a build where no conv can run FP8 is refused)
+  [ "$variant" = obey ] && flag="${flag/--layout auto/--layout nchw} --fp8-obey"
   timeout 90 $WS bench --model "$onnx" --precision $prec --lanes $lanes --input $input $flag \
     --frame $W/frame.rgb --source 1920x1080 --warmup $WARM --iterations $ITERS --no-progress \
     --timing-cache $W/tc_${name}_${prec}_${layout}${variant:+_$variant}.json --label "$tag" --json $J/$tag.json --samples $J/$tag.csv \

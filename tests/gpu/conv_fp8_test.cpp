@@ -23,6 +23,7 @@
 #include "kernels/conv/conv.h"
 #include "support/cuda_check.h"
 #include "support/seed.h"
+#include "cuda_engine_test_support.h"
 #include "lanes_gpu_support.h"
 #include "warpstream/numeric.h"
 
@@ -214,6 +215,27 @@ TEST(ConvFp8, BadOperandsAreInvalidArgument) {
   Conv2dGeometry strided = g;
   strided.stride_h = strided.stride_w = 2; strided.out_h = strided.out_w = 2;
   expect_invalid(w, strided, 1, "stride 2 is not pointwise");
+}
+
+// fp8_obey_precision is a constraint, as TensorRT's kOBEY_PRECISION_CONSTRAINTS: a build in which no conv can run FP8
+// (here: no calibrated tensor of the graph) is refused naming the option, not built silently in fp16. Without obey
+// the same build succeeds (FP8 is a permission).
+TEST(CudaEngineFp8, ObeyWithNoFp8ConvIsRefused) {
+  WS_REQUIRE_FP8_GPU();
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat8;
+  o.fp8_activation_amax["no such tensor"] = 1.0f;
+  o.fp8_obey_precision = true;
+  auto e = CudaEngine::build(test::demo_graph(), o);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument) << e.status().to_string();
+  EXPECT_NE(e.status().message().find("--fp8-obey"), std::string::npos) << e.status().message();
+  o.fp8_obey_precision = false;
+  auto ok = CudaEngine::build(test::demo_graph(), o);
+  EXPECT_TRUE(ok.is_ok()) << ok.status().to_string();
+  auto arch = kernels::conv2d_pointwise_fp8_arch();
+  ASSERT_TRUE(arch.is_ok()) << arch.status().to_string();
+  EXPECT_GE(*arch, 89) << "the FP8 kernel's code for this device comes from compute_" << *arch;
 }
 
 }  // namespace

@@ -257,6 +257,11 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
 TEST_F(CliBadInput, ClassifyFp8NeedsCalibration) {
   expect_one_error(classify(model_, labels_, image_, "--precision fp8"), {"--precision fp8 needs --calibration DIR"});
   expect_one_error(classify(model_, labels_, image_, "--precision fp4"), {"usage", "--precision"});
+  const std::string calib = quote(dir_.path().string());  // holds img.png
+  expect_one_error(classify(model_, labels_, image_, "--precision fp8 --calibration " + calib), {"fp8", "CUDA executor only", "--device cpu"});
+  expect_one_error(classify(model_, labels_, image_, "--precision fp8 --calibration " + quote(dir_.file("nodir"))), {"--calibration", "not a directory"});
+  expect_one_error(classify(model_, labels_, image_, "--fp8-obey"), {"--fp8-obey", "fp8 only"});
+  expect_one_error(classify(model_, labels_, image_, "--calibration " + calib), {"--calibration", "fp8 only"});
 }
 
 // The model is host work as well: truncated, empty, random-byte, gigabyte-initializer and wrongly shaped

@@ -67,6 +67,19 @@ TEST(Fp8Quant, CodesAreTheNearestGridPoint) {
   }
 }
 
+// A row whose amax / 448 underflows float32 (amax below ~6e-43) is a zero row, as fp16 storage would make it: scale
+// 1, codes 0 — not inf / NaN codes from dividing by a zero scale.
+TEST(Fp8Quant, UnderflowingRowIsAZeroRow) {
+  const std::vector<float> w = {1e-44f, 0.0f, -5e-45f, 0.0f,   1.0f, 0.5f, 0.0f, -1.0f};
+  auto q = quantize_rows_e4m3(w.data(), 2, 4, 32, "w");
+  ASSERT_TRUE(q.is_ok());
+  EXPECT_FLOAT_EQ(q->scale[0], 1.0f);
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(q->codes[size_t(k)], 0u) << k;
+  EXPECT_FLOAT_EQ(q->scale[1], 1.0f / 448.0f);
+  EXPECT_EQ(q->codes[32 + 0], 0x7Eu);
+  EXPECT_EQ(q->codes[32 + 3], 0xFEu);
+}
+
 TEST(Fp8Quant, NonFiniteWeightsAndBadExtentsAreRefused) {
   std::vector<float> w = {1.0f, std::numeric_limits<float>::quiet_NaN(), 2.0f, 3.0f};
   auto q = quantize_rows_e4m3(w.data(), 2, 2, 32, "node 'c1' (Conv)");
@@ -118,6 +131,11 @@ TEST(Fp8Calibration, AmaxIsTheMaximumOverFramesOfEveryTensor) {
   auto one = load_calibration_frames(calib, 1);
   ASSERT_TRUE(one.is_ok());
   EXPECT_EQ(one->size(), 1u);
+  size_t found = 0;
+  auto files = list_calibration_files(calib, 1, &found);
+  ASSERT_TRUE(files.is_ok());
+  EXPECT_EQ(files->size(), 1u);
+  EXPECT_EQ(found, 2u);  // how many there were, for "the first 1 of 2"
 
   auto cpu = CpuClassifier::build(model, ModelConfig{});
   ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
@@ -150,6 +168,12 @@ TEST(Fp8Calibration, AmaxIsTheMaximumOverFramesOfEveryTensor) {
   // the logits' range is that of the last classify's output for at least one frame: > 0 and finite
   const std::string out = g.tensor(g.outputs[0]).name;
   EXPECT_TRUE(std::isfinite(amax->at(out)));
+  // calibrate_classifier streams the directory's files one at a time: the same ranges
+  size_t used = 0;
+  auto streamed = calibrate_classifier(model, ModelConfig{}, calib, {}, &used);
+  ASSERT_TRUE(streamed.is_ok()) << streamed.status().to_string();
+  EXPECT_EQ(used, 2u);
+  EXPECT_EQ(*streamed, *amax);
 }
 
 TEST(Fp8Calibration, BadDirectoriesAreRefusedNamingThem) {

@@ -113,11 +113,9 @@ Result<std::vector<ref::TopKEntry>> CpuClassifier::classify(const ImageRgb8& ima
   return top;
 }
 
-Result<std::map<std::string, float>> calibrate_activation_amax(CpuClassifier& c, const std::vector<ImageRgb8>& frames) {
-  if (frames.empty()) return invalid_argument("calibration: no frames");
+Status accumulate_activation_amax(CpuClassifier& c, const ImageRgb8& image, std::map<std::string, float>& amax) {
   const CpuEngine& e = c.engine();
   const ir::Graph& g = e.graph();
-  std::map<std::string, float> amax;
   auto observe = [&](ir::TensorId id) {
     const ir::Tensor& t = g.tensor(id);
     if (t.dtype != ir::DType::kFloat32) return;
@@ -129,25 +127,31 @@ Result<std::map<std::string, float>> calibrate_activation_amax(CpuClassifier& c,
     float& slot = amax[t.name];
     slot = std::max(slot, m);
   };
+  WS_RETURN_IF_ERROR(check_image_size(image.width, image.height));
+  if (static_cast<int64_t>(image.pixels.size()) != image.width * image.height * 3)
+    return invalid_argument("calibration frame: " + std::to_string(image.pixels.size()) + " bytes for " + std::to_string(image.width) + "x" +
+                            std::to_string(image.height) + " RGB8");
+  WS_RETURN_IF_ERROR(ref::preprocess_rgb8_to_nchw(image.pixels.data(), image.height, image.width, image.width * 3,
+                                                  static_cast<float*>(c.mutable_engine().input(0)), c.input_height(), c.input_width(),
+                                                  c.config().normalize));
+  for (ir::TensorId id : g.inputs) observe(id);
+  return c.mutable_engine().run_with_hook([&](size_t, const ir::Node& node) {
+    for (ir::TensorId id : node.outputs)
+      if (id != ir::kNoTensor) observe(id);
+  });
+}
+
+Result<std::map<std::string, float>> calibrate_activation_amax(CpuClassifier& c, const std::vector<ImageRgb8>& frames) {
+  if (frames.empty()) return invalid_argument("calibration: no frames");
+  std::map<std::string, float> amax;
   for (size_t f = 0; f < frames.size(); ++f) {
-    const ImageRgb8& image = frames[f];
-    WS_RETURN_IF_ERROR(check_image_size(image.width, image.height));
-    if (static_cast<int64_t>(image.pixels.size()) != image.width * image.height * 3)
-      return invalid_argument("calibration frame " + std::to_string(f) + ": " + std::to_string(image.pixels.size()) + " bytes for " +
-                              std::to_string(image.width) + "x" + std::to_string(image.height) + " RGB8");
-    WS_RETURN_IF_ERROR(ref::preprocess_rgb8_to_nchw(image.pixels.data(), image.height, image.width, image.width * 3,
-                                                    static_cast<float*>(c.mutable_engine().input(0)), c.input_height(), c.input_width(),
-                                                    c.config().normalize));
-    for (ir::TensorId id : g.inputs) observe(id);
-    WS_RETURN_IF_ERROR(c.mutable_engine().run_with_hook([&](size_t, const ir::Node& node) {
-      for (ir::TensorId id : node.outputs)
-        if (id != ir::kNoTensor) observe(id);
-    }));
+    const Status s = accumulate_activation_amax(c, frames[f], amax);
+    if (!s.is_ok()) return Status(s.code(), "calibration frame " + std::to_string(f) + ": " + s.message());
   }
   return amax;
 }
 
-Result<std::vector<ImageRgb8>> load_calibration_frames(const std::string& dir, size_t max_frames) {
+Result<std::vector<std::string>> list_calibration_files(const std::string& dir, size_t max_files, size_t* found) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return invalid_argument("--calibration " + ::ws::quoted(dir) + ": not a directory");
@@ -161,7 +165,13 @@ Result<std::vector<ImageRgb8>> load_calibration_frames(const std::string& dir, s
   if (ec) return invalid_argument("--calibration " + ::ws::quoted(dir) + ": " + ec.message());
   if (files.empty()) return invalid_argument("--calibration " + ::ws::quoted(dir) + ": no .png / .jpg / .jpeg file in it");
   std::sort(files.begin(), files.end());
-  if (files.size() > max_frames) files.resize(max_frames);
+  if (found) *found = files.size();
+  if (files.size() > max_files) files.resize(max_files);
+  return files;
+}
+
+Result<std::vector<ImageRgb8>> load_calibration_frames(const std::string& dir, size_t max_frames) {
+  WS_ASSIGN_OR_RETURN(const std::vector<std::string> files, list_calibration_files(dir, max_frames));
   std::vector<ImageRgb8> frames;
   for (const std::string& f : files) {
     WS_ASSIGN_OR_RETURN(ImageRgb8 img, decode_image_file(f));
@@ -172,10 +182,16 @@ Result<std::vector<ImageRgb8>> load_calibration_frames(const std::string& dir, s
 
 Result<std::map<std::string, float>> calibrate_classifier(const std::string& model_path, const ModelConfig& config, const std::string& dir,
                                                           const ir::Shape& input_shape, size_t* frames_used) {
-  WS_ASSIGN_OR_RETURN(const std::vector<ImageRgb8> frames, load_calibration_frames(dir));
+  WS_ASSIGN_OR_RETURN(const std::vector<std::string> files, list_calibration_files(dir, kMaxCalibrationFrames));
   WS_ASSIGN_OR_RETURN(std::unique_ptr<CpuClassifier> cpu, CpuClassifier::build(model_path, config, input_shape));
-  if (frames_used) *frames_used = frames.size();
-  return calibrate_activation_amax(*cpu, frames);
+  std::map<std::string, float> amax;
+  for (const std::string& f : files) {  // one decoded frame in memory at a time
+    WS_ASSIGN_OR_RETURN(const ImageRgb8 img, decode_image_file(f));
+    const Status s = accumulate_activation_amax(*cpu, img, amax);
+    if (!s.is_ok()) return Status(s.code(), f + ": " + s.message());
+  }
+  if (frames_used) *frames_used = files.size();
+  return amax;
 }
 
 }  // namespace ws

@@ -14,6 +14,7 @@
 
 #include "core/escape.h"
 #include "engine/cuda/build_stages.h"
+#include "kernels/conv/conv.h"
 #include "engine/cuda/cuda_ops.h"
 #include "engine/ir/timing_cache.h"
 #include "warpstream/arena.h"
@@ -515,9 +516,22 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
     if (prop.major * 10 + prop.minor < 89)
       return unsupported("precision fp8 needs FP8 tensor cores (compute capability 8.9+: Ada or Hopper); device " + std::to_string(options.device) +
                          " '" + prop.name + "' is sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ": use --precision fp16");
+    WS_ASSIGN_OR_RETURN(const int arch, kernels::conv2d_pointwise_fp8_arch());
+    if (arch < 89)
+      return unsupported("precision fp8: this build has no FP8 code for device " + std::to_string(options.device) + " '" + prop.name + "' (sm_" +
+                         std::to_string(prop.major) + std::to_string(prop.minor) + " runs the kernels' compute_" + std::to_string(arch) +
+                         " code); rebuild with -DCMAKE_CUDA_ARCHITECTURES including " + std::to_string(prop.major) + std::to_string(prop.minor));
   }
   WS_ASSIGN_OR_RETURN(TimingCache cache, open_timing_cache(g, options));
   WS_ASSIGN_OR_RETURN(const size_t workspace, bind_steps(*e, og, analyzed, plan, options, dev, cache));
+  if (options.precision == Precision::kFloat8 && options.fp8_obey_precision) {  // as TensorRT's obey: a constraint no conv meets fails
+    size_t fp8_convs = 0;
+    for (const TacticRecord& t : e->tactics_) fp8_convs += t.choice.rfind("ws pointwise FP8", 0) == 0;
+    if (fp8_convs == 0)
+      return invalid_argument(std::string("--fp8-obey: no Conv can run FP8 (the FP8 kernels take NCHW pointwise convs with a calibrated input and "
+                                          "tactic source warpstream; this build's layout is ") + layout_name(og.layout) +
+                              (og.layout == Layout::kNhwc ? ": use --layout nchw)" : "; check the calibration's tensor names and --tactic-sources)"));
+  }
   WS_ASSIGN_OR_RETURN(const size_t arena_end, bind_ports(*e, plan, align_up(plan.bytes)));
   e->workspace_offset_ = arena_end;
   e->workspace_bytes_ = workspace;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/cuda/cuda_ops.h"
+#include "engine/cuda/fp8_quant.h"
 
 namespace ws::cudaexec {
 namespace {
@@ -35,12 +36,26 @@ Status cublas_status(cublasStatus_t s, const char* what, const char* file, int l
 }
 
 
+namespace {
+// Precision fp8: FP8 candidates exist only for an input with a usable calibrated range ("|fp8cal"); obey: FP8
+// tactics only ("|fp8obey"). Both change which tactics a node may have, so both are part of its timing keys.
+std::string fp8_key_suffix(const BindContext& c) {
+  std::string k;
+  float scale = 0;
+  if (!c.node.inputs.empty() && c.node.inputs[0] != ir::kNoTensor)
+    if (auto a = c.options.fp8_activation_amax.find(c.graph.tensor(c.node.inputs[0]).name); a != c.options.fp8_activation_amax.end())
+      if (fp8_activation_scale(a->second, scale)) k += "|fp8cal";
+  if (c.options.fp8_obey_precision) k += "|fp8obey";
+  return k;
+}
+}  // namespace
+
 std::string BindContext::cache_key() const {
   std::string k = std::string(precision_name(precision)) + "|" + node.name + "|" + node.op_type + "|";
   for (ir::TensorId id : node.inputs) k += id == ir::kNoTensor ? "-" : ir::shape_string(graph.tensor(id).shape);
   k += "|act=" + std::string(kernels::activation_name(fused_act));
   if (nhwc) k += "|nhwc";
-  if (precision == Precision::kFloat8 && options.fp8_obey_precision) k += "|fp8obey";  // another candidate set
+  if (precision == Precision::kFloat8) k += fp8_key_suffix(*this);  // another candidate set
   return k;
 }
 
@@ -67,10 +82,7 @@ std::string BindContext::problem_key() const {
     }
     k += ";";
   }
-  if (precision == Precision::kFloat8) {  // FP8 candidates exist only for a calibrated input; obey: FP8 tactics only
-    if (!node.inputs.empty() && node.inputs[0] != ir::kNoTensor && options.fp8_activation_amax.count(graph.tensor(node.inputs[0]).name)) k += "|fp8cal";
-    if (options.fp8_obey_precision) k += "|fp8obey";
-  }
+  if (precision == Precision::kFloat8) k += fp8_key_suffix(*this);
   return k;
 }
 

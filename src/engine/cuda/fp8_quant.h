@@ -21,7 +21,8 @@
 namespace ws::cudaexec {
 
 /// E4M3 codes of a row-major [rows][cols] float32 matrix, one scale per row (= per output channel of a 1×1 conv
-/// weight [c_out][c_in]): scale[r] = max_k |w[r][k]| / 448 (1 for an all-zero row), codes[r][k] =
+/// weight [c_out][c_in]): scale[r] = max_k |w[r][k]| / 448 (1 and codes 0 for an all-zero row, and for a row so small
+/// that amax / 448 underflows float32 — below about 6e-43, which fp16 storage rounds to zero as well), codes[r][k] =
 /// e4m3(w[r][k] / scale[r]); rows padded with zero codes to `stride` bytes (cols rounded up to `align`).
 struct Fp8RowCodes {
   int64_t rows = 0, cols = 0, stride = 0;
@@ -49,7 +50,8 @@ inline Result<Fp8RowCodes> quantize_rows_e4m3(const float* w, int64_t rows, int6
         return invalid_argument(what + ": weight [" + std::to_string(r) + "][" + std::to_string(k) + "] is not finite (FP8 needs finite weights)");
       amax = std::max(amax, std::fabs(v));
     }
-    const float s = amax > 0.0f ? amax / kFp8E4M3Max : 1.0f;
+    const float s = amax / kFp8E4M3Max;
+    if (!(s > 0.0f) || !std::isfinite(1.0f / s)) continue;  // zero (or underflowing) row: codes 0, scale 1
     q.scale[static_cast<size_t>(r)] = s;
     for (int64_t k = 0; k < cols; ++k) q.codes[static_cast<size_t>(r * q.stride + k)] = float_to_fp8_e4m3(w[r * cols + k] / s);
   }

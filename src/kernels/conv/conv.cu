@@ -875,6 +875,13 @@ Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g,
   return launched("conv2d_pointwise launch");
 }
 
+Result<int> conv2d_pointwise_fp8_arch() {
+  cudaFuncAttributes a{};
+  const cudaError_t err = cudaFuncGetAttributes(&a, pointwise_fp8_kernel<32, 32>);
+  if (err != cudaSuccess) return cuda::cuda_status(err, "cudaFuncGetAttributes(pointwise_fp8_kernel)", __FILE__, __LINE__);
+  return a.ptxVersion;
+}
+
 Status conv2d_pointwise_fp8(PointwiseTile tile, const Conv2dGeometry& g, const void* x, const PointwiseFp8Weights& w, void* y,
                             const ConvEpilogue& e, cudaStream_t stream, int splits, void* workspace) {
   WS_RETURN_IF_ERROR(validate_conv2d(g));

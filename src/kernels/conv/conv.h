@@ -109,6 +109,10 @@ inline constexpr int64_t kFp8KAlign = 32;
 /// operand, splits outside 1..kPointwiseMaxSplits or no workspace; kCuda for a failed launch.
 Status conv2d_pointwise_fp8(PointwiseTile tile, const Conv2dGeometry& g, const void* x, const PointwiseFp8Weights& w, void* y,
                             const ConvEpilogue& e, cudaStream_t stream, int splits = 1, void* workspace = nullptr);
+/// The virtual architecture the FP8 kernel's code for the current device comes from (cudaFuncGetAttributes'
+/// ptxVersion, e.g. 90): below 89 the driver runs PTX of an older target (e.g. compute_75 JIT-compiled on an sm_89
+/// GPU when the build has no sm_89 code), whose kernel body is a trap. Errors: kCuda.
+Result<int> conv2d_pointwise_fp8_arch();
 
 /// Generic direct convolution: any group, kernel, stride, dilation and pads; one thread per output
 /// element looping over Cin/group × kh × kw. Meant for small reductions (e.g. the stem conv, Cin = 3)
