@@ -31,7 +31,9 @@ namespace ws {
 /// A build setting of the CUDA executor (the element type its activations and weights are built in),
 /// not a tensor element type: precision_dtype() names the DType it stores activations in.
 ///  - kFloat32, kFloat16: everything in that type (fp16: fp32 accumulation).
-///  - kFloat8 (Hopper / Ada, compute capability 8.9+; build() refuses it below with kUnsupported): activations
+///  - kFloat8 (Hopper / Ada, compute capability 8.9+; build() refuses it below with kUnsupported, and also when this
+///    build has no FP8 code for the device — e.g. an sm_89 GPU with a library built for sm_75 + sm_90 only, whose
+///    kernels would run compute_75 PTX; kernels::conv2d_pointwise_fp8_arch): activations
 ///    stay fp16 between kernels, as in fp16 mode; every NCHW pointwise (1×1, stride 1, group 1) Conv whose input
 ///    has a calibrated range (CudaBuildOptions::fp8_activation_amax) may run on FP8 tensor cores — E4M3 weights
 ///    with a per-output-channel scale, the input quantised in the kernel with a per-tensor scale amax / 448, fp32
@@ -134,7 +136,8 @@ struct CudaBuildOptions {
   /// Precision kFloat8: false (default) times the FP8 tactics of each calibrated pointwise Conv beside its fp16 ones
   /// and keeps the fastest (TensorRT's BuilderFlag::kFP8: a permission, so fp8 is never slower than fp16 by choice);
   /// true runs every such Conv in FP8 (TensorRT's kOBEY_PRECISION_CONSTRAINTS; `--fp8-obey`): what the accuracy
-  /// report measures. Part of the graph's timing problem keys (the precision), not of the cache identity: an entry
+  /// report measures; a build in which no Conv can run FP8 (channels-last layout, no calibrated input, tactic source
+  /// warpstream off) fails with kInvalidArgument naming the option instead of silently running fp16. Part of the graph's timing problem keys (the precision), not of the cache identity: an entry
   /// naming a tactic this build may not use is re-timed.
   bool fp8_obey_precision = false;
   /// Activation layout inside the engine (see Layout). Changes the graph hash (the reformat steps are part
