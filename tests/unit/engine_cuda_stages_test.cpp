@@ -325,18 +325,19 @@ TEST(EngineCudaStages, AutoLayoutOfFp8FollowsFp16) {
   EXPECT_EQ(grouped->layout, Layout::kNchw);
 }
 
-// precision fp8 without calibrated ranges is refused by the device-free support check, naming the CLI option.
+// precision fp8 without calibrated ranges is refused by the first, device-free stage (so by build() and
+// check_support() alike), naming the CLI option.
 TEST(EngineCudaStages, Fp8WithoutCalibrationIsRefused) {
   CudaBuildOptions fp8;
   fp8.precision = Precision::kFloat8;
-  const Status s = CudaEngine::check_support(resnet_like(1, false), fp8);
-  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
-  EXPECT_NE(s.message().find("--calibration"), std::string::npos) << s.message();
+  auto og = optimize_for_cuda(resnet_like(1, false), fp8);
+  ASSERT_FALSE(og.is_ok());
+  EXPECT_EQ(og.status().code(), StatusCode::kInvalidArgument) << og.status().to_string();
+  EXPECT_NE(og.status().message().find("--calibration"), std::string::npos) << og.status().message();
   fp8.fp8_activation_amax["anything"] = 2.0f;
-  EXPECT_TRUE(CudaEngine::check_support(resnet_like(1, false), fp8).is_ok());
+  EXPECT_TRUE(optimize_for_cuda(resnet_like(1, false), fp8).is_ok());
   EXPECT_EQ(*parse_precision("fp8"), Precision::kFloat8);
   EXPECT_FALSE(parse_precision("FP8").is_ok());
-  EXPECT_STREQ(precision_name(Precision::kFloat8), "fp8");
   EXPECT_EQ(precision_dtype(Precision::kFloat8), DType::kFloat16);
 }
 

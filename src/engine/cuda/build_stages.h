@@ -319,9 +319,13 @@ inline bool cuda_output_dtype(ir::DType d) {
          d == ir::DType::kInt8 || d == ir::DType::kUInt8 || d == ir::DType::kBool;
 }
 
-/// Stage 1. Errors: ir::optimize's; kUnsupported for a non-float32 graph input or a graph output of another type
-/// than cuda_output_dtype (naming the tensor). A graph output may be a constant (folded at build).
+/// Stage 1. Errors: kInvalidArgument for precision fp8 without calibrated ranges (fp8_activation_amax empty);
+/// ir::optimize's; kUnsupported for a non-float32 graph input or a graph output of another type than
+/// cuda_output_dtype (naming the tensor). A graph output may be a constant (folded at build).
 inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuildOptions& options) {
+  if (options.precision == Precision::kFloat8 && options.fp8_activation_amax.empty())
+    return invalid_argument("precision fp8 needs calibrated activation ranges: give --calibration DIR (a few representative images; "
+                            "CudaBuildOptions::fp8_activation_amax is empty)");
   WS_RETURN_IF_ERROR(ir::optimize(graph));
   // Einsum runs as the Transpose / ReduceSum / Reshape / MatMul nodes it lowers to (einsum_lowering.h).
   WS_ASSIGN_OR_RETURN(int einsums, ir::lower_einsum(graph));
