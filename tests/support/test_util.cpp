@@ -60,4 +60,40 @@ std::vector<float> random_floats(size_t n, uint32_t seed, float lo, float hi) {
   return v;
 }
 
+namespace {
+uint32_t crc32_of(const uint8_t* p, size_t n) {
+  uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; ++i) {
+    c ^= p[i];
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+  }
+  return ~c;
+}
+
+void put_be32(std::string& s, uint32_t v) {
+  for (int i = 3; i >= 0; --i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+std::string png_chunk(const char type[4], const std::string& data) {
+  std::string c;
+  put_be32(c, static_cast<uint32_t>(data.size()));
+  std::string body = std::string(type, 4) + data;
+  c += body;
+  put_be32(c, crc32_of(reinterpret_cast<const uint8_t*>(body.data()), body.size()));
+  return c;
+}
+}  // namespace
+
+std::string png_with_huge_header(uint32_t w, uint32_t h) {
+  std::string png("\x89PNG\r\n\x1a\n", 8);
+  std::string ihdr;
+  put_be32(ihdr, w);
+  put_be32(ihdr, h);
+  ihdr += std::string("\x08\x02\x00\x00\x00", 5);  // 8-bit, RGB, deflate, adaptive filter, no interlace
+  png += png_chunk("IHDR", ihdr);
+  png += png_chunk("IDAT", std::string("\x78\x9c\x03\x00\x00\x00\x00\x01", 8));
+  png += png_chunk("IEND", "");
+  return png;
+}
+
 }  // namespace ws::test

@@ -27,6 +27,9 @@ class TempDir {
 
 void write_file(const std::string& path, const std::string& bytes);
 std::string read_file(const std::string& path);
+/// A valid PNG (correct CRCs) whose IHDR promises w × h RGB8, with a few bytes of IDAT: for "a huge dimension is
+/// refused without allocating" tests.
+std::string png_with_huge_header(uint32_t w, uint32_t h);
 
 /// The float32 values of initializer `name` of `model` (raw_data or float_data), read straight
 /// from the protobuf; fails the current test (ADD_FAILURE) and returns {} when absent.

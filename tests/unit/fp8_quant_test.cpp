@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/cuda/fp8_quant.h"
+#include "support/alloc_counter.h"
 #include "support/demo_reference.h"
 #include "support/test_util.h"
 #include "warpstream/classifier.h"
@@ -192,6 +193,37 @@ TEST(Fp8Calibration, BadDirectoriesAreRefusedNamingThem) {
   auto cpu = CpuClassifier::build(dir.file("demo.onnx"), ModelConfig{});
   ASSERT_TRUE(cpu.is_ok());
   EXPECT_FALSE(calibrate_activation_amax(**cpu, {}).is_ok());
+}
+
+// calibrate_classifier (what --calibration runs: one frame decoded at a time) on hostile files: each is refused with
+// an error naming the file — a truncated PNG, a zero-byte one, a header promising 100000² pixels (refused before
+// anything near its size is allocated) — and a missing model is refused naming the model.
+TEST(Fp8Calibration, HostileFilesAreRefusedNamingThem) {
+  test::TempDir dir;
+  const std::string model = dir.file("demo.onnx");
+  test::write_demo_model(model, {.seed = 3});
+  const std::string good = dir.file("good.png");
+  write_png(good, 40, 30, 20);
+  const std::string bytes = test::read_file(good);
+  struct Case { const char* name; std::string data; };
+  for (const Case& c : {Case{"cut.png", bytes.substr(0, bytes.size() / 2)}, Case{"empty.png", ""},
+                        Case{"huge.png", test::png_with_huge_header(100000, 100000)}}) {
+    const std::string sub = dir.file(std::string("calib_") + c.name);
+    std::filesystem::create_directories(sub);
+    test::write_file(sub + "/" + c.name, c.data);
+    test::reset_largest_allocation();
+    auto r = calibrate_classifier(model, ModelConfig{}, sub);
+    ASSERT_FALSE(r.is_ok()) << c.name;
+    EXPECT_NE(r.status().message().find(c.name), std::string::npos) << r.status().to_string();
+    EXPECT_LT(test::largest_allocation(), uint64_t{1} << 28) << c.name << ": nothing near the promised size was allocated";
+  }
+  const std::string calib = dir.file("calib_good");
+  std::filesystem::create_directories(calib);
+  write_png(calib + "/a.png", 8, 8, 1);
+  auto missing = calibrate_classifier(dir.file("missing.onnx"), ModelConfig{}, calib);
+  ASSERT_FALSE(missing.is_ok());
+  EXPECT_NE(missing.status().message().find("missing.onnx"), std::string::npos) << missing.status().to_string();
+  EXPECT_TRUE(calibrate_classifier(model, ModelConfig{}, calib).is_ok());
 }
 
 }  // namespace

@@ -232,38 +232,9 @@ TEST(ImageDecode, TruncatedJpegIsInvalidImageNotGrayFilled) {
   }
 }
 
-uint32_t crc32_of(const uint8_t* p, size_t n) {
-  uint32_t c = 0xFFFFFFFFu;
-  for (size_t i = 0; i < n; ++i) {
-    c ^= p[i];
-    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
-  }
-  return ~c;
-}
-
-void put_be32(std::string& s, uint32_t v) {
-  for (int i = 3; i >= 0; --i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-}
-
-std::string chunk(const char type[4], const std::string& data) {
-  std::string c;
-  put_be32(c, static_cast<uint32_t>(data.size()));
-  std::string body = std::string(type, 4) + data;
-  c += body;
-  put_be32(c, crc32_of(reinterpret_cast<const uint8_t*>(body.data()), body.size()));
-  return c;
-}
-
 TEST(ImageDecode, HugeHeaderRefusedWithoutAllocating) {
   // A valid PNG header for 100000 × 100000 RGB8 (30 GB decoded) and a few bytes of IDAT.
-  std::string png("\x89PNG\r\n\x1a\n", 8);
-  std::string ihdr;
-  put_be32(ihdr, 100000);
-  put_be32(ihdr, 100000);
-  ihdr += std::string("\x08\x02\x00\x00\x00", 5);  // 8-bit, RGB, deflate, adaptive filter, no interlace
-  png += chunk("IHDR", ihdr);
-  png += chunk("IDAT", std::string("\x78\x9c\x03\x00\x00\x00\x00\x01", 8));
-  png += chunk("IEND", "");
+  const std::string png = test::png_with_huge_header(100000, 100000);
   TempDir dir;
   test::write_file(dir.file("huge.png"), png);
   test::reset_largest_allocation();
