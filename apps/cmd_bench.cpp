@@ -55,6 +55,7 @@ struct BenchArgs {
   std::string tactic_sources = "all";  // --tactic-sources (ws::parse_tactic_sources)
   std::string layout = "auto";          // --layout (ws::parse_layout)
   bool pdl = false;                     // --pdl (CudaBuildOptions::programmatic_dependent_launch)
+  bool split_k_reduce_kernel = false;   // --split-k-reduce-kernel (CudaBuildOptions::split_k_in_kernel = false)
   std::string calibration;              // --calibration DIR (precision fp8)
   bool fp8_obey = false;                // --fp8-obey (CudaBuildOptions::fp8_obey_precision)
   bool no_progress = false;
@@ -237,6 +238,7 @@ int run_bench(const BenchArgs& a) {
   bo.tactic_sources = *sources;
   bo.layout = *layout;
   bo.programmatic_dependent_launch = a.pdl;
+  bo.split_k_in_kernel = !a.split_k_reduce_kernel;
   if (precision == ws::Precision::kFloat8) {
     bo.fp8_activation_amax = std::move(fp8_amax);
     bo.fp8_obey_precision = a.fp8_obey;
@@ -261,6 +263,7 @@ int run_bench(const BenchArgs& a) {
   rep.env.set("engine_tactic_sources", ws::tactic_sources_string(*sources));
   // as asked; the build applies it on compute capability >= 9.0 only (the device string names the sm)
   rep.env.set("engine_pdl", a.pdl ? "on" : "off");
+  rep.env.set("engine_split_k_reduction", a.split_k_reduce_kernel ? "second kernel" : "in-kernel");
   {  // the layout asked for, and the one the build ran (nhwc when any step runs channels-last)
     size_t reformats = 0, nhwc_steps = 0;
     for (const auto& r : engine->tactics()) {
@@ -518,6 +521,8 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_option("--tactic-sources", a->tactic_sources,
                                      "kernel families the engine build may choose from: comma-separated cudnn, cublaslt, warpstream or all (default all)");
                       sub.add_flag("--pdl", a->pdl, "launch our conv kernels with programmatic dependent launch on sm_90+ (default off: measured slower, docs/cuda-executor.md)");
+                      sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
+                                   "reduce split-K convs' partials in a second kernel (default: in the GEMM kernel, one kernel per conv)");
                       sub.add_option("--layout", a->layout,
                                      "activation layout inside the engine: auto | nchw | nhwc (default auto: nhwc for fp16 models without grouped convs, "
                                      "tactic source cudnn; nhwc needs cudnn)");

@@ -172,9 +172,16 @@ struct CudaBuildOptions {
   /// kernels change. Not part of the timing-cache identity (it does not change which tactic is correct).
   /// Off by default: measured slower on the H200 (device run 40, EfficientNet-Lite0 fp16, 1 lane, CUDA graph:
   /// 340.7 / 359.1 / 432.8 µs end to end p50 / p99 / p99.9 with it, 320.0 / 333.6 / 338.7 µs without; ResNet-50,
-  /// whose convs are cuDNN's, unchanged). Each kernel triggers its dependents at its start, so their blocks take
-  /// SM slots while they wait; a later trigger is the next thing to try.
+  /// whose convs are cuDNN's, unchanged) when each kernel triggered its dependents at its start, so that their
+  /// blocks took SM slots while they waited. Since 2026-12-04 the kernels trigger after their main loop
+  /// (kernels/pdl.cuh).
   bool programmatic_dependent_launch = false;
+  /// Split-K pointwise convs (our tactics "split-K N") reduce their partials inside the GEMM kernel: the block that
+  /// finishes a tile last sums the tile's partials and runs the epilogue (CUTLASS's serial split-K; one kernel per
+  /// conv). false: a second kernel reduces them (two kernels per conv, as before 2026-12-04). Same results bit
+  /// for bit (the same summation order); only the kernel count and timing change. Part of the timing-cache
+  /// identity (the split-K tactics' times differ).
+  bool split_k_in_kernel = true;
 };
 
 /// One build-time choice, for reports ("node 'conv_3' Conv: cudnn algo 1 (IMPLICIT_PRECOMP_GEMM), NHWC, 12.3 µs").

@@ -18,6 +18,9 @@ ALT_LAYOUTS=${WS_BENCH_LAYOUTS-"nchw nhwc"}
 # The default (auto) configuration again with programmatic dependent launch (--pdl; off by default since run 40),
 # fp16, graph, mapped, 1 lane: PDL's effect side by side (issue 13). 0: not run.
 PDL=${WS_BENCH_PDL:-1}
+# The default configuration with split-K reduced by a second kernel (--split-k-reduce-kernel; the form before
+# 2026-12-04) beside the in-kernel reduction (default), fp16, graph, mapped, 1 lane. 0: not run.
+SPLITK2=${WS_BENCH_SPLITK2:-1}
 # Precision fp8 (issue 13; E4M3 pointwise convs, sm_89+) beside fp16: graph, mapped, at the lane counts of LANESET,
 # plus 1 lane with --fp8-obey (every calibrated pointwise conv in FP8), calibrated on the photos in
 # WS_BENCH_CALIBRATION (default .assets/images, scripts/bench-assets.sh). 0: not run.
@@ -57,6 +60,7 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
   [ "$mode/$input/$lanes" = graph/mapped/1 ] && flag="$flag --profile-layers $PROFILE_REPS"
   flag="$flag --layout $layout"
   [ "$variant" = pdl ] && flag="$flag --pdl"
+  [ "$variant" = splitk2 ] && flag="$flag --split-k-reduce-kernel"
   [ "$prec" = fp8 ] && flag="$flag --calibration $CALIB"
   # obey: every calibrated pointwise conv in FP8, which needs NCHW (a build where no conv can run FP8 is refused)
   [ "$variant" = obey ] && flag="${flag/--layout auto/--layout nchw} --fp8-obey"
@@ -93,6 +97,7 @@ matrix() {  # model onnx
   local chose; chose=$(python3 -c "import json;print(json.load(open('$J/ours_$1_fp16_graph_mapped_1L.json'))['env']['engine_layout'])" 2>/dev/null)
   case " $PRECS " in *" fp16 "*) for lay in $ALT_LAYOUTS; do [ "$lay" = "$chose" ] || ours $1 $2 fp16 1 graph mapped $lay; done ;; esac
   case " $PRECS " in *" fp16 "*) if [ "$PDL" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto pdl; fi ;; esac
+  case " $PRECS " in *" fp16 "*) if [ "$SPLITK2" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto splitk2; fi ;; esac
   # fp8 as TensorRT's flag (FP8 timed beside fp16 per conv, fastest wins), then every calibrated pointwise conv in FP8
   if [ "$FP8" = 1 ]; then for lanes in $LANESET; do ours $1 $2 fp8 $lanes graph mapped; done; ours $1 $2 fp8 1 graph mapped auto obey; fi
 }

@@ -72,9 +72,10 @@ struct Case {
   float x_range;  // x ~ U(-x_range, x_range)
 };
 
-void check_case(const Case& c, kernels::PointwiseTile tile, int splits) {
+// in_kernel: split-K reduced inside the kernel (tile counters, zeroed once per case and checked zero after every launch).
+void check_case(const Case& c, kernels::PointwiseTile tile, int splits, bool in_kernel = false) {
   const Conv2dGeometry& g = c.g;
-  const std::string what = c.name + " tile " + kernels::pointwise_tile_name(tile) + " splits " + std::to_string(splits);
+  const std::string what = c.name + " tile " + kernels::pointwise_tile_name(tile) + " splits " + std::to_string(splits) + (in_kernel ? " in-kernel" : "");
   SCOPED_TRACE(what);
   const uint64_t seed = test::seed_for("fp8-" + what);
   const int64_t M = g.c_out, K = g.c_in, P = g.out_h * g.out_w;
@@ -103,6 +104,9 @@ void check_case(const Case& c, kernels::PointwiseTile tile, int splits) {
   Buf dx(xn * 2), dy(yn * 2), dres(yn * 2), dcodes(q->codes.size()), dscale(size_t(M) * 4), dbias(size_t(M) * 4);
   const size_t ws_bytes = kernels::conv2d_pointwise_workspace_bytes(g, splits);
   Buf dws(ws_bytes);
+  const size_t ncount = in_kernel ? kernels::conv2d_pointwise_tile_counters(g, tile, splits) : 0;
+  Buf dcount(ncount * 4);
+  if (ncount) ASSERT_EQ(test::memset_sync(dcount.p, 0, ncount * 4), cudaSuccess);
   ASSERT_EQ(test::upload_sync(dx.p, xh.data(), xn * 2), cudaSuccess);
   ASSERT_EQ(test::upload_sync(dres.p, rh.data(), yn * 2), cudaSuccess);
   ASSERT_EQ(test::upload_sync(dcodes.p, q->codes.data(), q->codes.size()), cudaSuccess);
@@ -143,9 +147,15 @@ void check_case(const Case& c, kernels::PointwiseTile tile, int splits) {
     if (v.act == Activation::kClip) { e.params.min = 0.0f; e.params.max = 6.0f; }
     ASSERT_EQ(test::memset_sync(dy.p, 0xFF, yn * 2), cudaSuccess);  // NaN poison
     if (ws_bytes) ASSERT_EQ(test::memset_sync(dws.p, 0xFF, ws_bytes), cudaSuccess);
-    const Status s = kernels::conv2d_pointwise_fp8(tile, g, dx.p, fw, dy.p, e, nullptr, splits, ws_bytes ? dws.p : nullptr);
+    const Status s = kernels::conv2d_pointwise_fp8(tile, g, dx.p, fw, dy.p, e, nullptr, splits, ws_bytes ? dws.p : nullptr,
+                                                   ncount ? static_cast<unsigned*>(dcount.p) : nullptr);
     ASSERT_TRUE(s.is_ok()) << s.to_string();
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    if (ncount) {  // every tile's last block reset its counter
+      std::vector<unsigned> cnt(ncount);
+      ASSERT_EQ(cudaMemcpy(cnt.data(), dcount.p, ncount * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+      for (size_t i = 0; i < ncount; ++i) ASSERT_EQ(cnt[i], 0u) << "tile counter " << i << " of " << ncount << " not reset";
+    }
     std::vector<__half> got(yn);
     ASSERT_EQ(cudaMemcpy(got.data(), dy.p, yn * 2, cudaMemcpyDeviceToHost), cudaSuccess);
     const double tol = 2e-3 * std::max(max_ref, 1e-3);
@@ -186,7 +196,10 @@ TEST(ConvFp8, PointwiseMatchesDequantizedReference) {
   };
   for (const Case& c : cases)
     for (kernels::PointwiseTile t : {kernels::PointwiseTile::k64x64, kernels::PointwiseTile::k32x32})
+    {
       for (int splits : {1, 3}) check_case(c, t, splits);
+      check_case(c, t, 3, true);
+    }
 }
 
 TEST(ConvFp8, BadOperandsAreInvalidArgument) {

@@ -34,7 +34,8 @@ using kernels::Activation;
 using kernels::Conv2dGeometry;
 using kernels::ElemType;
 
-enum class Kernel { kDepthwise, kDepthwise4, kPointwise64, kPointwise32, kDirect, kPointwise32Split5, kPointwise64Split3 };
+enum class Kernel { kDepthwise, kDepthwise4, kPointwise64, kPointwise32, kDirect, kPointwise32Split5, kPointwise64Split3,
+                    kPointwise32Split5InKernel, kPointwise64Split3InKernel };
 const char* kernel_name(Kernel k) {
   switch (k) {
     case Kernel::kDepthwise: return "depthwise";
@@ -44,6 +45,8 @@ const char* kernel_name(Kernel k) {
     case Kernel::kDirect: return "direct";
     case Kernel::kPointwise32Split5: return "pw32_splitk5";
     case Kernel::kPointwise64Split3: return "pw64_splitk3";
+    case Kernel::kPointwise32Split5InKernel: return "pw32_splitk5_ik";
+    case Kernel::kPointwise64Split3InKernel: return "pw64_splitk3_ik";
   }
   return "?";
 }
@@ -106,16 +109,31 @@ Status launch(Kernel k, ElemType t, const Conv2dGeometry& g, const void* x, cons
     case Kernel::kPointwise32: return kernels::conv2d_pointwise(t, kernels::PointwiseTile::k32x32, g, x, w, y, e, nullptr);
     case Kernel::kDirect: return kernels::conv2d_direct(t, g, x, w, y, e, nullptr);
     case Kernel::kPointwise32Split5:
-    case Kernel::kPointwise64Split3: {
-      // split-K: partials in a workspace poisoned with NaN first (every partial must be written before the sum)
-      const int splits = k == Kernel::kPointwise32Split5 ? 5 : 3;
+    case Kernel::kPointwise64Split3:
+    case Kernel::kPointwise32Split5InKernel:
+    case Kernel::kPointwise64Split3InKernel: {
+      // split-K: partials in a workspace poisoned with NaN first (every partial must be written before the sum).
+      // In-kernel reduction: tile counters zeroed once when allocated, never again — every launch must leave them
+      // zero (a counter left behind makes a later launch sum too early or never: NaN or wrong values below).
+      const bool in_kernel = k == Kernel::kPointwise32Split5InKernel || k == Kernel::kPointwise64Split3InKernel;
+      const bool t32 = k == Kernel::kPointwise32Split5 || k == Kernel::kPointwise32Split5InKernel;
+      const int splits = t32 ? 5 : 3;
+      const auto tile = t32 ? kernels::PointwiseTile::k32x32 : kernels::PointwiseTile::k64x64;
       static DeviceBuf* ws = nullptr;
       static size_t ws_bytes = 0;
       const size_t need = kernels::conv2d_pointwise_workspace_bytes(g, splits);
       if (need > ws_bytes) { delete ws; ws = new DeviceBuf(need); ws_bytes = need; }
       EXPECT_EQ(::ws::test::memset_sync(ws->p, 0xFF, need), cudaSuccess);
-      return kernels::conv2d_pointwise(t, k == Kernel::kPointwise32Split5 ? kernels::PointwiseTile::k32x32 : kernels::PointwiseTile::k64x64,
-                                       g, x, w, y, e, nullptr, splits, ws->p);
+      static DeviceBuf* counters = nullptr;
+      static size_t counters_n = 0;
+      const size_t nc = kernels::conv2d_pointwise_tile_counters(g, tile, splits);
+      if (in_kernel && nc > counters_n) {
+        delete counters;
+        counters = new DeviceBuf(nc * 4);
+        counters_n = nc;
+        EXPECT_EQ(::ws::test::memset_sync(counters->p, 0, nc * 4), cudaSuccess);
+      }
+      return kernels::conv2d_pointwise(t, tile, g, x, w, y, e, nullptr, splits, ws->p, in_kernel ? static_cast<unsigned*>(counters->p) : nullptr);
     }
   }
   return internal_error("?");
@@ -212,7 +230,8 @@ TEST(ConvKernels, DepthwiseMatchesReference) {
 
 TEST(ConvKernels, PointwiseMatchesReference) {
   WS_REQUIRE_LANES_GPU();
-  for (Kernel k : {Kernel::kPointwise64, Kernel::kPointwise32, Kernel::kPointwise32Split5, Kernel::kPointwise64Split3}) {
+  for (Kernel k : {Kernel::kPointwise64, Kernel::kPointwise32, Kernel::kPointwise32Split5, Kernel::kPointwise64Split3,
+                   Kernel::kPointwise32Split5InKernel, Kernel::kPointwise64Split3InKernel}) {
     check_kernel("pw_M17_N37_K19_n2", k, geo(2, 19, 37, 1, 17, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
     check_kernel("pw_M320_N49_K1152_proj", k, geo(1, 1152, 7, 7, 320, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
     check_kernel("pw_M96_N196_K481_odd_n2", k, geo(2, 481, 14, 14, 96, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
@@ -225,6 +244,67 @@ TEST(ConvKernels, PointwiseMatchesReference) {
     check_kernel("pw_M40_N784_K240_vec", k, geo(1, 240, 28, 28, 40, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
     check_kernel("pw_M24_N784_K20_n2_vecx", k, geo(2, 20, 28, 28, 24, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
   }
+}
+
+// Split-K reduced in the kernel (tile counters) gives the bits of the two-kernel form (same summation order), launch
+// after launch on the same counters, and leaves every counter zero. Values are checked against the CPU reference in
+// PointwiseMatchesReference (the *_ik kernels); this pins determinism and the counters' reset.
+TEST(ConvKernels, SplitKInKernelReductionIsBitwiseTheReduceKernel) {
+  WS_REQUIRE_LANES_GPU();
+  struct Case { const char* name; Conv2dGeometry g; kernels::PointwiseTile tile; int splits; };
+  const Case cases[] = {
+      {"proj_1152x7x7_to_320_t32_s16", geo(1, 1152, 7, 7, 320, 1, 1, 1, 1, 1, {0, 0, 0, 0}), kernels::PointwiseTile::k32x32, 16},
+      {"odd_481x14x14_to_96_n2_t64_s4", geo(2, 481, 14, 14, 96, 1, 1, 1, 1, 1, {0, 0, 0, 0}), kernels::PointwiseTile::k64x64, 4},
+      {"head_320x7x7_to_1280_t32_s8", geo(1, 320, 7, 7, 1280, 1, 1, 1, 1, 1, {0, 0, 0, 0}), kernels::PointwiseTile::k32x32, 8},
+  };
+  for (const Case& c : cases)
+    for (ElemType t : {ElemType::kFloat32, ElemType::kFloat16}) {
+      SCOPED_TRACE(std::string(c.name) + (t == ElemType::kFloat16 ? " fp16" : " fp32"));
+      const Conv2dGeometry& g = c.g;
+      const uint64_t seed = test::seed_for(std::string("splitk-ik-") + c.name);
+      const size_t xn = size_t(g.n * g.c_in * g.in_h * g.in_w), wn = size_t(g.c_out * g.c_in), yn = size_t(g.n * g.c_out * g.out_h * g.out_w);
+      const size_t eb = t == ElemType::kFloat16 ? 2 : 4;
+      DeviceBuf dx(xn * 4), dw(wn * 4), dres(yn * 4), dbias(size_t(g.c_out) * 4), y_two(yn * 4), y_one(yn * 4);
+      upload(t, test::random_values(xn, seed), dx.p);
+      upload(t, test::random_values(wn, seed + 1), dw.p);
+      upload(t, test::random_values(yn, seed + 3), dres.p);
+      const auto b = test::random_values(size_t(g.c_out), seed + 2);
+      ASSERT_EQ(::ws::test::upload_sync(dbias.p, b.data(), b.size() * 4), cudaSuccess);
+      const size_t wsb = kernels::conv2d_pointwise_workspace_bytes(g, c.splits), nc = kernels::conv2d_pointwise_tile_counters(g, c.tile, c.splits);
+      ASSERT_GT(nc, 0u);
+      DeviceBuf ws(wsb), counters(nc * 4);
+      ASSERT_EQ(::ws::test::memset_sync(counters.p, 0, nc * 4), cudaSuccess);
+      kernels::ConvEpilogue e;
+      e.bias = static_cast<const float*>(dbias.p);
+      e.residual = dres.p;
+      e.act = Activation::kClip;
+      e.params.min = 0.0f;
+      e.params.max = 6.0f;
+      ASSERT_EQ(::ws::test::memset_sync(y_two.p, 0xFF, yn * eb), cudaSuccess);
+      ASSERT_EQ(::ws::test::memset_sync(ws.p, 0xFF, wsb), cudaSuccess);
+      Status s = kernels::conv2d_pointwise(t, c.tile, g, dx.p, dw.p, y_two.p, e, nullptr, c.splits, ws.p);
+      ASSERT_TRUE(s.is_ok()) << s.to_string();
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      std::vector<unsigned char> want(yn * eb), got(yn * eb);
+      ASSERT_EQ(cudaMemcpy(want.data(), y_two.p, yn * eb, cudaMemcpyDeviceToHost), cudaSuccess);
+      for (int rep = 0; rep < 3; ++rep) {
+        SCOPED_TRACE("launch " + std::to_string(rep));
+        ASSERT_EQ(::ws::test::memset_sync(y_one.p, 0xFF, yn * eb), cudaSuccess);
+        ASSERT_EQ(::ws::test::memset_sync(ws.p, 0xFF, wsb), cudaSuccess);
+        s = kernels::conv2d_pointwise(t, c.tile, g, dx.p, dw.p, y_one.p, e, nullptr, c.splits, ws.p, static_cast<unsigned*>(counters.p));
+        ASSERT_TRUE(s.is_ok()) << s.to_string();
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(got.data(), y_one.p, yn * eb, cudaMemcpyDeviceToHost), cudaSuccess);
+        size_t diff = 0, first = 0;
+        for (size_t i = 0; i < yn * eb; ++i)
+          if (got[i] != want[i] && diff++ == 0) first = i / eb;
+        const auto gv = download(t, y_one.p, yn), wv = download(t, y_two.p, yn);
+        EXPECT_EQ(diff, 0u) << diff << " bytes differ; first at element " << first << ": in-kernel " << gv[first] << " reduce kernel " << wv[first];
+        std::vector<unsigned> cnt(nc);
+        ASSERT_EQ(cudaMemcpy(cnt.data(), counters.p, nc * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+        for (size_t i = 0; i < nc; ++i) ASSERT_EQ(cnt[i], 0u) << "tile counter " << i << " of " << nc << " not reset";
+      }
+    }
 }
 
 TEST(ConvKernels, DirectMatchesReference) {

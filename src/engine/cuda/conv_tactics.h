@@ -50,17 +50,34 @@ struct WsConvPlan {
   ElemType et = ElemType::kFloat32;
   const void* weight = nullptr;
   kernels::PointwiseFp8Weights fp8;  ///< the FP8 tactics' operands (codes, per-channel dequantisation, 1 / x scale)
+  /// Split-K reduced in the GEMM kernel (CudaBuildOptions::split_k_in_kernel): run() needs tile counters.
+  bool split_k_in_kernel = true;
   size_t workspace_bytes() const { return kernels::conv2d_pointwise_workspace_bytes(g, ws_conv_splits(impl)); }
-  Status run(const void* x, void* y, cudaStream_t st, const void* residual = nullptr, void* workspace = nullptr) const {
+  bool t64() const {
+    return impl == WsConv::kPointwise64 || impl == WsConv::kPointwise64Split4 || impl == WsConv::kFp8Pointwise64 || impl == WsConv::kFp8Pointwise64Split4;
+  }
+  /// uint32 tile counters run() needs (0 without split-K or with the reduction kernel).
+  size_t tile_counters() const {
+    return split_k_in_kernel ? kernels::conv2d_pointwise_tile_counters(g, t64() ? kernels::PointwiseTile::k64x64 : kernels::PointwiseTile::k32x32,
+                                                                       ws_conv_splits(impl))
+                             : 0;
+  }
+  /// Kernels one run launches.
+  int kernels() const { return ws_conv_splits(impl) > 1 && !split_k_in_kernel ? 2 : 1; }
+  /// counters: tile_counters() zero uint32 (kernels::conv2d_pointwise), or nullptr when tile_counters() is 0.
+  Status run(const void* x, void* y, cudaStream_t st, const void* residual = nullptr, void* workspace = nullptr,
+             unsigned* counters = nullptr) const {
     kernels::ConvEpilogue e = epi;
     e.residual = residual;
+    if (tile_counters() > 0 && !counters) return internal_error("split-K in-kernel reduction without tile counters");
+    if (!split_k_in_kernel) counters = nullptr;
     switch (impl) {
       case WsConv::kPointwise32Split4:
       case WsConv::kPointwise32Split8:
       case WsConv::kPointwise32Split16:
-        return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k32x32, g, x, weight, y, e, st, ws_conv_splits(impl), workspace);
+        return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k32x32, g, x, weight, y, e, st, ws_conv_splits(impl), workspace, counters);
       case WsConv::kPointwise64Split4:
-        return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k64x64, g, x, weight, y, e, st, 4, workspace);
+        return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k64x64, g, x, weight, y, e, st, 4, workspace, counters);
       case WsConv::kDepthwise: return kernels::conv2d_depthwise(et, g, x, weight, y, e, st, 1);
       case WsConv::kDepthwise4: return kernels::conv2d_depthwise(et, g, x, weight, y, e, st, 4);
       case WsConv::kPointwise64: return kernels::conv2d_pointwise(et, kernels::PointwiseTile::k64x64, g, x, weight, y, e, st);
@@ -68,15 +85,16 @@ struct WsConvPlan {
       case WsConv::kDirect: return kernels::conv2d_direct(et, g, x, weight, y, e, st);
       case WsConv::kFp8Pointwise64:
       case WsConv::kFp8Pointwise64Split4:
-        return kernels::conv2d_pointwise_fp8(kernels::PointwiseTile::k64x64, g, x, fp8, y, e, st, ws_conv_splits(impl), workspace);
+        return kernels::conv2d_pointwise_fp8(kernels::PointwiseTile::k64x64, g, x, fp8, y, e, st, ws_conv_splits(impl), workspace, counters);
       case WsConv::kFp8Pointwise32:
       case WsConv::kFp8Pointwise32Split4:
       case WsConv::kFp8Pointwise32Split8:
       case WsConv::kFp8Pointwise32Split16:
-        return kernels::conv2d_pointwise_fp8(kernels::PointwiseTile::k32x32, g, x, fp8, y, e, st, ws_conv_splits(impl), workspace);
+        return kernels::conv2d_pointwise_fp8(kernels::PointwiseTile::k32x32, g, x, fp8, y, e, st, ws_conv_splits(impl), workspace, counters);
     }
     return internal_error("unknown WarpStream conv kernel");
   }
+  const char* reduction() const { return split_k_in_kernel ? " in-kernel reduce" : " + reduce kernel"; }
   // e.g. "ws depthwise 3x3 s2, NCHW, fp16, fused pad+bias+clip"
   std::string describe(Precision prec) const {
     const std::string k = std::to_string(g.kernel_h) + "x" + std::to_string(g.kernel_w);
@@ -91,9 +109,8 @@ struct WsConvPlan {
       case WsConv::kPointwise32Split8:
       case WsConv::kPointwise32Split16:
       case WsConv::kPointwise64Split4: {
-        const bool t64 = impl == WsConv::kPointwise64 || impl == WsConv::kPointwise64Split4;
         const int sp = ws_conv_splits(impl);
-        r = std::string("ws pointwise ") + (t64 ? "64x64" : "32x32") + (sp > 1 ? " split-K " + std::to_string(sp) : "") +
+        r = std::string("ws pointwise ") + (t64() ? "64x64" : "32x32") + (sp > 1 ? " split-K " + std::to_string(sp) + reduction() : "") +
             (half_storage(prec) ? " (wmma tensor cores)" : " (fp32 FMA)");
         break;
       }
@@ -103,9 +120,8 @@ struct WsConvPlan {
       case WsConv::kFp8Pointwise32Split8:
       case WsConv::kFp8Pointwise32Split16:
       case WsConv::kFp8Pointwise64Split4: {
-        const bool t64 = impl == WsConv::kFp8Pointwise64 || impl == WsConv::kFp8Pointwise64Split4;
         const int sp = ws_conv_splits(impl);
-        r = std::string("ws pointwise FP8 ") + (t64 ? "64x64" : "32x32") + (sp > 1 ? " split-K " + std::to_string(sp) : "") +
+        r = std::string("ws pointwise FP8 ") + (t64() ? "64x64" : "32x32") + (sp > 1 ? " split-K " + std::to_string(sp) + reduction() : "") +
             " (e4m3 mma tensor cores, per-channel weight scales, input scale " + std::to_string(1.0f / fp8.inv_x_scale) + ")";
         break;
       }

@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "core/escape.h"
 #include "engine/cuda/build_stages.h"
@@ -57,6 +58,7 @@ class EngineImpl final : public CudaEngine {
   std::vector<Step> steps_;
   std::vector<cuda::DeviceBuffer> weights_;
   size_t weight_bytes_ = 0, arena_bytes_ = 0, workspace_offset_ = 0, workspace_bytes_ = 0, kernel_count_ = 0;
+  size_t counters_offset_ = 0, counters_bytes_ = 0;  ///< split-K tile counters: after the workspace, zero-filled with the arena
   std::vector<TacticRecord> tactics_;
 };
 
@@ -192,6 +194,7 @@ Result<std::unique_ptr<ExecutionContext>> EngineImpl::create_context() {
     for (const Operand& o : s.inputs) io.in.push_back(resolve(o));
     for (const Operand& o : s.outputs) io.out.push_back(resolve(o));
     io.workspace = workspace_bytes_ ? base + workspace_offset_ : nullptr;
+    io.tile_counters = counters_bytes_ ? reinterpret_cast<unsigned*>(base + counters_offset_) : nullptr;
     ctx->io_.push_back(std::move(io));
   }
   ctx->bound_.assign(inputs_.size(), nullptr);
@@ -209,7 +212,8 @@ Result<nlohmann::json> cache_identity(int device, const std::string& hash, const
   return nlohmann::json{{"gpu", prop.name}, {"uuid", uuid}, {"driver", driver}, {"cuda_runtime", runtime},
                         {"cudnn", static_cast<uint64_t>(cudnnGetVersion())}, {"cublas", static_cast<uint64_t>(cublasLtGetVersion())},
                         {"graph_hash", hash}, {"max_workspace_bytes", static_cast<uint64_t>(o.max_workspace_bytes)},
-                        {"tactic_sources", tactic_sources_string(o.tactic_sources)}};
+                        {"tactic_sources", tactic_sources_string(o.tactic_sources)},
+                        {"split_k_reduction", o.split_k_in_kernel ? "in-kernel" : "second kernel"}};
 }
 
 
@@ -334,8 +338,8 @@ class ConstantUploader {
 
 /// Binds every node: its arena / constant operands, then its entry's bind() — which chooses the tactic
 /// through the timing cache (timing candidates on `dev` on a miss) and returns the step's run function.
-/// Returns the largest workspace a step needs.
-Result<size_t> bind_steps(EngineImpl& e, const OptimizedGraph& og, const std::vector<engine::NodeContext>& analyzed,
+/// Returns the largest workspace a step needs (bytes) and the most split-K tile counters one needs (uint32).
+Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph& og, const std::vector<engine::NodeContext>& analyzed,
                           const ArenaPlan& plan, const CudaBuildOptions& options, BuildDevice& dev, TimingCache& cache) {
   const ir::Graph& g = e.graph_;
   const bool half = half_storage(options.precision);
@@ -348,7 +352,7 @@ Result<size_t> bind_steps(EngineImpl& e, const OptimizedGraph& og, const std::ve
   auto upload_values = [&up](const std::vector<float>& v, bool as_float32) { return up.values(v, as_float32); };
   auto upload_stored = [&up](ir::TensorId id) { return up.stored(id); };
   auto upload_bytes = [&up](const void* data, size_t n) { return up.bytes(data, n); };
-  size_t workspace = 0;
+  size_t workspace = 0, counters = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
     const CudaOpDef* def = find_cuda_op(node.op_type);
@@ -386,10 +390,11 @@ Result<size_t> bind_steps(EngineImpl& e, const OptimizedGraph& og, const std::ve
     }
     WS_RETURN_IF_ERROR(node.find(kReformatAttr) ? bind_reformat(bc, s) : def->bind(bc, s));
     workspace = std::max(workspace, s.workspace_bytes);
+    counters = std::max(counters, s.tile_counters);
     e.kernel_count_ += static_cast<size_t>(s.kernels);
     e.steps_.push_back(std::move(s));
   }
-  return workspace;
+  return std::make_pair(workspace, counters);
 }
 
 /// The ports. fp16: the input is fp16 in place; each float32 output gets a float32 copy written by a cast step
@@ -520,7 +525,8 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
                          " code); rebuild with -DCMAKE_CUDA_ARCHITECTURES including " + std::to_string(prop.major) + std::to_string(prop.minor));
   }
   WS_ASSIGN_OR_RETURN(TimingCache cache, open_timing_cache(g, options));
-  WS_ASSIGN_OR_RETURN(const size_t workspace, bind_steps(*e, og, analyzed, plan, options, dev, cache));
+  WS_ASSIGN_OR_RETURN(const auto bound, bind_steps(*e, og, analyzed, plan, options, dev, cache));
+  const size_t workspace = bound.first;
   if (options.precision == Precision::kFloat8 && options.fp8_obey_precision) {  // as TensorRT's obey: a constraint no conv meets fails
     size_t fp8_convs = 0;
     for (const TacticRecord& t : e->tactics_) fp8_convs += t.choice.rfind("ws pointwise FP8", 0) == 0;
@@ -532,7 +538,9 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
   WS_ASSIGN_OR_RETURN(const size_t arena_end, bind_ports(*e, plan, align_up(plan.bytes)));
   e->workspace_offset_ = arena_end;
   e->workspace_bytes_ = workspace;
-  e->arena_bytes_ = arena_end + workspace;
+  e->counters_offset_ = align_up(arena_end + workspace);
+  e->counters_bytes_ = align_up(bound.second * sizeof(unsigned));
+  e->arena_bytes_ = e->counters_offset_ + e->counters_bytes_;
 
   // The timing cache is rewritten when it did not match or gained entries (temp file + rename, locked).
   if (!options.timing_cache_path.empty() && cache.needs_save()) WS_RETURN_IF_ERROR(cache.save(options.timing_cache_path));

@@ -46,6 +46,9 @@ struct StepIo {
   std::vector<const void*> in;
   std::vector<void*> out;
   void* workspace = nullptr;  ///< the context's shared workspace (steps run in order on one stream)
+  /// The context's split-K tile counters (kernels::conv2d_pointwise tile_counters): zero at context creation, used
+  /// by no other kind of step, left zero by every step that uses them; shared by the steps (they run in order).
+  unsigned* tile_counters = nullptr;
 };
 
 /// Per-context library handles.
@@ -63,6 +66,7 @@ struct Step {
   std::vector<Operand> inputs, outputs;
   RunFn run;
   size_t workspace_bytes = 0;
+  size_t tile_counters = 0;  ///< uint32 split-K tile counters the step needs (StepIo::tile_counters)
   int kernels = 1;
 };
 

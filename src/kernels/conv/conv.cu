@@ -69,8 +69,7 @@ __global__ void __launch_bounds__(kThreads) depthwise_kernel(const T* __restrict
                                                              const float* __restrict__ bias, const T* __restrict__ res,
                                                              SpatialArgs a, int wgroups, int threads_total, Activation act,
                                                              ActivationParams p) {
-  pdl_allow_dependents();  // pdl.cuh: both before any global access
-  pdl_wait();
+  pdl_wait();  // pdl.cuh: before any global access; the dependents are triggered after the loop
   const int kh = KH > 0 ? KH : a.kh, kw = KW > 0 ? KW : a.kw;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < threads_total; i += gridDim.x * blockDim.x) {
     const int ox0 = (i % wgroups) * OPT;
@@ -122,6 +121,7 @@ __global__ void __launch_bounds__(kThreads) depthwise_kernel(const T* __restrict
     for (int o = 0; o < OPT; ++o)
       if (ox0 + o < a.out_w) finish(y, ybase + ox0 + o, c, acc[o], bias, res, act, p);
   }
+  pdl_allow_dependents();
 }
 
 // ---- direct: one thread per output element ---------------------------------------------------------
@@ -129,7 +129,6 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads) direct_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
                                                           const float* __restrict__ bias, const T* __restrict__ res,
                                                           SpatialArgs a, Activation act, ActivationParams p) {
-  pdl_allow_dependents();
   pdl_wait();
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < a.total; i += gridDim.x * blockDim.x) {
     const int ox = i % a.out_w;
@@ -157,6 +156,7 @@ __global__ void __launch_bounds__(kThreads) direct_kernel(const T* __restrict__ 
     }
     finish(y, i, co, acc, bias, res, act, p);
   }
+  pdl_allow_dependents();
 }
 
 // ---- direct, stem form: group 1, Cin = 3, 3×3 (the RGB stem of most CNNs, EfficientNet's 3×3 s2 → 32).
@@ -169,7 +169,6 @@ template <typename T>
 __global__ void __launch_bounds__(128) direct_stem3x3_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
                                                             const float* __restrict__ bias, const T* __restrict__ res,
                                                             SpatialArgs a, int pixels, Activation act, ActivationParams p) {
-  pdl_allow_dependents();
   pdl_wait();
   constexpr int R = 27;  // Cin · kh · kw
   const int co0 = blockIdx.y * kStemCo;
@@ -203,6 +202,7 @@ __global__ void __launch_bounds__(128) direct_stem3x3_kernel(const T* __restrict
       finish(y, (n * a.c_out + co) * plane + oy * a.out_w + ox, co, acc, bias, res, act, p);
     }
   }
+  pdl_allow_dependents();
 }
 
 // ---- pointwise fp32 (SIMT): Y[n] (M×N) = W (M×K) · X[n] (K×N); block tile BM×BN, k-step BK; each thread a
@@ -233,13 +233,53 @@ __device__ __forceinline__ void to_block_image(const SplitK& sk, int M, int N, i
   if (res) res += sk.img * M * N;
   if (part) part += (sk.img * sk.splits + sk.split) * M * N;
 }
+// Split-K reduced inside the pointwise kernel (CUTLASS's "serial" split-K; conv.h tile_counters): every block has
+// stored its fp32 partial tile; this counts its arrival on the tile's counter and, in the block that arrives last,
+// sums the tile's `splits` partials in split order 0, 1, ... (the order of splitk_reduce_kernel: the same bits) and
+// runs the epilogue. The last block resets the counter to 0 for the next launch (no other block of this launch
+// touches it again), so the counters stay zero between launches. Memory order: each block's partial stores are
+// made device-visible (__threadfence) before its arrival is counted; the last block fences again and reads the
+// partials from L2 (__ldcg, never a stale L1 line). Call with every thread of the block; `part` is this split's
+// slice (to_block_image), y and res the image's.
+template <typename T, int BM, int BN>
+__device__ __forceinline__ void splitk_serial_finish(const SplitK& sk, const float* part, unsigned* counters, T* y, const float* bias,
+                                                     const T* res, int M, int N, int m0, int n0, Activation act, const ActivationParams& p) {
+  __shared__ unsigned last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned* counter = counters + (sk.img * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+    last = atomicAdd(counter, 1u) + 1u == static_cast<unsigned>(sk.splits);
+    if (last) atomicExch(counter, 0u);
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const int mn = M * N;
+  const float* base = part - sk.split * mn;  // the image's partials [splits][M][N]
+  for (int e = threadIdx.x; e < BM * BN; e += blockDim.x) {
+    const int gm = m0 + e / BN, gn = n0 + e % BN;
+    if (gm >= M || gn >= N) continue;
+    const float* src = base + gm * N + gn;
+    float acc = 0.0f;
+    int s = 0;
+    for (; s + 4 <= sk.splits; s += 4) {  // four loads in flight, added in split order
+      const float a = __ldcg(src + s * mn), b = __ldcg(src + (s + 1) * mn), c = __ldcg(src + (s + 2) * mn), d = __ldcg(src + (s + 3) * mn);
+      acc += a;
+      acc += b;
+      acc += c;
+      acc += d;
+    }
+    for (; s < sk.splits; ++s) acc += __ldcg(src + s * mn);
+    finish(y, gm * N + gn, gm, acc, bias, res, act, p);
+  }
+}
 template <typename T, int BM, int BN, int BK, int TM, int TN>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN)) pointwise_simt_kernel(const T* __restrict__ x, const T* __restrict__ w,
                                                                                T* __restrict__ y, const float* __restrict__ bias,
                                                                                const T* __restrict__ res, int M, int N, int K,
                                                                                Activation act, ActivationParams p, int splits,
-                                                                               float* __restrict__ part) {
-  pdl_allow_dependents();
+                                                                               float* __restrict__ part, unsigned* __restrict__ counters) {
   pdl_wait();
   constexpr int TX = BN / TN, TY = BM / TM, NT = TX * TY;
   __shared__ float As[BK][BM + 1];  // As[k][m] = W[m0 + m][k0 + k]
@@ -278,6 +318,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) pointwise_simt_kernel(c
     }
     __syncthreads();
   }
+  pdl_allow_dependents();  // main loop done: the next kernel may be scheduled (it waits for this grid in pdl_wait)
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int gm = m0 + ty + i * TY;
@@ -290,6 +331,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) pointwise_simt_kernel(c
       else finish(y, gm * N + gn, gm, acc[i][j], bias, res, act, p);
     }
   }
+  if (part && counters) splitk_serial_finish<T, BM, BN>(sk, part, counters, y, bias, res, M, N, m0, n0, act, p);
 }
 
 // ---- pointwise fp16 (tensor cores, wmma m16n16k16, fp32 accumulate): block tile BM×BN, k-step 32; warp
@@ -398,8 +440,7 @@ template <int BM, int BN, int WM, int WN>
 __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_wmma_kernel(
     const __half* __restrict__ x, const __half* __restrict__ w, __half* __restrict__ y, const float* __restrict__ bias,
     const __half* __restrict__ res, int M, int N, int K, Activation act, ActivationParams p, int splits,
-    float* __restrict__ part) {
-  pdl_allow_dependents();
+    float* __restrict__ part, unsigned* __restrict__ counters) {
   pdl_wait();
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
   using namespace nvcuda;
@@ -453,6 +494,7 @@ __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_
       }
     }
   }
+  pdl_allow_dependents();  // main loop done: the next kernel may be scheduled (it waits for this grid in pdl_wait)
   __syncthreads();  // As/Bs are reused as Cs
 #pragma unroll
   for (int i = 0; i < FM; ++i)
@@ -496,6 +538,7 @@ __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_
       else finish(y, gm * N + gn, gm, Cs[m * LDC + n], bias, res, act, p);
     }
   }
+  if (part && counters) splitk_serial_finish<__half, BM, BN>(sk, part, counters, y, bias, res, M, N, m0, n0, act, p);
 #else
   __trap();  // tensor-core path needs sm_70+; the CUDA executor never offers it below
 #endif
@@ -507,15 +550,15 @@ __global__ void __launch_bounds__(kThreads) splitk_reduce_kernel(const float* __
                                                                  const float* __restrict__ bias, const T* __restrict__ res,
                                                                  int M, int N, int splits, int total, Activation act,
                                                                  ActivationParams p) {
-  pdl_allow_dependents();
   pdl_wait();
   const int idx = blockIdx.x * kThreads + threadIdx.x;
-  if (idx >= total) return;
+  if (idx >= total) return;  // exited: counts as triggered
   const int mn = M * N, img = idx / mn, r = idx % mn;
   const float* src = part + img * splits * mn + r;
   float acc = 0.0f;
   for (int s = 0; s < splits; ++s) acc += src[s * mn];  // fixed order: deterministic
   finish(y, idx, r / N, acc, bias, res, act, p);
+  pdl_allow_dependents();
 }
 
 
@@ -547,8 +590,7 @@ template <int BM, int BN>
 __global__ void __launch_bounds__(kFp8Threads) pointwise_fp8_kernel(
     const __half* __restrict__ x, const uint8_t* __restrict__ wq, int k_stride, const float* __restrict__ out_scale,
     float inv_x_scale, __half* __restrict__ y, const float* __restrict__ bias, const __half* __restrict__ res, int M, int N,
-    int K, Activation act, ActivationParams p, int splits, float* __restrict__ part) {
-  pdl_allow_dependents();
+    int K, Activation act, ActivationParams p, int splits, float* __restrict__ part, unsigned* __restrict__ counters) {
   pdl_wait();
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 890
   constexpr int BK = 32, LD = 48, WM = BM / 2, WN = BN / 2, MT = WM / 16, NT = WN / 8, VN = BN / 16;
@@ -667,6 +709,7 @@ __global__ void __launch_bounds__(kFp8Threads) pointwise_fp8_kernel(
     __syncthreads();
   }
 
+  pdl_allow_dependents();  // main loop done: the next kernel may be scheduled (it waits for this grid in pdl_wait)
   // Epilogue from registers: accumulator q of tile (i, j) is row g (+8 for q >= 2), column 2·tq + (q & 1). The two
   // columns of a pair are stored together (half2 / float2) when H·W is even and the bases allow.
   const bool pair = N % 2 == 0 && (reinterpret_cast<uintptr_t>(y) & 3) == 0 && (!res || (reinterpret_cast<uintptr_t>(res) & 3) == 0) &&
@@ -711,6 +754,7 @@ __global__ void __launch_bounds__(kFp8Threads) pointwise_fp8_kernel(
           else finish(y, gm * N + gn, gm, v, bias, res, act, p);
         }
     }
+  if (part && counters) splitk_serial_finish<__half, BM, BN>(sk, part, counters, y, bias, res, M, N, m0, n0, act, p);
 #else
   __trap();  // FP8 tensor cores need sm_89+; the CUDA executor refuses precision fp8 below it
 #endif
@@ -722,6 +766,12 @@ size_t conv2d_pointwise_workspace_bytes(const Conv2dGeometry& g, int splits) {
   if (splits <= 1) return 0;
   return static_cast<size_t>(g.n) * static_cast<size_t>(splits) * static_cast<size_t>(g.c_out) *
          static_cast<size_t>(g.out_h * g.out_w) * sizeof(float);
+}
+
+size_t conv2d_pointwise_tile_counters(const Conv2dGeometry& g, PointwiseTile tile, int splits) {
+  if (splits <= 1) return 0;
+  const int64_t b = tile == PointwiseTile::k64x64 ? 64 : 32;
+  return static_cast<size_t>(g.n) * static_cast<size_t>((g.c_out + b - 1) / b) * static_cast<size_t>((g.out_h * g.out_w + b - 1) / b);
 }
 
 namespace {
@@ -825,7 +875,7 @@ Status conv2d_direct(ElemType t, const Conv2dGeometry& g, const void* x, const v
 }
 
 Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g, const void* x, const void* w, void* y,
-                        const ConvEpilogue& e, cudaStream_t stream, int splits, void* workspace) {
+                        const ConvEpilogue& e, cudaStream_t stream, int splits, void* workspace, unsigned* tile_counters) {
   WS_RETURN_IF_ERROR(validate_conv2d(g));
   if (!conv2d_pointwise_applicable(g)) return invalid_argument("conv2d_pointwise: needs a 1x1 kernel, stride 1, dilation 1, no pads, group 1");
   const int M = int(g.c_out), N = int(g.out_h * g.out_w), K = int(g.c_in);
@@ -835,6 +885,7 @@ Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g,
   if (g.n * splits > 65535) return invalid_argument("conv2d_pointwise: batch x split-K above 65535");
   const unsigned nb = static_cast<unsigned>(g.n * splits);
   float* part = splits > 1 ? static_cast<float*>(workspace) : nullptr;
+  unsigned* counters = part ? tile_counters : nullptr;  // in-kernel reduction: no second kernel
   if (t == ElemType::kFloat32) {
     const float* xs = static_cast<const float*>(x);
     const float* ws = static_cast<const float*>(w);
@@ -842,12 +893,12 @@ Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g,
     const float* rs = static_cast<const float*>(e.residual);
     if (tile == PointwiseTile::k64x64) {
       const dim3 grid((N + 63) / 64, (M + 63) / 64, nb);
-      launch_kernel(e.pdl, pointwise_simt_kernel<float, 64, 64, 16, 4, 4>, grid, 256, 0, stream, xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
+      launch_kernel(e.pdl, pointwise_simt_kernel<float, 64, 64, 16, 4, 4>, grid, 256, 0, stream, xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part, counters);
     } else {
       const dim3 grid((N + 31) / 32, (M + 31) / 32, nb);
-      launch_kernel(e.pdl, pointwise_simt_kernel<float, 32, 32, 16, 2, 2>, grid, 256, 0, stream, xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
+      launch_kernel(e.pdl, pointwise_simt_kernel<float, 32, 32, 16, 2, 2>, grid, 256, 0, stream, xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part, counters);
     }
-    if (part) {
+    if (part && !counters) {
       const int total = int(g.n) * M * N;
       launch_kernel(e.pdl, splitk_reduce_kernel<float>, (total + kThreads - 1) / kThreads, kThreads, 0, stream, part, ys, e.bias, rs, M, N, splits, total,
                                                                                             e.act, e.params);
@@ -860,13 +911,13 @@ Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g,
     if (tile == PointwiseTile::k64x64) {
       using Tile = WmmaTile<64, 64, 32, 32>;
       const dim3 grid((N + 63) / 64, (M + 63) / 64, nb);
-      launch_kernel(e.pdl, pointwise_wmma_kernel<64, 64, 32, 32>, grid, Tile::kThreads, 0, stream, xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
+      launch_kernel(e.pdl, pointwise_wmma_kernel<64, 64, 32, 32>, grid, Tile::kThreads, 0, stream, xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part, counters);
     } else {
       using Tile = WmmaTile<32, 32, 16, 16>;
       const dim3 grid((N + 31) / 32, (M + 31) / 32, nb);
-      launch_kernel(e.pdl, pointwise_wmma_kernel<32, 32, 16, 16>, grid, Tile::kThreads, 0, stream, xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
+      launch_kernel(e.pdl, pointwise_wmma_kernel<32, 32, 16, 16>, grid, Tile::kThreads, 0, stream, xs, ws, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part, counters);
     }
-    if (part) {
+    if (part && !counters) {
       const int total = int(g.n) * M * N;
       launch_kernel(e.pdl, splitk_reduce_kernel<__half>, (total + kThreads - 1) / kThreads, kThreads, 0, stream, part, ys, e.bias, rs, M, N, splits, total,
                                                                                              e.act, e.params);
@@ -883,7 +934,7 @@ Result<int> conv2d_pointwise_fp8_arch() {
 }
 
 Status conv2d_pointwise_fp8(PointwiseTile tile, const Conv2dGeometry& g, const void* x, const PointwiseFp8Weights& w, void* y,
-                            const ConvEpilogue& e, cudaStream_t stream, int splits, void* workspace) {
+                            const ConvEpilogue& e, cudaStream_t stream, int splits, void* workspace, unsigned* tile_counters) {
   WS_RETURN_IF_ERROR(validate_conv2d(g));
   if (!conv2d_pointwise_applicable(g)) return invalid_argument("conv2d_pointwise_fp8: needs a 1x1 kernel, stride 1, dilation 1, no pads, group 1");
   if (!x || !y || !w.codes || !w.out_scale) return invalid_argument("conv2d_pointwise_fp8: null x, y, codes or out_scale");
@@ -900,17 +951,18 @@ Status conv2d_pointwise_fp8(PointwiseTile tile, const Conv2dGeometry& g, const v
   const int M = int(g.c_out), N = int(g.out_h * g.out_w), K = int(g.c_in);
   const unsigned nb = static_cast<unsigned>(g.n * splits);
   float* part = splits > 1 ? static_cast<float*>(workspace) : nullptr;
+  unsigned* counters = part ? tile_counters : nullptr;  // in-kernel reduction: no second kernel
   const __half* xs = static_cast<const __half*>(x);
   __half* ys = static_cast<__half*>(y);
   const __half* rs = static_cast<const __half*>(e.residual);
   const int ks = int(w.k_stride);
   if (tile == PointwiseTile::k64x64)
     launch_kernel(e.pdl, pointwise_fp8_kernel<64, 64>, dim3((N + 63) / 64, (M + 63) / 64, nb), kFp8Threads, 0, stream, xs, w.codes, ks,
-                  w.out_scale, w.inv_x_scale, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
+                  w.out_scale, w.inv_x_scale, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part, counters);
   else
     launch_kernel(e.pdl, pointwise_fp8_kernel<32, 32>, dim3((N + 31) / 32, (M + 31) / 32, nb), kFp8Threads, 0, stream, xs, w.codes, ks,
-                  w.out_scale, w.inv_x_scale, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part);
-  if (part) {
+                  w.out_scale, w.inv_x_scale, ys, e.bias, rs, M, N, K, e.act, e.params, splits, part, counters);
+  if (part && !counters) {
     const int total = int(g.n) * M * N;
     launch_kernel(e.pdl, splitk_reduce_kernel<__half>, (total + kThreads - 1) / kThreads, kThreads, 0, stream, part, ys, e.bias, rs, M, N, splits,
                   total, e.act, e.params);

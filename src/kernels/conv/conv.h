@@ -79,14 +79,26 @@ bool conv2d_pointwise_applicable(const Conv2dGeometry& g);
 /// Split-K (`splits` > 1, for deep reductions over few outputs, e.g. EfficientNet's 7×7 projections with
 /// K = 1152 and M·N = 320·49, where one tile per block leaves most SMs idle): blockIdx.z covers
 /// image × split, each block reduces one K range into float32 partials in `workspace`
-/// (conv2d_pointwise_workspace_bytes), then a second kernel sums the partials in a fixed order
-/// (deterministic) and applies the epilogue. splits = 1: one kernel, no workspace.
+/// (conv2d_pointwise_workspace_bytes), then the partials are summed in a fixed order (deterministic) and the
+/// epilogue applied: by a second kernel (no `tile_counters`) or inside this one (below). splits = 1: one
+/// kernel, no workspace.
+/// In-kernel reduction (`tile_counters` given with splits > 1; CUTLASS's "serial" split-K): no second kernel. Each
+/// block stores its partials, then counts its arrival on its output tile's counter; the block that arrives last sums
+/// the tile's partials in split order (the same order, so the same bits, as the second kernel) and runs the
+/// epilogue, then resets the counter to 0. `tile_counters`: conv2d_pointwise_tile_counters(g, tile, splits)
+/// device uint32 that are 0 before the first launch (cudaMemset once) and that nothing but these launches
+/// writes; each launch leaves them 0 again. Launches sharing them must not run concurrently (one stream order,
+/// as the steps of one execution context). A launch that faults leaves them undefined.
 /// Errors: kInvalidArgument when not applicable, splits outside 1..kPointwiseMaxSplits, or no workspace.
 inline constexpr int kPointwiseMaxSplits = 32;
 Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g, const void* x, const void* w,
-                        void* y, const ConvEpilogue& e, cudaStream_t stream, int splits = 1, void* workspace = nullptr);
+                        void* y, const ConvEpilogue& e, cudaStream_t stream, int splits = 1, void* workspace = nullptr,
+                        unsigned* tile_counters = nullptr);
 /// Bytes of float32 partials split-K needs: n · splits · Cout · H·W · 4 (0 for splits <= 1).
 size_t conv2d_pointwise_workspace_bytes(const Conv2dGeometry& g, int splits);
+/// uint32 counters split-K's in-kernel reduction needs: one per output tile, n · ceil(Cout / b) · ceil(H·W / b) with
+/// b the tile edge (64 or 32); 0 for splits <= 1. The same for conv2d_pointwise_fp8.
+size_t conv2d_pointwise_tile_counters(const Conv2dGeometry& g, PointwiseTile tile, int splits);
 
 /// FP8 (OCP E4M3) operands of a pointwise convolution (CudaBuildOptions precision fp8), all device memory
 /// except inv_x_scale. The weight rows are quantised at build with a per-output-channel scale
@@ -104,11 +116,13 @@ inline constexpr int64_t kFp8KAlign = 32;
 /// the caller checks, the kernel traps below it): x and y float16 NCHW, fp32 accumulation,
 ///   y[n][m][p] = act(out_scale[m] · sum_k codes[m][k] · e4m3(x[n][k][p] · inv_x_scale) + bias[m] + residual).
 /// Tiles as conv2d_pointwise (64×64 or 32×32, 128 threads); split-K as there (dequantised fp32 partials, the
-/// same deterministic reduction kernel). Same applicability as conv2d_pointwise.
+/// same deterministic reduction: a second kernel, or in the kernel with `tile_counters`). Same applicability as
+/// conv2d_pointwise.
 /// Errors: kInvalidArgument when not applicable, k_stride not a multiple of kFp8KAlign at least c_in, a null
 /// operand, splits outside 1..kPointwiseMaxSplits or no workspace; kCuda for a failed launch.
 Status conv2d_pointwise_fp8(PointwiseTile tile, const Conv2dGeometry& g, const void* x, const PointwiseFp8Weights& w, void* y,
-                            const ConvEpilogue& e, cudaStream_t stream, int splits = 1, void* workspace = nullptr);
+                            const ConvEpilogue& e, cudaStream_t stream, int splits = 1, void* workspace = nullptr,
+                            unsigned* tile_counters = nullptr);
 /// The virtual architecture the FP8 kernel's code for the current device comes from (cudaFuncGetAttributes'
 /// ptxVersion, e.g. 90): below 89 the driver runs PTX of an older target (e.g. compute_75 JIT-compiled on an sm_89
 /// GPU when the build has no sm_89 code), whose kernel body is a trap. Errors: kCuda.

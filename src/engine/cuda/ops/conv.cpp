@@ -164,6 +164,7 @@ Status bind_conv(BindContext& c, Step& s) {
   WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, c.options.device));
   WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&cc_minor, cudaDevAttrComputeCapabilityMinor, c.options.device));
   own->epi.pdl = c.options.programmatic_dependent_launch && cc_major >= 9;  // kernels/pdl.cuh
+  own->split_k_in_kernel = c.options.split_k_in_kernel;
   // Channels-last (BindContext::nhwc): cuDNN only — our own conv kernels read NCHW.
   std::vector<WsConv> own_candidates = c.nhwc ? std::vector<WsConv>{} : ws_conv_candidates(c, own->g, cc_major >= 7);
   // Precision fp8 (cuda_engine.h Precision::kFloat8): an NCHW pointwise conv whose input has a calibrated range may
@@ -369,12 +370,19 @@ Status bind_conv(BindContext& c, Step& s) {
       WsConvPlan trial = *own;
       trial.impl = o;
       void* tws = nullptr;
+      unsigned* tcount = nullptr;
       if (trial.workspace_bytes() > 0) {
         auto got = c.dev.get(2, trial.workspace_bytes());
         if (!got) continue;
         tws = *got;
       }
-      auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, st, resid ? sy : nullptr, tws); }, 0, true,
+      if (const size_t n = trial.tile_counters(); n > 0) {  // zero before the first run; each run leaves them zero
+        auto got = c.dev.get(3, n * sizeof(unsigned));
+        if (!got) continue;
+        WS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(*got, 0, n * sizeof(unsigned), c.dev.stream.get()));
+        tcount = static_cast<unsigned*>(*got);
+      }
+      auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, st, resid ? sy : nullptr, tws, tcount); }, 0, true,
                              c.node.describe(c.graph.opset) + ": " + ws_conv_key(o));
       if (!t) { (void)cudaGetLastError(); continue; }
       if (!found || *t < best_us) { best_us = *t; found = true; own->impl = o; impl = ws_conv_key(o); }
@@ -391,10 +399,11 @@ Status bind_conv(BindContext& c, Step& s) {
   }
   if (impl != "cudnn") {
     s.workspace_bytes = align_up(own->workspace_bytes());
-    s.kernels = ws_conv_splits(own->impl) > 1 ? 2 : 1;
+    s.tile_counters = own->tile_counters();
+    s.kernels = own->kernels();
     c.tactics.push_back({c.node.name, "Conv", own->describe(c.precision) + (resid ? " + residual" : ""), best_us, from_cache, reused});
     s.run = [own, resid](const StepIo& io, const ContextLibs&, cudaStream_t st) {
-      return own->run(io.in[0], io.out[0], st, resid ? io.in[3] : nullptr, io.workspace);
+      return own->run(io.in[0], io.out[0], st, resid ? io.in[3] : nullptr, io.workspace, io.tile_counters);
     };
     return Status::ok();
   }
