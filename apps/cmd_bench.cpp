@@ -263,7 +263,7 @@ int run_bench(const BenchArgs& a) {
   rep.env.set("engine_tactic_sources", ws::tactic_sources_string(*sources));
   // as asked; the build applies it on compute capability >= 9.0 only (the device string names the sm)
   rep.env.set("engine_pdl", a.pdl ? "on" : "off");
-  rep.env.set("engine_split_k_reduction", a.split_k_reduce_kernel ? "second kernel" : "in-kernel");
+  rep.env.set("engine_split_k_reduction", a.split_k_reduce_kernel ? "second kernel" : "timed: second kernel or in-kernel");
   {  // the layout asked for, and the one the build ran (nhwc when any step runs channels-last)
     size_t reformats = 0, nhwc_steps = 0;
     for (const auto& r : engine->tactics()) {
@@ -522,7 +522,7 @@ WS_REGISTER_COMMAND(bench, "bench",
                                      "kernel families the engine build may choose from: comma-separated cudnn, cublaslt, warpstream or all (default all)");
                       sub.add_flag("--pdl", a->pdl, "launch our conv kernels with programmatic dependent launch on sm_90+ (default off: measured slower, docs/cuda-executor.md)");
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
-                                   "reduce split-K convs' partials in a second kernel (default: in the GEMM kernel, one kernel per conv)");
+                                   "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
                       sub.add_option("--layout", a->layout,
                                      "activation layout inside the engine: auto | nchw | nhwc (default auto: nhwc for fp16 models without grouped convs, "
                                      "tactic source cudnn; nhwc needs cudnn)");

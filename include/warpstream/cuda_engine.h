@@ -176,11 +176,14 @@ struct CudaBuildOptions {
   /// blocks took SM slots while they waited. Since 2026-12-04 the kernels trigger after their main loop
   /// (kernels/pdl.cuh).
   bool programmatic_dependent_launch = false;
-  /// Split-K pointwise convs (our tactics "split-K N") reduce their partials inside the GEMM kernel: the block that
-  /// finishes a tile last sums the tile's partials and runs the epilogue (CUTLASS's serial split-K; one kernel per
-  /// conv). false: a second kernel reduces them (two kernels per conv, as before 2026-12-04). Same results bit
-  /// for bit (the same summation order); only the kernel count and timing change. Part of the timing-cache
-  /// identity (the split-K tactics' times differ).
+  /// Split-K pointwise convs (our tactics "split-K N") may also reduce their partials inside the GEMM kernel: the
+  /// block that finishes a tile last sums the tile's partials and runs the epilogue (CUTLASS's serial split-K; one
+  /// kernel per conv, timing-cache impl "..._serial"). true: that form is timed beside the two-kernel form (a second
+  /// kernel reduces the partials over the whole GPU) and the faster wins per conv, as any tactic. false: the
+  /// two-kernel form only. Same results bit for bit (the same summation order); only kernel count and time change.
+  /// Always-serial lost on the H200: EfficientNet-Lite0 fp16 388.0 µs end to end p50 against 322.0 with the reduce
+  /// kernel (device run 50 of 2026-12-04: one block reducing a 7x7 tile of 16 splits is slower than a whole-GPU pass).
+  /// Part of the timing-cache identity.
   bool split_k_in_kernel = true;
 };
 

@@ -18,8 +18,8 @@ ALT_LAYOUTS=${WS_BENCH_LAYOUTS-"nchw nhwc"}
 # The default (auto) configuration again with programmatic dependent launch (--pdl; off by default since run 40),
 # fp16, graph, mapped, 1 lane: PDL's effect side by side (issue 13). 0: not run.
 PDL=${WS_BENCH_PDL:-1}
-# The default configuration with split-K reduced by a second kernel (--split-k-reduce-kernel; the form before
-# 2026-12-04) beside the in-kernel reduction (default), fp16, graph, mapped, 1 lane. 0: not run.
+# The default configuration with split-K reduced by a second kernel only (--split-k-reduce-kernel; the form before
+# 2026-12-04) beside the default (in-kernel reduction timed beside it per conv), fp16, graph, mapped, 1 lane. 0: not run.
 SPLITK2=${WS_BENCH_SPLITK2:-1}
 # Precision fp8 (issue 13; E4M3 pointwise convs, sm_89+) beside fp16: graph, mapped, at the lane counts of LANESET,
 # plus 1 lane with --fp8-obey (every calibrated pointwise conv in FP8), calibrated on the photos in

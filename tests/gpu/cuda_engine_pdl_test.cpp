@@ -5,13 +5,18 @@
 // timing cache (always a file: WS_GPU_TEST_TIMING_CACHE_DIR's, else one of this process), so they run the same
 // tactics and must agree bit for bit: PDL changes only when a kernel is scheduled, never what it computes — a
 // missing griddepcontrol.wait shows as a difference (a kernel reading its input before the producer finished).
+// CudaEngineSplitK: split-K's in-GEMM reduction against its two-kernel form, engine level (see the test).
 // Random input; its seed is printed (WS_SEED reproduces).
-//   build/tests/ws_gpu_tests --gtest_filter='CudaEnginePdl.*'
+//   build/tests/ws_gpu_tests --gtest_filter='CudaEnginePdl.*:CudaEngineSplitK.*'
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
 #include <string>
 
 #include <unistd.h>
@@ -66,6 +71,74 @@ TEST(CudaEnginePdl, EfficientNetLite0WithAndWithoutPdlMatchCpuAndEachOther) {
     // Same tactics, same input, same CPU reference: identical outputs give identical max|diff|.
     EXPECT_EQ(max_abs[1], max_abs[0]) << "PDL changed the result (a kernel read before its producer finished?)";
   }
+}
+
+// Split-K's two forms (CudaBuildOptions::split_k_in_kernel): build 1 may only reduce by a second kernel; its timing
+// cache is rewritten so that every split-K tactic names its in-GEMM form ("..._serial"); build 2 reads it. Every
+// split-K conv then reduces in the GEMM kernel (tactics say "in-kernel reduce"), the arena carries the tile
+// counters, and the output equals build 1's bit for bit (same tactics, same summation order) and the CPU's within
+// fp16 tolerance. Two enqueues in build 2 check that the counters reset themselves (a stale counter skips or
+// doubles a tile's reduction).
+TEST(CudaEngineSplitK, SerialFormFromTheCacheEqualsTheReduceKernelBitwise) {
+  WS_REQUIRE_LANES_GPU();
+  WS_REQUIRE_EFFICIENTNET_LITE0(path);
+  std::string cache = test::gpu_test_timing_cache("effnet-splitk");
+  if (cache.empty()) cache = (std::filesystem::temp_directory_path() / ("ws_effnet_splitk_" + std::to_string(::getpid()) + ".json")).string();
+  std::filesystem::remove(cache);
+  auto g = ir::import_onnx(path);
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  CudaBuildOptions o;
+  o.layout = Layout::kNchw;  // our own kernels
+  if (test::small_gpu_tests()) o.tactic_timing_iterations = 1;
+  o.timing_cache_path = cache;
+  o.split_k_in_kernel = false;
+  const uint64_t seed = test::seed_for("effnet-splitk");
+  std::string err;
+  auto two = test::run_both(*g, Precision::kFloat16, 1e30, 0, seed, &err, o);
+  ASSERT_TRUE(err.empty()) << err;
+  // The cache file's identity names the reduction forms allowed; build 2 allows both, so its identity differs and
+  // it would re-time everything: the identity is rewritten too.
+  std::string text;
+  {
+    std::ifstream in(cache);
+    ASSERT_TRUE(in) << cache;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  const std::regex key("(\"ws_pointwise_[0-9x]+_splitk[0-9]+)\"");
+  const size_t rewritten = std::distance(std::sregex_iterator(text.begin(), text.end(), key), std::sregex_iterator());
+  if (rewritten == 0) GTEST_SKIP() << "build 1 chose no split-K tactic (timing under a sanitizer?): nothing to compare";
+  text = std::regex_replace(text, key, "$1_serial\"");
+  const std::regex identity("(\"split_k_reduction\"\\s*:\\s*)\"second kernel\"");
+  ASSERT_TRUE(std::regex_search(text, identity)) << "no split_k_reduction in the cache identity of " << cache;
+  text = std::regex_replace(text, identity, "$1\"timed: second kernel or in-kernel\"");
+  std::ofstream(cache, std::ios::trunc) << text;
+
+  o.split_k_in_kernel = true;
+  o.programmatic_dependent_launch = false;
+  auto serial = test::run_both(*g, Precision::kFloat16, 1e30, 0, seed, &err, o);
+  ASSERT_TRUE(err.empty()) << err;
+  auto e = CudaEngine::build(*g, [&] { CudaBuildOptions b = o; b.precision = Precision::kFloat16; return b; }());
+  ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+  size_t in_kernel = 0, second = 0, timed = 0;
+  for (const TacticRecord& t : (*e)->tactics()) {
+    in_kernel += t.choice.find("in-kernel reduce") != std::string::npos;
+    second += t.choice.find("+ reduce kernel") != std::string::npos;
+    timed += !t.from_cache && !t.same_problem && t.op_type == "Conv";
+  }
+  std::printf("[ split-K  ] efficientnet_lite0 fp16: %zu cache entries rewritten to _serial; build 2: %zu in-kernel, %zu two-kernel "
+              "split-K convs, %zu convs re-timed; max|diff| vs CPU %.6g / %.6g\n", rewritten, in_kernel, second, timed, two.max_abs, serial.max_abs);
+  EXPECT_GT(in_kernel, 0u);
+  EXPECT_EQ(second, 0u) << "a split-K conv kept its second kernel although the cache named the serial form";
+  EXPECT_EQ(timed, 0u) << "build 2 did not read the rewritten cache (identity mismatch?)";
+  ASSERT_EQ(two.got.size(), serial.got.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < two.got.size(); ++i) differ += std::memcmp(&two.got[i], &serial.got[i], sizeof(float)) != 0;
+  EXPECT_EQ(differ, 0u) << "the in-kernel reduction changed " << differ << " of " << two.got.size() << " logits";
+  EXPECT_LE(serial.max_abs, 2e-2 * serial.max_ref);
+  EXPECT_GT(serial.max_ref, 0.0);
+  if (test::gpu_test_timing_cache("effnet-splitk").empty()) std::filesystem::remove(cache);
 }
 
 }  // namespace

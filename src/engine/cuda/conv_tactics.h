@@ -50,8 +50,11 @@ struct WsConvPlan {
   ElemType et = ElemType::kFloat32;
   const void* weight = nullptr;
   kernels::PointwiseFp8Weights fp8;  ///< the FP8 tactics' operands (codes, per-channel dequantisation, 1 / x scale)
-  /// Split-K reduced in the GEMM kernel (CudaBuildOptions::split_k_in_kernel): run() needs tile counters.
-  bool split_k_in_kernel = true;
+  /// Split-K reduced in the GEMM kernel (the "_serial" form of a split-K tactic, timed beside the reduce-kernel
+  /// form when CudaBuildOptions::split_k_in_kernel allows it): run() needs tile counters.
+  bool split_k_in_kernel = false;
+  /// The timing-cache "impl" value: ws_conv_key, plus "_serial" for a split-K tactic reduced in the GEMM kernel.
+  std::string key() const { return std::string(ws_conv_key(impl)) + (ws_conv_splits(impl) > 1 && split_k_in_kernel ? "_serial" : ""); }
   size_t workspace_bytes() const { return kernels::conv2d_pointwise_workspace_bytes(g, ws_conv_splits(impl)); }
   bool t64() const {
     return impl == WsConv::kPointwise64 || impl == WsConv::kPointwise64Split4 || impl == WsConv::kFp8Pointwise64 || impl == WsConv::kFp8Pointwise64Split4;

@@ -213,7 +213,7 @@ Result<nlohmann::json> cache_identity(int device, const std::string& hash, const
                         {"cudnn", static_cast<uint64_t>(cudnnGetVersion())}, {"cublas", static_cast<uint64_t>(cublasLtGetVersion())},
                         {"graph_hash", hash}, {"max_workspace_bytes", static_cast<uint64_t>(o.max_workspace_bytes)},
                         {"tactic_sources", tactic_sources_string(o.tactic_sources)},
-                        {"split_k_reduction", o.split_k_in_kernel ? "in-kernel" : "second kernel"}};
+                        {"split_k_reduction", o.split_k_in_kernel ? "timed: second kernel or in-kernel" : "second kernel"}};
 }
 
 

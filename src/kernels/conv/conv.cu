@@ -263,12 +263,12 @@ __device__ __forceinline__ void splitk_serial_finish(const SplitK& sk, const flo
     const float* src = base + gm * N + gn;
     float acc = 0.0f;
     int s = 0;
-    for (; s + 4 <= sk.splits; s += 4) {  // four loads in flight, added in split order
-      const float a = __ldcg(src + s * mn), b = __ldcg(src + (s + 1) * mn), c = __ldcg(src + (s + 2) * mn), d = __ldcg(src + (s + 3) * mn);
-      acc += a;
-      acc += b;
-      acc += c;
-      acc += d;
+    for (; s + 8 <= sk.splits; s += 8) {  // eight loads in flight, added in split order
+      float v[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) v[u] = __ldcg(src + (s + u) * mn);
+#pragma unroll
+      for (int u = 0; u < 8; ++u) acc += v[u];
     }
     for (; s < sk.splits; ++s) acc += __ldcg(src + s * mn);
     finish(y, gm * N + gn, gm, acc, bias, res, act, p);

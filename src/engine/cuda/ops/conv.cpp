@@ -164,7 +164,11 @@ Status bind_conv(BindContext& c, Step& s) {
   WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, c.options.device));
   WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&cc_minor, cudaDevAttrComputeCapabilityMinor, c.options.device));
   own->epi.pdl = c.options.programmatic_dependent_launch && cc_major >= 9;  // kernels/pdl.cuh
-  own->split_k_in_kernel = c.options.split_k_in_kernel;
+  // Split-K tactics come in two forms, both timed when CudaBuildOptions::split_k_in_kernel allows: partials reduced
+  // by a second kernel, or inside the GEMM kernel by each tile's last block ("_serial"). Neither wins everywhere: on
+  // EfficientNet-Lite0's 7x7 and 14x14 convs the serial form, reducing one tile per block, ran ~3 µs slower per conv
+  // than the reduce kernel's whole-GPU pass (device run 50 of 2026-12-04: 388.0 against 322.0 µs end to end p50).
+  const int split_forms = c.options.split_k_in_kernel ? 2 : 1;
   // Channels-last (BindContext::nhwc): cuDNN only — our own conv kernels read NCHW.
   std::vector<WsConv> own_candidates = c.nhwc ? std::vector<WsConv>{} : ws_conv_candidates(c, own->g, cc_major >= 7);
   // Precision fp8 (cuda_engine.h Precision::kFloat8): an NCHW pointwise conv whose input has a calibrated range may
@@ -265,13 +269,13 @@ Status bind_conv(BindContext& c, Step& s) {
   // The fused cuDNN path expresses bias + ReLU / bias only (identity only with IMPLICIT_PRECOMP_GEMM).
   const bool fusable = c.fused_act == Activation::kRelu || c.fused_act == Activation::kNone;
 
-  // Timing-cache entry: {"impl": "cudnn" | ws_conv_key(...), "algo", "fused", "time_us"}; entries written
+  // Timing-cache entry: {"impl": "cudnn" | WsConvPlan::key(), "algo", "fused", "time_us"}; entries written
   // before our kernels existed lack "impl" and mean cuDNN. An entry naming a tactic this build cannot use
   // (e.g. another source set — normally excluded by the cache identity) is ignored and re-timed.
   const std::string key = c.cache_key();
   const std::string problem = c.problem_key();
   float best_us = 0;
-  std::string impl;  // chosen: "cudnn" or a ws_conv_key
+  std::string impl;  // chosen: "cudnn" or a WsConvPlan::key()
   // This node's entry from the file, else the entry an earlier node of the same problem chose in this build.
   const TimingEntry* e = c.cache.find(key);
   const bool same_problem = e == nullptr && (e = c.cache.find_problem(problem)) != nullptr;
@@ -285,7 +289,12 @@ Status bind_conv(BindContext& c, Step& s) {
       impl = ci;
     }
     for (WsConv o : own_candidates)
-      if (ci == ws_conv_key(o)) { own->impl = o; impl = ci; }
+      for (int f = 0; f < (ws_conv_splits(o) > 1 ? split_forms : 1); ++f) {
+        WsConvPlan probe = *own;
+        probe.impl = o;
+        probe.split_k_in_kernel = f == 1;
+        if (ci == probe.key()) { own->impl = o; own->split_k_in_kernel = probe.split_k_in_kernel; impl = ci; }
+      }
     if (!impl.empty()) {
       best_us = e->time_us;
       if (same_problem) c.cache.put(key, *e);  // the file names every node
@@ -366,9 +375,11 @@ Status bind_conv(BindContext& c, Step& s) {
       p.cudnn_ws = best_ws;
       if (found) impl = "cudnn";
     }
-    for (WsConv o : own_candidates) {
+    for (WsConv o : own_candidates)
+    for (int f = 0; f < (ws_conv_splits(o) > 1 ? split_forms : 1); ++f) {
       WsConvPlan trial = *own;
       trial.impl = o;
+      trial.split_k_in_kernel = f == 1;
       void* tws = nullptr;
       unsigned* tcount = nullptr;
       if (trial.workspace_bytes() > 0) {
@@ -383,9 +394,9 @@ Status bind_conv(BindContext& c, Step& s) {
         tcount = static_cast<unsigned*>(*got);
       }
       auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, st, resid ? sy : nullptr, tws, tcount); }, 0, true,
-                             c.node.describe(c.graph.opset) + ": " + ws_conv_key(o));
+                             c.node.describe(c.graph.opset) + ": " + trial.key());
       if (!t) { (void)cudaGetLastError(); continue; }
-      if (!found || *t < best_us) { best_us = *t; found = true; own->impl = o; impl = ws_conv_key(o); }
+      if (!found || *t < best_us) { best_us = *t; found = true; own->impl = o; own->split_k_in_kernel = trial.split_k_in_kernel; impl = trial.key(); }
     }
     if (!found) {
       if (!use_cudnn) return refuse(c, "no WarpStream conv kernel ran (enabled tactic sources: " + tactic_sources_string(sources) + ")");
