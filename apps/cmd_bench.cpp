@@ -54,7 +54,7 @@ struct BenchArgs {
   int device = 0;
   std::string tactic_sources = "all";  // --tactic-sources (ws::parse_tactic_sources)
   std::string layout = "auto";          // --layout (ws::parse_layout)
-  bool pdl = false;                     // --pdl (CudaBuildOptions::programmatic_dependent_launch)
+  bool pdl = true;                      // --pdl / --no-pdl (CudaBuildOptions::programmatic_dependent_launch)
   bool split_k_reduce_kernel = false;   // --split-k-reduce-kernel (CudaBuildOptions::split_k_in_kernel = false)
   std::string calibration;              // --calibration DIR (precision fp8)
   bool fp8_obey = false;                // --fp8-obey (CudaBuildOptions::fp8_obey_precision)
@@ -520,7 +520,9 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_flag("--fp8-obey", a->fp8_obey, "fp8: run every calibrated pointwise conv in FP8 (default: FP8 timed beside fp16, fastest wins)");
                       sub.add_option("--tactic-sources", a->tactic_sources,
                                      "kernel families the engine build may choose from: comma-separated cudnn, cublaslt, warpstream or all (default all)");
-                      sub.add_flag("--pdl", a->pdl, "launch our conv kernels with programmatic dependent launch on sm_90+ (default off: measured slower, docs/cuda-executor.md)");
+                      sub.add_flag("--pdl,!--no-pdl", a->pdl,
+                                   "launch our conv kernels with programmatic dependent launch on sm_90+ (default on: measured faster since run 52, "
+                                   "docs/cuda-executor.md; --no-pdl turns it off)");
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
                                    "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
                       sub.add_option("--layout", a->layout,

@@ -170,12 +170,12 @@ struct CudaBuildOptions {
   /// predecessor drains, and wait on the device (griddepcontrol.wait) before their first memory access; in the
   /// lanes' CUDA graphs these become programmatic edges. Same results bit for bit; only the gaps between
   /// kernels change. Not part of the timing-cache identity (it does not change which tactic is correct).
-  /// Off by default: measured slower on the H200 (device run 40, EfficientNet-Lite0 fp16, 1 lane, CUDA graph:
-  /// 340.7 / 359.1 / 432.8 µs end to end p50 / p99 / p99.9 with it, 320.0 / 333.6 / 338.7 µs without; ResNet-50,
-  /// whose convs are cuDNN's, unchanged) when each kernel triggered its dependents at its start, so that their
-  /// blocks took SM slots while they waited. Since 2026-12-04 the kernels trigger after their main loop
-  /// (kernels/pdl.cuh).
-  bool programmatic_dependent_launch = false;
+  /// On by default since 2026-12-04. Each kernel triggers its dependents after its main loop (kernels/pdl.cuh):
+  /// EfficientNet-Lite0 fp16 (1 lane, CUDA graph, 1080p mapped -> Top-5) 298.9 / 302.5 µs end to end p50 / p99 with
+  /// it, 321.1 / 331.6 without (device run 52); ResNet-50, whose convs are cuDNN's, unchanged (400.3 / 400.2 p50).
+  /// When the kernels triggered at their first instruction it lost (run 40: 340.7 / 359.1 against 320.0 / 333.6):
+  /// the successors' blocks took the SM slots the predecessor still needed.
+  bool programmatic_dependent_launch = true;
   /// Split-K pointwise convs (our tactics "split-K N") may also reduce their partials inside the GEMM kernel: the
   /// block that finishes a tile last sums the tile's partials and runs the epilogue (CUTLASS's serial split-K; one
   /// kernel per conv, timing-cache impl "..._serial"). true: that form is timed beside the two-kernel form (a second

@@ -15,8 +15,8 @@ MODELS=${WS_BENCH_MODELS:-"efficientnet_lite0 resnet50"}; COMPILE=${WS_BENCH_COM
 # Layouts beside the default (auto) for fp16, graph, mapped, 1 lane, each with its per-layer profile (issue 13:
 # channels-last segments against NCHW, side by side). Empty: none.
 ALT_LAYOUTS=${WS_BENCH_LAYOUTS-"nchw nhwc"}
-# The default (auto) configuration again with programmatic dependent launch (--pdl; off by default since run 40),
-# fp16, graph, mapped, 1 lane: PDL's effect side by side (issue 13). 0: not run.
+# The default (auto) configuration again without programmatic dependent launch (--no-pdl; PDL on by default since
+# run 52, off from run 40 to 51), fp16, graph, mapped, 1 lane: PDL's effect side by side (issue 13). 0: not run.
 PDL=${WS_BENCH_PDL:-1}
 # The default configuration with split-K reduced by a second kernel only (--split-k-reduce-kernel; the form before
 # 2026-12-04) beside the default (in-kernel reduction timed beside it per conv), fp16, graph, mapped, 1 lane. 0: not run.
@@ -59,7 +59,7 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
   # per-step GPU profile of the network once per model and precision (reference configuration)
   [ "$mode/$input/$lanes" = graph/mapped/1 ] && flag="$flag --profile-layers $PROFILE_REPS"
   flag="$flag --layout $layout"
-  [ "$variant" = pdl ] && flag="$flag --pdl"
+  [ "$variant" = nopdl ] && flag="$flag --no-pdl"
   [ "$variant" = splitk2 ] && flag="$flag --split-k-reduce-kernel"
   [ "$prec" = fp8 ] && flag="$flag --calibration $CALIB"
   # obey: every calibrated pointwise conv in FP8, which needs NCHW (a build where no conv can run FP8 is refused)
@@ -96,7 +96,7 @@ matrix() {  # model onnx
   # the alternative layouts, skipping the one auto chose (env.engine_layout of the auto run)
   local chose; chose=$(python3 -c "import json;print(json.load(open('$J/ours_$1_fp16_graph_mapped_1L.json'))['env']['engine_layout'])" 2>/dev/null)
   case " $PRECS " in *" fp16 "*) for lay in $ALT_LAYOUTS; do [ "$lay" = "$chose" ] || ours $1 $2 fp16 1 graph mapped $lay; done ;; esac
-  case " $PRECS " in *" fp16 "*) if [ "$PDL" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto pdl; fi ;; esac
+  case " $PRECS " in *" fp16 "*) if [ "$PDL" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nopdl; fi ;; esac
   case " $PRECS " in *" fp16 "*) if [ "$SPLITK2" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto splitk2; fi ;; esac
   # fp8 as TensorRT's flag (FP8 timed beside fp16 per conv, fastest wins), then every calibrated pointwise conv in FP8
   if [ "$FP8" = 1 ]; then for lanes in $LANESET; do ours $1 $2 fp8 $lanes graph mapped; done; ours $1 $2 fp8 1 graph mapped auto obey; fi
