@@ -16,7 +16,15 @@ Result<std::vector<char>> read_regular_file(const std::string& path, const std::
   // Open first (non-blocking: opening a FIFO with no writer must not hang), then decide on the opened file's fstat,
   // so the file checked is the file read.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return not_found(path + ": cannot open the " + what + " (" + std::strerror(errno) + ")");
+  if (fd < 0) {
+    // Only a missing file (or a missing folder on the way) is kNotFound: a permission error used to read as
+    // "not found" too, which sends a user looking for a file that is there.
+    const int err = errno;
+    std::string m = path + ": cannot open the " + what + " (" + std::strerror(err) + ")";
+    if (err == ENOENT || err == ENOTDIR) return not_found(std::move(m));
+    if (err == ENAMETOOLONG || err == ELOOP) return invalid_argument(std::move(m));
+    return failed_precondition(std::move(m));  // EACCES, EPERM, EMFILE, EIO, ...
+  }
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }

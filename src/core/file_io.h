@@ -13,8 +13,10 @@ namespace ws {
 
 /// Reads a regular file of at most `max_bytes`: opened non-blocking and checked with fstat on the opened descriptor,
 /// so a FIFO, device, socket or directory is refused ("not a regular file") before a byte is read and never blocks.
-/// Every config / index / report / label reader goes through this. Errors: kNotFound (missing, unreadable: names
-/// the OS reason), kInvalidArgument (a directory or other non-regular file), kResourceExhausted (over max_bytes).
+/// Every config / index / report / label reader goes through this. Errors name the path and the OS reason:
+/// kNotFound (the file or a folder on its path does not exist), kInvalidArgument (a directory or other non-regular
+/// file, a name too long, a symlink loop), kFailedPrecondition (it exists but cannot be opened: permission denied,
+/// too many open files, an I/O error), kResourceExhausted (over max_bytes).
 /// `what` names the file's role in messages ("model file", "image file").
 Result<std::vector<char>> read_regular_file(const std::string& path, const std::string& what,
                                             size_t max_bytes = size_t{1} << 31);

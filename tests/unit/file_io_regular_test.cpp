@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -38,6 +39,31 @@ TEST(ReadRegularFile, RefusesFifoDeviceAndDirectoryWithoutBlocking) {
   auto dd = read_regular_file(dir.path().string(), "index");
   ASSERT_FALSE(dd.is_ok());
   expect_has(dd.status(), "is a directory, not a regular file");
+}
+
+// Open errors carry a code that says what to do: only a missing file is kNotFound (a permission error used to read
+// as "not found"); a name too long is kInvalidArgument; a file that exists but cannot be opened is kFailedPrecondition.
+TEST(ReadRegularFile, OpenErrorsSayWhatIsWrong) {
+  test::TempDir dir;
+  auto missing = read_regular_file(dir.file("absent.json"), "config file");
+  ASSERT_FALSE(missing.is_ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  expect_has(missing.status(), "absent.json: cannot open the config file (No such file or directory)");
+  auto too_long = read_regular_file(dir.file(std::string(300, 'a')), "model file");
+  ASSERT_FALSE(too_long.is_ok());
+  EXPECT_EQ(too_long.status().code(), StatusCode::kInvalidArgument) << too_long.status().to_string();
+  expect_has(too_long.status(), "File name too long");
+  const std::string locked = dir.file("locked.png");
+  test::write_file(locked, "x");
+  ASSERT_EQ(::chmod(locked.c_str(), 0), 0);
+  auto denied = read_regular_file(locked, "image file");
+  if (::geteuid() == 0) {  // root opens it anyway: nothing to check here (CI runs as root; the other two cases still ran)
+    EXPECT_TRUE(denied.is_ok());
+    return;
+  }
+  ASSERT_FALSE(denied.is_ok());
+  EXPECT_EQ(denied.status().code(), StatusCode::kFailedPrecondition) << denied.status().to_string();
+  expect_has(denied.status(), "Permission denied");
 }
 
 TEST(ReadRegularFile, SizeBoundAndContent) {

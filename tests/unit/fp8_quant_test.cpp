@@ -189,6 +189,19 @@ TEST(Fp8Calibration, BadDirectoriesAreRefusedNamingThem) {
   r = load_calibration_frames(dir.path().string());
   ASSERT_FALSE(r.is_ok());
   EXPECT_NE(r.status().message().find("x.jpg"), std::string::npos) << r.status().message();
+  // An image name that is no regular file is refused naming it (it used to be skipped silently).
+  for (const char* odd : {"dangling.png", "folder.jpeg"}) {
+    test::TempDir sub;
+    write_png(sub.file("good.png"), 8, 8, 1);
+    if (std::string(odd) == "dangling.png") std::filesystem::create_symlink(sub.file("nowhere.png"), sub.file(odd));
+    else std::filesystem::create_directories(sub.file(odd));
+    auto listed = list_calibration_files(sub.path().string(), 100);
+    ASSERT_FALSE(listed.is_ok()) << odd;
+    EXPECT_EQ(listed.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(listed.status().message().find(odd), std::string::npos) << listed.status().message();
+    EXPECT_NE(listed.status().message().find(std::string(odd) == "dangling.png" ? "dangling link" : "not a regular file"), std::string::npos)
+        << listed.status().message();
+  }
   test::write_demo_model(dir.file("demo.onnx"));
   auto cpu = CpuClassifier::build(dir.file("demo.onnx"), ModelConfig{});
   ASSERT_TRUE(cpu.is_ok());

@@ -157,10 +157,19 @@ Result<std::vector<std::string>> list_calibration_files(const std::string& dir, 
   if (!fs::is_directory(dir, ec)) return invalid_argument("--calibration " + ::ws::quoted(dir) + ": not a directory");
   std::vector<std::string> files;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (!it->is_regular_file(ec)) continue;
     std::string ext = it->path().extension().string();
     for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (ext == ".png" || ext == ".jpg" || ext == ".jpeg") files.push_back(it->path().string());
+    if (ext != ".png" && ext != ".jpg" && ext != ".jpeg") continue;
+    // An image name that is not a readable regular file (a dangling link, a folder named x.png) is refused, not
+    // skipped: silently calibrating on fewer frames than the folder shows would hide it.
+    std::error_code fe, le;
+    if (!it->is_regular_file(fe)) {
+      const std::string why = it->is_symlink(le) ? " is a link to no readable file (a dangling link?" + (fe ? ": " + fe.message() : std::string()) + ")"
+                              : fe           ? " cannot be inspected (" + fe.message() + ")"
+                                             : " is not a regular file (a folder?)";
+      return invalid_argument("--calibration " + ::ws::quoted(dir) + ": " + ::ws::quoted(it->path().filename().string()) + why);
+    }
+    files.push_back(it->path().string());
   }
   if (ec) return invalid_argument("--calibration " + ::ws::quoted(dir) + ": " + ec.message());
   if (files.empty()) return invalid_argument("--calibration " + ::ws::quoted(dir) + ": no .png / .jpg / .jpeg file in it");
