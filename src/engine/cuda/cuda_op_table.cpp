@@ -41,14 +41,19 @@ namespace {
 // tactics only ("|fp8obey"). Both change which tactics a node may have, so both are part of its timing keys.
 std::string fp8_key_suffix(const BindContext& c) {
   std::string k;
-  float scale = 0;
-  if (!c.node.inputs.empty() && c.node.inputs[0] != ir::kNoTensor)
-    if (auto a = c.options.fp8_activation_amax.find(c.graph.tensor(c.node.inputs[0]).name); a != c.options.fp8_activation_amax.end())
-      if (fp8_activation_scale(a->second, scale)) k += "|fp8cal";
+  if (c.fp8_input_scale()) k += "|fp8cal";
   if (c.options.fp8_obey_precision) k += "|fp8obey";
   return k;
 }
 }  // namespace
+
+std::optional<float> BindContext::fp8_input_scale() const {
+  if (node.inputs.empty() || node.inputs[0] == ir::kNoTensor) return std::nullopt;
+  const auto a = options.fp8_activation_amax.find(graph.tensor(node.inputs[0]).name);
+  float scale = 0;
+  if (a == options.fp8_activation_amax.end() || !fp8_activation_scale(a->second, scale)) return std::nullopt;
+  return scale;
+}
 
 std::string BindContext::cache_key() const {
   std::string k = std::string(precision_name(precision)) + "|" + node.name + "|" + node.op_type + "|";

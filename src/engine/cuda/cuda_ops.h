@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,10 @@ struct BindContext {
   /// The node's problem without its name: "<precision>|<op>|<input shape, c(onstant)/r(untime) or ->...|act=<>|
   /// <attributes, sorted by name>" — equal for two nodes that every tactic treats alike (TimingCache::find_problem).
   std::string problem_key() const;
+  /// Precision fp8: the E4M3 quantisation scale of input 0 (amax / 448, fp8_quant.h fp8_activation_scale) when
+  /// CudaBuildOptions::fp8_activation_amax holds a usable range for it; nullopt otherwise (no input 0, no entry,
+  /// a zero / NaN / infinite amax). The one lookup behind the FP8 tactics' operands and the "|fp8cal" timing key.
+  std::optional<float> fp8_input_scale() const;
 };
 
 /// A tensor of an OpSample graph: a runtime input, or a constant (float32, int64, or bool from `ints`).

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -177,11 +178,9 @@ Status bind_conv(BindContext& c, Step& s) {
   // a permission); with fp8_obey_precision only the FP8 tactics are timed. Any other conv runs as in fp16 mode.
   const std::vector<WsConv> fp8_candidates = c.precision == Precision::kFloat8 && !c.nhwc && cc_major * 10 + cc_minor >= 89
                                                  ? ws_conv_fp8_candidates(c, own->g) : std::vector<WsConv>{};
-  float x_scale = 0.0f;
-  bool fp8 = false;
-  if (!fp8_candidates.empty())
-    if (auto a = c.options.fp8_activation_amax.find(in_t(c, 0).name); a != c.options.fp8_activation_amax.end())
-      fp8 = fp8_activation_scale(a->second, x_scale);
+  const std::optional<float> calibrated = fp8_candidates.empty() ? std::nullopt : c.fp8_input_scale();
+  const bool fp8 = calibrated.has_value();
+  const float x_scale = calibrated.value_or(0.0f);
   if (fp8) {
     const float* wsrc = c.graph.tensor(c.node.inputs[1]).data_as<float>();
     WS_ASSIGN_OR_RETURN(const Fp8RowCodes q, quantize_rows_e4m3(wsrc, wt[0], wt[1] * wt[2] * wt[3], kernels::kFp8KAlign, c.node.describe(c.graph.opset)));
