@@ -152,11 +152,12 @@ int run_bench(const BenchArgs& a) {
     return fail(ws::invalid_argument("--source " + a.source + " is too large (each side <= 65536, at most 1 GiB of RGB8)"), 2);
   {
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(a.model, ec)) return fail(ws::not_found("--model: no such file: " + a.model), 2);
-    if (!a.frame.empty() && !std::filesystem::is_regular_file(a.frame, ec))
-      return fail(ws::not_found("--frame: no such file: " + a.frame), 2);
-    if (!a.image.empty() && !std::filesystem::is_regular_file(a.image, ec))
-      return fail(ws::not_found("--image: no such file: " + a.image), 2);
+    // read_regular_file's checks without the read: missing, a directory or FIFO, a name too long, no permission
+    if (ws::Status st = ws::check_regular_file(a.model, "--model file"); !st.is_ok()) return fail(st, 2);
+    if (!a.frame.empty())
+      if (ws::Status st = ws::check_regular_file(a.frame, "--frame file"); !st.is_ok()) return fail(st, 2);
+    if (!a.image.empty())
+      if (ws::Status st = ws::check_regular_file(a.image, "--image file"); !st.is_ok()) return fail(st, 2);
     for (const std::string* out : {&a.json, &a.samples}) {
       if (out->empty()) continue;
       const auto dir = std::filesystem::absolute(*out, ec).parent_path();
@@ -189,6 +190,8 @@ int run_bench(const BenchArgs& a) {
   }
 
   // Device first: the map-host flag must precede every other CUDA use (cuda/device.h).
+  // No driver or no GPU: exit 3 as onnx-test does, with the runtime's words ("no usable CUDA device: ...").
+  if (ws::Status st = ws::cuda_device_available(); !st.is_ok()) return fail(st, 3);
   if (auto st = ws::cuda::init_device(a.device, ws::cuda::HostWait::kSpin); !st) return fail(st, 2);
   ws::bench::Report rep;
   rep.tool = "warpstream bench";
@@ -520,9 +523,10 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_flag("--fp8-obey", a->fp8_obey, "fp8: run every calibrated pointwise conv in FP8 (default: FP8 timed beside fp16, fastest wins)");
                       sub.add_option("--tactic-sources", a->tactic_sources,
                                      "kernel families the engine build may choose from: comma-separated cudnn, cublaslt, warpstream or all (default all)");
-                      sub.add_flag("--pdl,!--no-pdl", a->pdl,
-                                   "launch our conv kernels with programmatic dependent launch on sm_90+ (default on: measured faster since run 52, "
-                                   "docs/cuda-executor.md; --no-pdl turns it off)");
+                      sub.add_flag_callback("--pdl", [a] { a->pdl = true; },
+                                            "launch our conv kernels with programmatic dependent launch on sm_90+ (the default: measured faster since "
+                                            "run 52, docs/cuda-executor.md)");
+                      sub.add_flag_callback("--no-pdl", [a] { a->pdl = false; }, "launch our conv kernels without programmatic dependent launch");
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
                                    "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
                       sub.add_option("--layout", a->layout,

@@ -21,8 +21,15 @@ namespace ws {
 Result<std::vector<char>> read_regular_file(const std::string& path, const std::string& what,
                                             size_t max_bytes = size_t{1} << 31);
 
-/// Writes `bytes` to `path` (truncating). Errors name the path and the OS reason (kNotFound for a
-/// missing directory, kInvalidArgument for a directory target, kFailedPrecondition otherwise).
+/// Checks, without reading it, that `path` is a regular file read_regular_file would open: the same errors and
+/// messages (missing, a directory / FIFO / device, a name too long, permission denied). For a CLI's up-front
+/// checks, so a typo is reported before a device starts.
+Status check_regular_file(const std::string& path, const std::string& what);
+
+/// Writes `bytes` to `path` (truncating). Opened non-blocking, so a FIFO with no reader is refused
+/// (kFailedPrecondition) instead of blocking; a FIFO with a reader is written. Errors name the path and the OS
+/// reason (kNotFound for a missing directory, kInvalidArgument for a directory target or a name too long,
+/// kFailedPrecondition otherwise).
 Status write_file(const std::string& path, const void* bytes, size_t size, const std::string& what);
 
 }  // namespace ws

@@ -4,6 +4,8 @@
 // first, so each failure is due to the one thing that was made bad.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <png.h>
 #include <sys/wait.h>
 
@@ -225,7 +227,13 @@ TEST_F(CliBadInput, UsageErrorsAreOneErrorLine) {
 TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   const std::string m = quote(model_);
   if (cli("bench --model " + m).err.find("built without CUDA") != std::string::npos) GTEST_SKIP() << "CPU-only build";
-  expect_one_error(cli("bench --model " + quote(dir_.file("missing.onnx"))), {"--model", "no such file"});
+  expect_one_error(cli("bench --model " + quote(dir_.file("missing.onnx"))), {"missing.onnx", "--model file", "No such file or directory"});
+  // a directory, a FIFO (never opened for reading: no hang) and a name too long each say what is wrong
+  expect_one_error(cli("bench --model " + quote(dir_.path().string())), {"--model file", "is a directory"});
+  const std::string fifo = dir_.file("fifo.onnx");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_one_error(cli("bench --model " + quote(fifo)), {"fifo.onnx", "a FIFO"});
+  expect_one_error(cli("bench --model " + quote(dir_.file(std::string(300, 'n')))), {"--model file", "File name too long"});
   expect_one_error(cli("bench --model " + m + " --duration -1"), {"--duration"});
   expect_one_error(cli("bench --model " + m + " --duration nan"), {"--duration"});
   expect_one_error(cli("bench --model " + m + " --duration 1e15"), {"--duration"});
@@ -233,7 +241,8 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --topk 33"), {"--topk"});
   expect_one_error(cli("bench --model " + m + " --device -1"), {"--device"});
   expect_one_error(cli("bench --model " + m + " --source 99999999x99999999"), {"--source", "too large"});
-  expect_one_error(cli("bench --model " + m + " --frame " + quote(dir_.file("nope.rgb"))), {"--frame", "no such file"});
+  expect_one_error(cli("bench --model " + m + " --frame " + quote(dir_.file("nope.rgb"))), {"nope.rgb", "--frame file", "No such file"});
+  expect_one_error(cli("bench --model " + m + " --image " + quote(dir_.path().string())), {"--image file", "is a directory"});
   expect_one_error(cli("bench --model " + m + " --json " + quote(dir_.file("no/such/dir/r.json"))), {"cannot write", "directory"});
   expect_one_error(cli("bench --model " + m + " --samples " + quote(dir_.path().string())), {"cannot write", "is a directory"});
   expect_one_error(cli("bench --model " + m + " --tactic-sources nope"), {"--tactic-sources", "nope"});
@@ -331,6 +340,29 @@ TEST_F(CliBadInput, CompareRefusesReportsWithoutTheMetric) {
                                     "{\"p50\": ") + v + ", \"p99\": 2, \"p99_9\": 3}}}");
     expect_one_error(cli("compare " + ours + " " + quote(z)), {"zero.json", "host_latency_us.p50", "> 0"});
   }
+}
+
+// With every option valid and no usable GPU (this machine), bench says so in the runtime's words and exits 3, as
+// onnx-test --device cuda does (it used to exit 2, "bad input", with CUDA's "driver version is insufficient").
+TEST_F(CliBadInput, BenchWithoutAGpuExitsThree) {
+  const std::string m = quote(model_);
+  const CliResult probe = cli("bench --model " + m + " --no-pdl --split-k-reduce-kernel --iterations 1 --warmup 0");
+  if (probe.err.find("built without CUDA") != std::string::npos) GTEST_SKIP() << "CPU-only build";
+  if (probe.exit_code == 0) GTEST_SKIP() << "a usable CUDA device is present: nothing to check here";
+  EXPECT_EQ(probe.exit_code, 3) << probe.err;
+  EXPECT_NE(probe.err.find("no usable CUDA device"), std::string::npos) << probe.err;
+  EXPECT_EQ(probe.err.find("src/"), std::string::npos) << "a source path in a user-facing message: " << probe.err;
+}
+
+// make-demo-model to a FIFO nobody reads used to block forever; it is refused at once, naming the reason.
+TEST_F(CliBadInput, MakeDemoModelToAFifoWithoutReaderIsRefused) {
+  const std::string fifo = dir_.file("out_fifo.onnx");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string err = dir_.file("err_fifo.txt");
+  const int rc = std::system(("timeout 20 " + quote(WS_CLI_PATH) + " make-demo-model " + quote(fifo) + " 2> " + quote(err)).c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 2) << "124 = it hung until timeout killed it; stderr: " << test::read_file(err);
+  EXPECT_NE(test::read_file(err).find("FIFO with no reader"), std::string::npos) << test::read_file(err);
 }
 
 TEST_F(CliBadInput, MakeDemoModelWriteFailureNamesTheReason) {

@@ -2,6 +2,7 @@
 // reading — a FIFO with no writer used to block the CLI forever — and bound what they read.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -64,6 +65,63 @@ TEST(ReadRegularFile, OpenErrorsSayWhatIsWrong) {
   ASSERT_FALSE(denied.is_ok());
   EXPECT_EQ(denied.status().code(), StatusCode::kFailedPrecondition) << denied.status().to_string();
   expect_has(denied.status(), "Permission denied");
+}
+
+// check_regular_file: read_regular_file's verdicts without the read (what bench's up-front checks use).
+TEST(CheckRegularFile, SameVerdictsAsTheReader) {
+  test::TempDir dir;
+  test::write_file(dir.file("ok.onnx"), "x");
+  EXPECT_TRUE(check_regular_file(dir.file("ok.onnx"), "--model file").is_ok());
+  const Status missing = check_regular_file(dir.file("absent.onnx"), "--model file");
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound);
+  expect_has(missing, "absent.onnx: cannot open the --model file (No such file or directory)");
+  const Status folder = check_regular_file(dir.path().string(), "--model file");
+  EXPECT_EQ(folder.code(), StatusCode::kInvalidArgument);
+  expect_has(folder, "is a directory, not a regular file (expected the --model file)");
+  const std::string fifo = dir.file("fifo.onnx");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Status f = check_regular_file(fifo, "--model file");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  EXPECT_EQ(f.code(), StatusCode::kInvalidArgument);
+  expect_has(f, "not a regular file (a FIFO; expected the --model file)");
+  const Status too_long = check_regular_file(dir.file(std::string(300, 'm')), "--model file");
+  EXPECT_EQ(too_long.code(), StatusCode::kInvalidArgument);
+  expect_has(too_long, "File name too long");
+}
+
+// write_file to a FIFO: with no reader it is refused at once (it used to block forever: `make-demo-model FIFO`);
+// with a reader (a shell's >(...)) the bytes arrive.
+TEST(WriteFile, FifoWithoutReaderIsRefusedWithReaderIsWritten) {
+  test::TempDir dir;
+  const std::string fifo = dir.file("out.onnx");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Status none = ws::write_file(fifo, "abc", 3, "model file");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  EXPECT_EQ(none.code(), StatusCode::kFailedPrecondition) << none.to_string();
+  expect_has(none, "is a FIFO with no reader");
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // the reader: exit 0 iff it read exactly "abc" then EOF
+    const int fd = ::open(fifo.c_str(), O_RDONLY);
+    char buf[8] = {};
+    size_t got = 0;
+    for (ssize_t n; (n = ::read(fd, buf + got, sizeof(buf) - got)) > 0;) got += static_cast<size_t>(n);
+    ::_exit(got == 3 && std::string(buf, 3) == "abc" ? 0 : 1);
+  }
+  Status written = failed_precondition("not tried");
+  for (int i = 0; i < 200; ++i) {  // until the child has opened its end (ENXIO before)
+    written = ws::write_file(fifo, "abc", 3, "model file");
+    if (written.is_ok()) break;
+    ::usleep(10000);
+  }
+  int wstatus = 0;
+  ASSERT_EQ(::waitpid(child, &wstatus, 0), child);
+  EXPECT_TRUE(written.is_ok()) << written.to_string();
+  EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << "the reader did not get the bytes";
+  const Status too_long = ws::write_file(dir.file(std::string(300, 'w')), "x", 1, "report JSON");
+  EXPECT_EQ(too_long.code(), StatusCode::kInvalidArgument) << too_long.to_string();
 }
 
 TEST(ReadRegularFile, SizeBoundAndContent) {
