@@ -523,10 +523,11 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_flag("--fp8-obey", a->fp8_obey, "fp8: run every calibrated pointwise conv in FP8 (default: FP8 timed beside fp16, fastest wins)");
                       sub.add_option("--tactic-sources", a->tactic_sources,
                                      "kernel families the engine build may choose from: comma-separated cudnn, cublaslt, warpstream or all (default all)");
-                      sub.add_flag_callback("--pdl", [a] { a->pdl = true; },
+                      auto* pdl_on = sub.add_flag_callback("--pdl", [a] { a->pdl = true; },
                                             "launch our conv kernels with programmatic dependent launch on sm_90+ (the default: measured faster since "
                                             "run 52, docs/cuda-executor.md)");
-                      sub.add_flag_callback("--no-pdl", [a] { a->pdl = false; }, "launch our conv kernels without programmatic dependent launch");
+                      sub.add_flag_callback("--no-pdl", [a] { a->pdl = false; }, "launch our conv kernels without programmatic dependent launch")
+                          ->excludes(pdl_on);
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
                                    "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
                       sub.add_option("--layout", a->layout,

@@ -61,6 +61,9 @@ int run(const Options& opt) {
   if (*precision != Precision::kFloat8 && !opt.calibration.empty())
     return fail(invalid_argument("--calibration is for --precision fp8 only (it sets the FP8 scales)"));
   if (*precision != Precision::kFloat8 && opt.fp8_obey) return fail(invalid_argument("--fp8-obey is for --precision fp8 only"));
+  // --device cpu with fp8: refused before the calibration folder is read (a fixed folder would still not run)
+  if (*precision == Precision::kFloat8 && opt.device == "cpu")
+    return fail(unsupported("--precision fp8 runs on the CUDA executor only (--device cpu); use --precision fp32 on the CPU"));
   size_t calibration_files = 0;
   if (*precision == Precision::kFloat8) {  // the directory is checked before any device or model work
     auto files = list_calibration_files(opt.calibration, kMaxCalibrationFrames, &calibration_files);

@@ -69,9 +69,9 @@ Result<std::map<std::string, float>> calibrate_activation_amax(CpuClassifier& cl
 Status accumulate_activation_amax(CpuClassifier& classifier, const ImageRgb8& frame, std::map<std::string, float>& amax);
 
 /// The image files of a calibration directory: every regular file (symlinks followed) ending in .png, .jpg or .jpeg
-/// (any case), sorted by name, at most `max_files`; `found` (optional) gets how many there were. Errors
-/// (kInvalidArgument): not a directory, no image file in it, an image name that is not a regular file (a dangling
-/// link, a folder named x.png: refused naming it, never skipped).
+/// (any case), sorted by name, at most `max_files`; `found` (optional) gets how many there were. Errors: kNotFound
+/// (the path does not exist); kInvalidArgument: not a directory, no image file in it, an image name that is not a
+/// regular file (a dangling link, a folder named x.png: refused naming it, never skipped).
 Result<std::vector<std::string>> list_calibration_files(const std::string& dir, size_t max_files, size_t* found = nullptr);
 
 /// The frames of a calibration directory (`--calibration DIR`): every regular file ending in .png, .jpg or .jpeg

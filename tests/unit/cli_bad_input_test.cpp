@@ -246,13 +246,14 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --json " + quote(dir_.file("no/such/dir/r.json"))), {"cannot write", "directory"});
   expect_one_error(cli("bench --model " + m + " --samples " + quote(dir_.path().string())), {"cannot write", "is a directory"});
   expect_one_error(cli("bench --model " + m + " --tactic-sources nope"), {"--tactic-sources", "nope"});
+  expect_one_error(cli("bench --model " + m + " --pdl --no-pdl"), {"--no-pdl", "excludes", "--pdl"});
   expect_one_error(cli("bench --model " + m + " --layout bogus"), {"--layout", "'bogus'", "auto, nchw or nhwc"});
   expect_one_error(cli("bench --model " + m + " --profile-layers -1"), {"--profile-layers"});
   expect_one_error(cli("bench --model " + m + " --precision fp4"), {"--precision", "'fp4'", "fp32, fp16 or fp8"});
   expect_one_error(cli("bench --model " + m + " --precision fp8"), {"--precision fp8 needs --calibration DIR"});
   expect_one_error(cli("bench --model " + m + " --fp8-obey"), {"--fp8-obey", "fp8 only"});
   expect_one_error(cli("bench --model " + m + " --precision fp16 --calibration " + quote(dir_.path().string())), {"--calibration", "fp8 only"});
-  expect_one_error(cli("bench --model " + m + " --precision fp8 --calibration " + quote(dir_.file("nodir"))), {"--calibration", "not a directory"});
+  expect_one_error(cli("bench --model " + m + " --precision fp8 --calibration " + quote(dir_.file("nodir"))), {"--calibration", "does not exist"});
   const std::string empty = dir_.file("empty_calib");
   std::filesystem::create_directories(empty);
   expect_one_error(cli("bench --model " + m + " --precision fp8 --calibration " + quote(empty)), {"--calibration", "no .png / .jpg / .jpeg"});
@@ -268,7 +269,12 @@ TEST_F(CliBadInput, ClassifyFp8NeedsCalibration) {
   expect_one_error(classify(model_, labels_, image_, "--precision fp4"), {"usage", "--precision"});
   const std::string calib = quote(dir_.path().string());  // holds img.png
   expect_one_error(classify(model_, labels_, image_, "--precision fp8 --calibration " + calib), {"fp8", "CUDA executor only", "--device cpu"});
-  expect_one_error(classify(model_, labels_, image_, "--precision fp8 --calibration " + quote(dir_.file("nodir"))), {"--calibration", "not a directory"});
+  // --device cpu refuses fp8 before reading the folder (a fixed folder would still not run); --device auto reads it
+  // first (the device is resolved after the host checks), so a missing folder is named there.
+  expect_one_error(classify(model_, labels_, image_, "--precision fp8 --calibration " + quote(dir_.file("nodir"))), {"fp8", "CUDA executor only", "--device cpu"});
+  expect_one_error(cli("classify --device auto --model " + quote(model_) + " --labels " + quote(labels_) + " --precision fp8 --calibration " +
+                       quote(dir_.file("nodir")) + " " + quote(image_)),
+                   {"--calibration", "does not exist"});
   expect_one_error(classify(model_, labels_, image_, "--fp8-obey"), {"--fp8-obey", "fp8 only"});
   expect_one_error(classify(model_, labels_, image_, "--calibration " + calib), {"--calibration", "fp8 only"});
 }

@@ -181,7 +181,13 @@ TEST(Fp8Calibration, BadDirectoriesAreRefusedNamingThem) {
   test::TempDir dir;
   auto r = load_calibration_frames(dir.file("missing"));
   ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(r.status().message().find("does not exist"), std::string::npos) << r.status().message();
+  test::write_file(dir.file("plain.txt"), "x");
+  r = load_calibration_frames(dir.file("plain.txt"));
+  ASSERT_FALSE(r.is_ok());
   EXPECT_NE(r.status().message().find("not a directory"), std::string::npos) << r.status().message();
+  std::filesystem::remove(dir.file("plain.txt"));
   r = load_calibration_frames(dir.path().string());
   ASSERT_FALSE(r.is_ok());
   EXPECT_NE(r.status().message().find("no .png / .jpg / .jpeg"), std::string::npos) << r.status().message();

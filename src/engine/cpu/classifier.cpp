@@ -154,6 +154,7 @@ Result<std::map<std::string, float>> calibrate_activation_amax(CpuClassifier& c,
 Result<std::vector<std::string>> list_calibration_files(const std::string& dir, size_t max_files, size_t* found) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  if (!fs::exists(dir, ec)) return not_found("--calibration " + ::ws::quoted(dir) + ": does not exist");
   if (!fs::is_directory(dir, ec)) return invalid_argument("--calibration " + ::ws::quoted(dir) + ": not a directory");
   std::vector<std::string> files;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
