@@ -35,6 +35,11 @@ constexpr int64_t kDirectMaxReduction = 576;
 int ws_conv_splits(WsConv i);
 /// The tactic's timing-cache "impl" value (e.g. "ws_pointwise_32x32_splitk4").
 const char* ws_conv_key(WsConv i);
+/// The timing-cache "impl" value of a tactic in one split-K form: ws_conv_key, plus "_serial" for a split-K
+/// tactic whose partials are reduced in the GEMM kernel (WsConvPlan::split_k_in_kernel).
+inline std::string ws_conv_form_key(WsConv i, bool split_k_in_kernel) {
+  return std::string(ws_conv_key(i)) + (ws_conv_splits(i) > 1 && split_k_in_kernel ? "_serial" : "");
+}
 /// The conv geometry of a 2-D Conv node (x, weight, y shapes; pads resolved from auto_pad).
 kernels::Conv2dGeometry conv_geometry(const BindContext& c, const ir::Shape& x, const ir::Shape& wt, const ir::Shape& y);
 /// Our kernels that may run this conv, in timing order (empty when warpstream is not an enabled source).
@@ -53,8 +58,8 @@ struct WsConvPlan {
   /// Split-K reduced in the GEMM kernel (the "_serial" form of a split-K tactic, timed beside the reduce-kernel
   /// form when CudaBuildOptions::split_k_in_kernel allows it): run() needs tile counters.
   bool split_k_in_kernel = false;
-  /// The timing-cache "impl" value: ws_conv_key, plus "_serial" for a split-K tactic reduced in the GEMM kernel.
-  std::string key() const { return std::string(ws_conv_key(impl)) + (ws_conv_splits(impl) > 1 && split_k_in_kernel ? "_serial" : ""); }
+  /// The timing-cache "impl" value (ws_conv_form_key).
+  std::string key() const { return ws_conv_form_key(impl, split_k_in_kernel); }
   size_t workspace_bytes() const { return kernels::conv2d_pointwise_workspace_bytes(g, ws_conv_splits(impl)); }
   bool t64() const {
     return impl == WsConv::kPointwise64 || impl == WsConv::kPointwise64Split4 || impl == WsConv::kFp8Pointwise64 || impl == WsConv::kFp8Pointwise64Split4;

@@ -167,8 +167,8 @@ Status bind_conv(BindContext& c, Step& s) {
   own->epi.pdl = c.options.programmatic_dependent_launch && cc_major >= 9;  // kernels/pdl.cuh
   // Split-K tactics come in two forms, both timed when CudaBuildOptions::split_k_in_kernel allows: partials reduced
   // by a second kernel, or inside the GEMM kernel by each tile's last block ("_serial"). Neither wins everywhere: on
-  // EfficientNet-Lite0's 7x7 and 14x14 convs the serial form, reducing one tile per block, ran ~3 µs slower per conv
-  // than the reduce kernel's whole-GPU pass (device run 50 of 2026-12-04: 388.0 against 322.0 µs end to end p50).
+  // EfficientNet-Lite0's 7x7 and 14x14 convs the serial form, reducing one tile per block, ran ~4.6 µs slower per conv
+  // (10.8 against 6.2 µs) than the reduce kernel's whole-GPU pass (device run 50 of 2026-12-04: 388.0 against 322.0 µs end to end p50).
   const int split_forms = c.options.split_k_in_kernel ? 2 : 1;
   // Channels-last (BindContext::nhwc): cuDNN only — our own conv kernels read NCHW.
   std::vector<WsConv> own_candidates = c.nhwc ? std::vector<WsConv>{} : ws_conv_candidates(c, own->g, cc_major >= 7);
@@ -288,12 +288,8 @@ Status bind_conv(BindContext& c, Step& s) {
       impl = ci;
     }
     for (WsConv o : own_candidates)
-      for (int f = 0; f < (ws_conv_splits(o) > 1 ? split_forms : 1); ++f) {
-        WsConvPlan probe = *own;
-        probe.impl = o;
-        probe.split_k_in_kernel = f == 1;
-        if (ci == probe.key()) { own->impl = o; own->split_k_in_kernel = probe.split_k_in_kernel; impl = ci; }
-      }
+      for (int f = 0; f < (ws_conv_splits(o) > 1 ? split_forms : 1); ++f)
+        if (ci == ws_conv_form_key(o, f == 1)) { own->impl = o; own->split_k_in_kernel = f == 1; impl = ci; }
     if (!impl.empty()) {
       best_us = e->time_us;
       if (same_problem) c.cache.put(key, *e);  // the file names every node
@@ -375,7 +371,7 @@ Status bind_conv(BindContext& c, Step& s) {
       if (found) impl = "cudnn";
     }
     for (WsConv o : own_candidates)
-    for (int f = 0; f < (ws_conv_splits(o) > 1 ? split_forms : 1); ++f) {
+      for (int f = 0; f < (ws_conv_splits(o) > 1 ? split_forms : 1); ++f) {
       WsConvPlan trial = *own;
       trial.impl = o;
       trial.split_k_in_kernel = f == 1;
