@@ -56,6 +56,7 @@ struct BenchArgs {
   std::string layout = "auto";          // --layout (ws::parse_layout)
   bool pdl = true;                      // --pdl / --no-pdl (CudaBuildOptions::programmatic_dependent_launch)
   bool split_k_reduce_kernel = false;   // --split-k-reduce-kernel (CudaBuildOptions::split_k_in_kernel = false)
+  bool no_dwpw_fusion = false;          // --no-dwpw-fusion (CudaBuildOptions::fuse_depthwise_pointwise = false)
   std::string calibration;              // --calibration DIR (precision fp8)
   bool fp8_obey = false;                // --fp8-obey (CudaBuildOptions::fp8_obey_precision)
   bool no_progress = false;
@@ -242,6 +243,7 @@ int run_bench(const BenchArgs& a) {
   bo.layout = *layout;
   bo.programmatic_dependent_launch = a.pdl;
   bo.split_k_in_kernel = !a.split_k_reduce_kernel;
+  bo.fuse_depthwise_pointwise = !a.no_dwpw_fusion;
   if (precision == ws::Precision::kFloat8) {
     bo.fp8_activation_amax = std::move(fp8_amax);
     bo.fp8_obey_precision = a.fp8_obey;
@@ -267,6 +269,12 @@ int run_bench(const BenchArgs& a) {
   // as asked; the build applies it on compute capability >= 9.0 only (the device string names the sm)
   rep.env.set("engine_pdl", a.pdl ? "on" : "off");
   rep.env.set("engine_split_k_reduction", a.split_k_reduce_kernel ? "second kernel" : "timed: second kernel or in-kernel");
+  {  // depthwise -> pointwise pairs run as one fused kernel (chosen by timing against the pair)
+    size_t fused = 0;
+    for (const ws::TacticRecord& t : engine->tactics()) fused += t.choice.rfind("ws depthwise->pointwise fused", 0) == 0;
+    rep.env.set("engine_dwpw_fusion", a.no_dwpw_fusion ? "off" : "timed");
+    rep.env.set("engine_dwpw_fused", fused);
+  }
   {  // the layout asked for, and the one the build ran (nhwc when any step runs channels-last)
     size_t reformats = 0, nhwc_steps = 0;
     for (const auto& r : engine->tactics()) {
@@ -528,6 +536,9 @@ WS_REGISTER_COMMAND(bench, "bench",
                                             "run 52, docs/cuda-executor.md)");
                       sub.add_flag_callback("--no-pdl", [a] { a->pdl = false; }, "launch our conv kernels without programmatic dependent launch")
                           ->excludes(pdl_on);
+                      sub.add_flag("--no-dwpw-fusion", a->no_dwpw_fusion,
+                                   "run each depthwise conv and the pointwise conv after it as two kernels (default: one fused kernel where "
+                                   "timed faster)");
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
                                    "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
                       sub.add_option("--layout", a->layout,

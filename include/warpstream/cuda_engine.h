@@ -185,6 +185,13 @@ struct CudaBuildOptions {
   /// kernel (device run 50 of 2026-12-04: one block reducing a 7x7 tile of 16 splits is slower than a whole-GPU pass).
   /// Part of the timing-cache identity.
   bool split_k_in_kernel = true;
+  /// Depthwise → pointwise fusion (fp16 / fp8 precision, channels-first): the depthwise conv of an MBConv block and
+  /// the 1×1 projection reading its output may run as one kernel that computes the depthwise output into shared memory
+  /// as the projection GEMM's operand, never storing it (kernels::conv2d_depthwise_pointwise). Timed at build against
+  /// the two kernels chosen for the pair, and used only when faster (timing-cache entry "<node key>|dwpw"); results
+  /// equal the unfused pair's bit for bit when the same GEMM tile and split-K win. false: always two steps (for side-by-side
+  /// benchmarks: `warpstream bench --no-dwpw-fusion`). Not part of the timing-cache identity.
+  bool fuse_depthwise_pointwise = true;
 };
 
 /// One build-time choice, for reports ("node 'conv_3' Conv: cudnn algo 1 (IMPLICIT_PRECOMP_GEMM), NHWC, 12.3 µs").

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -305,6 +306,142 @@ TEST(ConvKernels, SplitKInKernelReductionIsBitwiseTheReduceKernel) {
         for (size_t i = 0; i < nc; ++i) ASSERT_EQ(cnt[i], 0u) << "tile counter " << i << " of " << nc << " not reset";
       }
     }
+}
+
+// The fused depthwise → pointwise kernel (kernels::conv2d_depthwise_pointwise) against (a) the CPU reference of the
+// pair — ref::conv_nd for the depthwise conv on fp16-rounded operands, + bias, clip(0, 6), rounded to fp16 as the
+// unfused pair stores it, then ref::conv_nd for the 1×1 projection + bias + residual — within 2e-2·max|ref| (fp16
+// output rounding + tensor-core accumulation order), and (b) our two kernels run back to back (conv2d_depthwise →
+// conv2d_pointwise, the same tile and split-K), bit for bit: the fused kernel computes the depthwise values with the
+// depthwise kernel's arithmetic and feeds them to the same wmma GEMM. Outputs and split-K partials are poisoned with
+// NaN first. Shapes: EfficientNet-Lite0's MBConv pairs (3×3 / 5×5, strides 1 / 2, maps 112² … 7², expanded channels
+// 32 … 1152) and off-tile edges (odd channel and pixel counts, batch 2, asymmetric pads, a 7×5 dilated kernel: the
+// generic depthwise loop).
+TEST(ConvKernels, DepthwisePointwiseMatchesReferenceAndThePairBitwise) {
+  WS_REQUIRE_LANES_GPU();
+  struct Case { const char* name; Conv2dGeometry dw; int64_t c_out; bool residual; };
+  const Case cases[] = {
+      {"b0_dw3x3_s1_112x112x32_to16", geo(1, 32, 112, 112, 32, 32, 3, 3, 1, 1, {1, 1, 1, 1}), 16, false},
+      {"b1_dw3x3_s2_112x112x96_to24", geo(1, 96, 112, 112, 96, 96, 3, 3, 2, 1, {0, 0, 1, 1}), 24, false},
+      {"b4_dw5x5_s1_28x28x240_to40_res", geo(1, 240, 28, 28, 240, 240, 5, 5, 1, 1, {2, 2, 2, 2}), 40, true},
+      {"b9_dw5x5_s1_14x14x672_to112_res", geo(1, 672, 14, 14, 672, 672, 5, 5, 1, 1, {2, 2, 2, 2}), 112, true},
+      {"b13_dw5x5_s1_7x7x1152_to192_res", geo(1, 1152, 7, 7, 1152, 1152, 5, 5, 1, 1, {2, 2, 2, 2}), 192, true},
+      {"b15_dw3x3_s1_7x7x1152_to320", geo(1, 1152, 7, 7, 1152, 1152, 3, 3, 1, 1, {1, 1, 1, 1}), 320, false},
+      {"odd_dw3x3_s2_13x9x37_to19_n2_res", geo(2, 37, 13, 9, 37, 37, 3, 3, 2, 1, {1, 1, 2, 2}), 19, true},
+      {"generic_dw7x5_d2_s2_17x13x40_to33", geo(1, 40, 17, 13, 40, 40, 7, 5, 2, 2, {3, 2, 4, 5}), 33, false},
+  };
+  struct Form { kernels::PointwiseTile tile; int splits; };
+  const Form forms[] = {{kernels::PointwiseTile::k32x32, 1}, {kernels::PointwiseTile::k64x64, 1}, {kernels::PointwiseTile::k32x32, 4},
+                        {kernels::PointwiseTile::k64x64, 3}};
+  for (const Case& c : cases) {
+    const Conv2dGeometry& gd = c.dw;
+    const Conv2dGeometry gp = geo(gd.n, gd.c_out, gd.out_h, gd.out_w, c.c_out, 1, 1, 1, 1, 1, {0, 0, 0, 0});
+    SCOPED_TRACE(c.name);
+    ASSERT_TRUE(kernels::conv2d_depthwise_pointwise_applicable(gd, gp));
+    const uint64_t seed = test::seed_for(std::string("dwpw-") + c.name);
+    const size_t xn = size_t(gd.n * gd.c_in * gd.in_h * gd.in_w), wdn = size_t(gd.c_out * gd.kernel_h * gd.kernel_w);
+    const size_t dn = size_t(gd.n * gd.c_out * gd.out_h * gd.out_w), wpn = size_t(gp.c_out * gp.c_in);
+    const size_t yn = size_t(gp.n * gp.c_out * gp.out_h * gp.out_w), inner = size_t(gp.out_h * gp.out_w), dinner = size_t(gd.out_h * gd.out_w);
+    const auto x = test::round_to_half(test::random_values(xn, seed)), wd = test::round_to_half(test::random_values(wdn, seed + 1));
+    const auto wp = test::round_to_half(test::random_values(wpn, seed + 2)), res = test::round_to_half(test::random_values(yn, seed + 3));
+    const auto bd = test::random_values(size_t(gd.c_out), seed + 4), bp = test::random_values(size_t(gp.c_out), seed + 5);
+    auto params = [](const Conv2dGeometry& g) {
+      ref::ConvParams cp;
+      cp.rank = 2; cp.n = g.n; cp.c_in = g.c_in; cp.c_out = g.c_out; cp.groups = g.group;
+      cp.in[0] = g.in_h; cp.in[1] = g.in_w; cp.kernel[0] = g.kernel_h; cp.kernel[1] = g.kernel_w;
+      cp.stride[0] = g.stride_h; cp.stride[1] = g.stride_w; cp.dilation[0] = g.dilation_h; cp.dilation[1] = g.dilation_w;
+      cp.pad_begin[0] = g.pad_top; cp.pad_begin[1] = g.pad_left; cp.pad_end[0] = g.pad_bottom; cp.pad_end[1] = g.pad_right;
+      cp.out[0] = g.out_h; cp.out[1] = g.out_w;
+      return cp;
+    };
+    std::vector<float> d(dn), ref(yn);
+    ref::conv_nd(x.data(), wd.data(), nullptr, d.data(), params(gd));
+    for (size_t i = 0; i < dn; ++i) d[i] = host_act(d[i] + bd[(i / dinner) % size_t(gd.c_out)], Activation::kClip);
+    d = test::round_to_half(d);  // the depthwise output as the pair stores it (fp16)
+    ref::conv_nd(d.data(), wp.data(), nullptr, ref.data(), params(gp));
+    double max_ref = 0;
+    for (size_t i = 0; i < yn; ++i) {
+      ref[i] += bp[(i / inner) % size_t(gp.c_out)] + (c.residual ? res[i] : 0.0f);
+      max_ref = std::max(max_ref, std::fabs(double(ref[i])));
+    }
+    DeviceBuf dx(xn * 2), dwd(wdn * 2), dwp(wpn * 2), dres(yn * 2), dbd(bd.size() * 4), dbp(bp.size() * 4), dd(dn * 2), y_fused(yn * 2),
+        y_pair(yn * 2), ws(kernels::conv2d_pointwise_workspace_bytes(gp, 4));
+    upload(ElemType::kFloat16, x, dx.p);
+    upload(ElemType::kFloat16, wd, dwd.p);
+    upload(ElemType::kFloat16, wp, dwp.p);
+    upload(ElemType::kFloat16, res, dres.p);
+    ASSERT_EQ(::ws::test::upload_sync(dbd.p, bd.data(), bd.size() * 4), cudaSuccess);
+    ASSERT_EQ(::ws::test::upload_sync(dbp.p, bp.data(), bp.size() * 4), cudaSuccess);
+    kernels::ConvEpilogue ed, ep;
+    ed.bias = static_cast<const float*>(dbd.p);
+    ed.act = Activation::kClip;
+    ed.params.min = 0.0f;
+    ed.params.max = 6.0f;
+    ep.bias = static_cast<const float*>(dbp.p);
+    ep.residual = c.residual ? dres.p : nullptr;
+    for (const Form& f : forms) {
+      SCOPED_TRACE(std::string(kernels::pointwise_tile_name(f.tile)) + " split-K " + std::to_string(f.splits));
+      const size_t wsb = kernels::conv2d_pointwise_workspace_bytes(gp, f.splits);
+      ASSERT_EQ(::ws::test::memset_sync(y_fused.p, 0xFF, yn * 2), cudaSuccess);
+      if (wsb) ASSERT_EQ(::ws::test::memset_sync(ws.p, 0xFF, wsb), cudaSuccess);
+      Status s = kernels::conv2d_depthwise_pointwise(f.tile, gd, gp, dx.p, dwd.p, ed, dwp.p, y_fused.p, ep, nullptr, f.splits, ws.p);
+      ASSERT_TRUE(s.is_ok()) << s.to_string();
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const auto got = download(ElemType::kFloat16, y_fused.p, yn);
+      // the pair: depthwise kernel → fp16 d in global memory → pointwise kernel (same tile, same split-K)
+      ASSERT_EQ(::ws::test::memset_sync(dd.p, 0xFF, dn * 2), cudaSuccess);
+      ASSERT_EQ(::ws::test::memset_sync(y_pair.p, 0xFF, yn * 2), cudaSuccess);
+      if (wsb) ASSERT_EQ(::ws::test::memset_sync(ws.p, 0xFF, wsb), cudaSuccess);
+      s = kernels::conv2d_depthwise(ElemType::kFloat16, gd, dx.p, dwd.p, dd.p, ed, nullptr, 1);
+      ASSERT_TRUE(s.is_ok()) << s.to_string();
+      s = kernels::conv2d_pointwise(ElemType::kFloat16, f.tile, gp, dd.p, dwp.p, y_pair.p, ep, nullptr, f.splits, ws.p);
+      ASSERT_TRUE(s.is_ok()) << s.to_string();
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const auto pair = download(ElemType::kFloat16, y_pair.p, yn);
+      const double tol = 2e-2 * std::max(max_ref, 1e-3);
+      size_t bad = 0, differ = 0;
+      double max_diff = 0;
+      std::string first, first_differ;
+      for (size_t i = 0; i < yn; ++i) {
+        const double diff = std::fabs(double(got[i]) - double(ref[i]));
+        if (!std::isnan(diff)) max_diff = std::max(max_diff, diff);
+        if (std::isnan(got[i]) || !(diff <= tol))
+          if (bad++ == 0) first = "index " + std::to_string(i) + ": fused " + std::to_string(got[i]) + " ref " + std::to_string(ref[i]);
+        if (std::memcmp(&got[i], &pair[i], sizeof(float)) != 0)
+          if (differ++ == 0) first_differ = "index " + std::to_string(i) + ": fused " + std::to_string(got[i]) + " pair " + std::to_string(pair[i]);
+      }
+      EXPECT_EQ(bad, 0u) << bad << " of " << yn << " beyond " << tol << " (2e-2·max|ref| " << max_ref << "); first " << first;
+      EXPECT_EQ(differ, 0u) << differ << " of " << yn << " differ from the unfused pair; first " << first_differ;
+      std::printf("[ dwpw     ] %-36s %s split-K %d max|diff| %.3g (max|ref| %.3g, %zu values), %zu differ from the pair\n", c.name,
+                  kernels::pointwise_tile_name(f.tile), f.splits, max_diff, max_ref, yn, differ);
+    }
+  }
+}
+
+// The fused launcher refuses what it cannot run, before any device work (so no GPU is needed).
+TEST(ConvKernels, DepthwisePointwiseRefusesMismatchedPairs) {
+  const Conv2dGeometry dw = geo(1, 32, 14, 14, 32, 32, 3, 3, 1, 1, {1, 1, 1, 1});
+  const Conv2dGeometry pw = geo(1, 32, 14, 14, 16, 1, 1, 1, 1, 1, {0, 0, 0, 0});
+  int dummy = 0;
+  void* p = &dummy;
+  kernels::ConvEpilogue none;
+  auto expect_invalid = [&](const Conv2dGeometry& a, const Conv2dGeometry& b, const kernels::ConvEpilogue& ea, int splits, void* ws,
+                            const char* needle) {
+    const Status s = kernels::conv2d_depthwise_pointwise(kernels::PointwiseTile::k32x32, a, b, p, p, ea, p, p, none, nullptr, splits, ws);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << needle;
+    EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
+  };
+  expect_invalid(pw, pw, none, 1, nullptr, "not depthwise");
+  expect_invalid(dw, dw, none, 1, nullptr, "not pointwise");
+  expect_invalid(dw, geo(1, 16, 14, 14, 16, 1, 1, 1, 1, 1, {0, 0, 0, 0}), none, 1, nullptr, "is not the depthwise output");
+  expect_invalid(dw, geo(1, 32, 7, 7, 16, 1, 1, 1, 1, 1, {0, 0, 0, 0}), none, 1, nullptr, "is not the depthwise output");
+  kernels::ConvEpilogue with_res;
+  with_res.residual = p;
+  expect_invalid(dw, pw, with_res, 1, nullptr, "residual");
+  expect_invalid(dw, pw, none, 4, nullptr, "workspace");
+  expect_invalid(dw, pw, none, 0, p, "split-K");
+  EXPECT_FALSE(kernels::conv2d_depthwise_pointwise_applicable(dw, dw));
+  EXPECT_TRUE(kernels::conv2d_depthwise_pointwise_applicable(dw, pw));
 }
 
 TEST(ConvKernels, DirectMatchesReference) {

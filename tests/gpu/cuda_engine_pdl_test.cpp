@@ -6,8 +6,9 @@
 // tactics and must agree bit for bit: PDL changes only when a kernel is scheduled, never what it computes — a
 // missing griddepcontrol.wait shows as a difference (a kernel reading its input before the producer finished).
 // CudaEngineSplitK: split-K's in-GEMM reduction against its two-kernel form, engine level (see the test).
+// CudaEngineDwPw: depthwise → pointwise fusion on EfficientNet-Lite0 against the CPU executor (see the test).
 // Random input; its seed is printed (WS_SEED reproduces).
-//   build/tests/ws_gpu_tests --gtest_filter='CudaEnginePdl.*:CudaEngineSplitK.*'
+//   build/tests/ws_gpu_tests --gtest_filter='CudaEnginePdl.*:CudaEngineSplitK.*:CudaEngineDwPw.*'
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -139,6 +140,73 @@ TEST(CudaEngineSplitK, SerialFormFromTheCacheEqualsTheReduceKernelBitwise) {
   EXPECT_LE(serial.max_abs, 2e-2 * serial.max_ref);
   EXPECT_GT(serial.max_ref, 0.0);
   if (test::gpu_test_timing_cache("effnet-splitk").empty()) std::filesystem::remove(cache);
+}
+
+// Depthwise → pointwise fusion (CudaBuildOptions::fuse_depthwise_pointwise) on EfficientNet-Lite0 fp16: build 1 without
+// it, build 2 with it (the same timing cache: the single convs keep their tactics; each pair's fused tactics are timed
+// against the pair). Should timing fuse no pair, the cache's "unfused" decisions are rewritten to the 32x32 fused
+// tactic and build 3 reads them, so the fused steps always run here. The fused build must match the CPU executor
+// within the fp16 tolerance (2e-2·max|logit|) with no NaN, with fewer kernels than build 1 (one per fused pair,
+// unless a split-K reduce kernel is added back).
+TEST(CudaEngineDwPw, EfficientNetLite0FusedPairsMatchCpu) {
+  WS_REQUIRE_LANES_GPU();
+  WS_REQUIRE_EFFICIENTNET_LITE0(path);
+  std::string cache = test::gpu_test_timing_cache("effnet-dwpw");
+  if (cache.empty()) cache = (std::filesystem::temp_directory_path() / ("ws_effnet_dwpw_" + std::to_string(::getpid()) + ".json")).string();
+  std::filesystem::remove(cache);
+  auto g = ir::import_onnx(path);
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  CudaBuildOptions o;
+  o.layout = Layout::kNchw;  // our own kernels
+  o.precision = Precision::kFloat16;
+  if (test::small_gpu_tests()) o.tactic_timing_iterations = 1;
+  o.timing_cache_path = cache;
+  const uint64_t seed = test::seed_for("effnet-dwpw");
+  auto fused_steps = [](const CudaEngine& e) {
+    size_t n = 0;
+    for (const TacticRecord& t : e.tactics()) n += t.choice.rfind("ws depthwise->pointwise fused", 0) == 0;
+    return n;
+  };
+  o.fuse_depthwise_pointwise = false;
+  auto plain = CudaEngine::build(*g, o);
+  ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
+  EXPECT_EQ(fused_steps(**plain), 0u);
+  o.fuse_depthwise_pointwise = true;
+  auto timed = CudaEngine::build(*g, o);
+  ASSERT_TRUE(timed.is_ok()) << timed.status().to_string();
+  const size_t chosen_by_timing = fused_steps(**timed);
+  std::string text;
+  {
+    std::ifstream in(cache);
+    ASSERT_TRUE(in) << cache;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  const std::regex unfused("(\"impl\"\\s*:\\s*)\"unfused\"");
+  const size_t left_unfused = std::distance(std::sregex_iterator(text.begin(), text.end(), unfused), std::sregex_iterator());
+  if (chosen_by_timing == 0) {
+    ASSERT_GT(left_unfused, 0u) << "no |dwpw decision in " << cache;
+    std::ofstream(cache, std::ios::trunc) << std::regex_replace(text, unfused, "$1\"ws_dwpw_32x32\"");
+  }
+  std::string err;
+  auto cmp = test::run_both(*g, Precision::kFloat16, 1e30, 0, seed, &err, o);
+  ASSERT_TRUE(err.empty()) << err;
+  auto fused = CudaEngine::build(*g, o);
+  ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
+  const size_t n = fused_steps(**fused);
+  std::printf("[ dwpw     ] efficientnet_lite0 fp16: %zu pairs fused by timing (%zu left unfused)%s; %zu fused steps run, kernels %zu -> %zu; "
+              "max|diff| vs CPU %.6g (max|ref| %.3g)\n", chosen_by_timing, left_unfused,
+              chosen_by_timing == 0 ? ", cache rewritten to force ws_dwpw_32x32" : "", n, (*plain)->kernel_count(), (*fused)->kernel_count(),
+              cmp.max_abs, cmp.max_ref);
+  for (const TacticRecord& t : (*fused)->tactics())
+    if (t.choice.rfind("ws depthwise->pointwise fused", 0) == 0) std::printf("[ dwpw     ]   %s %.2f us: %s\n", t.node.c_str(), t.time_us, t.choice.c_str());
+  EXPECT_GT(n, 0u);
+  EXPECT_LT((*fused)->kernel_count(), (*plain)->kernel_count());
+  EXPECT_LE(cmp.max_abs, 2e-2 * cmp.max_ref);
+  EXPECT_EQ(cmp.bad, 0u) << "NaN where the CPU has a number: " << cmp.first_bad;
+  EXPECT_GT(cmp.max_ref, 0.0);
+  if (test::gpu_test_timing_cache("effnet-dwpw").empty()) std::filesystem::remove(cache);
 }
 
 }  // namespace

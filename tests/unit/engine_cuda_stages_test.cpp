@@ -498,6 +498,88 @@ TEST(EngineCudaStages, TensorNamesInMessagesAreEscaped) {
   EXPECT_NE(m.find("graph input 'x\\x0e\\x1b[31m\\x0aforged'"), std::string::npos) << m;
 }
 
+// x [1,8,10,10] -> Conv dw 3x3 (group 8, pad 1) -> Clip(0,6) -> Conv pw 1x1 (8 -> 4) -> y: an MBConv pair. `dw_twice`: a
+// second consumer (an Add) also reads the depthwise output, so the pair must stay two steps.
+ir::Graph mbconv_pair(bool dw_twice) {
+  ir::ModelBuilder b(13, "mbconv_pair");
+  b.input("x", ir::DType::kFloat32, {1, 8, 10, 10});
+  b.initializer("wd", {8, 1, 3, 3}, std::vector<float>(72, 0.1f));
+  b.initializer("bd", {8}, std::vector<float>(8, 0.1f));
+  b.initializer("wp", {4, 8, 1, 1}, std::vector<float>(32, 0.2f));
+  b.initializer("lo", {}, {0.0f});
+  b.initializer("hi", {}, {6.0f});
+  b.node("Conv", {"x", "wd", "bd"}, {"d"}, "dw").i("group", 8).ints("pads", {1, 1, 1, 1});
+  b.node("Clip", {"d", "lo", "hi"}, {"a"}, "clip");
+  b.node("Conv", {"a", "wp"}, {dw_twice ? "p" : "y"}, "pw");
+  if (dw_twice) {
+    b.initializer("wq", {8, 8, 1, 1}, std::vector<float>(64, 0.2f));
+    b.node("Conv", {"a", "wq"}, {"q"}, "pw2");
+    b.node("ReduceMean", {"q"}, {"m"}, "mean").ints("axes", {1});
+    b.node("Add", {"p", "m"}, {"y"}, "add");
+  }
+  b.output("y");
+  return import(b);
+}
+
+TEST(EngineCudaStages, DepthwisePointwisePairsAreFoundOnlyWhereFusable) {
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat16;
+  o.layout = Layout::kNchw;
+  auto og = optimize_for_cuda(mbconv_pair(false), o);
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  EXPECT_EQ(og->depthwise_pointwise, std::set<std::string>{"pw"}) << "dw (+ folded Clip) -> pw is a pair";
+  // Half storage only (the fused kernel is fp16), the warpstream source, the option, and not with keep-all-tensors.
+  for (int variant = 0; variant < 4; ++variant) {
+    CudaBuildOptions v = o;
+    if (variant == 0) v.precision = Precision::kFloat32;
+    if (variant == 1) v.tactic_sources = kTacticCudnn;
+    if (variant == 2) v.fuse_depthwise_pointwise = false;
+    if (variant == 3) v.debug_keep_all_tensors = true;
+    auto other = optimize_for_cuda(mbconv_pair(false), v);
+    ASSERT_TRUE(other.is_ok()) << other.status().to_string();
+    EXPECT_TRUE(other->depthwise_pointwise.empty()) << "variant " << variant;
+  }
+  auto shared = optimize_for_cuda(mbconv_pair(true), o);
+  ASSERT_TRUE(shared.is_ok()) << shared.status().to_string();
+  EXPECT_TRUE(shared->depthwise_pointwise.empty()) << "the depthwise output has a second reader: it must be stored";
+}
+
+// A fused pair reads the depthwise input at the pointwise step: the arena must keep that input alive until then, so
+// the pointwise output never takes its range (without the pair, plan_arena may reuse it: x is dead after the dw step).
+TEST(EngineCudaStages, FusedPairKeepsTheDepthwiseInputAliveUntilThePointwiseStep) {
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat16;
+  o.layout = Layout::kNchw;
+  // y [1,8,10,10] as large as x: pw 8 -> 8, preceded by an op producing x (so x is no graph input, which lives forever).
+  ir::ModelBuilder b(13, "mbconv_arena");
+  b.input("in", ir::DType::kFloat32, {1, 8, 10, 10});
+  b.initializer("wd", {8, 1, 3, 3}, std::vector<float>(72, 0.1f));
+  b.initializer("wp", {8, 8, 1, 1}, std::vector<float>(64, 0.2f));
+  b.node("Relu", {"in"}, {"x"}, "pre");
+  b.node("Conv", {"x", "wd"}, {"d"}, "dw").i("group", 8).ints("pads", {1, 1, 1, 1});
+  b.node("Conv", {"d", "wp"}, {"y"}, "pw");
+  b.output("y");
+  auto og = optimize_for_cuda(import(b), o);
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  ASSERT_EQ(og->depthwise_pointwise, std::set<std::string>{"pw"});
+  const ir::Graph& g = og->graph;
+  auto id = [&](const char* name) {
+    for (size_t i = 0; i < g.tensors.size(); ++i)
+      if (g.tensors[i].name == name) return i;
+    ADD_FAILURE() << "no tensor " << name;
+    return size_t{0};
+  };
+  const size_t bytes = 8 * 10 * 10 * 2;
+  auto overlaps = [&](const ArenaPlan& plan, size_t a, size_t b) {
+    return plan.offsets[a] < plan.offsets[b] + bytes && plan.offsets[b] < plan.offsets[a] + bytes;
+  };
+  const ArenaPlan fused = plan_cuda_arena(g, true, false, og->depthwise_pointwise);
+  EXPECT_FALSE(overlaps(fused, id("x"), id("y"))) << "the pointwise output would overwrite the depthwise input it reads";
+  EXPECT_FALSE(overlaps(fused, id("d"), id("y")));
+  const ArenaPlan plain = plan_cuda_arena(g, true, false);
+  EXPECT_TRUE(overlaps(plain, id("x"), id("y"))) << "without the pair x's range is free for y (this test would not catch a missing extension)";
+}
+
 TEST(EngineCudaStages, LayoutNamesParse) {
   EXPECT_EQ(*parse_layout("nhwc"), Layout::kNhwc);
   EXPECT_EQ(*parse_layout("nchw"), Layout::kNchw);

@@ -70,6 +70,8 @@ struct OptimizedGraph {
   std::vector<bool> nhwc_nodes;
   int reformats = 0;
   Layout layout = Layout::kNchw;  ///< the layout chosen (kAuto resolved)
+  /// Stage 1c (depthwise_pointwise_pairs): the pointwise Convs that may absorb the depthwise Conv just before them.
+  std::set<std::string> depthwise_pointwise;
 };
 
 /// The attribute that marks a reformat node assign_layouts inserts: an Identity whose "ws_reformat" is "nhwc"
@@ -311,6 +313,50 @@ inline std::map<std::string, ir::Node> fuse_conv_activations(ir::Graph& g) {
   return fused;
 }
 
+/// Stage 1c. The depthwise → pointwise pairs of MBConv blocks (EfficientNet, MobileNetV2) that bind_conv may run as
+/// one fused kernel (kernels::conv2d_depthwise_pointwise) when its timing beats the two kernels: node i is a Conv with
+/// a constant [M, C, 1, 1] weight and group 1 whose input 0 is written by node i − 1, a Conv with a constant
+/// [C, 1, kh, kw] weight and group C on a [N, C, H, W] input, no fused residual, whose output only node i reads and
+/// that is no graph output; both channels-first. Only with half storage (the kernel is fp16 wmma), tactic source
+/// warpstream, CudaBuildOptions::fuse_depthwise_pointwise, and without debug_keep_all_tensors (the depthwise output
+/// would never be written). Returns node i's names. Candidates only: strides, pads and the kernels' limits are
+/// checked at bind (conv2d_depthwise_pointwise_applicable), and the pair stays two steps unless fusing is faster.
+inline std::set<std::string> depthwise_pointwise_pairs(const OptimizedGraph& og, const CudaBuildOptions& options) {
+  std::set<std::string> r;
+  const ir::Graph& g = og.graph;
+  if (!options.fuse_depthwise_pointwise || options.debug_keep_all_tensors || !(options.tactic_sources & kTacticWarpStream) ||
+      (options.precision != Precision::kFloat16 && options.precision != Precision::kFloat8))
+    return r;
+  std::map<ir::TensorId, int> uses;
+  for (const ir::Node& n : g.nodes)
+    for (ir::TensorId in : n.inputs)
+      if (in != ir::kNoTensor) uses[in]++;
+  for (ir::TensorId o : g.outputs) uses[o] += 100;
+  auto nhwc = [&](size_t i) { return i < og.nhwc_nodes.size() && og.nhwc_nodes[i]; };
+  auto group = [](const ir::Node& n) { const ir::Attribute* a = n.find("group"); return a ? a->i : int64_t{1}; };
+  auto const_weight = [&](const ir::Node& n) -> const ir::Shape* {
+    if (n.inputs.size() < 2 || n.inputs[1] == ir::kNoTensor || !g.tensor(n.inputs[1]).is_constant()) return nullptr;
+    const ir::Shape& w = g.tensor(n.inputs[1]).shape;
+    return w.size() == 4 ? &w : nullptr;
+  };
+  for (size_t i = 1; i < g.nodes.size(); ++i) {
+    const ir::Node& pw = g.nodes[i];
+    const ir::Node& dw = g.nodes[i - 1];
+    if (pw.op_type != "Conv" || dw.op_type != "Conv" || nhwc(i) || nhwc(i - 1) || pw.inputs.empty() || dw.inputs.empty() ||
+        dw.outputs.size() != 1 || pw.inputs[0] != dw.outputs[0] || uses[dw.outputs[0]] != 1 || og.residual_convs.count(dw.name))
+      continue;
+    const ir::Shape* wp = const_weight(pw);
+    const ir::Shape* wd = const_weight(dw);
+    if (!wp || !wd || (*wp)[2] != 1 || (*wp)[3] != 1 || group(pw) != 1) continue;
+    if (dw.inputs[0] == ir::kNoTensor || g.tensor(dw.inputs[0]).shape.size() != 4) continue;
+    const int64_t c = g.tensor(dw.inputs[0]).shape[1];
+    if ((*wd)[0] != c || (*wd)[1] != 1 || group(dw) != c || (*wp)[1] != c) continue;
+    if (dw.inputs.size() > 2 && dw.inputs[2] != ir::kNoTensor && !g.tensor(dw.inputs[2]).is_constant()) continue;
+    r.insert(pw.name);
+  }
+  return r;
+}
+
 /// The element types a CUDA graph output may have: float32 (float16 inside in fp16 mode, cast back at the port)
 /// and the integer / bool tensors the executor computes (comparisons, logic, Cast, shape-like ops), returned as
 /// they are in the arena.
@@ -343,6 +389,7 @@ inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuild
   if (!options.debug_keep_all_tensors) r.fused_activation = fuse_conv_activations(graph);
   r.graph = std::move(graph);
   WS_RETURN_IF_ERROR(assign_layouts(r, options));
+  r.depthwise_pointwise = depthwise_pointwise_pairs(r, options);
   return r;
 }
 
@@ -364,9 +411,15 @@ inline std::vector<ir::Node> onnx_view(const ir::Graph& g, const std::set<std::s
 /// Stage 3. The arena over `g`'s runtime tensors, float32 ones stored as float16 when `half`. Normally
 /// plan_arena's lifetime-based reuse; with `keep_all_tensors` (CudaBuildOptions::debug_keep_all_tensors)
 /// every runtime tensor a node or port touches gets its own 256-byte-aligned range, in tensor-id order.
-inline ArenaPlan plan_cuda_arena(const ir::Graph& g, bool half, bool keep_all_tensors) {
+/// `depthwise_pointwise` (OptimizedGraph): each named node may read, fused, the input of the depthwise Conv before it,
+/// so that input lives until the named node (its range is never reused for the named node's output).
+inline ArenaPlan plan_cuda_arena(const ir::Graph& g, bool half, bool keep_all_tensors,
+                                 const std::set<std::string>& depthwise_pointwise = {}) {
   ir::Graph shadow;
   shadow.nodes = g.nodes;
+  for (size_t i = 1; i < shadow.nodes.size(); ++i)
+    if (depthwise_pointwise.count(shadow.nodes[i].name) && !shadow.nodes[i - 1].inputs.empty())
+      shadow.nodes[i].inputs.push_back(shadow.nodes[i - 1].inputs[0]);
   shadow.inputs = g.inputs;
   shadow.outputs = g.outputs;
   shadow.tensors.reserve(g.tensors.size());

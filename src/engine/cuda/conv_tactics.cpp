@@ -89,6 +89,15 @@ std::vector<WsConv> ws_conv_candidates(const BindContext& c, const kernels::Conv
   return r;
 }
 
+std::vector<DwPwTactic> dwpw_candidates(const kernels::Conv2dGeometry& pw) {
+  using kernels::PointwiseTile;
+  std::vector<WsConv> split;
+  push_split_k(pw, split, {WsConv::kPointwise32Split4, WsConv::kPointwise64Split4, WsConv::kPointwise32Split8, WsConv::kPointwise32Split16});
+  std::vector<DwPwTactic> r = {{PointwiseTile::k64x64, 1}, {PointwiseTile::k32x32, 1}};
+  for (WsConv o : split) r.push_back({o == WsConv::kPointwise64Split4 ? PointwiseTile::k64x64 : PointwiseTile::k32x32, ws_conv_splits(o)});
+  return r;
+}
+
 std::vector<WsConv> ws_conv_fp8_candidates(const BindContext& c, const kernels::Conv2dGeometry& g) {
   std::vector<WsConv> r;
   if (!(c.options.tactic_sources & kTacticWarpStream) || !kernels::validate_conv2d(g).is_ok() || !kernels::conv2d_pointwise_applicable(g) ||

@@ -48,6 +48,20 @@ std::vector<WsConv> ws_conv_candidates(const BindContext& c, const kernels::Conv
 /// an enabled source; the caller decides whether the node runs FP8: precision, calibration, compute capability).
 std::vector<WsConv> ws_conv_fp8_candidates(const BindContext& c, const kernels::Conv2dGeometry& g);
 
+/// A fused depthwise → pointwise tactic (kernels::conv2d_depthwise_pointwise): the projection GEMM's tile and split-K
+/// factor (1: none; > 1: partials in the workspace, then the reduce kernel).
+struct DwPwTactic {
+  kernels::PointwiseTile tile = kernels::PointwiseTile::k32x32;
+  int splits = 1;
+  /// The timing-cache "impl" value, e.g. "ws_dwpw_32x32_splitk4".
+  std::string key() const {
+    return std::string("ws_dwpw_") + kernels::pointwise_tile_name(tile) + (splits > 1 ? "_splitk" + std::to_string(splits) : "");
+  }
+};
+/// The fused tactics for a pointwise conv `pw`, in timing order: both tiles, and the split-K forms the pointwise conv
+/// itself would be offered (the same rule: a small tile grid next to the SM count and a deep enough K).
+std::vector<DwPwTactic> dwpw_candidates(const kernels::Conv2dGeometry& pw);
+
 struct WsConvPlan {
   WsConv impl = WsConv::kDirect;
   kernels::Conv2dGeometry g;

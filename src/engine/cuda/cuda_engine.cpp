@@ -360,6 +360,10 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
                    half ? kernels::ElemType::kFloat16 : kernels::ElemType::kFloat32, half ? size_t{2} : size_t{4},
                    kernels::Activation::kNone, {}, upload, upload_values, dev, cache, e.tactics_, upload_stored, false, upload_bytes};
     bc.nhwc = i < og.nhwc_nodes.size() && og.nhwc_nodes[i];  // the plan of assign_layouts (build_stages.h)
+    // A depthwise → pointwise candidate (build_stages.h depthwise_pointwise_pairs) whose depthwise conv is on our kernel.
+    if (i > 0 && og.depthwise_pointwise.count(node.name) && !e.steps_.empty() && e.steps_.back().node == g.nodes[i - 1].name &&
+        e.steps_.back().ws_conv)
+      bc.depthwise_producer = &e.steps_.back();
     if (auto f = og.fused_activation.find(node.name); f != og.fused_activation.end())
       if (!activation_of(g, f->second, bc.fused_act, bc.fused_params))
         return internal_error(node.describe(g.opset) + ": fused activation " + ::ws::quoted(f->second.name) + " has no epilogue form");
@@ -389,6 +393,15 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
       s.outputs.push_back(o);
     }
     WS_RETURN_IF_ERROR(node.find(kReformatAttr) ? bind_reformat(bc, s) : def->bind(bc, s));
+    if (s.absorbs_previous) {  // the fused depthwise → pointwise step replaces the depthwise step bound just before
+      if (!bc.depthwise_producer) return internal_error(node.describe(g.opset) + ": absorbs a step that is not its depthwise producer");
+      const size_t self = e.steps_.size(), dw = self - 1;
+      e.kernel_count_ -= static_cast<size_t>(e.steps_.back().kernels);
+      e.steps_.pop_back();
+      for (auto& uses : e.input_uses_)  // graph-input operands: the depthwise step's input 0 is the fused step's input 0
+        for (auto& [step, k] : uses)
+          if (step == self) step = dw;
+    }
     workspace = std::max(workspace, s.workspace_bytes);
     counters = std::max(counters, s.tile_counters);
     e.kernel_count_ += static_cast<size_t>(s.kernels);
@@ -503,7 +516,7 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
   const std::vector<ir::Node> view = onnx_view(g, og.residual_convs);
   WS_ASSIGN_OR_RETURN(std::vector<engine::NodeContext> analyzed, cudaexec::check_support(g, view, options, dev));
 
-  const ArenaPlan plan = plan_cuda_arena(g, half, options.debug_keep_all_tensors);
+  const ArenaPlan plan = plan_cuda_arena(g, half, options.debug_keep_all_tensors, og.depthwise_pointwise);
   e->tensor_offsets_ = plan.offsets;
 
   if (options.tactic_timing_iterations < 1 || options.tactic_timing_iterations > 1000)

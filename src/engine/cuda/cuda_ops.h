@@ -61,6 +61,8 @@ struct ContextLibs {
 
 using RunFn = std::function<Status(const StepIo&, const ContextLibs&, cudaStream_t)>;
 
+struct WsConvPlan;  // conv_tactics.h
+
 struct Step {
   std::string node;
   std::string op_type;
@@ -69,6 +71,13 @@ struct Step {
   size_t workspace_bytes = 0;
   size_t tile_counters = 0;  ///< uint32 split-K tile counters the step needs (StepIo::tile_counters)
   int kernels = 1;
+  /// A Conv bound to one of our own kernels: its plan and the build-time µs it was chosen with (a later step may
+  /// absorb it: BindContext::depthwise_producer).
+  std::shared_ptr<const WsConvPlan> ws_conv;
+  float time_us = 0.0f;
+  /// This step also does the work of the step bound just before it (the depthwise conv of a fused depthwise →
+  /// pointwise pair) and reads that step's input in its place: bind_steps drops the earlier step.
+  bool absorbs_previous = false;
 };
 
 /// Status for a failed cuDNN / cuBLAS call.
@@ -119,6 +128,10 @@ struct BindContext {
   /// CudaBuildOptions::fp8_activation_amax holds a usable range for it; nullopt otherwise (no input 0, no entry,
   /// a zero / NaN / infinite amax). The one lookup behind the FP8 tactics' operands and the "|fp8cal" timing key.
   std::optional<float> fp8_input_scale() const;
+  /// A pointwise Conv whose input 0 is the output of the step bound just before it, a depthwise Conv on one of our
+  /// own kernels whose output nothing else reads (OptimizedGraph::depthwise_pointwise, build_stages.h): that step, so
+  /// bind_conv may time the fused depthwise → pointwise kernel against the pair. nullptr otherwise.
+  const Step* depthwise_producer = nullptr;
 };
 
 /// A tensor of an OpSample graph: a runtime input, or a constant (float32, int64, or bool from `ints`).

@@ -1,13 +1,14 @@
 // WarpStream's own 2-D convolution kernels (see conv.h): depthwise, pointwise (1×1 as a tiled GEMM; fp32
 // FMA or fp16 tensor cores through nvcuda::wmma; FP8 E4M3 tensor cores through mma.sync, the activation quantised
 // in the kernel) and a generic direct convolution (with a 3×3 RGB stem form:
-// one thread per pixel × 8 output channels). Each fuses zero padding
+// one thread per pixel × 8 output channels), and the fused depthwise → pointwise pair of an MBConv (fp16: the
+// pointwise wmma GEMM whose B tile is the depthwise output computed into shared memory). Each fuses zero padding
 // (bounds checks: no padded copy, asymmetric pads free), bias, an optional residual and the activation into
 // its one launch — the cuDNN path needs up to three kernels (pad, convolution, bias+activation epilogue).
 // NCHW, OIHW weights, float32 or float16 storage, float32 arithmetic. 32-bit indices (validate_conv2d
 // refuses tensors of more than 2^30 elements, so a grid-stride index never overflows).
 // Test: tests/gpu/conv_kernels_test.cpp (ws_gpu_tests --gtest_filter='ConvKernels*:CudaEngineConvTactics*'); FP8:
-// tests/gpu/conv_fp8_test.cpp ('ConvFp8*'). Time: the per-node tactic timings of a build (warpstream bench prints
+// tests/gpu/conv_fp8_test.cpp ('ConvFp8*'); fused depthwise → pointwise: 'ConvKernels.DepthwisePointwise*'. Time: the per-node tactic timings of a build (warpstream bench prints
 // tactics with µs), or `warpstream bench --precision fp8 --calibration DIR` end to end.
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -362,15 +363,17 @@ struct WmmaTile {
 // thread's e-th vector at linear index tid + e·NT of the tile in vectors) else scalars (the thread's r-th half
 // at linear index tid + r·NT). The shared-memory store below uses the same mapping.
 template <typename Tile>
-struct WmmaStage {
+struct WmmaStageA {
   uint4 a[Tile::kA / 8];
+};
+template <typename Tile>
+struct WmmaStage : WmmaStageA<Tile> {
   uint4 b[Tile::kB / 8];
 };
 
-template <int BM, int BN, typename Tile>
-__device__ __forceinline__ void wmma_load_tile(WmmaStage<Tile>& st, const __half* __restrict__ w, const __half* __restrict__ x,
-                                               int M, int N, int K, int m0, int n0, int k0, int k_end, bool vec_a, bool vec_b,
-                                               int tid) {
+template <int BM, typename Tile>
+__device__ __forceinline__ void wmma_load_a(WmmaStageA<Tile>& st, const __half* __restrict__ w, int M, int K, int m0, int k0, int k_end,
+                                            bool vec_a, int tid) {
   constexpr int BK = Tile::BK, NT = Tile::kThreads;
   const uint4 z = make_uint4(0, 0, 0, 0);
   if (vec_a) {
@@ -387,6 +390,15 @@ __device__ __forceinline__ void wmma_load_tile(WmmaStage<Tile>& st, const __half
       h[r] = (gm < M && gk < k_end) ? w[gm * K + gk] : __float2half_rn(0.0f);
     }
   }
+}
+
+template <int BM, int BN, typename Tile>
+__device__ __forceinline__ void wmma_load_tile(WmmaStage<Tile>& st, const __half* __restrict__ w, const __half* __restrict__ x,
+                                               int M, int N, int K, int m0, int n0, int k0, int k_end, bool vec_a, bool vec_b,
+                                               int tid) {
+  constexpr int NT = Tile::kThreads;
+  const uint4 z = make_uint4(0, 0, 0, 0);
+  wmma_load_a<BM, Tile>(st, w, M, K, m0, k0, k_end, vec_a, tid);
   if (vec_b) {
 #pragma unroll
     for (int v = 0; v < Tile::kB / 8; ++v) {
@@ -403,9 +415,9 @@ __device__ __forceinline__ void wmma_load_tile(WmmaStage<Tile>& st, const __half
   }
 }
 
-template <int BM, int BN, typename Tile>
-__device__ __forceinline__ void wmma_store_tile(const WmmaStage<Tile>& st, __half* As, __half* Bs, bool vec_a, bool vec_b, int tid) {
-  constexpr int BK = Tile::BK, NT = Tile::kThreads, LDA = Tile::LDA, LDB = Tile::LDB;
+template <typename Tile>
+__device__ __forceinline__ void wmma_store_a(const WmmaStageA<Tile>& st, __half* As, bool vec_a, int tid) {
+  constexpr int BK = Tile::BK, NT = Tile::kThreads, LDA = Tile::LDA;
   if (vec_a) {
 #pragma unroll
     for (int v = 0; v < Tile::kA / 8; ++v) {
@@ -420,6 +432,12 @@ __device__ __forceinline__ void wmma_store_tile(const WmmaStage<Tile>& st, __hal
       As[(e / BK) * LDA + e % BK] = h[r];
     }
   }
+}
+
+template <int BM, int BN, typename Tile>
+__device__ __forceinline__ void wmma_store_tile(const WmmaStage<Tile>& st, __half* As, __half* Bs, bool vec_a, bool vec_b, int tid) {
+  constexpr int NT = Tile::kThreads, LDB = Tile::LDB;
+  wmma_store_a<Tile>(st, As, vec_a, tid);
   if (vec_b) {
 #pragma unroll
     for (int v = 0; v < Tile::kB / 8; ++v) {
@@ -436,65 +454,41 @@ __device__ __forceinline__ void wmma_store_tile(const WmmaStage<Tile>& st, __hal
   }
 }
 
-template <int BM, int BN, int WM, int WN>
-__global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_wmma_kernel(
-    const __half* __restrict__ x, const __half* __restrict__ w, __half* __restrict__ y, const float* __restrict__ bias,
-    const __half* __restrict__ res, int M, int N, int K, Activation act, ActivationParams p, int splits,
-    float* __restrict__ part, unsigned* __restrict__ counters) {
-  pdl_wait();
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700  // wmma helpers: sm_70+ (the kernels trap below)
+// One k-tile of tensor-core work: the warp's (WM/16)×(WN/16) accumulators += As[warp rows][0, BK) · Bs[0, BK)[warp cols].
+template <typename Tile, int WM, int WN, typename Frag>
+__device__ __forceinline__ void wmma_tile_mma(Frag (&acc)[WM / 16][WN / 16], const __half* As, const __half* Bs, int wm, int wn) {
+  using namespace nvcuda;
+  constexpr int BK = Tile::BK, LDA = Tile::LDA, LDB = Tile::LDB, FM = WM / 16, FN = WN / 16;
+#pragma unroll
+  for (int kk = 0; kk < BK; kk += 16) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> af[FM];
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> bf[FN];
+#pragma unroll
+    for (int i = 0; i < FM; ++i) wmma::load_matrix_sync(af[i], As + (wm * WM + i * 16) * LDA + kk, LDA);
+#pragma unroll
+    for (int j = 0; j < FN; ++j) wmma::load_matrix_sync(bf[j], Bs + kk * LDB + wn * WN + j * 16, LDB);
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+#pragma unroll
+      for (int j = 0; j < FN; ++j) wmma::mma_sync(acc[i][j], af[i], bf[j], acc[i][j]);
+  }
+}
+
+// The shared tail of the fp16 wmma kernels: accumulators → shared memory (reusing the A/B tiles' bytes) → the
+// bounds-checked fused epilogue (bias, residual, activation; 16-byte stores when H·W % 8 == 0) or fp32 split-K
+// partials, then the in-kernel split-K reduction when `counters` is given. Call with every thread of the block.
+template <int BM, int BN, int WM, int WN, typename Frag>
+__device__ __forceinline__ void wmma_epilogue(Frag (&acc)[WM / 16][WN / 16], unsigned char* smem, __half* __restrict__ y,
+                                              const float* __restrict__ bias, const __half* __restrict__ res, float* __restrict__ part,
+                                              unsigned* __restrict__ counters, const SplitK& sk, int M, int N, int m0, int n0,
+                                              Activation act, const ActivationParams& p) {
   using namespace nvcuda;
   using Tile = WmmaTile<BM, BN, WM, WN>;
-  constexpr int BK = Tile::BK, LDA = Tile::LDA, LDB = Tile::LDB, LDC = Tile::LDC, NT = Tile::kThreads, S = Tile::kStages;
-  constexpr int FM = WM / 16, FN = WN / 16;
-  __shared__ __align__(128) unsigned char smem[Tile::kSmemBytes];
-  __half* As = reinterpret_cast<__half*>(smem);  // [BM][LDA]: As[m][k] = W[m0 + m][k0 + k]
-  __half* Bs = As + BM * LDA;                    // [BK][LDB]: Bs[k][n] = X[k0 + k][n0 + n]
-  float* Cs = reinterpret_cast<float*>(smem);    // [BM][LDC], after the main loop
-  const SplitK sk = split_k<BK>(K, splits);
-  const int k_begin = sk.begin, k_end = sk.end;
-  to_block_image(sk, M, N, K, x, y, res, part);
-  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  constexpr int LDC = Tile::LDC, NT = Tile::kThreads, FM = WM / 16, FN = WN / 16;
+  float* Cs = reinterpret_cast<float*>(smem);  // [BM][LDC]
   const int tid = threadIdx.x, warp = tid / 32;
   const int wm = warp / (BN / WN), wn = warp % (BN / WN);
-  const bool vec_a = K % 8 == 0 && (reinterpret_cast<uintptr_t>(w) & 15) == 0;
-  const bool vec_b = N % 8 == 0 && (reinterpret_cast<uintptr_t>(x) & 15) == 0;
-  const int ntiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[FM][FN];
-#pragma unroll
-  for (int i = 0; i < FM; ++i)
-#pragma unroll
-    for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
-  WmmaStage<Tile> st[S];
-#pragma unroll
-  for (int s = 0; s < S; ++s)
-    if (s < ntiles) wmma_load_tile<BM, BN, Tile>(st[s], w, x, M, N, K, m0, n0, k_begin + s * BK, k_end, vec_a, vec_b, tid);
-  for (int t0 = 0; t0 < ntiles; t0 += S) {
-#pragma unroll
-    for (int s = 0; s < S; ++s) {
-      const int t = t0 + s;
-      if (t >= ntiles) break;
-      __syncthreads();  // every warp is done reading tile t − 1 from shared memory
-      wmma_store_tile<BM, BN, Tile>(st[s], As, Bs, vec_a, vec_b, tid);
-      if (t + S < ntiles)  // refill this stage kStages tiles ahead: in flight during the next S − 1 tiles
-        wmma_load_tile<BM, BN, Tile>(st[s], w, x, M, N, K, m0, n0, k_begin + (t + S) * BK, k_end, vec_a, vec_b, tid);
-      __syncthreads();
-#pragma unroll
-      for (int kk = 0; kk < BK; kk += 16) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> af[FM];
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> bf[FN];
-#pragma unroll
-        for (int i = 0; i < FM; ++i) wmma::load_matrix_sync(af[i], As + (wm * WM + i * 16) * LDA + kk, LDA);
-#pragma unroll
-        for (int j = 0; j < FN; ++j) wmma::load_matrix_sync(bf[j], Bs + kk * LDB + wn * WN + j * 16, LDB);
-#pragma unroll
-        for (int i = 0; i < FM; ++i)
-#pragma unroll
-          for (int j = 0; j < FN; ++j) wmma::mma_sync(acc[i][j], af[i], bf[j], acc[i][j]);
-      }
-    }
-  }
-  pdl_allow_dependents();  // main loop done: the next kernel may be scheduled (it waits for this grid in pdl_wait)
   __syncthreads();  // As/Bs are reused as Cs
 #pragma unroll
   for (int i = 0; i < FM; ++i)
@@ -539,6 +533,160 @@ __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_
     }
   }
   if (part && counters) splitk_serial_finish<__half, BM, BN>(sk, part, counters, y, bias, res, M, N, m0, n0, act, p);
+}
+
+#endif
+
+template <int BM, int BN, int WM, int WN>
+__global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_wmma_kernel(
+    const __half* __restrict__ x, const __half* __restrict__ w, __half* __restrict__ y, const float* __restrict__ bias,
+    const __half* __restrict__ res, int M, int N, int K, Activation act, ActivationParams p, int splits,
+    float* __restrict__ part, unsigned* __restrict__ counters) {
+  pdl_wait();
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
+  using namespace nvcuda;
+  using Tile = WmmaTile<BM, BN, WM, WN>;
+  constexpr int BK = Tile::BK, LDA = Tile::LDA, S = Tile::kStages;
+  constexpr int FM = WM / 16, FN = WN / 16;
+  __shared__ __align__(128) unsigned char smem[Tile::kSmemBytes];
+  __half* As = reinterpret_cast<__half*>(smem);  // [BM][LDA]: As[m][k] = W[m0 + m][k0 + k]
+  __half* Bs = As + BM * LDA;                    // [BK][LDB]: Bs[k][n] = X[k0 + k][n0 + n]; [BM][LDC] floats after the loop
+  const SplitK sk = split_k<BK>(K, splits);
+  const int k_begin = sk.begin, k_end = sk.end;
+  to_block_image(sk, M, N, K, x, y, res, part);
+  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  const int tid = threadIdx.x, warp = tid / 32;
+  const int wm = warp / (BN / WN), wn = warp % (BN / WN);
+  const bool vec_a = K % 8 == 0 && (reinterpret_cast<uintptr_t>(w) & 15) == 0;
+  const bool vec_b = N % 8 == 0 && (reinterpret_cast<uintptr_t>(x) & 15) == 0;
+  const int ntiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[FM][FN];
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+  WmmaStage<Tile> st[S];
+#pragma unroll
+  for (int s = 0; s < S; ++s)
+    if (s < ntiles) wmma_load_tile<BM, BN, Tile>(st[s], w, x, M, N, K, m0, n0, k_begin + s * BK, k_end, vec_a, vec_b, tid);
+  for (int t0 = 0; t0 < ntiles; t0 += S) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      const int t = t0 + s;
+      if (t >= ntiles) break;
+      __syncthreads();  // every warp is done reading tile t − 1 from shared memory
+      wmma_store_tile<BM, BN, Tile>(st[s], As, Bs, vec_a, vec_b, tid);
+      if (t + S < ntiles)  // refill this stage kStages tiles ahead: in flight during the next S − 1 tiles
+        wmma_load_tile<BM, BN, Tile>(st[s], w, x, M, N, K, m0, n0, k_begin + (t + S) * BK, k_end, vec_a, vec_b, tid);
+      __syncthreads();
+      wmma_tile_mma<Tile, WM, WN>(acc, As, Bs, wm, wn);
+    }
+  }
+  pdl_allow_dependents();  // main loop done: the next kernel may be scheduled (it waits for this grid in pdl_wait)
+  wmma_epilogue<BM, BN, WM, WN>(acc, smem, y, bias, res, part, counters, sk, M, N, m0, n0, act, p);
+#else
+  __trap();  // tensor-core path needs sm_70+; the CUDA executor never offers it below
+#endif
+}
+
+
+// ---- depthwise → pointwise fused (fp16; conv.h conv2d_depthwise_pointwise): the pointwise wmma GEMM above whose
+// B operand is not loaded but computed. For each k-tile (BK = 32 channels of the depthwise output) the block's
+// threads compute Bs[k][n] = half(act_dw(sum_{ky,kx} x[k0+k][iy][ix]·w_dw[k0+k][ky][kx] + b_dw[k0+k])) for its BN
+// pixels — thread e = tid + r·NT takes k = e / BN, n = e % BN (a warp: one channel, 32 consecutive pixels, so the
+// taps are read along rows) — with the depthwise kernel's arithmetic (fmaf over ky, then kx, skipping taps outside
+// x; then bias, activation, round to half), so Bs holds exactly the values depthwise_kernel would have stored.
+// The A tile (projection weights) is loaded one k-tile ahead in registers while the depthwise slice is computed.
+template <int NT, int BN, int LDB, int KH, int KW>
+__device__ __forceinline__ void depthwise_tile_to_shared(__half* Bs, const __half* __restrict__ x, const __half* __restrict__ wd,
+                                                         const float* __restrict__ bd, const SpatialArgs& a, Activation act,
+                                                         const ActivationParams& p, int N, int k0, int k_end, int n0, int tid) {
+  constexpr int BK = 32;
+  const int kh = KH > 0 ? KH : a.kh, kw = KW > 0 ? KW : a.kw;
+  const int plane = a.in_h * a.in_w;
+#pragma unroll 4
+  for (int r = 0; r < BK * BN / NT; ++r) {
+    const int e = tid + r * NT, k = e / BN, n = e % BN, gk = k0 + k, gn = n0 + n;
+    float v = 0.0f;
+    if (gk < k_end && gn < N) {
+      const int oy = gn / a.out_w, ox = gn % a.out_w;
+      const __half* xp = x + gk * plane;
+      const __half* wp = wd + gk * kh * kw;
+      const int iy0 = oy * a.sh - a.pt, ix0 = ox * a.sw - a.pl;
+      float acc = 0.0f;
+      if constexpr (KH > 0) {
+#pragma unroll
+        for (int ky = 0; ky < KH; ++ky) {
+          const int iy = iy0 + ky * a.dh;
+          if (static_cast<unsigned>(iy) >= static_cast<unsigned>(a.in_h)) continue;
+          const __half* row = xp + iy * a.in_w;
+#pragma unroll
+          for (int kx = 0; kx < KW; ++kx) {
+            const int ix = ix0 + kx * a.dw;
+            if (static_cast<unsigned>(ix) < static_cast<unsigned>(a.in_w)) acc = fmaf(load(row, ix), load(wp, ky * KW + kx), acc);
+          }
+        }
+      } else {
+        for (int ky = 0; ky < kh; ++ky) {
+          const int iy = iy0 + ky * a.dh;
+          if (static_cast<unsigned>(iy) >= static_cast<unsigned>(a.in_h)) continue;
+          const __half* row = xp + iy * a.in_w;
+          for (int kx = 0; kx < kw; ++kx) {
+            const int ix = ix0 + kx * a.dw;
+            if (static_cast<unsigned>(ix) < static_cast<unsigned>(a.in_w)) acc = fmaf(load(row, ix), load(wp, ky * kw + kx), acc);
+          }
+        }
+      }
+      if (bd) acc += bd[gk];
+      v = activate(acc, act, p);
+    }
+    Bs[k * LDB + n] = __float2half_rn(v);
+  }
+}
+
+template <int BM, int BN, int WM, int WN, int KH, int KW>
+__global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) depthwise_pointwise_wmma_kernel(
+    const __half* __restrict__ x, const __half* __restrict__ wd, const float* __restrict__ bd, SpatialArgs a, Activation act_dw,
+    ActivationParams p_dw, const __half* __restrict__ w, __half* __restrict__ y, const float* __restrict__ bias,
+    const __half* __restrict__ res, int M, int N, int K, Activation act, ActivationParams p, int splits, float* __restrict__ part) {
+  pdl_wait();
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
+  using namespace nvcuda;
+  using Tile = WmmaTile<BM, BN, WM, WN>;
+  constexpr int BK = Tile::BK, LDA = Tile::LDA, LDB = Tile::LDB, NT = Tile::kThreads;
+  constexpr int FM = WM / 16, FN = WN / 16;
+  __shared__ __align__(128) unsigned char smem[Tile::kSmemBytes];
+  __half* As = reinterpret_cast<__half*>(smem);  // [BM][LDA]: As[m][k] = W[m0 + m][k0 + k]
+  __half* Bs = As + BM * LDA;                    // [BK][LDB]: Bs[k][n] = depthwise output [k0 + k][n0 + n]
+  const SplitK sk = split_k<BK>(K, splits);
+  const int k_begin = sk.begin, k_end = sk.end;
+  x += sk.img * K * a.in_h * a.in_w;  // the image's depthwise input [K][in_h][in_w]
+  y += sk.img * M * N;
+  if (res) res += sk.img * M * N;
+  if (part) part += (sk.img * sk.splits + sk.split) * M * N;
+  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  const int tid = threadIdx.x, warp = tid / 32;
+  const int wm = warp / (BN / WN), wn = warp % (BN / WN);
+  const bool vec_a = K % 8 == 0 && (reinterpret_cast<uintptr_t>(w) & 15) == 0;
+  const int ntiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[FM][FN];
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+  WmmaStageA<Tile> st;
+  if (ntiles > 0) wmma_load_a<BM, Tile>(st, w, M, K, m0, k_begin, k_end, vec_a, tid);
+  for (int t = 0; t < ntiles; ++t) {
+    const int k0 = k_begin + t * BK;
+    __syncthreads();  // every warp is done reading tile t − 1 from shared memory
+    wmma_store_a<Tile>(st, As, vec_a, tid);
+    if (t + 1 < ntiles) wmma_load_a<BM, Tile>(st, w, M, K, m0, k0 + BK, k_end, vec_a, tid);  // in flight during the depthwise slice
+    depthwise_tile_to_shared<NT, BN, LDB, KH, KW>(Bs, x, wd, bd, a, act_dw, p_dw, N, k0, k_end, n0, tid);
+    __syncthreads();
+    wmma_tile_mma<Tile, WM, WN>(acc, As, Bs, wm, wn);
+  }
+  pdl_allow_dependents();  // main loop done: the next kernel may be scheduled (it waits for this grid in pdl_wait)
+  wmma_epilogue<BM, BN, WM, WN>(acc, smem, y, bias, res, part, nullptr, sk, M, N, m0, n0, act, p);
 #else
   __trap();  // tensor-core path needs sm_70+; the CUDA executor never offers it below
 #endif
@@ -776,6 +924,17 @@ size_t conv2d_pointwise_tile_counters(const Conv2dGeometry& g, PointwiseTile til
 
 namespace {
 
+// Why dw → pw cannot run as conv2d_depthwise_pointwise ("" when it can).
+std::string depthwise_pointwise_mismatch(const Conv2dGeometry& dw, const Conv2dGeometry& pw) {
+  if (!conv2d_depthwise_applicable(dw)) return "the first conv is not depthwise (group == c_in == c_out)";
+  if (!conv2d_pointwise_applicable(pw)) return "the second conv is not pointwise (1x1, stride 1, dilation 1, no pads, group 1)";
+  if (pw.n != dw.n || pw.c_in != dw.c_out || pw.in_h != dw.out_h || pw.in_w != dw.out_w)
+    return "the pointwise conv's input [" + std::to_string(pw.n) + ", " + std::to_string(pw.c_in) + ", " + std::to_string(pw.in_h) + ", " +
+           std::to_string(pw.in_w) + "] is not the depthwise output [" + std::to_string(dw.n) + ", " + std::to_string(dw.c_out) + ", " +
+           std::to_string(dw.out_h) + ", " + std::to_string(dw.out_w) + "]";
+  return {};
+}
+
 Status launched(const char* what) {
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return cuda::cuda_status(err, what, __FILE__, __LINE__);
@@ -811,6 +970,10 @@ bool conv2d_depthwise_applicable(const Conv2dGeometry& g) { return g.group == g.
 bool conv2d_pointwise_applicable(const Conv2dGeometry& g) {
   return g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 && g.dilation_w == 1 &&
          g.pad_top == 0 && g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0 && g.group == 1;
+}
+
+bool conv2d_depthwise_pointwise_applicable(const Conv2dGeometry& dw, const Conv2dGeometry& pw) {
+  return validate_conv2d(dw).is_ok() && validate_conv2d(pw).is_ok() && depthwise_pointwise_mismatch(dw, pw).empty();
 }
 
 const char* pointwise_tile_name(PointwiseTile t) { return t == PointwiseTile::k64x64 ? "64x64" : "32x32"; }
@@ -925,6 +1088,54 @@ Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g,
   }
   return launched("conv2d_pointwise launch");
 }
+
+Status conv2d_depthwise_pointwise(PointwiseTile tile, const Conv2dGeometry& dw, const Conv2dGeometry& pw, const void* x, const void* w_dw,
+                                  const ConvEpilogue& dw_epi, const void* w_pw, void* y, const ConvEpilogue& e, cudaStream_t stream,
+                                  int splits, void* workspace) {
+  WS_RETURN_IF_ERROR(validate_conv2d(dw));
+  WS_RETURN_IF_ERROR(validate_conv2d(pw));
+  const std::string why = depthwise_pointwise_mismatch(dw, pw);
+  if (!why.empty()) return invalid_argument("conv2d_depthwise_pointwise: " + why);
+  if (dw_epi.residual) return invalid_argument("conv2d_depthwise_pointwise: the depthwise conv cannot carry a residual (its output is never stored)");
+  if (!x || !w_dw || !w_pw || !y) return invalid_argument("conv2d_depthwise_pointwise: null x, weight or y");
+  if (splits < 1 || splits > kPointwiseMaxSplits)
+    return invalid_argument("conv2d_depthwise_pointwise: split-K " + std::to_string(splits) + " outside 1.." + std::to_string(kPointwiseMaxSplits));
+  if (splits > 1 && !workspace) return invalid_argument("conv2d_depthwise_pointwise: split-K needs a workspace (conv2d_pointwise_workspace_bytes of pw)");
+  if (pw.n * splits > 65535) return invalid_argument("conv2d_depthwise_pointwise: batch x split-K above 65535");
+  const int M = int(pw.c_out), N = int(pw.out_h * pw.out_w), K = int(pw.c_in);
+  const unsigned nb = static_cast<unsigned>(pw.n * splits);
+  float* part = splits > 1 ? static_cast<float*>(workspace) : nullptr;
+  const SpatialArgs a = spatial_args(dw);
+  const __half* xs = static_cast<const __half*>(x);
+  const __half* wds = static_cast<const __half*>(w_dw);
+  const __half* ws = static_cast<const __half*>(w_pw);
+  __half* ys = static_cast<__half*>(y);
+  const __half* rs = static_cast<const __half*>(e.residual);
+  auto go = [&](auto kernel, int bm, int bn, int threads) {
+    const dim3 grid(unsigned((N + bn - 1) / bn), unsigned((M + bm - 1) / bm), nb);
+    launch_kernel(e.pdl, kernel, grid, threads, 0, stream, xs, wds, dw_epi.bias, a, dw_epi.act, dw_epi.params, ws, ys, e.bias, rs, M, N, K,
+                  e.act, e.params, splits, part);
+  };
+  const int kern = a.kh == 3 && a.kw == 3 ? 3 : a.kh == 5 && a.kw == 5 ? 5 : 0;
+  if (tile == PointwiseTile::k64x64) {
+    constexpr int T = WmmaTile<64, 64, 32, 32>::kThreads;
+    if (kern == 3) go(depthwise_pointwise_wmma_kernel<64, 64, 32, 32, 3, 3>, 64, 64, T);
+    else if (kern == 5) go(depthwise_pointwise_wmma_kernel<64, 64, 32, 32, 5, 5>, 64, 64, T);
+    else go(depthwise_pointwise_wmma_kernel<64, 64, 32, 32, 0, 0>, 64, 64, T);
+  } else {
+    constexpr int T = WmmaTile<32, 32, 16, 16>::kThreads;
+    if (kern == 3) go(depthwise_pointwise_wmma_kernel<32, 32, 16, 16, 3, 3>, 32, 32, T);
+    else if (kern == 5) go(depthwise_pointwise_wmma_kernel<32, 32, 16, 16, 5, 5>, 32, 32, T);
+    else go(depthwise_pointwise_wmma_kernel<32, 32, 16, 16, 0, 0>, 32, 32, T);
+  }
+  if (part) {
+    const int total = int(pw.n) * M * N;
+    launch_kernel(e.pdl, splitk_reduce_kernel<__half>, (total + kThreads - 1) / kThreads, kThreads, 0, stream, part, ys, e.bias, rs, M, N, splits,
+                  total, e.act, e.params);
+  }
+  return launched("conv2d_depthwise_pointwise launch");
+}
+
 
 Result<int> conv2d_pointwise_fp8_arch() {
   cudaFuncAttributes a{};

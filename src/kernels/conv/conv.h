@@ -16,7 +16,8 @@
 /// input, kernel, stride, dilation and pads; channels not divisible by group; non-positive values), a shape
 /// the chosen kernel does not cover (see each function), or more than 2^30 elements in a tensor
 /// (32-bit indexing); kCuda for a failed launch.
-/// Test: tests/gpu/conv_kernels_test.cpp (ws_gpu_tests --gtest_filter='ConvKernels*:CudaEngineConvTactics*'); FP8:
+/// Test: tests/gpu/conv_kernels_test.cpp (ws_gpu_tests --gtest_filter='ConvKernels*:CudaEngineConvTactics*'; the fused
+/// depthwise → pointwise kernel: 'ConvKernels.DepthwisePointwise*'); FP8:
 /// tests/gpu/conv_fp8_test.cpp (--gtest_filter='ConvFp8*').
 
 #include <cuda_runtime.h>
@@ -99,6 +100,26 @@ size_t conv2d_pointwise_workspace_bytes(const Conv2dGeometry& g, int splits);
 /// uint32 counters split-K's in-kernel reduction needs: one per output tile, n · ceil(Cout / b) · ceil(H·W / b) with
 /// b the tile edge (64 or 32); 0 for splits <= 1. The same for conv2d_pointwise_fp8.
 size_t conv2d_pointwise_tile_counters(const Conv2dGeometry& g, PointwiseTile tile, int splits);
+
+/// Depthwise → pointwise in one launch (an MBConv's depthwise conv and the 1×1 projection after it: EfficientNet,
+/// MobileNetV2), float16 storage only, tensor cores (compute capability >= 7.0; the caller checks, the kernel traps below):
+///   d[n][c][p] = act_dw(sum_{ky,kx} w_dw[c][ky][kx] · x[n][c][iy][ix] + b_dw[c])   rounded to half, never stored;
+///   y[n][m][p] = act(sum_c w_pw[m][c] · d[n][c][p] + bias[m] + residual[n][m][p]).
+/// The pointwise part is conv2d_pointwise's fp16 wmma GEMM with the same tiles (`tile`) and split-K (partials in
+/// `workspace`, conv2d_pointwise_workspace_bytes(pw, splits), then the reduce kernel); its B operand (a 32-channel slice
+/// of d for the block's pixels) is computed into shared memory with conv2d_depthwise's arithmetic instead of read from
+/// global memory. So y equals conv2d_depthwise → conv2d_pointwise (same tile, same splits) bit for bit, and d's
+/// activation round trip and one kernel boundary disappear. Each block recomputes its slice of d once per output-channel
+/// tile (ceil(c_out / tile edge) times in all): a tactic the CUDA executor times against the pair, never forced.
+/// Layout: NCHW x [n][c][in_h][in_w], w_dw [c][1][kh][kw], w_pw [m][c]; biases float32 or nullptr; any depthwise
+/// kernel size, stride, dilation and pads (3×3 and 5×5 unrolled).
+/// Errors: kInvalidArgument when either geometry is invalid, `dw` is not depthwise (conv2d_depthwise_applicable), `pw`
+/// not pointwise, pw's input is not dw's output, dw_epi carries a residual, an operand is null, splits outside
+/// 1..kPointwiseMaxSplits or no workspace; kCuda for a failed launch.
+bool conv2d_depthwise_pointwise_applicable(const Conv2dGeometry& dw, const Conv2dGeometry& pw);
+Status conv2d_depthwise_pointwise(PointwiseTile tile, const Conv2dGeometry& dw, const Conv2dGeometry& pw, const void* x, const void* w_dw,
+                                  const ConvEpilogue& dw_epi, const void* w_pw, void* y, const ConvEpilogue& e, cudaStream_t stream,
+                                  int splits = 1, void* workspace = nullptr);
 
 /// FP8 (OCP E4M3) operands of a pointwise convolution (CudaBuildOptions precision fp8), all device memory
 /// except inv_x_scale. The weight rows are quantised at build with a per-output-channel scale

@@ -5,11 +5,13 @@
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // cuDNN legacy API (see cudnn_conv_plan.h)
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/escape.h"
 #include "engine/cuda/conv_tactics.h"
 #include "engine/cuda/cudnn_conv_plan.h"
 #include "engine/cuda/fp8_quant.h"
@@ -129,6 +131,85 @@ Status supports_conv(const BindContext& c) {
     if (!v.is_ok()) return refuse(c, "no WarpStream conv kernel runs it (" + v.message() + ") and cudnn is not enabled" + enabled);
   }
   return Status::ok();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Depthwise → pointwise fusion (kernels::conv2d_depthwise_pointwise): the pointwise Conv `pw` (already bound: its best
+// tactic took pw_us) absorbs the depthwise step bound just before it (BindContext::depthwise_producer) when one fused
+// kernel is faster than the pair. Timed like our other kernels (graph replay, residual in place); the decision is kept
+// in the timing cache under "<node key>|dwpw" ("unfused" or the fused tactic's key). Returns true when `s` became the
+// fused step (absorbs_previous; reading the depthwise input in place of input 0).
+Result<bool> bind_depthwise_pointwise(BindContext& c, Step& s, const WsConvPlan& pw, float pw_us, bool resid, int cc_major) {
+  const Step& prod = *c.depthwise_producer;
+  const std::shared_ptr<const WsConvPlan> dw = prod.ws_conv;
+  if (cc_major < 7 || c.elem != ElemType::kFloat16 || c.nhwc || !pw.weight || !dw || !dw->weight ||
+      (dw->impl != WsConv::kDepthwise && dw->impl != WsConv::kDepthwise4) || !kernels::conv2d_depthwise_pointwise_applicable(dw->g, pw.g))
+    return false;
+  const std::vector<DwPwTactic> candidates = dwpw_candidates(pw.g);
+  const std::string key = c.cache_key() + "|dwpw";
+  const float pair_us = prod.time_us + pw_us;
+  std::optional<DwPwTactic> chosen;
+  float fused_us = 0.0f;
+  bool from_cache = false;
+  if (const TimingEntry* e = c.cache.find(key); e && e->impl) {
+    from_cache = *e->impl == "unfused";
+    for (const DwPwTactic& t : candidates)
+      if (t.key() == *e->impl) { chosen = t; fused_us = e->time_us; from_cache = true; }
+  }
+  if (!from_cache) {  // a miss, or an entry naming a tactic this build does not offer: time the candidates
+    const kernels::Conv2dGeometry& gd = dw->g;
+    const size_t xb = static_cast<size_t>(gd.n * gd.c_in * gd.in_h * gd.in_w) * c.elem_bytes;
+    const size_t yb = static_cast<size_t>(pw.g.n * pw.g.c_out * pw.g.out_h * pw.g.out_w) * c.elem_bytes;
+    WS_ASSIGN_OR_RETURN(void* sx, c.dev.get(0, xb));
+    WS_ASSIGN_OR_RETURN(void* sy, c.dev.get(1, yb));
+    for (const DwPwTactic& t : candidates) {
+      void* tws = nullptr;
+      if (t.splits > 1) {
+        auto got = c.dev.get(2, kernels::conv2d_pointwise_workspace_bytes(pw.g, t.splits));
+        if (!got) continue;
+        tws = *got;
+      }
+      kernels::ConvEpilogue e = pw.epi;
+      e.residual = resid ? sy : nullptr;  // timed in place, as the single kernels are
+      auto us = c.dev.time_us([&](cudaStream_t st) {
+        return kernels::conv2d_depthwise_pointwise(t.tile, gd, pw.g, sx, dw->weight, dw->epi, pw.weight, sy, e, st, t.splits, tws);
+      }, 0, true, c.node.describe(c.graph.opset) + ": " + t.key() + " (absorbing " + ::ws::quoted(prod.node) + ")");
+      if (!us) { (void)cudaGetLastError(); continue; }
+      if (!chosen || *us < fused_us) { chosen = t; fused_us = *us; }
+    }
+    if (chosen && !(fused_us < pair_us)) chosen.reset();
+    TimingEntry decision;
+    decision.impl = chosen ? chosen->key() : std::string("unfused");
+    decision.time_us = chosen ? fused_us : pair_us;
+    c.cache.put(key, std::move(decision));
+  }
+  if (!chosen) return false;
+  const DwPwTactic t = *chosen;
+  auto pwp = std::make_shared<WsConvPlan>(pw);
+  s.inputs[0] = prod.inputs[0];
+  s.absorbs_previous = true;
+  s.ws_conv = nullptr;
+  s.time_us = fused_us;
+  s.workspace_bytes = align_up(kernels::conv2d_pointwise_workspace_bytes(pw.g, t.splits));
+  s.tile_counters = 0;
+  s.kernels = t.splits > 1 ? 2 : 1;
+  for (auto it = c.tactics.rbegin(); it != c.tactics.rend(); ++it)
+    if (it->node == prod.node) { it->choice += " -> fused into " + ::ws::quoted(c.node.name); break; }
+  char pair[32];
+  std::snprintf(pair, sizeof pair, "%.1f", pair_us);
+  std::string tiles = std::string(kernels::pointwise_tile_name(t.tile)) + (t.splits > 1 ? " split-K " + std::to_string(t.splits) + " + reduce kernel" : "");
+  c.tactics.push_back({c.node.name, "Conv",
+                       "ws depthwise->pointwise fused " + tiles + " (depthwise output in shared memory, wmma tensor cores; pair " + pair +
+                           " us): [" + dw->describe(c.precision) + "] -> [" +
+                           pw.describe(c.precision) + (resid ? " + residual" : "") + "]",
+                       fused_us, from_cache, false});
+  s.run = [dw, pwp, t, resid](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    kernels::ConvEpilogue e = pwp->epi;
+    e.residual = resid ? io.in[3] : nullptr;
+    return kernels::conv2d_depthwise_pointwise(t.tile, dw->g, pwp->g, io.in[0], dw->weight, dw->epi, pwp->weight, io.out[0], e, st, t.splits,
+                                               io.workspace);
+  };
+  return true;
 }
 
 Status bind_conv(BindContext& c, Step& s) {
@@ -403,7 +484,13 @@ Status bind_conv(BindContext& c, Step& s) {
     c.cache.put_problem(problem, entry);
     c.cache.put(key, std::move(entry));
   }
+  if (c.depthwise_producer) {  // a pointwise conv after a depthwise one on our kernel: one fused kernel if faster
+    WS_ASSIGN_OR_RETURN(const bool fused, bind_depthwise_pointwise(c, s, *own, best_us, resid, cc_major));
+    if (fused) return Status::ok();
+  }
   if (impl != "cudnn") {
+    s.ws_conv = own;
+    s.time_us = best_us;
     s.workspace_bytes = align_up(own->workspace_bytes());
     s.tile_counters = own->tile_counters();
     s.kernels = own->kernels();
