@@ -64,6 +64,17 @@ Conv2dGeometry geo(int64_t n, int64_t cin, int64_t h, int64_t w, int64_t cout, i
   return g;
 }
 
+// The CPU reference's parameters of a 2-D conv geometry.
+ref::ConvParams conv_params(const Conv2dGeometry& g) {
+  ref::ConvParams cp;
+  cp.rank = 2; cp.n = g.n; cp.c_in = g.c_in; cp.c_out = g.c_out; cp.groups = g.group;
+  cp.in[0] = g.in_h; cp.in[1] = g.in_w; cp.kernel[0] = g.kernel_h; cp.kernel[1] = g.kernel_w;
+  cp.stride[0] = g.stride_h; cp.stride[1] = g.stride_w; cp.dilation[0] = g.dilation_h; cp.dilation[1] = g.dilation_w;
+  cp.pad_begin[0] = g.pad_top; cp.pad_begin[1] = g.pad_left; cp.pad_end[0] = g.pad_bottom; cp.pad_end[1] = g.pad_right;
+  cp.out[0] = g.out_h; cp.out[1] = g.out_w;
+  return cp;
+}
+
 float host_act(float v, Activation a) {
   switch (a) {
     case Activation::kRelu: return v < 0.0f ? 0.0f : v;
@@ -150,12 +161,7 @@ void check_kernel(const std::string& name, Kernel k, const Conv2dGeometry& g) {
   const size_t yn = size_t(g.n * g.c_out * g.out_h * g.out_w), inner = size_t(g.out_h * g.out_w);
   const auto x32 = test::random_values(xn, seed), w32 = test::random_values(wn, seed + 1);
   const auto b = test::random_values(size_t(g.c_out), seed + 2), res32 = test::random_values(yn, seed + 3);
-  ref::ConvParams cp;
-  cp.rank = 2; cp.n = g.n; cp.c_in = g.c_in; cp.c_out = g.c_out; cp.groups = g.group;
-  cp.in[0] = g.in_h; cp.in[1] = g.in_w; cp.kernel[0] = g.kernel_h; cp.kernel[1] = g.kernel_w;
-  cp.stride[0] = g.stride_h; cp.stride[1] = g.stride_w; cp.dilation[0] = g.dilation_h; cp.dilation[1] = g.dilation_w;
-  cp.pad_begin[0] = g.pad_top; cp.pad_begin[1] = g.pad_left; cp.pad_end[0] = g.pad_bottom; cp.pad_end[1] = g.pad_right;
-  cp.out[0] = g.out_h; cp.out[1] = g.out_w;
+  const ref::ConvParams cp = conv_params(g);
   DeviceBuf dx(xn * 4), dw(wn * 4), dy(yn * 4), dres(yn * 4), dbias(size_t(g.c_out) * 4);
   ASSERT_EQ(::ws::test::upload_sync(dbias.p, b.data(), b.size() * 4), cudaSuccess);
   for (ElemType t : {ElemType::kFloat32, ElemType::kFloat16}) {
@@ -345,20 +351,11 @@ TEST(ConvKernels, DepthwisePointwiseMatchesReferenceAndThePairBitwise) {
     const auto x = test::round_to_half(test::random_values(xn, seed)), wd = test::round_to_half(test::random_values(wdn, seed + 1));
     const auto wp = test::round_to_half(test::random_values(wpn, seed + 2)), res = test::round_to_half(test::random_values(yn, seed + 3));
     const auto bd = test::random_values(size_t(gd.c_out), seed + 4), bp = test::random_values(size_t(gp.c_out), seed + 5);
-    auto params = [](const Conv2dGeometry& g) {
-      ref::ConvParams cp;
-      cp.rank = 2; cp.n = g.n; cp.c_in = g.c_in; cp.c_out = g.c_out; cp.groups = g.group;
-      cp.in[0] = g.in_h; cp.in[1] = g.in_w; cp.kernel[0] = g.kernel_h; cp.kernel[1] = g.kernel_w;
-      cp.stride[0] = g.stride_h; cp.stride[1] = g.stride_w; cp.dilation[0] = g.dilation_h; cp.dilation[1] = g.dilation_w;
-      cp.pad_begin[0] = g.pad_top; cp.pad_begin[1] = g.pad_left; cp.pad_end[0] = g.pad_bottom; cp.pad_end[1] = g.pad_right;
-      cp.out[0] = g.out_h; cp.out[1] = g.out_w;
-      return cp;
-    };
     std::vector<float> d(dn), ref(yn);
-    ref::conv_nd(x.data(), wd.data(), nullptr, d.data(), params(gd));
+    ref::conv_nd(x.data(), wd.data(), nullptr, d.data(), conv_params(gd));
     for (size_t i = 0; i < dn; ++i) d[i] = host_act(d[i] + bd[(i / dinner) % size_t(gd.c_out)], Activation::kClip);
     d = test::round_to_half(d);  // the depthwise output as the pair stores it (fp16)
-    ref::conv_nd(d.data(), wp.data(), nullptr, ref.data(), params(gp));
+    ref::conv_nd(d.data(), wp.data(), nullptr, ref.data(), conv_params(gp));
     double max_ref = 0;
     for (size_t i = 0; i < yn; ++i) {
       ref[i] += bp[(i / inner) % size_t(gp.c_out)] + (c.residual ? res[i] : 0.0f);

@@ -30,6 +30,24 @@
 namespace ws {
 namespace {
 
+// A timing-cache file for test `name`: WS_GPU_TEST_TIMING_CACHE_DIR's when set, else a fresh one of this process.
+std::string effnet_cache(const std::string& name) {
+  std::string cache = test::gpu_test_timing_cache(name);
+  if (cache.empty()) {
+    cache = (std::filesystem::temp_directory_path() / ("ws_" + name + "_" + std::to_string(::getpid()) + ".json")).string();
+    std::filesystem::remove(cache);
+  }
+  return cache;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 TEST(CudaEnginePdl, EfficientNetLite0WithAndWithoutPdlMatchCpuAndEachOther) {
   WS_REQUIRE_LANES_GPU();
   WS_REQUIRE_EFFICIENTNET_LITE0(path);
@@ -83,8 +101,7 @@ TEST(CudaEnginePdl, EfficientNetLite0WithAndWithoutPdlMatchCpuAndEachOther) {
 TEST(CudaEngineSplitK, SerialFormFromTheCacheEqualsTheReduceKernelBitwise) {
   WS_REQUIRE_LANES_GPU();
   WS_REQUIRE_EFFICIENTNET_LITE0(path);
-  std::string cache = test::gpu_test_timing_cache("effnet-splitk");
-  if (cache.empty()) cache = (std::filesystem::temp_directory_path() / ("ws_effnet_splitk_" + std::to_string(::getpid()) + ".json")).string();
+  const std::string cache = effnet_cache("effnet-splitk");
   std::filesystem::remove(cache);
   auto g = ir::import_onnx(path);
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
@@ -99,14 +116,7 @@ TEST(CudaEngineSplitK, SerialFormFromTheCacheEqualsTheReduceKernelBitwise) {
   ASSERT_TRUE(err.empty()) << err;
   // The cache file's identity names the reduction forms allowed; build 2 allows both, so its identity differs and
   // it would re-time everything: the identity is rewritten too.
-  std::string text;
-  {
-    std::ifstream in(cache);
-    ASSERT_TRUE(in) << cache;
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
+  std::string text = read_text(cache);
   const std::regex key("(\"ws_pointwise_[0-9x]+_splitk[0-9]+)\"");
   const size_t rewritten = std::distance(std::sregex_iterator(text.begin(), text.end(), key), std::sregex_iterator());
   if (rewritten == 0) GTEST_SKIP() << "build 1 chose no split-K tactic (timing under a sanitizer?): nothing to compare";
@@ -151,8 +161,7 @@ TEST(CudaEngineSplitK, SerialFormFromTheCacheEqualsTheReduceKernelBitwise) {
 TEST(CudaEngineDwPw, EfficientNetLite0FusedPairsMatchCpu) {
   WS_REQUIRE_LANES_GPU();
   WS_REQUIRE_EFFICIENTNET_LITE0(path);
-  std::string cache = test::gpu_test_timing_cache("effnet-dwpw");
-  if (cache.empty()) cache = (std::filesystem::temp_directory_path() / ("ws_effnet_dwpw_" + std::to_string(::getpid()) + ".json")).string();
+  const std::string cache = effnet_cache("effnet-dwpw");
   std::filesystem::remove(cache);
   auto g = ir::import_onnx(path);
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
@@ -175,14 +184,7 @@ TEST(CudaEngineDwPw, EfficientNetLite0FusedPairsMatchCpu) {
   auto timed = CudaEngine::build(*g, o);
   ASSERT_TRUE(timed.is_ok()) << timed.status().to_string();
   const size_t chosen_by_timing = fused_steps(**timed);
-  std::string text;
-  {
-    std::ifstream in(cache);
-    ASSERT_TRUE(in) << cache;
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
+  const std::string text = read_text(cache);
   const std::regex unfused("(\"impl\"\\s*:\\s*)\"unfused\"");
   const size_t left_unfused = std::distance(std::sregex_iterator(text.begin(), text.end(), unfused), std::sregex_iterator());
   if (chosen_by_timing == 0) {
