@@ -184,6 +184,9 @@ TEST(CudaEngineDwPw, EfficientNetLite0FusedPairsMatchCpu) {
   auto timed = CudaEngine::build(*g, o);
   ASSERT_TRUE(timed.is_ok()) << timed.status().to_string();
   const size_t chosen_by_timing = fused_steps(**timed);
+  for (const TacticRecord& t : (*timed)->tactics())  // each pair's timing: fused (chosen) or the pair (kept)
+    if (t.choice.find("depthwise->pointwise fused") != std::string::npos)
+      std::printf("[ dwpw     ]   timed: %s %.2f us: %s\n", t.node.c_str(), t.time_us, t.choice.c_str());
   const std::string text = read_text(cache);
   const std::regex unfused("(\"impl\"\\s*:\\s*)\"unfused\"");
   const size_t left_unfused = std::distance(std::sregex_iterator(text.begin(), text.end(), unfused), std::sregex_iterator());

@@ -478,23 +478,24 @@ __device__ __forceinline__ void wmma_tile_mma(Frag (&acc)[WM / 16][WN / 16], con
 // The shared tail of the fp16 wmma kernels: accumulators → shared memory (reusing the A/B tiles' bytes) → the
 // bounds-checked fused epilogue (bias, residual, activation; 16-byte stores when H·W % 8 == 0) or fp32 split-K
 // partials, then the in-kernel split-K reduction when `counters` is given. Call with every thread of the block.
-template <int BM, int BN, int WM, int WN, typename Frag>
+template <int BM, int BN, int WM, int WN, int NT = WmmaTile<BM, BN, WM, WN>::kThreads, typename Frag>
 __device__ __forceinline__ void wmma_epilogue(Frag (&acc)[WM / 16][WN / 16], unsigned char* smem, __half* __restrict__ y,
                                               const float* __restrict__ bias, const __half* __restrict__ res, float* __restrict__ part,
                                               unsigned* __restrict__ counters, const SplitK& sk, int M, int N, int m0, int n0,
                                               Activation act, const ActivationParams& p) {
   using namespace nvcuda;
   using Tile = WmmaTile<BM, BN, WM, WN>;
-  constexpr int LDC = Tile::LDC, NT = Tile::kThreads, FM = WM / 16, FN = WN / 16;
+  constexpr int LDC = Tile::LDC, FM = WM / 16, FN = WN / 16;
   float* Cs = reinterpret_cast<float*>(smem);  // [BM][LDC]
   const int tid = threadIdx.x, warp = tid / 32;
   const int wm = warp / (BN / WN), wn = warp % (BN / WN);
   __syncthreads();  // As/Bs are reused as Cs
+  if (warp < Tile::kWarps)  // the warps that own accumulators (a block may have more: NT > Tile::kThreads)
 #pragma unroll
-  for (int i = 0; i < FM; ++i)
+    for (int i = 0; i < FM; ++i)
 #pragma unroll
-    for (int j = 0; j < FN; ++j)
-      wmma::store_matrix_sync(Cs + (wm * WM + i * 16) * LDC + wn * WN + j * 16, acc[i][j], LDC, wmma::mem_row_major);
+      for (int j = 0; j < FN; ++j)
+        wmma::store_matrix_sync(Cs + (wm * WM + i * 16) * LDC + wn * WN + j * 16, acc[i][j], LDC, wmma::mem_row_major);
   __syncthreads();
   const bool vec_y = N % 8 == 0 && (reinterpret_cast<uintptr_t>(y) & 15) == 0 && (!res || (reinterpret_cast<uintptr_t>(res) & 15) == 0) &&
                      (!part || (reinterpret_cast<uintptr_t>(part) & 15) == 0);
@@ -591,61 +592,90 @@ __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_
 
 
 // ---- depthwise → pointwise fused (fp16; conv.h conv2d_depthwise_pointwise): the pointwise wmma GEMM above whose
-// B operand is not loaded but computed. For each k-tile (BK = 32 channels of the depthwise output) the block's
-// threads compute Bs[k][n] = half(act_dw(sum_{ky,kx} x[k0+k][iy][ix]·w_dw[k0+k][ky][kx] + b_dw[k0+k])) for its BN
-// pixels — thread e = tid + r·NT takes k = e / BN, n = e % BN (a warp: one channel, 32 consecutive pixels, so the
-// taps are read along rows) — with the depthwise kernel's arithmetic (fmaf over ky, then kx, skipping taps outside
-// x; then bias, activation, round to half), so Bs holds exactly the values depthwise_kernel would have stored.
-// The A tile (projection weights) is loaded one k-tile ahead in registers while the depthwise slice is computed.
+// B operand is not loaded but computed. Thread mapping: the block has kDwThreads = 2 × the tile's threads; the first
+// Tile::kThreads load the A tiles (projection weights, one k-tile ahead in registers) and their warps run the mma;
+// all of them compute the depthwise slice. Thread t always owns pixel n = t % BN of the block's tile (so its output
+// coordinates, tap offsets and border mask are computed once, before the k-loop) and channels
+// k = t / BN + r · (kDwThreads / BN) of each BK = 32-channel k-tile; a warp covers 32 consecutive pixels of one
+// channel (coalesced tap reads, one broadcast weight). Bs[k][n] = half(act_dw(sum_{ky,kx} x·w_dw + b_dw)), with the
+// depthwise kernel's arithmetic (fmaf over ky, then kx, skipping taps outside x; then bias, activation, round to
+// half), so Bs holds exactly the values depthwise_kernel would have stored.
+constexpr int kDwPwThreadFactor = 2;
+
+// Per-thread pixel of the fused kernel's depthwise phase: the offset of tap (0, 0) in a channel plane of x and which
+// taps fall inside x (bit ky·kw + kx; kernels up to 32 taps take the mask, larger ones test bounds per tap).
+struct DwPixel {
+  bool valid = false;
+  int base = 0, iy0 = 0, ix0 = 0;
+  unsigned mask = 0;
+};
+
+template <int KH, int KW>
+__device__ __forceinline__ DwPixel dw_pixel(const SpatialArgs& a, int gn, int N) {
+  DwPixel px;
+  if (gn >= N) return px;
+  px.valid = true;
+  const int oy = gn / a.out_w, ox = gn % a.out_w;
+  px.iy0 = oy * a.sh - a.pt;
+  px.ix0 = ox * a.sw - a.pl;
+  px.base = px.iy0 * a.in_w + px.ix0;
+  if constexpr (KH > 0 && KH * KW <= 32) {
+#pragma unroll
+    for (int ky = 0; ky < KH; ++ky)
+#pragma unroll
+      for (int kx = 0; kx < KW; ++kx) {
+        const int iy = px.iy0 + ky * a.dh, ix = px.ix0 + kx * a.dw;
+        if (static_cast<unsigned>(iy) < static_cast<unsigned>(a.in_h) && static_cast<unsigned>(ix) < static_cast<unsigned>(a.in_w))
+          px.mask |= 1u << (ky * KW + kx);
+      }
+  }
+  return px;
+}
+
 template <int NT, int BN, int LDB, int KH, int KW>
 __device__ __forceinline__ void depthwise_tile_to_shared(__half* Bs, const __half* __restrict__ x, const __half* __restrict__ wd,
                                                          const float* __restrict__ bd, const SpatialArgs& a, Activation act,
-                                                         const ActivationParams& p, int N, int k0, int k_end, int n0, int tid) {
-  constexpr int BK = 32;
-  const int kh = KH > 0 ? KH : a.kh, kw = KW > 0 ? KW : a.kw;
+                                                         const ActivationParams& p, const DwPixel& px, int k0, int k_end, int tid) {
+  constexpr int BK = 32, R = BK * BN / NT, KSTEP = NT / BN;
+  static_assert(NT % BN == 0 && (BK * BN) % NT == 0, "each thread keeps one pixel");
+  const int n = tid % BN, kt = tid / BN;
   const int plane = a.in_h * a.in_w;
-#pragma unroll 4
-  for (int r = 0; r < BK * BN / NT; ++r) {
-    const int e = tid + r * NT, k = e / BN, n = e % BN, gk = k0 + k, gn = n0 + n;
-    float v = 0.0f;
-    if (gk < k_end && gn < N) {
-      const int oy = gn / a.out_w, ox = gn % a.out_w;
-      const __half* xp = x + gk * plane;
+  float v[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int gk = k0 + kt + r * KSTEP;
+    v[r] = 0.0f;
+    if (!px.valid || gk >= k_end) continue;
+    const __half* xp = x + gk * plane + px.base;
+    float acc = 0.0f;
+    if constexpr (KH > 0 && KH * KW <= 32) {
+      const __half* wp = wd + gk * (KH * KW);
+#pragma unroll
+      for (int ky = 0; ky < KH; ++ky)
+#pragma unroll
+        for (int kx = 0; kx < KW; ++kx)
+          if (px.mask & (1u << (ky * KW + kx))) acc = fmaf(load(xp, ky * a.dh * a.in_w + kx * a.dw), load(wp, ky * KW + kx), acc);
+    } else {
+      const int kh = a.kh, kw = a.kw;
       const __half* wp = wd + gk * kh * kw;
-      const int iy0 = oy * a.sh - a.pt, ix0 = ox * a.sw - a.pl;
-      float acc = 0.0f;
-      if constexpr (KH > 0) {
-#pragma unroll
-        for (int ky = 0; ky < KH; ++ky) {
-          const int iy = iy0 + ky * a.dh;
-          if (static_cast<unsigned>(iy) >= static_cast<unsigned>(a.in_h)) continue;
-          const __half* row = xp + iy * a.in_w;
-#pragma unroll
-          for (int kx = 0; kx < KW; ++kx) {
-            const int ix = ix0 + kx * a.dw;
-            if (static_cast<unsigned>(ix) < static_cast<unsigned>(a.in_w)) acc = fmaf(load(row, ix), load(wp, ky * KW + kx), acc);
-          }
-        }
-      } else {
-        for (int ky = 0; ky < kh; ++ky) {
-          const int iy = iy0 + ky * a.dh;
-          if (static_cast<unsigned>(iy) >= static_cast<unsigned>(a.in_h)) continue;
-          const __half* row = xp + iy * a.in_w;
-          for (int kx = 0; kx < kw; ++kx) {
-            const int ix = ix0 + kx * a.dw;
-            if (static_cast<unsigned>(ix) < static_cast<unsigned>(a.in_w)) acc = fmaf(load(row, ix), load(wp, ky * kw + kx), acc);
-          }
+      for (int ky = 0; ky < kh; ++ky) {
+        const int iy = px.iy0 + ky * a.dh;
+        if (static_cast<unsigned>(iy) >= static_cast<unsigned>(a.in_h)) continue;
+        for (int kx = 0; kx < kw; ++kx) {
+          const int ix = px.ix0 + kx * a.dw;
+          if (static_cast<unsigned>(ix) < static_cast<unsigned>(a.in_w)) acc = fmaf(load(xp, ky * a.dh * a.in_w + kx * a.dw), load(wp, ky * kw + kx), acc);
         }
       }
-      if (bd) acc += bd[gk];
-      v = activate(acc, act, p);
     }
-    Bs[k * LDB + n] = __float2half_rn(v);
+    if (bd) acc += bd[gk];
+    v[r] = activate(acc, act, p);
   }
+#pragma unroll
+  for (int r = 0; r < R; ++r) Bs[(kt + r * KSTEP) * LDB + n] = __float2half_rn(v[r]);
 }
 
 template <int BM, int BN, int WM, int WN, int KH, int KW>
-__global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) depthwise_pointwise_wmma_kernel(
+__global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads * kDwPwThreadFactor) depthwise_pointwise_wmma_kernel(
     const __half* __restrict__ x, const __half* __restrict__ wd, const float* __restrict__ bd, SpatialArgs a, Activation act_dw,
     ActivationParams p_dw, const __half* __restrict__ w, __half* __restrict__ y, const float* __restrict__ bias,
     const __half* __restrict__ res, int M, int N, int K, Activation act, ActivationParams p, int splits, float* __restrict__ part) {
@@ -653,7 +683,7 @@ __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) depthwise_
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
   using namespace nvcuda;
   using Tile = WmmaTile<BM, BN, WM, WN>;
-  constexpr int BK = Tile::BK, LDA = Tile::LDA, LDB = Tile::LDB, NT = Tile::kThreads;
+  constexpr int BK = Tile::BK, LDA = Tile::LDA, LDB = Tile::LDB, NT = Tile::kThreads * kDwPwThreadFactor;
   constexpr int FM = WM / 16, FN = WN / 16;
   __shared__ __align__(128) unsigned char smem[Tile::kSmemBytes];
   __half* As = reinterpret_cast<__half*>(smem);  // [BM][LDA]: As[m][k] = W[m0 + m][k0 + k]
@@ -666,27 +696,31 @@ __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) depthwise_
   if (part) part += (sk.img * sk.splits + sk.split) * M * N;
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
   const int tid = threadIdx.x, warp = tid / 32;
+  const bool mma_thread = tid < Tile::kThreads;  // loads A, and its warp runs the mma
   const int wm = warp / (BN / WN), wn = warp % (BN / WN);
   const bool vec_a = K % 8 == 0 && (reinterpret_cast<uintptr_t>(w) & 15) == 0;
   const int ntiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+  const DwPixel px = dw_pixel<KH, KW>(a, n0 + tid % BN, N);
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[FM][FN];
 #pragma unroll
   for (int i = 0; i < FM; ++i)
 #pragma unroll
     for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
   WmmaStageA<Tile> st;
-  if (ntiles > 0) wmma_load_a<BM, Tile>(st, w, M, K, m0, k_begin, k_end, vec_a, tid);
+  if (ntiles > 0 && mma_thread) wmma_load_a<BM, Tile>(st, w, M, K, m0, k_begin, k_end, vec_a, tid);
   for (int t = 0; t < ntiles; ++t) {
     const int k0 = k_begin + t * BK;
     __syncthreads();  // every warp is done reading tile t − 1 from shared memory
-    wmma_store_a<Tile>(st, As, vec_a, tid);
-    if (t + 1 < ntiles) wmma_load_a<BM, Tile>(st, w, M, K, m0, k0 + BK, k_end, vec_a, tid);  // in flight during the depthwise slice
-    depthwise_tile_to_shared<NT, BN, LDB, KH, KW>(Bs, x, wd, bd, a, act_dw, p_dw, N, k0, k_end, n0, tid);
+    if (mma_thread) {
+      wmma_store_a<Tile>(st, As, vec_a, tid);
+      if (t + 1 < ntiles) wmma_load_a<BM, Tile>(st, w, M, K, m0, k0 + BK, k_end, vec_a, tid);  // in flight during the depthwise slice
+    }
+    depthwise_tile_to_shared<NT, BN, LDB, KH, KW>(Bs, x, wd, bd, a, act_dw, p_dw, px, k0, k_end, tid);
     __syncthreads();
-    wmma_tile_mma<Tile, WM, WN>(acc, As, Bs, wm, wn);
+    if (mma_thread) wmma_tile_mma<Tile, WM, WN>(acc, As, Bs, wm, wn);
   }
   pdl_allow_dependents();  // main loop done: the next kernel may be scheduled (it waits for this grid in pdl_wait)
-  wmma_epilogue<BM, BN, WM, WN>(acc, smem, y, bias, res, part, nullptr, sk, M, N, m0, n0, act, p);
+  wmma_epilogue<BM, BN, WM, WN, NT>(acc, smem, y, bias, res, part, nullptr, sk, M, N, m0, n0, act, p);
 #else
   __trap();  // tensor-core path needs sm_70+; the CUDA executor never offers it below
 #endif
@@ -1118,12 +1152,12 @@ Status conv2d_depthwise_pointwise(PointwiseTile tile, const Conv2dGeometry& dw, 
   };
   const int kern = a.kh == 3 && a.kw == 3 ? 3 : a.kh == 5 && a.kw == 5 ? 5 : 0;
   if (tile == PointwiseTile::k64x64) {
-    constexpr int T = WmmaTile<64, 64, 32, 32>::kThreads;
+    constexpr int T = WmmaTile<64, 64, 32, 32>::kThreads * kDwPwThreadFactor;
     if (kern == 3) go(depthwise_pointwise_wmma_kernel<64, 64, 32, 32, 3, 3>, 64, 64, T);
     else if (kern == 5) go(depthwise_pointwise_wmma_kernel<64, 64, 32, 32, 5, 5>, 64, 64, T);
     else go(depthwise_pointwise_wmma_kernel<64, 64, 32, 32, 0, 0>, 64, 64, T);
   } else {
-    constexpr int T = WmmaTile<32, 32, 16, 16>::kThreads;
+    constexpr int T = WmmaTile<32, 32, 16, 16>::kThreads * kDwPwThreadFactor;
     if (kern == 3) go(depthwise_pointwise_wmma_kernel<32, 32, 16, 16, 3, 3>, 32, 32, T);
     else if (kern == 5) go(depthwise_pointwise_wmma_kernel<32, 32, 16, 16, 5, 5>, 32, 32, T);
     else go(depthwise_pointwise_wmma_kernel<32, 32, 16, 16, 0, 0>, 32, 32, T);

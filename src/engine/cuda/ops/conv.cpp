@@ -139,7 +139,9 @@ Status supports_conv(const BindContext& c) {
 // kernel is faster than the pair. Timed like our other kernels (graph replay, residual in place); the decision is kept
 // in the timing cache under "<node key>|dwpw" ("unfused" or the fused tactic's key). Returns true when `s` became the
 // fused step (absorbs_previous; reading the depthwise input in place of input 0).
-Result<bool> bind_depthwise_pointwise(BindContext& c, Step& s, const WsConvPlan& pw, float pw_us, bool resid, int cc_major) {
+// When the pair stays unfused, *note says why ("; depthwise->pointwise fused: best ws_dwpw_32x32 9.1 us >= pair 8.0 us")
+// for the pointwise node's tactic string.
+Result<bool> bind_depthwise_pointwise(BindContext& c, Step& s, const WsConvPlan& pw, float pw_us, bool resid, int cc_major, std::string* note) {
   const Step& prod = *c.depthwise_producer;
   const std::shared_ptr<const WsConvPlan> dw = prod.ws_conv;
   if (cc_major < 7 || c.elem != ElemType::kFloat16 || c.nhwc || !pw.weight || !dw || !dw->weight ||
@@ -151,8 +153,10 @@ Result<bool> bind_depthwise_pointwise(BindContext& c, Step& s, const WsConvPlan&
   std::optional<DwPwTactic> chosen;
   float fused_us = 0.0f;
   bool from_cache = false;
+  std::string best_key;  // the fastest fused tactic, chosen or not
   if (const TimingEntry* e = c.cache.find(key); e && e->impl) {
     from_cache = *e->impl == "unfused";
+    if (from_cache) fused_us = e->time_us;  // an "unfused" entry keeps the fastest fused tactic's µs
     for (const DwPwTactic& t : candidates)
       if (t.key() == *e->impl) { chosen = t; fused_us = e->time_us; from_cache = true; }
   }
@@ -177,13 +181,23 @@ Result<bool> bind_depthwise_pointwise(BindContext& c, Step& s, const WsConvPlan&
       if (!us) { (void)cudaGetLastError(); continue; }
       if (!chosen || *us < fused_us) { chosen = t; fused_us = *us; }
     }
+    if (chosen) best_key = chosen->key();
     if (chosen && !(fused_us < pair_us)) chosen.reset();
     TimingEntry decision;
     decision.impl = chosen ? chosen->key() : std::string("unfused");
-    decision.time_us = chosen ? fused_us : pair_us;
+    decision.time_us = best_key.empty() ? pair_us : fused_us;  // "unfused": the fastest fused tactic's µs (pair's when none ran)
     c.cache.put(key, std::move(decision));
   }
-  if (!chosen) return false;
+  char pair[32];
+  std::snprintf(pair, sizeof pair, "%.1f", pair_us);
+  if (!chosen) {
+    char fused[32];
+    std::snprintf(fused, sizeof fused, "%.1f", fused_us);
+    *note = !from_cache && best_key.empty() ? std::string("; depthwise->pointwise fused: no fused tactic ran, kept two kernels")
+                                            : std::string("; depthwise->pointwise fused: best ") + (best_key.empty() ? std::string() : best_key + " ") +
+                                                  fused + " us >= pair " + pair + " us, kept two kernels";
+    return false;
+  }
   const DwPwTactic t = *chosen;
   auto pwp = std::make_shared<WsConvPlan>(pw);
   s.inputs[0] = prod.inputs[0];
@@ -195,8 +209,6 @@ Result<bool> bind_depthwise_pointwise(BindContext& c, Step& s, const WsConvPlan&
   s.kernels = t.splits > 1 ? 2 : 1;
   for (auto it = c.tactics.rbegin(); it != c.tactics.rend(); ++it)
     if (it->node == prod.node) { it->choice += " -> fused into " + ::ws::quoted(c.node.name); break; }
-  char pair[32];
-  std::snprintf(pair, sizeof pair, "%.1f", pair_us);
   std::string tiles = std::string(kernels::pointwise_tile_name(t.tile)) + (t.splits > 1 ? " split-K " + std::to_string(t.splits) + " + reduce kernel" : "");
   c.tactics.push_back({c.node.name, "Conv",
                        "ws depthwise->pointwise fused " + tiles + " (depthwise output in shared memory, wmma tensor cores; pair " + pair +
@@ -484,8 +496,9 @@ Status bind_conv(BindContext& c, Step& s) {
     c.cache.put_problem(problem, entry);
     c.cache.put(key, std::move(entry));
   }
+  std::string dwpw_note;  // why a depthwise -> pointwise pair stayed two kernels (appended to the tactic string)
   if (c.depthwise_producer) {  // a pointwise conv after a depthwise one on our kernel: one fused kernel if faster
-    WS_ASSIGN_OR_RETURN(const bool fused, bind_depthwise_pointwise(c, s, *own, best_us, resid, cc_major));
+    WS_ASSIGN_OR_RETURN(const bool fused, bind_depthwise_pointwise(c, s, *own, best_us, resid, cc_major, &dwpw_note));
     if (fused) return Status::ok();
   }
   if (impl != "cudnn") {
@@ -494,7 +507,7 @@ Status bind_conv(BindContext& c, Step& s) {
     s.workspace_bytes = align_up(own->workspace_bytes());
     s.tile_counters = own->tile_counters();
     s.kernels = own->kernels();
-    c.tactics.push_back({c.node.name, "Conv", own->describe(c.precision) + (resid ? " + residual" : ""), best_us, from_cache, reused});
+    c.tactics.push_back({c.node.name, "Conv", own->describe(c.precision) + (resid ? " + residual" : "") + dwpw_note, best_us, from_cache, reused});
     s.run = [own, resid](const StepIo& io, const ContextLibs&, cudaStream_t st) {
       return own->run(io.in[0], io.out[0], st, resid ? io.in[3] : nullptr, io.workspace, io.tile_counters);
     };
@@ -505,7 +518,7 @@ Status bind_conv(BindContext& c, Step& s) {
   const std::string epi = p.fused ? std::string(resid ? "cuDNN fused bias+residual" : "cuDNN fused bias") + (c.fused_act == Activation::kRelu ? "+relu" : "")
                                   : (p.epilogue() ? std::string("epilogue bias+") + (resid ? "residual+" : "") + kernels::activation_name(p.act) : "no epilogue");
   c.tactics.push_back({c.node.name, "Conv", "cudnn algo " + std::to_string(int(p.algo)) + " (" + algo_name(p.algo) + (c.nhwc ? "), NHWC, " : "), NCHW, ") +
-                                                precision_name(c.precision) + (p.padded ? ", explicit pad" : "") + ", " + epi,
+                                                precision_name(c.precision) + (p.padded ? ", explicit pad" : "") + ", " + epi + dwpw_note,
                        best_us, from_cache, reused});
   s.run = [plan](const StepIo& io, const ContextLibs& libs, cudaStream_t st) {
     return plan->run(libs.cudnn, io.in[0], io.out[0], io.workspace, st, plan->residual ? io.in[3] : nullptr);
