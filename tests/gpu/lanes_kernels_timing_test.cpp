@@ -54,18 +54,17 @@ TEST(LanesKernelsTiming, DISABLED_Preprocess1080pTo224) {
   const kernels::PreprocessNormalize n;
   for (auto dt : {DType::kFloat32, DType::kFloat16}) {
     char name[128];
-    for (const auto form : {kernels::PreprocessForm::kDirect, kernels::PreprocessForm::kStaged}) {
-      const char* fname = form == kernels::PreprocessForm::kStaged ? "staged" : "direct";
-      std::snprintf(name, sizeof name, "preprocess_rgb8 1920x1080->224x224 %s, mapped src, %s", dtype_name(dt).c_str(), fname);
-      time_launches(name, [&](cudaStream_t s) {
-        return kernels::preprocess_rgb8_to_nchw(static_cast<const uint8_t*>(mapped->device_ptr()), h, w, 3 * w,
-                                                out->get(), dt, 224, 224, n, s, form);
-      });
-      std::snprintf(name, sizeof name, "preprocess_rgb8 1920x1080->224x224 %s, device src, %s", dtype_name(dt).c_str(), fname);
-      time_launches(name, [&](cudaStream_t s) {
-        return kernels::preprocess_rgb8_to_nchw(dev->as<const uint8_t>(), h, w, 3 * w, out->get(), dt, 224, 224, n, s, form);
-      });
-    }
+    std::snprintf(name, sizeof name, "preprocess_rgb8 1920x1080->224x224 %s, device src",
+                  dtype_name(dt).c_str());
+    time_launches(name, [&](cudaStream_t s) {
+      return kernels::preprocess_rgb8_to_nchw(dev->as<const uint8_t>(), h, w, 3 * w, out->get(), dt, 224, 224, n, s);
+    });
+    std::snprintf(name, sizeof name, "preprocess_rgb8 1920x1080->224x224 %s, mapped src",
+                  dtype_name(dt).c_str());
+    time_launches(name, [&](cudaStream_t s) {
+      return kernels::preprocess_rgb8_to_nchw(static_cast<const uint8_t*>(mapped->device_ptr()), h, w, 3 * w,
+                                              out->get(), dt, 224, 224, n, s);
+    });
   }
 }
 

@@ -78,7 +78,7 @@ SourceBuffer upload(const Image& im, Source where) {
 /// uint32 for fp32 / uint16 for fp16) and checks the guard tail. Empty on failure (already reported).
 template <typename Bits>
 std::vector<Bits> run_gpu(const SourceBuffer& src, const Image& im, int64_t dst_w, int64_t dst_h, DType dt,
-                          const ref::Normalize& norm, kernels::PreprocessForm form = kernels::PreprocessForm::kAuto) {
+                          const ref::Normalize& norm) {
   const size_t n = size_t(3 * dst_h * dst_w);
   auto out = cuda::DeviceBuffer::allocate((n + kGuardElems) * sizeof(Bits));
   EXPECT_TRUE(out.is_ok());
@@ -87,7 +87,7 @@ std::vector<Bits> run_gpu(const SourceBuffer& src, const Image& im, int64_t dst_
   auto stream = cuda::Stream::create();
   EXPECT_TRUE(stream.is_ok());
   const Status st = kernels::preprocess_rgb8_to_nchw(src.ptr, im.h, im.w, im.pitch, out->get(), dt, dst_h, dst_w,
-                                                     norm, stream->get(), form);
+                                                     norm, stream->get());
   EXPECT_TRUE(st.is_ok()) << st.to_string();
   EXPECT_EQ(cudaStreamSynchronize(stream->get()), cudaSuccess);
   std::vector<Bits> all(n + kGuardElems);
@@ -129,10 +129,6 @@ __half bits_to_half(uint16_t b) {
   return h;
 }
 
-const char* form_name(kernels::PreprocessForm f) {
-  return f == kernels::PreprocessForm::kStaged ? "staged" : f == kernels::PreprocessForm::kDirect ? "direct" : "auto";
-}
-
 /// Compares one configuration in fp32 and fp16 against the reference; prints the measured differences.
 void check_case(int64_t src_w, int64_t src_h, int64_t dst_w, int64_t dst_h, int64_t pad, Source where,
                 const ref::Normalize& norm = {}) {
@@ -145,47 +141,41 @@ void check_case(int64_t src_w, int64_t src_h, int64_t dst_w, int64_t dst_h, int6
   const std::vector<float> want = reference(im, dst_w, dst_h, norm);
   const SourceBuffer src = upload(im, where);
 
-  // Both source-reading forms (kernels::PreprocessForm), each against the reference; kAuto is one of them.
-  std::vector<kernels::PreprocessForm> forms = {kernels::PreprocessForm::kDirect};
-  if (kernels::preprocess_staged_fits(src_w, dst_w)) forms.push_back(kernels::PreprocessForm::kStaged);
-  for (const kernels::PreprocessForm form : forms) {
-    SCOPED_TRACE(form_name(form));
-    // float32: bitwise, and the 1e-5 bar.
-    const std::vector<uint32_t> got32 = run_gpu<uint32_t>(src, im, dst_w, dst_h, DType::kFloat32, norm, form);
-    ASSERT_EQ(got32.size(), want.size());
-    double max_diff = 0;
-    size_t not_bitwise = 0, first_bad = SIZE_MAX;
-    for (size_t i = 0; i < want.size(); ++i) {
-      const float g = bits_to_float(got32[i]);
-      const double d = std::isnan(g) ? INFINITY : std::fabs(double(g) - double(want[i]));
-      max_diff = std::max(max_diff, d);
-      if (got32[i] != float_bits(want[i])) {
-        ++not_bitwise;
-        if (first_bad == SIZE_MAX) first_bad = i;
-      }
+  // float32: bitwise, and the 1e-5 bar.
+  const std::vector<uint32_t> got32 = run_gpu<uint32_t>(src, im, dst_w, dst_h, DType::kFloat32, norm);
+  ASSERT_EQ(got32.size(), want.size());
+  double max_diff = 0;
+  size_t not_bitwise = 0, first_bad = SIZE_MAX;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const float g = bits_to_float(got32[i]);
+    const double d = std::isnan(g) ? INFINITY : std::fabs(double(g) - double(want[i]));
+    max_diff = std::max(max_diff, d);
+    if (got32[i] != float_bits(want[i])) {
+      ++not_bitwise;
+      if (first_bad == SIZE_MAX) first_bad = i;
     }
-    // fp16: exactly the reference rounded to nearest-even.
-    const std::vector<uint16_t> got16 = run_gpu<uint16_t>(src, im, dst_w, dst_h, DType::kFloat16, norm, form);
-    ASSERT_EQ(got16.size(), want.size());
-    size_t half_bad = 0;
-    double half_max_diff = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      const uint16_t expect = half_bits(__float2half_rn(want[i]));
-      half_bad += got16[i] != expect;
-      const float g = __half2float(bits_to_half(got16[i]));
-      half_max_diff = std::max(half_max_diff, std::isnan(g) ? INFINITY : std::fabs(double(g) - double(want[i])));
-    }
-    std::printf("preprocess %-40s %-6s fp32 max|diff| %.3g, %zu/%zu not bit-identical; fp16 max|diff| %.3g, %zu not "
-                "RN(ref)\n",
-                label.c_str(), form_name(form), max_diff, not_bitwise, want.size(), half_max_diff, half_bad);
-    EXPECT_LE(max_diff, 1e-5);
-    EXPECT_EQ(not_bitwise, 0u) << "first at element " << first_bad << ": got "
-                               << (first_bad == SIZE_MAX ? 0.f : bits_to_float(got32[first_bad])) << " want "
-                               << (first_bad == SIZE_MAX ? 0.f : want[first_bad]);
-    EXPECT_EQ(half_bad, 0u);
-    // |half(x) - x| <= 2^-11 |x| for normal x (values here are within ±3).
-    EXPECT_LE(half_max_diff, 3.0 * 0.00048828125 + 1e-7);
   }
+  // fp16: exactly the reference rounded to nearest-even.
+  const std::vector<uint16_t> got16 = run_gpu<uint16_t>(src, im, dst_w, dst_h, DType::kFloat16, norm);
+  ASSERT_EQ(got16.size(), want.size());
+  size_t half_bad = 0;
+  double half_max_diff = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const uint16_t expect = half_bits(__float2half_rn(want[i]));
+    half_bad += got16[i] != expect;
+    const float g = __half2float(bits_to_half(got16[i]));
+    half_max_diff = std::max(half_max_diff, std::isnan(g) ? INFINITY : std::fabs(double(g) - double(want[i])));
+  }
+  std::printf("preprocess %-40s fp32 max|diff| %.3g, %zu/%zu not bit-identical; fp16 max|diff| %.3g, %zu not "
+              "RN(ref)\n",
+              label.c_str(), max_diff, not_bitwise, want.size(), half_max_diff, half_bad);
+  EXPECT_LE(max_diff, 1e-5);
+  EXPECT_EQ(not_bitwise, 0u) << "first at element " << first_bad << ": got "
+                             << (first_bad == SIZE_MAX ? 0.f : bits_to_float(got32[first_bad])) << " want "
+                             << (first_bad == SIZE_MAX ? 0.f : want[first_bad]);
+  EXPECT_EQ(half_bad, 0u);
+  // |half(x) - x| <= 2^-11 |x| for normal x (values here are within ±3).
+  EXPECT_LE(half_max_diff, 3.0 * 0.00048828125 + 1e-7);
 }
 
 TEST(PreprocessGpu, RandomImagesTo224FromDeviceAndMapped) {
@@ -228,12 +218,6 @@ TEST(PreprocessGpu, InvalidArgumentsAreRejected) {
   EXPECT_EQ(code(p, 4, 4, 12, nullptr, 4, 4), StatusCode::kInvalidArgument);
   EXPECT_EQ(code(p, 4, 4, 12, out->get(), kernels::kPreprocessMaxDstExtent + 1, 4), StatusCode::kInvalidArgument);
   EXPECT_EQ(code(p, 4, 4, 12, out->get(), 4, 4), StatusCode::kOk);
-  // The staged form where a 32-pixel tile's span would not fit its shared-memory slots (src_w > 32/3 · dst_w).
-  EXPECT_FALSE(kernels::preprocess_staged_fits(4000, 224));
-  EXPECT_TRUE(kernels::preprocess_staged_fits(1920, 224));
-  const Status staged = kernels::preprocess_rgb8_to_nchw(p, 1, 4000, 12000, out->get(), DType::kFloat32, 1, 224, n, nullptr,
-                                                         kernels::PreprocessForm::kStaged);
-  EXPECT_EQ(staged.code(), StatusCode::kInvalidArgument) << staged.to_string();
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 

@@ -3,14 +3,6 @@
 // → NCHW [1, 3, dst_h, dst_w] float32 or fp16, written straight into the network input tensor.
 // Thread mapping: one thread per destination pixel (dx, dy) computes all three channels; block 32×8,
 // grid ceil(dst_w/32) × ceil(dst_h/8); warps write 32 consecutive floats of one row of each plane.
-// Two forms (PreprocessForm), same grid, same arithmetic:
-//   direct  each thread reads its 12 tap bytes from the source (byte loads; over PCIe when mapped).
-//   staged  the block first copies the source bytes its tile needs — the two rows of each of its 8 destination
-//           rows, columns x0(first dx) .. x1(last dx) — into shared memory with 16-byte loads (consecutive threads
-//           read consecutive 16-byte chunks of one row: whole 512-byte runs per warp instead of 32 scattered
-//           bytes per load), then interpolates from there. Offered where the column span of a 32-pixel tile is
-//           bounded (src_w/dst_w <= 32/3: every 32-byte sector of a touched row is needed anyway, so staging
-//           reads no more bytes than the direct form's sectors).
 // Exactness: the expressions and their order are those of src/reference/preprocess.cpp; every float
 // operation is an explicit round-to-nearest intrinsic (__fmul_rn/__fadd_rn/__fsub_rn), which nvcc
 // never contracts into an FMA whatever -fmad says, and scale_x/scale_y/1/255 are computed on the host
@@ -71,96 +63,11 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
   }
 }
 
-// ---- staged form: the tile's source spans in shared memory first.
-// kSlots row slots (destination row ty of the tile uses slots 2·ty (y0) and 2·ty + 1 (y1)), each kSlotBytes: the
-// span [3·x_lo, 3·x_hi + 3) of the row, stored from its 16-byte-aligned start (device address) so chunk copies are
-// aligned on both sides. preprocess_staged_fits() bounds the span so that it always fits.
-constexpr int kSlots = 2 * kBlockY, kSlotChunks = 72, kSlotBytes = 16 * kSlotChunks;
-
-__device__ __forceinline__ float src_coord(int d, float scale, float max_c) {
-  const float s = __fsub_rn(__fmul_rn(__fadd_rn(float(d), 0.5f), scale), 0.5f);
-  return fminf(fmaxf(s, 0.0f), max_c);
-}
-
-template <typename OutT>
-__global__ void __launch_bounds__(kBlockX* kBlockY)
-    preprocess_rgb8_staged_kernel(const uint8_t* __restrict__ rgb, int src_h, int src_w, int64_t src_row_bytes,
-                                  OutT* __restrict__ out, int dst_h, int dst_w, Params p) {
-  __shared__ __align__(16) uint8_t stage[kSlots * kSlotBytes];
-  __shared__ int slot_base[kSlots];  // stage index of source byte 0 of the slot's row: slot·kSlotBytes − aligned start
-  const int tid = threadIdx.y * kBlockX + threadIdx.x;
-  const int dx0 = blockIdx.x * kBlockX, dy0 = blockIdx.y * kBlockY;
-  const int x_lo = int(floorf(src_coord(dx0, p.scale_x, p.max_x)));
-  const int x_hi = min(int(floorf(src_coord(min(dx0 + kBlockX, dst_w) - 1, p.scale_x, p.max_x))) + 1, src_w - 1);
-  const int64_t b_lo = 3 * int64_t(x_lo), b_hi = 3 * int64_t(x_hi) + 3;  // byte span [b_lo, b_hi) of every row
-  // Copy: work item i = (slot, 16-byte chunk), kItems per thread, every load issued before the first shared-memory
-  // store (registers v[]); a chunk partly outside the span is assembled byte by byte from its in-span bytes only (the
-  // rest of it stays 0 and is never read).
-  constexpr int kThreads = kBlockX * kBlockY, kItems = (kSlots * kSlotChunks + kThreads - 1) / kThreads;
-  uint4 v[kItems];
-  int at[kItems];  // stage offset of the chunk, −1: nothing to store
-#pragma unroll
-  for (int r = 0; r < kItems; ++r) {
-    const int i = tid + r * kThreads;
-    at[r] = -1;
-    v[r] = make_uint4(0, 0, 0, 0);
-    if (i >= kSlots * kSlotChunks) continue;
-    const int slot = i / kSlotChunks, c = i % kSlotChunks;
-    const int dy = min(dy0 + slot / 2, dst_h - 1);  // rows past the image repeat the last one (never read)
-    const int y0 = int(floorf(src_coord(dy, p.scale_y, p.max_y))), y = slot % 2 ? min(y0 + 1, src_h - 1) : y0;
-    const uint8_t* row = rgb + int64_t(y) * src_row_bytes;
-    const uintptr_t lo = reinterpret_cast<uintptr_t>(row + b_lo), hi = reinterpret_cast<uintptr_t>(row + b_hi);
-    const uintptr_t start = lo & ~uintptr_t(15), a = start + 16 * uintptr_t(c);
-    if (c == 0) slot_base[slot] = int(slot * kSlotBytes - int64_t(start - reinterpret_cast<uintptr_t>(row)));
-    if (a >= hi) continue;
-    at[r] = slot * kSlotBytes + 16 * c;
-    if (a >= lo && a + 16 <= hi) {
-      v[r] = __ldg(reinterpret_cast<const uint4*>(a));
-    } else {
-      uint8_t bytes[16];
-#pragma unroll
-      for (int b = 0; b < 16; ++b) bytes[b] = a + b >= lo && a + b < hi ? *reinterpret_cast<const uint8_t*>(a + b) : 0;
-      memcpy(&v[r], bytes, 16);
-    }
-  }
-#pragma unroll
-  for (int r = 0; r < kItems; ++r)
-    if (at[r] >= 0) *reinterpret_cast<uint4*>(stage + at[r]) = v[r];
-  __syncthreads();
-
-  const int dx = dx0 + threadIdx.x, dy = dy0 + threadIdx.y;
-  if (dx >= dst_w || dy >= dst_h) return;
-  const float sy = src_coord(dy, p.scale_y, p.max_y), sx = src_coord(dx, p.scale_x, p.max_x);
-  const int y0 = int(floorf(sy)), x0 = int(floorf(sx));
-  const int x1 = min(x0 + 1, src_w - 1);
-  const float fy = __fsub_rn(sy, float(y0)), fx = __fsub_rn(sx, float(x0));
-  const uint8_t* row0 = stage + slot_base[2 * threadIdx.y];
-  const uint8_t* row1 = stage + slot_base[2 * threadIdx.y + 1];
-  const int64_t plane = int64_t(dst_h) * dst_w;
-  const int64_t o = int64_t(dy) * dst_w + dx;
-#pragma unroll
-  for (int c = 0; c < 3; ++c) {
-    const float p00 = float(row0[x0 * 3 + c]), p01 = float(row0[x1 * 3 + c]);
-    const float p10 = float(row1[x0 * 3 + c]), p11 = float(row1[x1 * 3 + c]);
-    const float top = __fadd_rn(p00, __fmul_rn(__fsub_rn(p01, p00), fx));
-    const float bottom = __fadd_rn(p10, __fmul_rn(__fsub_rn(p11, p10), fx));
-    const float v = __fadd_rn(top, __fmul_rn(__fsub_rn(bottom, top), fy));
-    store(out, c * plane + o, __fmul_rn(__fsub_rn(__fmul_rn(v, p.inv255), p.mean[c]), p.inv_std[c]));
-  }
-}
-
 }  // namespace
-
-bool preprocess_staged_fits(int64_t src_w, int64_t dst_w) {
-  // A tile's span: x_hi − x_lo <= 31·scale + 2 (+ float rounding) pixels, so bytes <= 3·(31·scale + 4); plus up to
-  // 15 bytes before the aligned start. Required: <= kSlotBytes. With scale <= 32/3: 3·(330.7 + 4) + 15 = 1019.
-  if (src_w < 1 || dst_w < 1) return false;
-  return 3 * src_w <= 32 * dst_w;
-}
 
 Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
                                DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
-                               cudaStream_t stream, PreprocessForm form) {
+                               cudaStream_t stream) {
   // Messages are built only on the error paths: this runs per frame in direct enqueue (no allocation there).
   auto dims = [&] {
     return "source " + std::to_string(src_w) + "x" + std::to_string(src_h) + ", destination " + std::to_string(dst_w) +
@@ -191,20 +98,9 @@ Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w,
     p.mean[c] = norm.mean[c];
     p.inv_std[c] = norm.inv_std[c];
   }
-  const bool fits = preprocess_staged_fits(src_w, dst_w);
-  if (form == PreprocessForm::kStaged && !fits)
-    return invalid_argument("preprocess (GPU): the staged form needs source width <= 32/3 x destination width, got " +
-                            dims() + " (use PreprocessForm::kDirect or kAuto)");
-  const bool staged = form == PreprocessForm::kStaged || (form == PreprocessForm::kAuto && fits);
   const dim3 block(kBlockX, kBlockY);
   const dim3 grid(unsigned((dst_w + kBlockX - 1) / kBlockX), unsigned((dst_h + kBlockY - 1) / kBlockY));
-  if (staged && out_dtype == DType::kFloat16) {
-    preprocess_rgb8_staged_kernel<__half><<<grid, block, 0, stream>>>(
-        rgb, int(src_h), int(src_w), src_row_bytes, static_cast<__half*>(out), int(dst_h), int(dst_w), p);
-  } else if (staged) {
-    preprocess_rgb8_staged_kernel<float><<<grid, block, 0, stream>>>(
-        rgb, int(src_h), int(src_w), src_row_bytes, static_cast<float*>(out), int(dst_h), int(dst_w), p);
-  } else if (out_dtype == DType::kFloat16) {
+  if (out_dtype == DType::kFloat16) {
     preprocess_rgb8_to_nchw_kernel<__half><<<grid, block, 0, stream>>>(
         rgb, int(src_h), int(src_w), src_row_bytes, static_cast<__half*>(out), int(dst_h), int(dst_w), p);
   } else {

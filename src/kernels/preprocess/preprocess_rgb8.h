@@ -26,17 +26,6 @@ using PreprocessNormalize = ws::Normalize;
 inline constexpr int64_t kPreprocessMaxDstExtent = 65536;
 inline constexpr int64_t kPreprocessMaxSrcExtent = int64_t(1) << 24;
 
-/// Which kernel reads the source (both compute the same values, bit for bit):
-///   kDirect  each thread loads its 12 tap bytes from the source (best when a tile's taps are sparse in its rows).
-///   kStaged  each 32×8 block first copies the byte span of its 16 source rows into shared memory with 16-byte
-///            loads, then interpolates from there; needs src_w <= 32/3 · dst_w (preprocess_staged_fits).
-///   kAuto    kStaged where it fits, else kDirect.
-enum class PreprocessForm { kAuto, kDirect, kStaged };
-
-/// Whether the staged form applies: src_w <= 32/3 · dst_w (a 32-pixel tile spans at most ~1 KiB of a row, and every
-/// 32-byte sector of that span holds a tap, so staging reads no more sectors than the direct form).
-bool preprocess_staged_fits(int64_t src_w, int64_t dst_w);
-
 /// Enqueue the fused preprocess on `stream`; no allocation, no synchronisation, capturable.
 ///   rgb:           device-visible pointer to RGB8 interleaved [src_h, src_w, 3] with row pitch
 ///                  `src_row_bytes` (>= 3·src_w) — device memory, or the device alias of mapped pinned
@@ -44,11 +33,10 @@ bool preprocess_staged_fits(int64_t src_w, int64_t dst_w);
 ///   out:           device-visible pointer to [1, 3, dst_h, dst_w] of `out_dtype`: DType::kFloat32 (float)
 ///                  or DType::kFloat16 (__half); any other element type is kInvalidArgument.
 ///   Thread mapping: one thread per destination pixel (all three channels), 32×8 blocks.
-///   form:          PreprocessForm above (default kAuto).
 /// Errors (kInvalidArgument, nothing enqueued): any extent < 1 or above the limits above, row pitch
-/// < 3·src_w, null pointer, kStaged where preprocess_staged_fits is false. kCuda: the launch failed.
+/// < 3·src_w, null pointer. kCuda: the launch failed.
 Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
                                DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
-                               cudaStream_t stream, PreprocessForm form = PreprocessForm::kAuto);
+                               cudaStream_t stream);
 
 }  // namespace ws::kernels
