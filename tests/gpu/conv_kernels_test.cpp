@@ -11,7 +11,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -315,7 +314,7 @@ TEST(ConvKernels, SplitKInKernelReductionIsBitwiseTheReduceKernel) {
     }
 }
 
-// The fused depthwise → pointwise kernels (kernels::conv2d_depthwise_pointwise and its per-k-tile form) against (a) the CPU reference of the
+// The fused depthwise → pointwise kernel (kernels::conv2d_depthwise_pointwise) against (a) the CPU reference of the
 // pair — ref::conv_nd for the depthwise conv on fp16-rounded operands, + bias, clip(0, 6), rounded to fp16 as the
 // unfused pair stores it, then ref::conv_nd for the 1×1 projection + bias + residual — within 2e-2·max|ref| (fp16
 // output rounding + tensor-core accumulation order), and (b) our two kernels run back to back (conv2d_depthwise →
@@ -337,11 +336,9 @@ TEST(ConvKernels, DepthwisePointwiseMatchesReferenceAndThePairBitwise) {
       {"odd_dw3x3_s2_13x9x37_to19_n2_res", geo(2, 37, 13, 9, 37, 37, 3, 3, 2, 1, {1, 1, 2, 2}), 19, true},
       {"generic_dw7x5_d2_s2_17x13x40_to33", geo(1, 40, 17, 13, 40, 40, 7, 5, 2, 2, {3, 2, 4, 5}), 33, false},
   };
-  // splits 0: the per-k-tile form (conv2d_depthwise_pointwise_per_ktile), compared bit for bit with the pair whose
-  // pointwise kernel runs 32x32 with one k-tile per split (splits = ceil(K / 32)) when that is allowed (<= 32).
   struct Form { kernels::PointwiseTile tile; int splits; };
   const Form forms[] = {{kernels::PointwiseTile::k32x32, 1}, {kernels::PointwiseTile::k64x64, 1}, {kernels::PointwiseTile::k32x32, 4},
-                        {kernels::PointwiseTile::k64x64, 3}, {kernels::PointwiseTile::k32x32, 0}};
+                        {kernels::PointwiseTile::k64x64, 3}};
   for (const Case& c : cases) {
     const Conv2dGeometry& gd = c.dw;
     const Conv2dGeometry gp = geo(gd.n, gd.c_out, gd.out_h, gd.out_w, c.c_out, 1, 1, 1, 1, 1, {0, 0, 0, 0});
@@ -365,8 +362,7 @@ TEST(ConvKernels, DepthwisePointwiseMatchesReferenceAndThePairBitwise) {
       max_ref = std::max(max_ref, std::fabs(double(ref[i])));
     }
     DeviceBuf dx(xn * 2), dwd(wdn * 2), dwp(wpn * 2), dres(yn * 2), dbd(bd.size() * 4), dbp(bp.size() * 4), dd(dn * 2), y_fused(yn * 2),
-        y_pair(yn * 2), ws(std::max({kernels::conv2d_pointwise_workspace_bytes(gp, 4), kernels::conv2d_depthwise_pointwise_per_ktile_workspace_bytes(gp),
-                                     kernels::conv2d_pointwise_workspace_bytes(gp, int(std::min<int64_t>((gp.c_in + 31) / 32, kernels::kPointwiseMaxSplits)))}));
+        y_pair(yn * 2), ws(kernels::conv2d_pointwise_workspace_bytes(gp, 4));
     upload(ElemType::kFloat16, x, dx.p);
     upload(ElemType::kFloat16, wd, dwd.p);
     upload(ElemType::kFloat16, wp, dwp.p);
@@ -381,29 +377,21 @@ TEST(ConvKernels, DepthwisePointwiseMatchesReferenceAndThePairBitwise) {
     ep.bias = static_cast<const float*>(dbp.p);
     ep.residual = c.residual ? dres.p : nullptr;
     for (const Form& f : forms) {
-      const bool per_ktile = f.splits == 0;
-      const int ktiles = int((gp.c_in + 31) / 32);
-      // the pair's split-K: the form's own, or one k-tile per split for the per-k-tile form (unless above the maximum:
-      // then 1, and only the CPU comparison applies)
-      const int pair_splits = per_ktile ? (ktiles <= kernels::kPointwiseMaxSplits ? ktiles : 1) : f.splits;
-      const bool bitwise = !per_ktile || ktiles <= kernels::kPointwiseMaxSplits;
-      SCOPED_TRACE(per_ktile ? std::string("per k-tile") : std::string(kernels::pointwise_tile_name(f.tile)) + " split-K " + std::to_string(f.splits));
-      const size_t wsb = per_ktile ? kernels::conv2d_depthwise_pointwise_per_ktile_workspace_bytes(gp) : kernels::conv2d_pointwise_workspace_bytes(gp, f.splits);
+      SCOPED_TRACE(std::string(kernels::pointwise_tile_name(f.tile)) + " split-K " + std::to_string(f.splits));
+      const size_t wsb = kernels::conv2d_pointwise_workspace_bytes(gp, f.splits);
       ASSERT_EQ(::ws::test::memset_sync(y_fused.p, 0xFF, yn * 2), cudaSuccess);
       if (wsb) ASSERT_EQ(::ws::test::memset_sync(ws.p, 0xFF, wsb), cudaSuccess);
-      Status s = per_ktile ? kernels::conv2d_depthwise_pointwise_per_ktile(gd, gp, dx.p, dwd.p, ed, dwp.p, y_fused.p, ep, nullptr, ws.p)
-                           : kernels::conv2d_depthwise_pointwise(f.tile, gd, gp, dx.p, dwd.p, ed, dwp.p, y_fused.p, ep, nullptr, f.splits, ws.p);
+      Status s = kernels::conv2d_depthwise_pointwise(f.tile, gd, gp, dx.p, dwd.p, ed, dwp.p, y_fused.p, ep, nullptr, f.splits, ws.p);
       ASSERT_TRUE(s.is_ok()) << s.to_string();
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       const auto got = download(ElemType::kFloat16, y_fused.p, yn);
       // the pair: depthwise kernel → fp16 d in global memory → pointwise kernel (same tile, same split-K)
       ASSERT_EQ(::ws::test::memset_sync(dd.p, 0xFF, dn * 2), cudaSuccess);
       ASSERT_EQ(::ws::test::memset_sync(y_pair.p, 0xFF, yn * 2), cudaSuccess);
-      const size_t pair_wsb = kernels::conv2d_pointwise_workspace_bytes(gp, pair_splits);
-      if (pair_wsb) ASSERT_EQ(::ws::test::memset_sync(ws.p, 0xFF, pair_wsb), cudaSuccess);
+      if (wsb) ASSERT_EQ(::ws::test::memset_sync(ws.p, 0xFF, wsb), cudaSuccess);
       s = kernels::conv2d_depthwise(ElemType::kFloat16, gd, dx.p, dwd.p, dd.p, ed, nullptr, 1);
       ASSERT_TRUE(s.is_ok()) << s.to_string();
-      s = kernels::conv2d_pointwise(ElemType::kFloat16, f.tile, gp, dd.p, dwp.p, y_pair.p, ep, nullptr, pair_splits, ws.p);
+      s = kernels::conv2d_pointwise(ElemType::kFloat16, f.tile, gp, dd.p, dwp.p, y_pair.p, ep, nullptr, f.splits, ws.p);
       ASSERT_TRUE(s.is_ok()) << s.to_string();
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       const auto pair = download(ElemType::kFloat16, y_pair.p, yn);
@@ -420,10 +408,9 @@ TEST(ConvKernels, DepthwisePointwiseMatchesReferenceAndThePairBitwise) {
           if (differ++ == 0) first_differ = "index " + std::to_string(i) + ": fused " + std::to_string(got[i]) + " pair " + std::to_string(pair[i]);
       }
       EXPECT_EQ(bad, 0u) << bad << " of " << yn << " beyond " << tol << " (2e-2·max|ref| " << max_ref << "); first " << first;
-      if (bitwise) EXPECT_EQ(differ, 0u) << differ << " of " << yn << " differ from the unfused pair (split-K " << pair_splits << "); first " << first_differ;
-      std::printf("[ dwpw     ] %-36s %s split-K %d max|diff| %.3g (max|ref| %.3g, %zu values), %zu differ from the pair (split-K %d)%s\n", c.name,
-                  per_ktile ? "k-tile" : kernels::pointwise_tile_name(f.tile), per_ktile ? ktiles : f.splits, max_diff, max_ref, yn, differ, pair_splits,
-                  bitwise ? "" : ", not compared bitwise");
+      EXPECT_EQ(differ, 0u) << differ << " of " << yn << " differ from the unfused pair; first " << first_differ;
+      std::printf("[ dwpw     ] %-36s %s split-K %d max|diff| %.3g (max|ref| %.3g, %zu values), %zu differ from the pair\n", c.name,
+                  kernels::pointwise_tile_name(f.tile), f.splits, max_diff, max_ref, yn, differ);
     }
   }
 }
@@ -450,14 +437,6 @@ TEST(ConvKernels, DepthwisePointwiseRefusesMismatchedPairs) {
   expect_invalid(dw, pw, with_res, 1, nullptr, "residual");
   expect_invalid(dw, pw, none, 4, nullptr, "workspace");
   expect_invalid(dw, pw, none, 0, p, "split-K");
-  // the per-k-tile form: the same checks, and its workspace is required
-  Status k = kernels::conv2d_depthwise_pointwise_per_ktile(dw, pw, p, p, none, p, p, none, nullptr, nullptr);
-  EXPECT_EQ(k.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(k.message().find("workspace"), std::string::npos) << k.message();
-  k = kernels::conv2d_depthwise_pointwise_per_ktile(pw, pw, p, p, none, p, p, none, nullptr, p);
-  EXPECT_NE(k.message().find("not depthwise"), std::string::npos) << k.message();
-  k = kernels::conv2d_depthwise_pointwise_per_ktile(dw, pw, p, p, with_res, p, p, none, nullptr, p);
-  EXPECT_NE(k.message().find("residual"), std::string::npos) << k.message();
   EXPECT_FALSE(kernels::conv2d_depthwise_pointwise_applicable(dw, dw));
   EXPECT_TRUE(kernels::conv2d_depthwise_pointwise_applicable(dw, pw));
 }

@@ -95,7 +95,6 @@ std::vector<DwPwTactic> dwpw_candidates(const kernels::Conv2dGeometry& pw) {
   push_split_k(pw, split, {WsConv::kPointwise32Split4, WsConv::kPointwise64Split4, WsConv::kPointwise32Split8, WsConv::kPointwise32Split16});
   std::vector<DwPwTactic> r = {{PointwiseTile::k64x64, 1}, {PointwiseTile::k32x32, 1}};
   for (WsConv o : split) r.push_back({o == WsConv::kPointwise64Split4 ? PointwiseTile::k64x64 : PointwiseTile::k32x32, ws_conv_splits(o)});
-  if (pw.n * ((pw.c_in + 31) / 32) <= 65535) r.push_back({PointwiseTile::k32x32, 1, true});
   return r;
 }
 

@@ -53,32 +53,13 @@ std::vector<WsConv> ws_conv_fp8_candidates(const BindContext& c, const kernels::
 struct DwPwTactic {
   kernels::PointwiseTile tile = kernels::PointwiseTile::k32x32;
   int splits = 1;
-  /// The per-k-tile form (kernels::conv2d_depthwise_pointwise_per_ktile: one block per 32 channels over all output
-  /// channels, then the reduce kernel); tile and splits are then unused.
-  bool per_ktile = false;
-  /// The timing-cache "impl" value, e.g. "ws_dwpw_32x32_splitk4" or "ws_dwpw_ktile".
+  /// The timing-cache "impl" value, e.g. "ws_dwpw_32x32_splitk4".
   std::string key() const {
-    if (per_ktile) return "ws_dwpw_ktile";
     return std::string("ws_dwpw_") + kernels::pointwise_tile_name(tile) + (splits > 1 ? "_splitk" + std::to_string(splits) : "");
   }
-  /// "32x32 split-K 4 + reduce kernel", "per 32-channel k-tile over all outputs + reduce kernel".
-  std::string describe() const {
-    if (per_ktile) return "per 32-channel k-tile over all outputs + reduce kernel";
-    return std::string(kernels::pointwise_tile_name(tile)) + (splits > 1 ? " split-K " + std::to_string(splits) + " + reduce kernel" : "");
-  }
-  size_t workspace_bytes(const kernels::Conv2dGeometry& pw) const {
-    return per_ktile ? kernels::conv2d_depthwise_pointwise_per_ktile_workspace_bytes(pw) : kernels::conv2d_pointwise_workspace_bytes(pw, splits);
-  }
-  int kernels() const { return per_ktile || splits > 1 ? 2 : 1; }
-  Status run(const kernels::Conv2dGeometry& dw, const kernels::Conv2dGeometry& pw, const void* x, const void* w_dw, const kernels::ConvEpilogue& dw_epi,
-             const void* w_pw, void* y, const kernels::ConvEpilogue& e, cudaStream_t st, void* workspace) const {
-    if (per_ktile) return kernels::conv2d_depthwise_pointwise_per_ktile(dw, pw, x, w_dw, dw_epi, w_pw, y, e, st, workspace);
-    return kernels::conv2d_depthwise_pointwise(tile, dw, pw, x, w_dw, dw_epi, w_pw, y, e, st, splits, workspace);
-  }
 };
-/// The fused tactics for a pointwise conv `pw`, in timing order: both tiles, the split-K forms the pointwise conv
-/// itself would be offered (the same rule: a small tile grid next to the SM count and a deep enough K), and the
-/// per-k-tile form.
+/// The fused tactics for a pointwise conv `pw`, in timing order: both tiles, and the split-K forms the pointwise conv
+/// itself would be offered (the same rule: a small tile grid next to the SM count and a deep enough K).
 std::vector<DwPwTactic> dwpw_candidates(const kernels::Conv2dGeometry& pw);
 
 struct WsConvPlan {

@@ -726,70 +726,6 @@ __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads * kDwPwThre
 #endif
 }
 
-// ---- depthwise → pointwise fused, one k-tile per block over all output channels (conv.h
-// conv2d_depthwise_pointwise_per_ktile): block (pixel tile, image × k-tile) computes its 32-channel × 32-pixel slice of
-// the depthwise output once into shared memory (depthwise_tile_to_shared, 256 threads: 4 values each), then walks the
-// output channels in chunks of 64 rows: A chunk (W[m0 .. m0+64)[k0 .. k0+32)) → shared memory, 8 warps in a 4 × 2 grid
-// each one 16×16 wmma accumulator over the two 16-deep k-steps, accumulators → shared memory → fp32 partials of this
-// k-tile in the workspace. The reduce kernel sums the k-tiles' partials in order and runs the epilogue. Every
-// depthwise value is computed exactly once on the GPU (the tiled form recomputes it once per output-channel tile).
-constexpr int kDwPwKtThreads = 256, kDwPwKtBM = 64, kDwPwKtBN = 32;
-
-template <int KH, int KW>
-__global__ void __launch_bounds__(kDwPwKtThreads) depthwise_pointwise_ktile_kernel(
-    const __half* __restrict__ x, const __half* __restrict__ wd, const float* __restrict__ bd, SpatialArgs a, Activation act_dw,
-    ActivationParams p_dw, const __half* __restrict__ w, int M, int N, int K, int ktiles, float* __restrict__ part) {
-  pdl_wait();
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
-  using namespace nvcuda;
-  constexpr int BK = 32, BM = kDwPwKtBM, BN = kDwPwKtBN, NT = kDwPwKtThreads, LDA = BK + 8, LDB = BN + 8, LDC = BN + 4;
-  __shared__ __align__(128) __half As[BM * LDA];  // As[m][k] = W[m0 + m][k0 + k]
-  __shared__ __align__(128) __half Bs[BK * LDB];  // Bs[k][n] = depthwise output [k0 + k][n0 + n]
-  __shared__ __align__(128) float Cs[BM * LDC];   // the chunk's accumulators
-  const int img = blockIdx.z / ktiles, kt = blockIdx.z % ktiles;
-  const int k0 = kt * BK, k_end = min(K, k0 + BK), n0 = blockIdx.x * BN;
-  x += img * K * a.in_h * a.in_w;
-  part += (img * ktiles + kt) * M * N;
-  const int tid = threadIdx.x, warp = tid / 32, wm = warp / 2, wn = warp % 2;
-  const DwPixel px = dw_pixel<KH, KW>(a, n0 + tid % BN, N);
-  depthwise_tile_to_shared<NT, BN, LDB, KH, KW>(Bs, x, wd, bd, a, act_dw, p_dw, px, k0, k_end, tid);
-  const bool vec_a = K % 8 == 0 && (reinterpret_cast<uintptr_t>(w) & 15) == 0;
-  for (int m0 = 0; m0 < M; m0 += BM) {
-    __syncthreads();  // Bs written (first chunk); As and Cs free again (later chunks)
-    if (vec_a) {  // one 16-byte vector per thread: row m = tid / 4, columns (tid % 4) · 8 .. + 8
-      const int m = tid / (BK / 8), k = (tid % (BK / 8)) * 8, gm = m0 + m, gk = k0 + k;
-      *reinterpret_cast<uint4*>(As + m * LDA + k) =
-          gm < M && gk < k_end ? __ldg(reinterpret_cast<const uint4*>(w + gm * K + gk)) : make_uint4(0, 0, 0, 0);
-    } else {
-      for (int e = tid; e < BM * BK; e += NT) {
-        const int m = e / BK, k = e % BK, gm = m0 + m, gk = k0 + k;
-        As[m * LDA + k] = gm < M && gk < k_end ? w[gm * K + gk] : __float2half_rn(0.0f);
-      }
-    }
-    __syncthreads();
-    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-    wmma::fill_fragment(acc, 0.0f);
-#pragma unroll
-    for (int kk = 0; kk < BK; kk += 16) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> af;
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> bf;
-      wmma::load_matrix_sync(af, As + (wm * 16) * LDA + kk, LDA);
-      wmma::load_matrix_sync(bf, Bs + kk * LDB + wn * 16, LDB);
-      wmma::mma_sync(acc, af, bf, acc);
-    }
-    wmma::store_matrix_sync(Cs + (wm * 16) * LDC + wn * 16, acc, LDC, wmma::mem_row_major);
-    __syncthreads();
-    for (int e = tid; e < BM * BN; e += NT) {
-      const int m = e / BN, n = e % BN, gm = m0 + m, gn = n0 + n;
-      if (gm < M && gn < N) part[gm * N + gn] = Cs[m * LDC + n];
-    }
-  }
-  pdl_allow_dependents();  // pdl.cuh: after the main work (the reduce kernel waits for this whole grid in pdl_wait)
-#else
-  __trap();  // tensor-core path needs sm_70+; the CUDA executor never offers it below
-#endif
-}
-
 // split-K second pass: y[img][m][n] = epilogue(sum over s of part[img][s][m][n]), one thread per output.
 template <typename T>
 __global__ void __launch_bounds__(kThreads) splitk_reduce_kernel(const float* __restrict__ part, T* __restrict__ y,
@@ -1033,18 +969,6 @@ std::string depthwise_pointwise_mismatch(const Conv2dGeometry& dw, const Conv2dG
   return {};
 }
 
-// The checks both fused depthwise → pointwise launchers make before any device work.
-Status check_depthwise_pointwise(const std::string& what, const Conv2dGeometry& dw, const Conv2dGeometry& pw, const void* x, const void* w_dw,
-                                 const ConvEpilogue& dw_epi, const void* w_pw, const void* y) {
-  WS_RETURN_IF_ERROR(validate_conv2d(dw));
-  WS_RETURN_IF_ERROR(validate_conv2d(pw));
-  const std::string why = depthwise_pointwise_mismatch(dw, pw);
-  if (!why.empty()) return invalid_argument(what + ": " + why);
-  if (dw_epi.residual) return invalid_argument(what + ": the depthwise conv cannot carry a residual (its output is never stored)");
-  if (!x || !w_dw || !w_pw || !y) return invalid_argument(what + ": null x, weight or y");
-  return Status::ok();
-}
-
 Status launched(const char* what) {
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return cuda::cuda_status(err, what, __FILE__, __LINE__);
@@ -1202,7 +1126,12 @@ Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g,
 Status conv2d_depthwise_pointwise(PointwiseTile tile, const Conv2dGeometry& dw, const Conv2dGeometry& pw, const void* x, const void* w_dw,
                                   const ConvEpilogue& dw_epi, const void* w_pw, void* y, const ConvEpilogue& e, cudaStream_t stream,
                                   int splits, void* workspace) {
-  WS_RETURN_IF_ERROR(check_depthwise_pointwise("conv2d_depthwise_pointwise", dw, pw, x, w_dw, dw_epi, w_pw, y));
+  WS_RETURN_IF_ERROR(validate_conv2d(dw));
+  WS_RETURN_IF_ERROR(validate_conv2d(pw));
+  const std::string why = depthwise_pointwise_mismatch(dw, pw);
+  if (!why.empty()) return invalid_argument("conv2d_depthwise_pointwise: " + why);
+  if (dw_epi.residual) return invalid_argument("conv2d_depthwise_pointwise: the depthwise conv cannot carry a residual (its output is never stored)");
+  if (!x || !w_dw || !w_pw || !y) return invalid_argument("conv2d_depthwise_pointwise: null x, weight or y");
   if (splits < 1 || splits > kPointwiseMaxSplits)
     return invalid_argument("conv2d_depthwise_pointwise: split-K " + std::to_string(splits) + " outside 1.." + std::to_string(kPointwiseMaxSplits));
   if (splits > 1 && !workspace) return invalid_argument("conv2d_depthwise_pointwise: split-K needs a workspace (conv2d_pointwise_workspace_bytes of pw)");
@@ -1241,36 +1170,6 @@ Status conv2d_depthwise_pointwise(PointwiseTile tile, const Conv2dGeometry& dw, 
   return launched("conv2d_depthwise_pointwise launch");
 }
 
-
-size_t conv2d_depthwise_pointwise_per_ktile_workspace_bytes(const Conv2dGeometry& pw) {
-  const int64_t ktiles = (pw.c_in + 31) / 32;
-  return static_cast<size_t>(pw.n * ktiles * pw.c_out * pw.out_h * pw.out_w) * sizeof(float);
-}
-
-Status conv2d_depthwise_pointwise_per_ktile(const Conv2dGeometry& dw, const Conv2dGeometry& pw, const void* x, const void* w_dw,
-                                            const ConvEpilogue& dw_epi, const void* w_pw, void* y, const ConvEpilogue& e,
-                                            cudaStream_t stream, void* workspace) {
-  WS_RETURN_IF_ERROR(check_depthwise_pointwise("conv2d_depthwise_pointwise_per_ktile", dw, pw, x, w_dw, dw_epi, w_pw, y));
-  if (!workspace) return invalid_argument("conv2d_depthwise_pointwise_per_ktile: needs a workspace (conv2d_depthwise_pointwise_per_ktile_workspace_bytes)");
-  const int M = int(pw.c_out), N = int(pw.out_h * pw.out_w), K = int(pw.c_in), ktiles = (K + 31) / 32;
-  if (pw.n * ktiles > 65535) return invalid_argument("conv2d_depthwise_pointwise_per_ktile: batch x k-tiles above 65535");
-  const SpatialArgs a = spatial_args(dw);
-  const __half* xs = static_cast<const __half*>(x);
-  const __half* wds = static_cast<const __half*>(w_dw);
-  const __half* ws = static_cast<const __half*>(w_pw);
-  float* part = static_cast<float*>(workspace);
-  const dim3 grid(unsigned((N + kDwPwKtBN - 1) / kDwPwKtBN), 1, unsigned(pw.n * ktiles));
-  auto go = [&](auto kernel) {
-    launch_kernel(e.pdl, kernel, grid, kDwPwKtThreads, 0, stream, xs, wds, dw_epi.bias, a, dw_epi.act, dw_epi.params, ws, M, N, K, ktiles, part);
-  };
-  if (a.kh == 3 && a.kw == 3) go(depthwise_pointwise_ktile_kernel<3, 3>);
-  else if (a.kh == 5 && a.kw == 5) go(depthwise_pointwise_ktile_kernel<5, 5>);
-  else go(depthwise_pointwise_ktile_kernel<0, 0>);
-  const int total = int(pw.n) * M * N;
-  launch_kernel(e.pdl, splitk_reduce_kernel<__half>, (total + kThreads - 1) / kThreads, kThreads, 0, stream, part, static_cast<__half*>(y), e.bias,
-                static_cast<const __half*>(e.residual), M, N, ktiles, total, e.act, e.params);
-  return launched("conv2d_depthwise_pointwise_per_ktile launch");
-}
 
 Result<int> conv2d_pointwise_fp8_arch() {
   cudaFuncAttributes a{};

@@ -121,20 +121,6 @@ Status conv2d_depthwise_pointwise(PointwiseTile tile, const Conv2dGeometry& dw, 
                                   const ConvEpilogue& dw_epi, const void* w_pw, void* y, const ConvEpilogue& e, cudaStream_t stream,
                                   int splits = 1, void* workspace = nullptr);
 
-/// The same fusion in its per-k-tile form: one block per (32-pixel tile, image, 32-channel k-tile) over ALL output
-/// channels, so each depthwise value is computed exactly once (the tiled form above recomputes it once per
-/// output-channel tile, which made it 1.2–2.7× slower than the pair on deep projections, device run 55); the block
-/// walks the output channels in 64-row chunks and writes fp32 partials per k-tile to `workspace`
-/// (conv2d_depthwise_pointwise_per_ktile_workspace_bytes: n · ceil(c_in / 32) · c_out · H·W · 4), then the split-K
-/// reduce kernel sums them in k-tile order and runs the epilogue — two launches. Equals conv2d_depthwise →
-/// conv2d_pointwise(32x32, splits = ceil(c_in / 32)) bit for bit (one k-tile per split there too) when that split count
-/// is allowed (<= kPointwiseMaxSplits). Same operands, layout and errors as conv2d_depthwise_pointwise (no tile, no
-/// split-K argument; the workspace is required).
-size_t conv2d_depthwise_pointwise_per_ktile_workspace_bytes(const Conv2dGeometry& pw);
-Status conv2d_depthwise_pointwise_per_ktile(const Conv2dGeometry& dw, const Conv2dGeometry& pw, const void* x, const void* w_dw,
-                                            const ConvEpilogue& dw_epi, const void* w_pw, void* y, const ConvEpilogue& e,
-                                            cudaStream_t stream, void* workspace);
-
 /// FP8 (OCP E4M3) operands of a pointwise convolution (CudaBuildOptions precision fp8), all device memory
 /// except inv_x_scale. The weight rows are quantised at build with a per-output-channel scale
 /// (src/engine/cuda/fp8_quant.h): codes[m][k] = e4m3(W[m][k] / w_scale[m]), zero for k >= c_in; the

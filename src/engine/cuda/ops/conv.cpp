@@ -168,15 +168,16 @@ Result<bool> bind_depthwise_pointwise(BindContext& c, Step& s, const WsConvPlan&
     WS_ASSIGN_OR_RETURN(void* sy, c.dev.get(1, yb));
     for (const DwPwTactic& t : candidates) {
       void* tws = nullptr;
-      if (const size_t wsb = t.workspace_bytes(pw.g); wsb > 0) {
-        auto got = c.dev.get(2, wsb);
+      if (t.splits > 1) {
+        auto got = c.dev.get(2, kernels::conv2d_pointwise_workspace_bytes(pw.g, t.splits));
         if (!got) continue;
         tws = *got;
       }
       kernels::ConvEpilogue e = pw.epi;
       e.residual = resid ? sy : nullptr;  // timed in place, as the single kernels are
-      auto us = c.dev.time_us([&](cudaStream_t st) { return t.run(gd, pw.g, sx, dw->weight, dw->epi, pw.weight, sy, e, st, tws); }, 0, true,
-                              c.node.describe(c.graph.opset) + ": " + t.key() + " (absorbing " + ::ws::quoted(prod.node) + ")");
+      auto us = c.dev.time_us([&](cudaStream_t st) {
+        return kernels::conv2d_depthwise_pointwise(t.tile, gd, pw.g, sx, dw->weight, dw->epi, pw.weight, sy, e, st, t.splits, tws);
+      }, 0, true, c.node.describe(c.graph.opset) + ": " + t.key() + " (absorbing " + ::ws::quoted(prod.node) + ")");
       if (!us) { (void)cudaGetLastError(); continue; }
       if (!chosen || *us < fused_us) { chosen = t; fused_us = *us; }
     }
@@ -203,12 +204,12 @@ Result<bool> bind_depthwise_pointwise(BindContext& c, Step& s, const WsConvPlan&
   s.absorbs_previous = true;
   s.ws_conv = nullptr;
   s.time_us = fused_us;
-  s.workspace_bytes = align_up(t.workspace_bytes(pw.g));
+  s.workspace_bytes = align_up(kernels::conv2d_pointwise_workspace_bytes(pw.g, t.splits));
   s.tile_counters = 0;
-  s.kernels = t.kernels();
+  s.kernels = t.splits > 1 ? 2 : 1;
   for (auto it = c.tactics.rbegin(); it != c.tactics.rend(); ++it)
     if (it->node == prod.node) { it->choice += " -> fused into " + ::ws::quoted(c.node.name); break; }
-  const std::string tiles = t.describe();
+  std::string tiles = std::string(kernels::pointwise_tile_name(t.tile)) + (t.splits > 1 ? " split-K " + std::to_string(t.splits) + " + reduce kernel" : "");
   c.tactics.push_back({c.node.name, "Conv",
                        "ws depthwise->pointwise fused " + tiles + " (depthwise output in shared memory, wmma tensor cores; pair " + pair +
                            " us): [" + dw->describe(c.precision) + "] -> [" +
@@ -217,7 +218,8 @@ Result<bool> bind_depthwise_pointwise(BindContext& c, Step& s, const WsConvPlan&
   s.run = [dw, pwp, t, resid](const StepIo& io, const ContextLibs&, cudaStream_t st) {
     kernels::ConvEpilogue e = pwp->epi;
     e.residual = resid ? io.in[3] : nullptr;
-    return t.run(dw->g, pwp->g, io.in[0], dw->weight, dw->epi, pwp->weight, io.out[0], e, st, io.workspace);
+    return kernels::conv2d_depthwise_pointwise(t.tile, dw->g, pwp->g, io.in[0], dw->weight, dw->epi, pwp->weight, io.out[0], e, st, t.splits,
+                                               io.workspace);
   };
   return true;
 }
