@@ -12,6 +12,11 @@ WARM=${WS_BENCH_WARMUP:-100}
 PRECS=${WS_BENCH_PRECS:-"fp32 fp16"}; LANESET=${WS_BENCH_LANES:-"1 4"}
 MODES=${WS_BENCH_MODES:-"graph direct"}; INPUTS=${WS_BENCH_INPUTS:-"mapped copy"}
 MODELS=${WS_BENCH_MODELS:-"efficientnet_lite0 resnet50"}; COMPILE=${WS_BENCH_COMPILE:-1}
+# torch.compile's budget per model in seconds (max-autotune tries, then reduce-overhead; capped by what the call has
+# left). A call with WS_BENCH_OURS=0 and WS_BENCH_PEER_MODES=none runs the compile peers alone with a longer cap.
+COMPILE_CAP=${WS_BENCH_COMPILE_CAP:-150}
+# 0: skip our rows (the peers only, e.g. a longer torch.compile budget in a call of its own).
+OURS=${WS_BENCH_OURS:-1}
 # Layouts beside the default (auto) for fp16, graph, mapped, 1 lane, each with its per-layer profile (issue 13:
 # channels-last segments against NCHW, side by side). Empty: none.
 ALT_LAYOUTS=${WS_BENCH_LAYOUTS-"nchw nhwc"}
@@ -57,6 +62,7 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
   local tag="ours_${name}_${prec}_${mode}_${input}_${lanes}L"
   [ "$layout" = auto ] || tag="ours_${name}_${prec}_${layout}_${mode}_${input}_${lanes}L"
   [ -n "$variant" ] && tag="ours_${name}_${prec}_${variant}_${mode}_${input}_${lanes}L"
+  [ "$OURS" = 1 ] || return 0
   if [ "$(left)" -lt 40 ]; then row "$tag" "SKIPPED (budget)"; return; fi
   local flag=""; [ "$mode" = direct ] && flag="--no-cuda-graph"
   # per-step GPU profile of the network once per model and precision (reference configuration)
@@ -77,6 +83,7 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
 }
 peers() {  # model modes budget
   local model=$1 modes=$2 extra=$3
+  [ "$modes" = none ] && return 0
   if [ "$(left)" -lt 45 ]; then row "peers $model $modes" "SKIPPED (budget)"; return; fi
   if [ "$model" = efficientnet_lite0 ]; then
     set -- --model efficientnet_lite0 --onnx $EFF --sidecar .assets/models/efficientnet_lite0.json \
@@ -111,11 +118,11 @@ has_model resnet50 && { matrix resnet50 $R50; peers resnet50 $PEER_MODES "$PEER_
 # torch.compile last, with what is left (fp16 only; max-autotune capped, then reduce-overhead)
 if [ "$COMPILE" = 1 ]; then
   if has_model efficientnet_lite0; then
-    CB=$(( ($(left) - 60) / 2 )); [ $CB -gt 150 ] && CB=150
+    CB=$(( ($(left) - 60) / 2 )); [ $CB -gt $COMPILE_CAP ] && CB=$COMPILE_CAP
     peers efficientnet_lite0 compile "--compile-budget $CB --compile-timeout $(( CB * 2 / 3 ))"
   fi
   if has_model resnet50; then
-    CB=$(( $(left) - 60 )); [ $CB -gt 150 ] && CB=150
+    CB=$(( $(left) - 60 )); [ $CB -gt $COMPILE_CAP ] && CB=$COMPILE_CAP
     peers resnet50 compile "--compile-budget $CB --compile-timeout $(( CB * 2 / 3 ))"
   fi
 fi
