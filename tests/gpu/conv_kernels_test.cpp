@@ -24,6 +24,7 @@
 
 #include "cuda_engine_test_support.h"
 #include "kernels/conv/conv.h"
+#include "kernels/conv/mbconv.h"
 #include "reference/reference.h"
 #include "support/small_tests.h"
 #include "support/cuda_check.h"
@@ -439,6 +440,153 @@ TEST(ConvKernels, DepthwisePointwiseRefusesMismatchedPairs) {
   expect_invalid(dw, pw, none, 0, p, "split-K");
   EXPECT_FALSE(kernels::conv2d_depthwise_pointwise_applicable(dw, dw));
   EXPECT_TRUE(kernels::conv2d_depthwise_pointwise_applicable(dw, pw));
+}
+
+// The fused MBConv block (kernels/conv/mbconv.h) against the CPU reference of the three convs (e and d rounded to fp16
+// where the separate kernels store them) and against our three separate kernels (expand pointwise 32x32 → depthwise →
+// project pointwise 32x32): equal up to the projection's fp32 summation order (split over the cluster's blocks), so
+// at most a few fp16 ulps. Every cluster size whose shared memory the device allows; outputs poisoned with NaN.
+TEST(ConvKernels, MbConvMatchesReferenceAndTheThreeKernels) {
+  WS_REQUIRE_LANES_GPU();
+  int dev = 0, major = 0, optin = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), cudaSuccess);
+  if (major < 9) GTEST_SKIP() << "thread-block clusters need compute capability 9.0";
+  struct Case { const char* name; int64_t n, cin, h, w, ce, cout, k, stride; std::array<int64_t, 4> pads; bool residual; };
+  const Case cases[] = {
+      {"b13_7x7_192_1152_192_k5_res", 1, 192, 7, 7, 1152, 192, 5, 1, {2, 2, 2, 2}, true},
+      {"b15_7x7_192_1152_320_k3", 1, 192, 7, 7, 1152, 320, 3, 1, {1, 1, 1, 1}, false},
+      {"b11_14x14_112_672_192_k5_s2", 1, 112, 14, 14, 672, 192, 5, 2, {1, 1, 2, 2}, false},
+      {"b9_14x14_112_672_112_k5_res", 1, 112, 14, 14, 672, 112, 5, 1, {2, 2, 2, 2}, true},
+      {"b5_28x28_40_240_80_k3_s2", 1, 40, 28, 28, 240, 80, 3, 2, {0, 0, 1, 1}, false},
+      {"odd_9x11_20_40_20_k3_n2_res", 2, 20, 9, 11, 40, 20, 3, 1, {1, 1, 1, 1}, true},
+  };
+  int ran = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Conv2dGeometry ge = geo(c.n, c.cin, c.h, c.w, c.ce, 1, 1, 1, 1, 1, {0, 0, 0, 0});
+    const Conv2dGeometry gd = geo(c.n, c.ce, c.h, c.w, c.ce, c.ce, c.k, c.k, c.stride, 1, c.pads);
+    const Conv2dGeometry gp = geo(c.n, c.ce, gd.out_h, gd.out_w, c.cout, 1, 1, 1, 1, 1, {0, 0, 0, 0});
+    ASSERT_EQ(kernels::conv2d_mbconv_mismatch(ge, gd, gp), "");
+    const uint64_t seed = test::seed_for(std::string("mbconv-") + c.name);
+    const size_t xn = size_t(c.n * c.cin * c.h * c.w), en = size_t(c.n * c.ce * c.h * c.w), dn = size_t(c.n * c.ce * gd.out_h * gd.out_w);
+    const size_t yn = size_t(c.n * c.cout * gd.out_h * gd.out_w), inner_e = size_t(c.h * c.w), inner_d = size_t(gd.out_h * gd.out_w);
+    const size_t wen = size_t(c.ce * c.cin), wdn = size_t(c.ce * c.k * c.k), wpn = size_t(c.cout * c.ce);
+    const auto x = test::round_to_half(test::random_values(xn, seed));
+    // weights scaled so that the activations stay O(1) through the two 1x1 sums (fan-in up to 1152)
+    auto scaled = [](std::vector<float> v, double s) { for (float& f : v) f = float(f * s); return test::round_to_half(v); };
+    const auto we = scaled(test::random_values(wen, seed + 1), 2.0 / std::sqrt(double(c.cin)));
+    const auto wd = scaled(test::random_values(wdn, seed + 2), 1.0 / c.k);
+    const auto wp = scaled(test::random_values(wpn, seed + 3), 2.0 / std::sqrt(double(c.ce)));
+    const auto res = test::round_to_half(test::random_values(yn, seed + 4));
+    const auto be = test::random_values(size_t(c.ce), seed + 5), bd = test::random_values(size_t(c.ce), seed + 6);
+    const auto bp = test::random_values(size_t(c.cout), seed + 7);
+    std::vector<float> e(en), d(dn), ref(yn);
+    ref::conv_nd(x.data(), we.data(), nullptr, e.data(), conv_params(ge));
+    for (size_t i = 0; i < en; ++i) e[i] = host_act(e[i] + be[(i / inner_e) % size_t(c.ce)], Activation::kClip);
+    e = test::round_to_half(e);
+    ref::conv_nd(e.data(), wd.data(), nullptr, d.data(), conv_params(gd));
+    for (size_t i = 0; i < dn; ++i) d[i] = host_act(d[i] + bd[(i / inner_d) % size_t(c.ce)], Activation::kClip);
+    d = test::round_to_half(d);
+    ref::conv_nd(d.data(), wp.data(), nullptr, ref.data(), conv_params(gp));
+    double max_ref = 0;
+    for (size_t i = 0; i < yn; ++i) {
+      ref[i] += bp[(i / inner_d) % size_t(c.cout)] + (c.residual ? res[i] : 0.0f);
+      max_ref = std::max(max_ref, std::fabs(double(ref[i])));
+    }
+    DeviceBuf dx(xn * 2), dwe(wen * 2), dwd(wdn * 2), dwp(wpn * 2), dres(yn * 2), dbe(be.size() * 4), dbd(bd.size() * 4), dbp(bp.size() * 4),
+        de(en * 2), dd(dn * 2), y_fused(yn * 2), y_three(yn * 2);
+    upload(ElemType::kFloat16, x, dx.p);
+    upload(ElemType::kFloat16, we, dwe.p);
+    upload(ElemType::kFloat16, wd, dwd.p);
+    upload(ElemType::kFloat16, wp, dwp.p);
+    upload(ElemType::kFloat16, res, dres.p);
+    ASSERT_EQ(::ws::test::upload_sync(dbe.p, be.data(), be.size() * 4), cudaSuccess);
+    ASSERT_EQ(::ws::test::upload_sync(dbd.p, bd.data(), bd.size() * 4), cudaSuccess);
+    ASSERT_EQ(::ws::test::upload_sync(dbp.p, bp.data(), bp.size() * 4), cudaSuccess);
+    kernels::ConvEpilogue ee, ed, ep;
+    ee.bias = static_cast<const float*>(dbe.p);
+    ed.bias = static_cast<const float*>(dbd.p);
+    for (kernels::ConvEpilogue* q : {&ee, &ed}) {
+      q->act = Activation::kClip;
+      q->params.min = 0.0f;
+      q->params.max = 6.0f;
+    }
+    ep.bias = static_cast<const float*>(dbp.p);
+    ep.residual = c.residual ? dres.p : nullptr;
+    // the three separate kernels
+    ASSERT_EQ(::ws::test::memset_sync(de.p, 0xFF, en * 2), cudaSuccess);
+    ASSERT_EQ(::ws::test::memset_sync(dd.p, 0xFF, dn * 2), cudaSuccess);
+    ASSERT_EQ(::ws::test::memset_sync(y_three.p, 0xFF, yn * 2), cudaSuccess);
+    Status s = kernels::conv2d_pointwise(ElemType::kFloat16, kernels::PointwiseTile::k32x32, ge, dx.p, dwe.p, de.p, ee, nullptr);
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    s = kernels::conv2d_depthwise(ElemType::kFloat16, gd, de.p, dwd.p, dd.p, ed, nullptr, 1);
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    s = kernels::conv2d_pointwise(ElemType::kFloat16, kernels::PointwiseTile::k32x32, gp, dd.p, dwp.p, y_three.p, ep, nullptr);
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto three = download(ElemType::kFloat16, y_three.p, yn);
+    for (int cluster : kernels::kMbConvClusterSizes) {
+      SCOPED_TRACE("cluster " + std::to_string(cluster));
+      const size_t smem = kernels::conv2d_mbconv_smem_bytes(ge, gd, gp, cluster);
+      ASSERT_GT(smem, 0u);
+      if (smem > size_t(optin)) {
+        std::printf("[ mbconv   ] %-32s cluster %2d needs %zu B of shared memory (device: %d): not run\n", c.name, cluster, smem, optin);
+        continue;
+      }
+      ASSERT_EQ(::ws::test::memset_sync(y_fused.p, 0xFF, yn * 2), cudaSuccess);
+      s = kernels::conv2d_mbconv(ge, gd, gp, cluster, dx.p, dwe.p, ee, dwd.p, ed, dwp.p, y_fused.p, ep, nullptr);
+      ASSERT_TRUE(s.is_ok()) << s.to_string();
+      const cudaError_t err = cudaDeviceSynchronize();
+      ASSERT_EQ(err, cudaSuccess) << cudaGetErrorString(err);
+      ++ran;
+      const auto got = download(ElemType::kFloat16, y_fused.p, yn);
+      const double tol = 2e-2 * std::max(max_ref, 1e-3);
+      size_t bad = 0, far_from_three = 0, differ = 0;
+      double max_diff = 0, max_three = 0;
+      std::string first, first_three;
+      for (size_t i = 0; i < yn; ++i) {
+        const double diff = std::fabs(double(got[i]) - double(ref[i])), d3 = std::fabs(double(got[i]) - double(three[i]));
+        if (!std::isnan(diff)) max_diff = std::max(max_diff, diff);
+        if (!std::isnan(d3)) max_three = std::max(max_three, d3);
+        differ += got[i] != three[i];
+        if (std::isnan(got[i]) || !(diff <= tol))
+          if (bad++ == 0) first = "index " + std::to_string(i) + ": fused " + std::to_string(got[i]) + " ref " + std::to_string(ref[i]);
+        // a few fp16 ulps of the value (2^-8 relative) plus an absolute floor for values near 0
+        if (std::isnan(d3) || !(d3 <= 4.0 * std::ldexp(std::max(std::fabs(double(three[i])), 1.0), -10)))
+          if (far_from_three++ == 0)
+            first_three = "index " + std::to_string(i) + ": fused " + std::to_string(got[i]) + " three kernels " + std::to_string(three[i]);
+      }
+      EXPECT_EQ(bad, 0u) << bad << " of " << yn << " beyond " << tol << " (2e-2·max|ref| " << max_ref << "); first " << first;
+      EXPECT_EQ(far_from_three, 0u) << far_from_three << " of " << yn << " more than 4 fp16 ulps from the three kernels; first " << first_three;
+      std::printf("[ mbconv   ] %-32s cluster %2d smem %6zu B: max|diff| vs reference %.3g (max|ref| %.3g), vs the three kernels %.3g "
+                  "(%zu of %zu differ), seed %llu\n",
+                  c.name, cluster, smem, max_diff, max_ref, max_three, differ, yn, static_cast<unsigned long long>(seed));
+    }
+  }
+  EXPECT_GT(ran, 0) << "no case fit the device's shared memory";
+}
+
+// The MBConv launcher refuses what it cannot run, before any device work.
+TEST(ConvKernels, MbConvRefusesWhatItDoesNotCover) {
+  const Conv2dGeometry ge = geo(1, 16, 7, 7, 64, 1, 1, 1, 1, 1, {0, 0, 0, 0});
+  const Conv2dGeometry gd = geo(1, 64, 7, 7, 64, 64, 3, 3, 1, 1, {1, 1, 1, 1});
+  const Conv2dGeometry gp = geo(1, 64, 7, 7, 16, 1, 1, 1, 1, 1, {0, 0, 0, 0});
+  EXPECT_EQ(kernels::conv2d_mbconv_mismatch(ge, gd, gp), "");
+  EXPECT_NE(kernels::conv2d_mbconv_mismatch(gd, gd, gp).find("expand"), std::string::npos);
+  EXPECT_NE(kernels::conv2d_mbconv_mismatch(ge, gp, gp), "");
+  EXPECT_NE(kernels::conv2d_mbconv_mismatch(ge, gd, gd).find("project"), std::string::npos);
+  EXPECT_NE(kernels::conv2d_mbconv_mismatch(geo(1, 16, 7, 7, 32, 1, 1, 1, 1, 1, {0, 0, 0, 0}), gd, gp).find("chain"), std::string::npos);
+  EXPECT_EQ(kernels::conv2d_mbconv_smem_bytes(gd, gd, gp, 8), 0u);
+  int dummy = 0;
+  void* p = &dummy;
+  kernels::ConvEpilogue none, with_res;
+  with_res.residual = p;
+  EXPECT_EQ(kernels::conv2d_mbconv(ge, gd, gp, 4, p, p, none, p, none, p, p, none, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::conv2d_mbconv(ge, gd, gp, 8, nullptr, p, none, p, none, p, p, none, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::conv2d_mbconv(ge, gd, gp, 8, p, p, with_res, p, none, p, p, none, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::conv2d_mbconv(gd, gd, gp, 8, p, p, none, p, none, p, p, none, nullptr).code(), StatusCode::kInvalidArgument);
 }
 
 TEST(ConvKernels, DirectMatchesReference) {

@@ -214,5 +214,62 @@ TEST(CudaEngineDwPw, EfficientNetLite0FusedPairsMatchCpu) {
   if (test::gpu_test_timing_cache("effnet-dwpw").empty()) std::filesystem::remove(cache);
 }
 
+// The fused MBConv block (kernels::conv2d_mbconv, one cluster kernel for expand -> depthwise -> project) inside the
+// engine: EfficientNet-Lite0 fp16 with the fusion timed at build; when timing fuses no block, the cache is rewritten
+// to force cluster 16 everywhere it was timed, so the fused path always runs here. Against the CPU executor.
+TEST(CudaEngineMbConv, EfficientNetLite0FusedBlocksMatchCpu) {
+  WS_REQUIRE_LANES_GPU();
+  WS_REQUIRE_EFFICIENTNET_LITE0(path);
+  int dev = 0, major = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), cudaSuccess);
+  if (major < 9) GTEST_SKIP() << "thread-block clusters need compute capability 9.0";
+  const std::string cache = effnet_cache("effnet-mbconv");
+  std::filesystem::remove(cache);
+  auto g = ir::import_onnx(path);
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  CudaBuildOptions o;
+  o.layout = Layout::kNchw;
+  o.precision = Precision::kFloat16;
+  if (test::small_gpu_tests()) o.tactic_timing_iterations = 1;
+  o.timing_cache_path = cache;
+  const uint64_t seed = test::seed_for("effnet-mbconv");
+  auto fused_blocks = [](const CudaEngine& e) {
+    size_t n = 0;
+    for (const TacticRecord& t : e.tactics()) n += t.choice.rfind("ws MBConv fused", 0) == 0;
+    return n;
+  };
+  o.fuse_depthwise_pointwise = false;
+  auto plain = CudaEngine::build(*g, o);
+  ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
+  o.fuse_depthwise_pointwise = true;
+  auto timed = CudaEngine::build(*g, o);
+  ASSERT_TRUE(timed.is_ok()) << timed.status().to_string();
+  const size_t chosen_by_timing = fused_blocks(**timed);
+  for (const TacticRecord& t : (*timed)->tactics())
+    if (t.choice.find("MBConv fused") != std::string::npos) std::printf("[ mbconv   ]   timed: %s %.2f us: %s\n", t.node.c_str(), t.time_us, t.choice.c_str());
+  const std::string text = read_text(cache);
+  const std::regex unfused("(\\|mbconv\"\\s*:\\s*\\{[^}]*\"impl\"\\s*:\\s*)\"unfused\"");
+  const size_t timed_blocks = std::distance(std::sregex_iterator(text.begin(), text.end(), unfused), std::sregex_iterator()) + chosen_by_timing;
+  ASSERT_GT(timed_blocks, 0u) << "no |mbconv decision in " << cache;
+  if (chosen_by_timing == 0) std::ofstream(cache, std::ios::trunc) << std::regex_replace(text, unfused, "$1\"ws_mbconv_c16\"");
+  std::string err;
+  auto cmp = test::run_both(*g, Precision::kFloat16, 1e30, 0, seed, &err, o);
+  ASSERT_TRUE(err.empty()) << err;
+  auto fused = CudaEngine::build(*g, o);
+  ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
+  const size_t n = fused_blocks(**fused);
+  std::printf("[ mbconv   ] efficientnet_lite0 fp16: %zu of %zu blocks fused by timing%s; %zu fused steps run, kernels %zu -> %zu; "
+              "max|diff| vs CPU %.6g (max|ref| %.3g)\n", chosen_by_timing, timed_blocks,
+              chosen_by_timing == 0 ? ", cache rewritten to force ws_mbconv_c16" : "", n, (*plain)->kernel_count(), (*fused)->kernel_count(),
+              cmp.max_abs, cmp.max_ref);
+  EXPECT_GT(n, 0u);
+  EXPECT_LT((*fused)->kernel_count(), (*plain)->kernel_count());
+  EXPECT_LE(cmp.max_abs, 2e-2 * cmp.max_ref);
+  EXPECT_EQ(cmp.bad, 0u) << "NaN where the CPU has a number: " << cmp.first_bad;
+  EXPECT_GT(cmp.max_ref, 0.0);
+  if (test::gpu_test_timing_cache("effnet-mbconv").empty()) std::filesystem::remove(cache);
+}
+
 }  // namespace
 }  // namespace ws

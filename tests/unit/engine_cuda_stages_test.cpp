@@ -580,6 +580,66 @@ TEST(EngineCudaStages, FusedPairKeepsTheDepthwiseInputAliveUntilThePointwiseStep
   EXPECT_TRUE(overlaps(plain, id("x"), id("y"))) << "without the pair x's range is free for y (this test would not catch a missing extension)";
 }
 
+// in -> Relu -> x -> Conv expand 1x1 (8 -> 8) -> e -> Conv dw 3x3 (group 8) -> d -> Conv project 1x1 (8 -> 8) -> y (every
+// tensor the same size, so the arena may hand a dead tensor's range to the next one):
+// an MBConv block. `expand_twice`: a second reader of the expand output (so it must be stored and the block is no
+// candidate, while its depthwise -> project pair still is).
+ir::Graph mbconv_block(bool expand_twice) {
+  ir::ModelBuilder b(13, "mbconv_block");
+  b.input("in", ir::DType::kFloat32, {1, 8, 10, 10});
+  b.initializer("we", {8, 8, 1, 1}, std::vector<float>(64, 0.1f));
+  b.initializer("wd", {8, 1, 3, 3}, std::vector<float>(72, 0.1f));
+  b.initializer("wp", {8, 8, 1, 1}, std::vector<float>(64, 0.2f));
+  b.node("Relu", {"in"}, {"x"}, "pre");
+  b.node("Conv", {"x", "we"}, {"e"}, "expand");
+  b.node("Conv", {"e", "wd"}, {"d"}, "dw").i("group", 8).ints("pads", {1, 1, 1, 1});
+  b.node("Conv", {"d", "wp"}, {expand_twice ? "p" : "y"}, "project");
+  if (expand_twice) {
+    b.node("ReduceMean", {"e"}, {"m"}, "mean").ints("axes", {1});
+    b.node("Add", {"p", "m"}, {"y"}, "add");
+  }
+  b.output("y");
+  return import(b);
+}
+
+TEST(EngineCudaStages, MbConvBlocksAreFoundOnlyWhereFusableAndKeepTheBlockInputAlive) {
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat16;
+  o.layout = Layout::kNchw;
+  auto og = optimize_for_cuda(mbconv_block(false), o);
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  EXPECT_EQ(og->depthwise_pointwise, std::set<std::string>{"project"});
+  EXPECT_EQ(og->mbconv, std::set<std::string>{"project"}) << "expand -> dw -> project is a block";
+  CudaBuildOptions off = o;
+  off.fuse_depthwise_pointwise = false;
+  auto unfused = optimize_for_cuda(mbconv_block(false), off);
+  ASSERT_TRUE(unfused.is_ok()) << unfused.status().to_string();
+  EXPECT_TRUE(unfused->mbconv.empty()) << "--no-dwpw-fusion turns the block fusion off too";
+  auto shared = optimize_for_cuda(mbconv_block(true), o);
+  ASSERT_TRUE(shared.is_ok()) << shared.status().to_string();
+  EXPECT_EQ(shared->depthwise_pointwise, std::set<std::string>{"project"});
+  EXPECT_TRUE(shared->mbconv.empty()) << "the expand output has a second reader: it must be stored";
+  // The fused step reads x (the expand input) at the project step: nothing written after the expand step (d, y) may
+  // take x's range.
+  const ir::Graph& g = og->graph;
+  auto id = [&](const char* name) {
+    for (size_t i = 0; i < g.tensors.size(); ++i)
+      if (g.tensors[i].name == name) return i;
+    ADD_FAILURE() << "no tensor " << name;
+    return size_t{0};
+  };
+  const size_t bytes = 8 * 10 * 10 * 2;
+  auto overlaps = [&](const ArenaPlan& plan, size_t a, size_t b) {
+    return plan.offsets[a] < plan.offsets[b] + bytes && plan.offsets[b] < plan.offsets[a] + bytes;
+  };
+  const ArenaPlan fused = plan_cuda_arena(g, true, false, og->depthwise_pointwise, og->mbconv);
+  EXPECT_FALSE(overlaps(fused, id("x"), id("y"))) << "the project output would overwrite the block input the fused kernel reads";
+  EXPECT_FALSE(overlaps(fused, id("x"), id("d")));
+  const ArenaPlan pair_only = plan_cuda_arena(g, true, false, og->depthwise_pointwise);
+  EXPECT_TRUE(overlaps(pair_only, id("x"), id("d")) || overlaps(pair_only, id("x"), id("y")))
+      << "without the block x's range is free after the expand step (this test would not catch a missing extension)";
+}
+
 TEST(EngineCudaStages, LayoutNamesParse) {
   EXPECT_EQ(*parse_layout("nhwc"), Layout::kNhwc);
   EXPECT_EQ(*parse_layout("nchw"), Layout::kNchw);

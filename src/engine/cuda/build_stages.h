@@ -72,6 +72,9 @@ struct OptimizedGraph {
   Layout layout = Layout::kNchw;  ///< the layout chosen (kAuto resolved)
   /// Stage 1c (depthwise_pointwise_pairs): the pointwise Convs that may absorb the depthwise Conv just before them.
   std::set<std::string> depthwise_pointwise;
+  /// Stage 1d (mbconv_blocks): the projection Convs of depthwise_pointwise whose depthwise Conv reads a 1×1 expand Conv
+  /// just before it: the three may run as one kernel (kernels::conv2d_mbconv).
+  std::set<std::string> mbconv;
 };
 
 /// The attribute that marks a reformat node assign_layouts inserts: an Identity whose "ws_reformat" is "nhwc"
@@ -357,6 +360,37 @@ inline std::set<std::string> depthwise_pointwise_pairs(const OptimizedGraph& og,
   return r;
 }
 
+/// Stage 1d. MBConv blocks (expand 1×1 → depthwise → project 1×1) that bind_conv may run as one cluster kernel
+/// (kernels::conv2d_mbconv) when its timing beats the three kernels: node i is in og.depthwise_pointwise (so node i − 1 is
+/// its depthwise Conv), and node i − 2 is a Conv with a constant [C, Cin, 1, 1] weight and group 1, channels-first, no
+/// fused residual, whose output is node i − 1's input 0, read by nothing else and no graph output. Returns node i's
+/// names. Candidates only: strides, pads, the kernel's shared-memory limit and compute capability 9.0 are checked at bind.
+inline std::set<std::string> mbconv_blocks(const OptimizedGraph& og) {
+  std::set<std::string> r;
+  const ir::Graph& g = og.graph;
+  if (og.depthwise_pointwise.empty()) return r;
+  std::map<ir::TensorId, int> uses;
+  for (const ir::Node& n : g.nodes)
+    for (ir::TensorId in : n.inputs)
+      if (in != ir::kNoTensor) uses[in]++;
+  for (ir::TensorId o : g.outputs) uses[o] += 100;
+  for (size_t i = 2; i < g.nodes.size(); ++i) {
+    const ir::Node& ex = g.nodes[i - 2];
+    const ir::Node& dw = g.nodes[i - 1];
+    if (!og.depthwise_pointwise.count(g.nodes[i].name) || ex.op_type != "Conv" || ex.outputs.size() != 1 || ex.inputs.size() < 2 ||
+        dw.inputs.empty() || dw.inputs[0] != ex.outputs[0] || uses[ex.outputs[0]] != 1 || og.residual_convs.count(ex.name) ||
+        (i - 2 < og.nhwc_nodes.size() && og.nhwc_nodes[i - 2]))
+      continue;
+    if (ex.inputs[1] == ir::kNoTensor || !g.tensor(ex.inputs[1]).is_constant()) continue;
+    const ir::Shape& w = g.tensor(ex.inputs[1]).shape;
+    const ir::Attribute* grp = ex.find("group");
+    if (w.size() != 4 || w[2] != 1 || w[3] != 1 || (grp && grp->i != 1)) continue;
+    if (ex.inputs.size() > 2 && ex.inputs[2] != ir::kNoTensor && !g.tensor(ex.inputs[2]).is_constant()) continue;
+    r.insert(g.nodes[i].name);
+  }
+  return r;
+}
+
 /// The element types a CUDA graph output may have: float32 (float16 inside in fp16 mode, cast back at the port)
 /// and the integer / bool tensors the executor computes (comparisons, logic, Cast, shape-like ops), returned as
 /// they are in the arena.
@@ -390,6 +424,7 @@ inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuild
   r.graph = std::move(graph);
   WS_RETURN_IF_ERROR(assign_layouts(r, options));
   r.depthwise_pointwise = depthwise_pointwise_pairs(r, options);
+  r.mbconv = mbconv_blocks(r);
   return r;
 }
 
@@ -412,14 +447,18 @@ inline std::vector<ir::Node> onnx_view(const ir::Graph& g, const std::set<std::s
 /// plan_arena's lifetime-based reuse; with `keep_all_tensors` (CudaBuildOptions::debug_keep_all_tensors)
 /// every runtime tensor a node or port touches gets its own 256-byte-aligned range, in tensor-id order.
 /// `depthwise_pointwise` (OptimizedGraph): each named node may read, fused, the input of the depthwise Conv before it,
-/// so that input lives until the named node (its range is never reused for the named node's output).
+/// so that input lives until the named node (its range is never reused for the named node's output). `mbconv`
+/// (OptimizedGraph): likewise for the input of the expand Conv two nodes before each named node.
 inline ArenaPlan plan_cuda_arena(const ir::Graph& g, bool half, bool keep_all_tensors,
-                                 const std::set<std::string>& depthwise_pointwise = {}) {
+                                 const std::set<std::string>& depthwise_pointwise = {}, const std::set<std::string>& mbconv = {}) {
   ir::Graph shadow;
   shadow.nodes = g.nodes;
-  for (size_t i = 1; i < shadow.nodes.size(); ++i)
-    if (depthwise_pointwise.count(shadow.nodes[i].name) && !shadow.nodes[i - 1].inputs.empty())
-      shadow.nodes[i].inputs.push_back(shadow.nodes[i - 1].inputs[0]);
+  for (size_t i = 1; i < shadow.nodes.size(); ++i) {
+    if (depthwise_pointwise.count(g.nodes[i].name) && !g.nodes[i - 1].inputs.empty())
+      shadow.nodes[i].inputs.push_back(g.nodes[i - 1].inputs[0]);
+    if (i > 1 && mbconv.count(g.nodes[i].name) && !g.nodes[i - 2].inputs.empty())
+      shadow.nodes[i].inputs.push_back(g.nodes[i - 2].inputs[0]);
+  }
   shadow.inputs = g.inputs;
   shadow.outputs = g.outputs;
   shadow.tensors.reserve(g.tensors.size());

@@ -364,6 +364,10 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
     if (i > 0 && og.depthwise_pointwise.count(node.name) && !e.steps_.empty() && e.steps_.back().node == g.nodes[i - 1].name &&
         e.steps_.back().ws_conv)
       bc.depthwise_producer = &e.steps_.back();
+    // ... and the expand conv before it, when the three are an MBConv block (build_stages.h mbconv_blocks).
+    if (bc.depthwise_producer && i > 1 && og.mbconv.count(node.name) && e.steps_.size() > 1 &&
+        e.steps_[e.steps_.size() - 2].node == g.nodes[i - 2].name && e.steps_[e.steps_.size() - 2].ws_conv)
+      bc.expand_producer = &e.steps_[e.steps_.size() - 2];
     if (auto f = og.fused_activation.find(node.name); f != og.fused_activation.end())
       if (!activation_of(g, f->second, bc.fused_act, bc.fused_params))
         return internal_error(node.describe(g.opset) + ": fused activation " + ::ws::quoted(f->second.name) + " has no epilogue form");
@@ -393,14 +397,27 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
       s.outputs.push_back(o);
     }
     WS_RETURN_IF_ERROR(node.find(kReformatAttr) ? bind_reformat(bc, s) : def->bind(bc, s));
-    if (s.absorbs_previous) {  // the fused depthwise → pointwise step replaces the depthwise step bound just before
-      if (!bc.depthwise_producer) return internal_error(node.describe(g.opset) + ": absorbs a step that is not its depthwise producer");
-      const size_t self = e.steps_.size(), dw = self - 1;
-      e.kernel_count_ -= static_cast<size_t>(e.steps_.back().kernels);
-      e.steps_.pop_back();
-      for (auto& uses : e.input_uses_)  // graph-input operands: the depthwise step's input 0 is the fused step's input 0
-        for (auto& [step, k] : uses)
-          if (step == self) step = dw;
+    if (s.absorbs_previous > 0) {  // the fused step replaces the N steps bound just before it (depthwise; expand + depthwise)
+      const size_t n = static_cast<size_t>(s.absorbs_previous);
+      if (!bc.depthwise_producer || (n == 2 && !bc.expand_producer) || n > 2 || e.steps_.size() < n)
+        return internal_error(node.describe(g.opset) + ": absorbs steps that are not its fused producers");
+      const size_t self = e.steps_.size(), first = self - n;
+      for (size_t k = 0; k < n; ++k) {
+        e.kernel_count_ -= static_cast<size_t>(e.steps_.back().kernels);
+        e.steps_.pop_back();
+      }
+      // graph-input operands: the fused step lands at `first`; its input 0 is the first absorbed step's input 0
+      // (whose use, if a graph input, is already recorded at `first`); the absorbed steps' other operands are
+      // constants or tensors now internal to the fused kernel.
+      for (auto& uses : e.input_uses_) {
+        std::vector<std::pair<size_t, size_t>> kept;
+        for (auto [step, k] : uses) {
+          if (step == self) step = first;
+          else if (step > first && step < self) continue;
+          kept.emplace_back(step, k);
+        }
+        uses = std::move(kept);
+      }
     }
     workspace = std::max(workspace, s.workspace_bytes);
     counters = std::max(counters, s.tile_counters);
@@ -516,7 +533,7 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
   const std::vector<ir::Node> view = onnx_view(g, og.residual_convs);
   WS_ASSIGN_OR_RETURN(std::vector<engine::NodeContext> analyzed, cudaexec::check_support(g, view, options, dev));
 
-  const ArenaPlan plan = plan_cuda_arena(g, half, options.debug_keep_all_tensors, og.depthwise_pointwise);
+  const ArenaPlan plan = plan_cuda_arena(g, half, options.debug_keep_all_tensors, og.depthwise_pointwise, og.mbconv);
   e->tensor_offsets_ = plan.offsets;
 
   if (options.tactic_timing_iterations < 1 || options.tactic_timing_iterations > 1000)

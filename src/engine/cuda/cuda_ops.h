@@ -75,9 +75,10 @@ struct Step {
   /// absorb it: BindContext::depthwise_producer).
   std::shared_ptr<const WsConvPlan> ws_conv;
   float time_us = 0.0f;
-  /// This step also does the work of the step bound just before it (the depthwise conv of a fused depthwise →
-  /// pointwise pair) and reads that step's input in its place: bind_steps drops the earlier step.
-  bool absorbs_previous = false;
+  /// This step also does the work of the N steps bound just before it and reads the first one's input in its place;
+  /// bind_steps drops them. 1: the depthwise conv of a fused depthwise → pointwise pair; 2: the expand and depthwise
+  /// convs of a fused MBConv block (kernels::conv2d_mbconv). 0: none.
+  int absorbs_previous = 0;
 };
 
 /// Status for a failed cuDNN / cuBLAS call.
@@ -132,6 +133,10 @@ struct BindContext {
   /// own kernels whose output nothing else reads (OptimizedGraph::depthwise_pointwise, build_stages.h): that step, so
   /// bind_conv may time the fused depthwise → pointwise kernel against the pair. nullptr otherwise.
   const Step* depthwise_producer = nullptr;
+  /// With depthwise_producer: the step bound before it when it is the MBConv block's expand conv (a 1×1 conv on our
+  /// own kernel whose output only the depthwise conv reads; OptimizedGraph::mbconv), so bind_conv may time the whole
+  /// block as one kernel (kernels::conv2d_mbconv). nullptr otherwise.
+  const Step* expand_producer = nullptr;
 };
 
 /// A tensor of an OpSample graph: a runtime input, or a constant (float32, int64, or bool from `ints`).

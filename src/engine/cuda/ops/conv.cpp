@@ -14,6 +14,7 @@
 #include "core/escape.h"
 #include "engine/cuda/conv_tactics.h"
 #include "engine/cuda/cudnn_conv_plan.h"
+#include "kernels/conv/mbconv.h"
 #include "engine/cuda/fp8_quant.h"
 #include "engine/cuda/op_util.h"
 #include "engine/cuda/ops/lift_1d.h"
@@ -201,7 +202,7 @@ Result<bool> bind_depthwise_pointwise(BindContext& c, Step& s, const WsConvPlan&
   const DwPwTactic t = *chosen;
   auto pwp = std::make_shared<WsConvPlan>(pw);
   s.inputs[0] = prod.inputs[0];
-  s.absorbs_previous = true;
+  s.absorbs_previous = 1;
   s.ws_conv = nullptr;
   s.time_us = fused_us;
   s.workspace_bytes = align_up(kernels::conv2d_pointwise_workspace_bytes(pw.g, t.splits));
@@ -220,6 +221,100 @@ Result<bool> bind_depthwise_pointwise(BindContext& c, Step& s, const WsConvPlan&
     e.residual = resid ? io.in[3] : nullptr;
     return kernels::conv2d_depthwise_pointwise(t.tile, dw->g, pwp->g, io.in[0], dw->weight, dw->epi, pwp->weight, io.out[0], e, st, t.splits,
                                                io.workspace);
+  };
+  return true;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Fused MBConv block (kernels::conv2d_mbconv): the projection `pw` (already bound, pw_us) absorbs the depthwise step
+// and the expand step before it (BindContext::expand_producer / depthwise_producer) when one cluster kernel beats the
+// three. Timed like our other kernels; the decision is kept in the timing cache under "<node key>|mbconv"
+// ("unfused" with the fastest fused µs, or "ws_mbconv_c8" / "ws_mbconv_c16"). Returns true when `s` became the fused
+// step (absorbs_previous = 2, reading the expand conv's input in place of input 0). *note says why not otherwise.
+Result<bool> bind_mbconv(BindContext& c, Step& s, const WsConvPlan& pw, float pw_us, bool resid, int cc_major, std::string* note) {
+  const Step& dws = *c.depthwise_producer;
+  const Step& exs = *c.expand_producer;
+  const std::shared_ptr<const WsConvPlan> dw = dws.ws_conv, ex = exs.ws_conv;
+  auto pointwise16 = [](const WsConvPlan& p) {
+    return p.weight && !ws_conv_is_fp8(p.impl) && p.impl != WsConv::kDepthwise && p.impl != WsConv::kDepthwise4 && p.impl != WsConv::kDirect &&
+           p.et == ElemType::kFloat16 && !p.epi.residual;
+  };
+  if (cc_major < 9 || c.elem != ElemType::kFloat16 || c.nhwc || !dw || !ex || !dw->weight || !pointwise16(*ex) || !pointwise16(pw) ||
+      (dw->impl != WsConv::kDepthwise && dw->impl != WsConv::kDepthwise4) || !kernels::conv2d_mbconv_mismatch(ex->g, dw->g, pw.g).empty())
+    return false;
+  int device = 0, optin = 0;
+  WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+  WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const std::string key = c.cache_key() + "|mbconv";
+  const float three_us = exs.time_us + dws.time_us + pw_us;
+  int chosen = 0;  // cluster size, 0: unfused
+  float fused_us = 0.0f;
+  bool from_cache = false;
+  auto tactic_key = [](int g) { return "ws_mbconv_c" + std::to_string(g); };
+  if (const TimingEntry* e = c.cache.find(key); e && e->impl) {
+    if (*e->impl == "unfused") { from_cache = true; fused_us = e->time_us; }
+    for (int g : kernels::kMbConvClusterSizes)  // a cached cluster size this device cannot hold is timed again
+      if (tactic_key(g) == *e->impl && kernels::conv2d_mbconv_smem_bytes(ex->g, dw->g, pw.g, g) <= size_t(optin) &&
+          kernels::conv2d_mbconv_smem_bytes(ex->g, dw->g, pw.g, g) > 0) {
+        chosen = g;
+        fused_us = e->time_us;
+        from_cache = true;
+      }
+  }
+  int best = 0;
+  if (!from_cache) {
+    const kernels::Conv2dGeometry& ge = ex->g;
+    const size_t xb = static_cast<size_t>(ge.n * ge.c_in * ge.in_h * ge.in_w) * c.elem_bytes;
+    const size_t yb = static_cast<size_t>(pw.g.n * pw.g.c_out * pw.g.out_h * pw.g.out_w) * c.elem_bytes;
+    WS_ASSIGN_OR_RETURN(void* sx, c.dev.get(0, xb));
+    WS_ASSIGN_OR_RETURN(void* sy, c.dev.get(1, yb));
+    for (int g : kernels::kMbConvClusterSizes) {
+      const size_t smem = kernels::conv2d_mbconv_smem_bytes(ex->g, dw->g, pw.g, g);
+      if (smem == 0 || smem > size_t(optin)) continue;
+      kernels::ConvEpilogue e = pw.epi;
+      e.residual = resid ? sy : nullptr;  // timed in place, as the single kernels are
+      auto us = c.dev.time_us([&](cudaStream_t st) {
+        return kernels::conv2d_mbconv(ex->g, dw->g, pw.g, g, sx, ex->weight, ex->epi, dw->weight, dw->epi, pw.weight, sy, e, st);
+      }, 0, true, c.node.describe(c.graph.opset) + ": " + tactic_key(g) + " (absorbing " + ::ws::quoted(exs.node) + ", " + ::ws::quoted(dws.node) + ")");
+      if (!us) { (void)cudaGetLastError(); continue; }  // e.g. no GPC has room for a 16-block cluster
+      if (!best || *us < fused_us) { best = g; fused_us = *us; }
+    }
+    chosen = best && fused_us < three_us ? best : 0;
+    TimingEntry decision;
+    decision.impl = chosen ? tactic_key(chosen) : std::string("unfused");
+    decision.time_us = best ? fused_us : three_us;
+    c.cache.put(key, std::move(decision));
+  }
+  char three[32], fused[32];
+  std::snprintf(three, sizeof three, "%.1f", three_us);
+  std::snprintf(fused, sizeof fused, "%.1f", fused_us);
+  if (!chosen) {
+    *note = !from_cache && !best ? std::string("; MBConv fused: no cluster kernel ran")
+                                 : std::string("; MBConv fused: best ") + (best ? tactic_key(best) + " " : std::string()) + fused + " us >= three kernels " +
+                                       three + " us";
+    return false;
+  }
+  auto pwp = std::make_shared<WsConvPlan>(pw);
+  const int g = chosen;
+  s.inputs[0] = exs.inputs[0];
+  s.absorbs_previous = 2;
+  s.ws_conv = nullptr;
+  s.time_us = fused_us;
+  s.workspace_bytes = 0;
+  s.tile_counters = 0;
+  s.kernels = 1;
+  for (const Step* prod : {&exs, &dws})
+    for (auto it = c.tactics.rbegin(); it != c.tactics.rend(); ++it)
+      if (it->node == prod->node) { it->choice += " -> fused into " + ::ws::quoted(c.node.name); break; }
+  c.tactics.push_back({c.node.name, "Conv",
+                       "ws MBConv fused, cluster " + std::to_string(g) + " (expand, depthwise, project in one kernel; three kernels " + three + " us): [" +
+                           ex->describe(c.precision) + "] -> [" + dw->describe(c.precision) + "] -> [" + pw.describe(c.precision) +
+                           (resid ? " + residual" : "") + "]",
+                       fused_us, from_cache, false});
+  s.run = [ex, dw, pwp, g, resid](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    kernels::ConvEpilogue e = pwp->epi;
+    e.residual = resid ? io.in[3] : nullptr;
+    return kernels::conv2d_mbconv(ex->g, dw->g, pwp->g, g, io.in[0], ex->weight, ex->epi, dw->weight, dw->epi, pwp->weight, io.out[0], e, st);
   };
   return true;
 }
@@ -497,8 +592,14 @@ Status bind_conv(BindContext& c, Step& s) {
     c.cache.put(key, std::move(entry));
   }
   std::string dwpw_note;  // why a depthwise -> pointwise pair stayed two kernels (appended to the tactic string)
+  if (c.depthwise_producer && c.expand_producer && impl != "cudnn") {  // a whole MBConv block on our kernels: one cluster kernel if faster
+    WS_ASSIGN_OR_RETURN(const bool fused, bind_mbconv(c, s, *own, best_us, resid, cc_major, &dwpw_note));
+    if (fused) return Status::ok();
+  }
   if (c.depthwise_producer) {  // a pointwise conv after a depthwise one on our kernel: one fused kernel if faster
-    WS_ASSIGN_OR_RETURN(const bool fused, bind_depthwise_pointwise(c, s, *own, best_us, resid, cc_major, &dwpw_note));
+    std::string pair_note;
+    WS_ASSIGN_OR_RETURN(const bool fused, bind_depthwise_pointwise(c, s, *own, best_us, resid, cc_major, &pair_note));
+    dwpw_note += pair_note;
     if (fused) return Status::ok();
   }
   if (impl != "cudnn") {
