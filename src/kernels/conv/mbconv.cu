@@ -18,6 +18,7 @@
 #include <cuda_fp16.h>
 #include <mma.h>
 
+#include <atomic>
 #include <string>
 
 #include "cuda/cuda_util.h"
@@ -283,8 +284,15 @@ Status conv2d_mbconv(const Conv2dGeometry& ex, const Conv2dGeometry& dw, const C
   if (a.total > unsigned(optin))
     return invalid_argument("conv2d_mbconv: needs " + std::to_string(a.total) + " bytes of shared memory per block, the device allows " +
                             std::to_string(optin) + " (cluster " + std::to_string(cluster) + ")");
-  WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(mbconv_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(a.total)));
-  if (cluster > 8) WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(mbconv_cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  // The kernel's attributes, once per device (the opt-in maximum and non-portable clusters), so that launches under
+  // stream capture make no attribute calls.
+  static std::atomic<bool> configured[64];
+  if (dev < 0 || dev >= 64) return invalid_argument("conv2d_mbconv: device ordinal " + std::to_string(dev) + " above 63");
+  if (!configured[dev].load(std::memory_order_acquire)) {
+    WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(mbconv_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(mbconv_cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    configured[dev].store(true, std::memory_order_release);
+  }
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(unsigned(cluster), unsigned(ex.n), 1);
   cfg.blockDim = dim3(kMbThreads, 1, 1);
