@@ -79,6 +79,7 @@ bool mb_layout(const Conv2dGeometry& ex, const Conv2dGeometry& dw, const Conv2dG
   return o < (size_t(1) << 31);
 }
 
+template <int KH, int KW>  // depthwise kernel extents at compile time (3x3, 5x5), 0: from MbArgs
 __global__ void __launch_bounds__(kMbThreads) mbconv_cluster_kernel(
     const __half* __restrict__ x, const __half* __restrict__ w_e, const float* __restrict__ b_e, Activation act_e,
     ActivationParams p_e, const __half* __restrict__ w_d, const float* __restrict__ b_d, Activation act_d, ActivationParams p_d,
@@ -185,13 +186,17 @@ __global__ void __launch_bounds__(kMbThreads) mbconv_cluster_kernel(
       const int oy = q / a.wo, ox = q % a.wo, iy0 = oy * a.sh - a.pt, ix0 = ox * a.sw - a.pl;
       const __half* ep = es + c * a.n_px;
       const float* wp = wds + c * kk;
+      constexpr bool fixed = KH > 0 && KW > 0;
+      const int kh = fixed ? KH : a.kh, kw = fixed ? KW : a.kw;
       float acc = 0.0f;
-      for (int ky = 0; ky < a.kh; ++ky) {
+#pragma unroll
+      for (int ky = 0; ky < kh; ++ky) {  // kh, kw: constants when fixed (unrolled)
         const int iy = iy0 + ky;
         if (static_cast<unsigned>(iy) >= static_cast<unsigned>(a.h)) continue;
-        for (int kx = 0; kx < a.kw; ++kx) {
+#pragma unroll
+        for (int kx = 0; kx < kw; ++kx) {
           const int ix = ix0 + kx;
-          if (static_cast<unsigned>(ix) < static_cast<unsigned>(a.w)) acc = fmaf(__half2float(ep[iy * a.w + ix]), wp[ky * a.kw + kx], acc);
+          if (static_cast<unsigned>(ix) < static_cast<unsigned>(a.w)) acc = fmaf(__half2float(ep[iy * a.w + ix]), wp[ky * kw + kx], acc);
         }
       }
       if (b_d) acc += b_d[gc];
@@ -288,9 +293,12 @@ Status conv2d_mbconv(const Conv2dGeometry& ex, const Conv2dGeometry& dw, const C
   // stream capture make no attribute calls.
   static std::atomic<bool> configured[64];
   if (dev < 0 || dev >= 64) return invalid_argument("conv2d_mbconv: device ordinal " + std::to_string(dev) + " above 63");
+  auto kernel = a.kh == 3 && a.kw == 3 ? mbconv_cluster_kernel<3, 3> : a.kh == 5 && a.kw == 5 ? mbconv_cluster_kernel<5, 5> : mbconv_cluster_kernel<0, 0>;
   if (!configured[dev].load(std::memory_order_acquire)) {
-    WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(mbconv_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-    WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(mbconv_cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    for (auto k : {mbconv_cluster_kernel<3, 3>, mbconv_cluster_kernel<5, 5>, mbconv_cluster_kernel<0, 0>}) {
+      WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+      WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    }
     configured[dev].store(true, std::memory_order_release);
   }
   cudaLaunchConfig_t cfg{};
@@ -308,7 +316,7 @@ Status conv2d_mbconv(const Conv2dGeometry& ex, const Conv2dGeometry& dw, const C
   cfg.attrs = attr;
   cfg.numAttrs = p_epi.pdl ? 2 : 1;
   WS_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(
-      &cfg, mbconv_cluster_kernel, static_cast<const __half*>(x), static_cast<const __half*>(w_e), e_epi.bias, e_epi.act,
+      &cfg, kernel, static_cast<const __half*>(x), static_cast<const __half*>(w_e), e_epi.bias, e_epi.act,
       e_epi.params, static_cast<const __half*>(w_d), d_epi.bias, d_epi.act, d_epi.params, static_cast<const __half*>(w_p),
       p_epi.bias, static_cast<const __half*>(p_epi.residual), p_epi.act, p_epi.params, static_cast<__half*>(y), a));
   return Status::ok();
