@@ -19,6 +19,7 @@
 #include <mma.h>
 
 #include <atomic>
+#include <type_traits>
 #include <string>
 
 #include "cuda/cuda_util.h"
@@ -79,7 +80,27 @@ bool mb_layout(const Conv2dGeometry& ex, const Conv2dGeometry& dw, const Conv2dG
   return o < (size_t(1) << 31);
 }
 
-template <int KH, int KW>  // depthwise kernel extents at compile time (3x3, 5x5), 0: from MbArgs
+// for i in [0, count) owned by thread `tid` (i = tid, tid + 256, ...): B values loaded (load(i), independent of each
+// other) before any is stored (store(i, v)), so each thread has B loads in flight at once.
+template <int B, typename Load, typename Store>
+__device__ __forceinline__ void staged_copy(int count, int tid, Load load, Store store) {
+  using V = decltype(load(0));
+  for (int base = 0; base < count; base += B * kMbThreads) {
+    V v[B];
+#pragma unroll
+    for (int b = 0; b < B; ++b) {
+      const int i = base + b * kMbThreads + tid;
+      if (i < count) v[b] = load(i);
+    }
+#pragma unroll
+    for (int b = 0; b < B; ++b) {
+      const int i = base + b * kMbThreads + tid;
+      if (i < count) store(i, v[b]);
+    }
+  }
+}
+
+template <int KH, int KW, int G>  // depthwise kernel extents at compile time (3x3, 5x5; 0: from MbArgs), cluster size
 __global__ void __launch_bounds__(kMbThreads) mbconv_cluster_kernel(
     const __half* __restrict__ x, const __half* __restrict__ w_e, const float* __restrict__ b_e, Activation act_e,
     ActivationParams p_e, const __half* __restrict__ w_d, const float* __restrict__ b_d, Activation act_d, ActivationParams p_d,
@@ -89,7 +110,7 @@ __global__ void __launch_bounds__(kMbThreads) mbconv_cluster_kernel(
   using namespace nvcuda;
   extern __shared__ __align__(128) unsigned char smem[];
   cg::cluster_group cluster = cg::this_cluster();
-  const int G = int(cluster.num_blocks()), rank = int(cluster.block_rank());
+  const int rank = int(cluster.block_rank());
   const int img = blockIdx.y, tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int c0 = rank * a.cm;
   __half* xs = reinterpret_cast<__half*>(smem + a.off_xs);
@@ -104,12 +125,12 @@ __global__ void __launch_bounds__(kMbThreads) mbconv_cluster_kernel(
   const __half zero = __float2half_rn(0.0f);
   x += size_t(img) * a.cin * a.n_px;
 
-  pdl_wait();
-  // ---- stage: weights first (they do not depend on the previous kernel, but pdl_wait covers every access)
+  // ---- stage: each loop issues B independent loads per thread before its first shared-memory store (one L2 / HBM
+  // round trip per B·256 elements instead of one per element)
   {
     const bool vec_e = a.cin % 8 == 0 && (reinterpret_cast<uintptr_t>(w_e) & 15) == 0;
     const int row8 = a.cin_p / 8;
-    for (int i = tid; i < a.cm * row8; i += kMbThreads) {  // wes[c][k8·8 ..]: W_e[c0 + c][k8·8 ..]
+    staged_copy<8>(a.cm * row8, tid, [&](int i) {  // wes[c][k8·8 ..]: W_e[c0 + c][k8·8 ..]
       const int c = i / row8, k = (i % row8) * 8, gc = c0 + c;
       uint4 v = make_uint4(0, 0, 0, 0);
       if (gc < a.ce) {
@@ -121,11 +142,11 @@ __global__ void __launch_bounds__(kMbThreads) mbconv_cluster_kernel(
           memcpy(&v, t, 16);
         }
       }
-      *reinterpret_cast<uint4*>(wes + c * a.cin_p + k) = v;
-    }
+      return v;
+    }, [&](int i, const uint4& v) { *reinterpret_cast<uint4*>(wes + (i / row8) * a.cin_p + (i % row8) * 8) = v; });
     const bool vec_p = a.ce % 8 == 0 && (reinterpret_cast<uintptr_t>(w_p) & 15) == 0;
     const int col8 = a.cm / 8;
-    for (int i = tid; i < a.cout_p * col8; i += kMbThreads) {  // wps[m][c8·8 ..]: W_p[m][c0 + c8·8 ..]
+    staged_copy<8>(a.cout_p * col8, tid, [&](int i) {  // wps[m][c8·8 ..]: W_p[m][c0 + c8·8 ..]
       const int m = i / col8, c = (i % col8) * 8, gc = c0 + c;
       uint4 v = make_uint4(0, 0, 0, 0);
       if (m < a.cout && gc < a.ce) {
@@ -137,16 +158,19 @@ __global__ void __launch_bounds__(kMbThreads) mbconv_cluster_kernel(
           memcpy(&v, t, 16);
         }
       }
-      *reinterpret_cast<uint4*>(wps + m * a.cm + c) = v;
-    }
-    for (int i = tid; i < a.cm * kk; i += kMbThreads) {
-      const int c = i / kk, gc = c0 + c;
-      wds[i] = gc < a.ce ? __half2float(w_d[size_t(gc) * kk + i % kk]) : 0.0f;
-    }
-    for (int i = tid; i < a.cin_p * a.np; i += kMbThreads) {
+      return v;
+    }, [&](int i, const uint4& v) { *reinterpret_cast<uint4*>(wps + (i / col8) * a.cm + (i % col8) * 8) = v; });
+    staged_copy<16>(a.cm * kk, tid, [&](int i) {
+      const int gc = c0 + i / kk;
+      return gc < a.ce ? __half2float(w_d[size_t(gc) * kk + i % kk]) : 0.0f;
+    }, [&](int i, float v) { wds[i] = v; });
+    // The weights above are build-time constants no kernel writes, so they are read before pdl_wait (overlapping the
+    // previous kernel's tail); x is the previous kernel's output: after it.
+    pdl_wait();
+    staged_copy<16>(a.cin_p * a.np, tid, [&](int i) {
       const int k = i / a.np, p = i % a.np;
-      xs[i] = k < a.cin && p < a.n_px ? x[size_t(k) * a.n_px + p] : zero;
-    }
+      return k < a.cin && p < a.n_px ? x[size_t(k) * a.n_px + p] : zero;
+    }, [&](int i, __half v) { xs[i] = v; });
   }
   __syncthreads();
 
@@ -232,8 +256,12 @@ __global__ void __launch_bounds__(kMbThreads) mbconv_cluster_kernel(
   if (res) res += size_t(img) * total;
   for (int i = rank * kMbThreads + tid; i < total; i += G * kMbThreads) {
     const int m = i / a.no_px, q = i % a.no_px, off = m * a.nop + q;
+    float v[G];
+#pragma unroll
+    for (int r = 0; r < G; ++r) v[r] = cluster.map_shared_rank(ps, r)[off];  // G remote loads in flight
     float s = 0.0f;
-    for (int r = 0; r < G; ++r) s += cluster.map_shared_rank(ps, r)[off];
+#pragma unroll
+    for (int r = 0; r < G; ++r) s += v[r];  // rank order: deterministic
     if (b_p) s += b_p[m];
     if (res) s += __half2float(res[i]);
     y[i] = __float2half_rn(activate(s, act_p, p_p));
@@ -293,9 +321,14 @@ Status conv2d_mbconv(const Conv2dGeometry& ex, const Conv2dGeometry& dw, const C
   // stream capture make no attribute calls.
   static std::atomic<bool> configured[64];
   if (dev < 0 || dev >= 64) return invalid_argument("conv2d_mbconv: device ordinal " + std::to_string(dev) + " above 63");
-  auto kernel = a.kh == 3 && a.kw == 3 ? mbconv_cluster_kernel<3, 3> : a.kh == 5 && a.kw == 5 ? mbconv_cluster_kernel<5, 5> : mbconv_cluster_kernel<0, 0>;
+  auto pick = [&](auto g) {
+    constexpr int Gc = decltype(g)::value;
+    return a.kh == 3 && a.kw == 3 ? mbconv_cluster_kernel<3, 3, Gc> : a.kh == 5 && a.kw == 5 ? mbconv_cluster_kernel<5, 5, Gc> : mbconv_cluster_kernel<0, 0, Gc>;
+  };
+  auto kernel = cluster == 8 ? pick(std::integral_constant<int, 8>{}) : pick(std::integral_constant<int, 16>{});
   if (!configured[dev].load(std::memory_order_acquire)) {
-    for (auto k : {mbconv_cluster_kernel<3, 3>, mbconv_cluster_kernel<5, 5>, mbconv_cluster_kernel<0, 0>}) {
+    for (auto k : {mbconv_cluster_kernel<3, 3, 8>, mbconv_cluster_kernel<5, 5, 8>, mbconv_cluster_kernel<0, 0, 8>, mbconv_cluster_kernel<3, 3, 16>,
+                   mbconv_cluster_kernel<5, 5, 16>, mbconv_cluster_kernel<0, 0, 16>}) {
       WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
       WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     }
