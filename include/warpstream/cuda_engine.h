@@ -189,8 +189,11 @@ struct CudaBuildOptions {
   /// the 1×1 projection reading its output may run as one kernel that computes the depthwise output into shared memory
   /// as the projection GEMM's operand, never storing it (kernels::conv2d_depthwise_pointwise). Timed at build against
   /// the two kernels chosen for the pair, and used only when faster (timing-cache entry "<node key>|dwpw"); results
-  /// equal the unfused pair's bit for bit when the same GEMM tile and split-K win. false: always two steps (for side-by-side
-  /// benchmarks: `warpstream bench --no-dwpw-fusion`). Not part of the timing-cache identity.
+  /// equal the unfused pair's bit for bit when the same GEMM tile and split-K win. Where a 1×1 expand conv feeds the
+  /// depthwise conv, the whole block (expand → depthwise → project) is also timed as one thread-block-cluster kernel on
+  /// compute capability 9.0+ (kernels::conv2d_mbconv, timing-cache entry "<node key>|mbconv"), used only when faster than
+  /// the three kernels. false: neither fusion, every conv its own step (for side-by-side benchmarks:
+  /// `warpstream bench --no-dwpw-fusion`). Not part of the timing-cache identity.
   bool fuse_depthwise_pointwise = true;
 };
 
