@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -135,87 +137,129 @@ Status supports_conv(const BindContext& c) {
 }
 
 // ------------------------------------------------------------------------------------------------
+// Fused-step decisions (depthwise → pointwise pairs, whole MBConv blocks): the projection conv, already bound, may
+// absorb the step(s) bound just before it when one fused kernel beats their summed build-time µs. The shared part:
+// the timing-cache decision under "<node key>|<suffix>" ("unfused", keeping the fastest fused µs, or the chosen
+// candidate's key; an entry naming no offered candidate is timed again), timing each candidate like our other kernels
+// (graph replay on scratch buffers, the residual in place), and the tactic-string notes.
+
+struct FusedCandidate {
+  std::string key;               ///< timing-cache impl value
+  size_t workspace_bytes = 0;    ///< scratch the run needs (c.dev buffer 2)
+  /// Runs the fused kernel on x → y (y doubles as the residual when the conv has one) on stream `st`.
+  std::function<Status(void* x, void* y, void* ws, cudaStream_t st)> run;
+};
+
+struct FusionDecision {
+  int chosen = -1;          ///< index into the candidates; -1: stay unfused
+  float fused_us = 0.0f;    ///< the chosen (or fastest, when unfused) candidate's µs
+  std::string best_key;     ///< the fastest candidate timed now ("" when read from the cache or none ran)
+  bool from_cache = false;
+};
+
+Result<FusionDecision> decide_fusion(BindContext& c, const std::string& suffix, const std::vector<FusedCandidate>& candidates, float unfused_us,
+                                     size_t x_bytes, size_t y_bytes, const std::string& absorbing) {
+  FusionDecision d;
+  const std::string key = c.cache_key() + "|" + suffix;
+  if (const TimingEntry* e = c.cache.find(key); e && e->impl) {
+    if (*e->impl == "unfused") {
+      d.from_cache = true;
+      d.fused_us = e->time_us;  // an "unfused" entry keeps the fastest fused tactic's µs
+    }
+    for (size_t i = 0; i < candidates.size(); ++i)
+      if (candidates[i].key == *e->impl) { d.chosen = int(i); d.fused_us = e->time_us; d.from_cache = true; }
+  }
+  if (d.from_cache) return d;
+  WS_ASSIGN_OR_RETURN(void* sx, c.dev.get(0, x_bytes));
+  WS_ASSIGN_OR_RETURN(void* sy, c.dev.get(1, y_bytes));
+  int best = -1;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const FusedCandidate& t = candidates[i];
+    void* tws = nullptr;
+    if (t.workspace_bytes > 0) {
+      auto got = c.dev.get(2, t.workspace_bytes);
+      if (!got) continue;
+      tws = *got;
+    }
+    auto us = c.dev.time_us([&](cudaStream_t st) { return t.run(sx, sy, tws, st); }, 0, true,
+                            c.node.describe(c.graph.opset) + ": " + t.key + " (absorbing " + absorbing + ")");
+    if (!us) { (void)cudaGetLastError(); continue; }  // e.g. no GPC has room for a 16-block cluster
+    if (best < 0 || *us < d.fused_us) { best = int(i); d.fused_us = *us; }
+  }
+  if (best >= 0) d.best_key = candidates[size_t(best)].key;
+  d.chosen = best >= 0 && d.fused_us < unfused_us ? best : -1;
+  TimingEntry decision;
+  decision.impl = d.chosen >= 0 ? candidates[size_t(d.chosen)].key : std::string("unfused");
+  decision.time_us = best >= 0 ? d.fused_us : unfused_us;  // "unfused": the fastest fused tactic's µs (the unfused µs when none ran)
+  c.cache.put(key, std::move(decision));
+  return d;
+}
+
+std::string us1(float us) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", us);
+  return b;
+}
+
+// Why a fusion was not taken, for the projection's tactic string:
+// "; <what> fused: best <key> 9.1 us >= <unfused> 8.0 us, kept <n> kernels" (or "no fused tactic ran").
+std::string unfused_note(const FusionDecision& d, const char* what, const char* unfused, float unfused_us, const char* kept) {
+  if (!d.from_cache && d.best_key.empty()) return std::string("; ") + what + " fused: no fused tactic ran, kept " + kept;
+  return std::string("; ") + what + " fused: best " + (d.best_key.empty() ? std::string() : d.best_key + " ") + us1(d.fused_us) + " us >= " + unfused +
+         " " + us1(unfused_us) + " us, kept " + kept;
+}
+
+// The absorbed producers' tactic strings say where their work went.
+void mark_fused_into(BindContext& c, std::initializer_list<const Step*> producers) {
+  for (const Step* prod : producers)
+    for (auto it = c.tactics.rbegin(); it != c.tactics.rend(); ++it)
+      if (it->node == prod->node) { it->choice += " -> fused into " + ::ws::quoted(c.node.name); break; }
+}
+
 // Depthwise → pointwise fusion (kernels::conv2d_depthwise_pointwise): the pointwise Conv `pw` (already bound: its best
 // tactic took pw_us) absorbs the depthwise step bound just before it (BindContext::depthwise_producer) when one fused
-// kernel is faster than the pair. Timed like our other kernels (graph replay, residual in place); the decision is kept
-// in the timing cache under "<node key>|dwpw" ("unfused" or the fused tactic's key). Returns true when `s` became the
-// fused step (absorbs_previous; reading the depthwise input in place of input 0).
-// When the pair stays unfused, *note says why ("; depthwise->pointwise fused: best ws_dwpw_32x32 9.1 us >= pair 8.0 us")
-// for the pointwise node's tactic string.
+// kernel is faster than the pair (decide_fusion, cache suffix "dwpw"). Returns true when `s` became the fused step
+// (absorbs_previous = 1; reading the depthwise input in place of input 0); otherwise *note says why
+// ("; depthwise->pointwise fused: best ws_dwpw_32x32 9.1 us >= pair 8.0 us, kept two kernels").
 Result<bool> bind_depthwise_pointwise(BindContext& c, Step& s, const WsConvPlan& pw, float pw_us, bool resid, int cc_major, std::string* note) {
   const Step& prod = *c.depthwise_producer;
   const std::shared_ptr<const WsConvPlan> dw = prod.ws_conv;
   if (cc_major < 7 || c.elem != ElemType::kFloat16 || c.nhwc || !pw.weight || !dw || !dw->weight ||
       (dw->impl != WsConv::kDepthwise && dw->impl != WsConv::kDepthwise4) || !kernels::conv2d_depthwise_pointwise_applicable(dw->g, pw.g))
     return false;
-  const std::vector<DwPwTactic> candidates = dwpw_candidates(pw.g);
-  const std::string key = c.cache_key() + "|dwpw";
+  const std::vector<DwPwTactic> tactics = dwpw_candidates(pw.g);
+  std::vector<FusedCandidate> candidates;
+  for (const DwPwTactic& t : tactics)
+    candidates.push_back({t.key(), t.splits > 1 ? kernels::conv2d_pointwise_workspace_bytes(pw.g, t.splits) : 0,
+                          [&, t](void* x, void* y, void* ws, cudaStream_t st) {
+                            kernels::ConvEpilogue e = pw.epi;
+                            e.residual = resid ? y : nullptr;
+                            return kernels::conv2d_depthwise_pointwise(t.tile, dw->g, pw.g, x, dw->weight, dw->epi, pw.weight, y, e, st, t.splits, ws);
+                          }});
+  const kernels::Conv2dGeometry& gd = dw->g;
   const float pair_us = prod.time_us + pw_us;
-  std::optional<DwPwTactic> chosen;
-  float fused_us = 0.0f;
-  bool from_cache = false;
-  std::string best_key;  // the fastest fused tactic, chosen or not
-  if (const TimingEntry* e = c.cache.find(key); e && e->impl) {
-    from_cache = *e->impl == "unfused";
-    if (from_cache) fused_us = e->time_us;  // an "unfused" entry keeps the fastest fused tactic's µs
-    for (const DwPwTactic& t : candidates)
-      if (t.key() == *e->impl) { chosen = t; fused_us = e->time_us; from_cache = true; }
-  }
-  if (!from_cache) {  // a miss, or an entry naming a tactic this build does not offer: time the candidates
-    const kernels::Conv2dGeometry& gd = dw->g;
-    const size_t xb = static_cast<size_t>(gd.n * gd.c_in * gd.in_h * gd.in_w) * c.elem_bytes;
-    const size_t yb = static_cast<size_t>(pw.g.n * pw.g.c_out * pw.g.out_h * pw.g.out_w) * c.elem_bytes;
-    WS_ASSIGN_OR_RETURN(void* sx, c.dev.get(0, xb));
-    WS_ASSIGN_OR_RETURN(void* sy, c.dev.get(1, yb));
-    for (const DwPwTactic& t : candidates) {
-      void* tws = nullptr;
-      if (t.splits > 1) {
-        auto got = c.dev.get(2, kernels::conv2d_pointwise_workspace_bytes(pw.g, t.splits));
-        if (!got) continue;
-        tws = *got;
-      }
-      kernels::ConvEpilogue e = pw.epi;
-      e.residual = resid ? sy : nullptr;  // timed in place, as the single kernels are
-      auto us = c.dev.time_us([&](cudaStream_t st) {
-        return kernels::conv2d_depthwise_pointwise(t.tile, gd, pw.g, sx, dw->weight, dw->epi, pw.weight, sy, e, st, t.splits, tws);
-      }, 0, true, c.node.describe(c.graph.opset) + ": " + t.key() + " (absorbing " + ::ws::quoted(prod.node) + ")");
-      if (!us) { (void)cudaGetLastError(); continue; }
-      if (!chosen || *us < fused_us) { chosen = t; fused_us = *us; }
-    }
-    if (chosen) best_key = chosen->key();
-    if (chosen && !(fused_us < pair_us)) chosen.reset();
-    TimingEntry decision;
-    decision.impl = chosen ? chosen->key() : std::string("unfused");
-    decision.time_us = best_key.empty() ? pair_us : fused_us;  // "unfused": the fastest fused tactic's µs (pair's when none ran)
-    c.cache.put(key, std::move(decision));
-  }
-  char pair[32];
-  std::snprintf(pair, sizeof pair, "%.1f", pair_us);
-  if (!chosen) {
-    char fused[32];
-    std::snprintf(fused, sizeof fused, "%.1f", fused_us);
-    *note = !from_cache && best_key.empty() ? std::string("; depthwise->pointwise fused: no fused tactic ran, kept two kernels")
-                                            : std::string("; depthwise->pointwise fused: best ") + (best_key.empty() ? std::string() : best_key + " ") +
-                                                  fused + " us >= pair " + pair + " us, kept two kernels";
+  WS_ASSIGN_OR_RETURN(const FusionDecision d,
+                      decide_fusion(c, "dwpw", candidates, pair_us, static_cast<size_t>(gd.n * gd.c_in * gd.in_h * gd.in_w) * c.elem_bytes,
+                                    static_cast<size_t>(pw.g.n * pw.g.c_out * pw.g.out_h * pw.g.out_w) * c.elem_bytes, ::ws::quoted(prod.node)));
+  if (d.chosen < 0) {
+    *note = unfused_note(d, "depthwise->pointwise", "pair", pair_us, "two kernels");
     return false;
   }
-  const DwPwTactic t = *chosen;
+  const DwPwTactic t = tactics[size_t(d.chosen)];
   auto pwp = std::make_shared<WsConvPlan>(pw);
   s.inputs[0] = prod.inputs[0];
   s.absorbs_previous = 1;
   s.ws_conv = nullptr;
-  s.time_us = fused_us;
+  s.time_us = d.fused_us;
   s.workspace_bytes = align_up(kernels::conv2d_pointwise_workspace_bytes(pw.g, t.splits));
   s.tile_counters = 0;
   s.kernels = t.splits > 1 ? 2 : 1;
-  for (auto it = c.tactics.rbegin(); it != c.tactics.rend(); ++it)
-    if (it->node == prod.node) { it->choice += " -> fused into " + ::ws::quoted(c.node.name); break; }
+  mark_fused_into(c, {&prod});
   std::string tiles = std::string(kernels::pointwise_tile_name(t.tile)) + (t.splits > 1 ? " split-K " + std::to_string(t.splits) + " + reduce kernel" : "");
   c.tactics.push_back({c.node.name, "Conv",
-                       "ws depthwise->pointwise fused " + tiles + " (depthwise output in shared memory, wmma tensor cores; pair " + pair +
-                           " us): [" + dw->describe(c.precision) + "] -> [" +
-                           pw.describe(c.precision) + (resid ? " + residual" : "") + "]",
-                       fused_us, from_cache, false});
+                       "ws depthwise->pointwise fused " + tiles + " (depthwise output in shared memory, wmma tensor cores; pair " + us1(pair_us) +
+                           " us): [" + dw->describe(c.precision) + "] -> [" + pw.describe(c.precision) + (resid ? " + residual" : "") + "]",
+                       d.fused_us, d.from_cache, false});
   s.run = [dw, pwp, t, resid](const StepIo& io, const ContextLibs&, cudaStream_t st) {
     kernels::ConvEpilogue e = pwp->epi;
     e.residual = resid ? io.in[3] : nullptr;
@@ -225,12 +269,11 @@ Result<bool> bind_depthwise_pointwise(BindContext& c, Step& s, const WsConvPlan&
   return true;
 }
 
-// ------------------------------------------------------------------------------------------------
 // Fused MBConv block (kernels::conv2d_mbconv): the projection `pw` (already bound, pw_us) absorbs the depthwise step
 // and the expand step before it (BindContext::expand_producer / depthwise_producer) when one cluster kernel beats the
-// three. Timed like our other kernels; the decision is kept in the timing cache under "<node key>|mbconv"
-// ("unfused" with the fastest fused µs, or "ws_mbconv_c8" / "ws_mbconv_c16"). Returns true when `s` became the fused
-// step (absorbs_previous = 2, reading the expand conv's input in place of input 0). *note says why not otherwise.
+// three (decide_fusion, cache suffix "mbconv", candidates "ws_mbconv_c8" / "ws_mbconv_c16": the cluster sizes whose
+// shared memory this device gives, so a cached size it cannot hold is timed again). Returns true when `s` became the
+// fused step (absorbs_previous = 2, reading the expand conv's input in place of input 0); otherwise *note says why.
 Result<bool> bind_mbconv(BindContext& c, Step& s, const WsConvPlan& pw, float pw_us, bool resid, int cc_major, std::string* note) {
   const Step& dws = *c.depthwise_producer;
   const Step& exs = *c.expand_producer;
@@ -245,72 +288,43 @@ Result<bool> bind_mbconv(BindContext& c, Step& s, const WsConvPlan& pw, float pw
   int device = 0, optin = 0;
   WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
   WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  const std::string key = c.cache_key() + "|mbconv";
+  std::vector<int> sizes;
+  std::vector<FusedCandidate> candidates;
+  for (int g : kernels::kMbConvClusterSizes) {
+    const size_t smem = kernels::conv2d_mbconv_smem_bytes(ex->g, dw->g, pw.g, g);
+    if (smem == 0 || smem > size_t(optin)) continue;
+    sizes.push_back(g);
+    candidates.push_back({"ws_mbconv_c" + std::to_string(g), 0, [&, g](void* x, void* y, void*, cudaStream_t st) {
+                            kernels::ConvEpilogue e = pw.epi;
+                            e.residual = resid ? y : nullptr;
+                            return kernels::conv2d_mbconv(ex->g, dw->g, pw.g, g, x, ex->weight, ex->epi, dw->weight, dw->epi, pw.weight, y, e, st);
+                          }});
+  }
+  const kernels::Conv2dGeometry& ge = ex->g;
   const float three_us = exs.time_us + dws.time_us + pw_us;
-  int chosen = 0;  // cluster size, 0: unfused
-  float fused_us = 0.0f;
-  bool from_cache = false;
-  auto tactic_key = [](int g) { return "ws_mbconv_c" + std::to_string(g); };
-  if (const TimingEntry* e = c.cache.find(key); e && e->impl) {
-    if (*e->impl == "unfused") { from_cache = true; fused_us = e->time_us; }
-    for (int g : kernels::kMbConvClusterSizes)  // a cached cluster size this device cannot hold is timed again
-      if (tactic_key(g) == *e->impl && kernels::conv2d_mbconv_smem_bytes(ex->g, dw->g, pw.g, g) <= size_t(optin) &&
-          kernels::conv2d_mbconv_smem_bytes(ex->g, dw->g, pw.g, g) > 0) {
-        chosen = g;
-        fused_us = e->time_us;
-        from_cache = true;
-      }
-  }
-  int best = 0;
-  if (!from_cache) {
-    const kernels::Conv2dGeometry& ge = ex->g;
-    const size_t xb = static_cast<size_t>(ge.n * ge.c_in * ge.in_h * ge.in_w) * c.elem_bytes;
-    const size_t yb = static_cast<size_t>(pw.g.n * pw.g.c_out * pw.g.out_h * pw.g.out_w) * c.elem_bytes;
-    WS_ASSIGN_OR_RETURN(void* sx, c.dev.get(0, xb));
-    WS_ASSIGN_OR_RETURN(void* sy, c.dev.get(1, yb));
-    for (int g : kernels::kMbConvClusterSizes) {
-      const size_t smem = kernels::conv2d_mbconv_smem_bytes(ex->g, dw->g, pw.g, g);
-      if (smem == 0 || smem > size_t(optin)) continue;
-      kernels::ConvEpilogue e = pw.epi;
-      e.residual = resid ? sy : nullptr;  // timed in place, as the single kernels are
-      auto us = c.dev.time_us([&](cudaStream_t st) {
-        return kernels::conv2d_mbconv(ex->g, dw->g, pw.g, g, sx, ex->weight, ex->epi, dw->weight, dw->epi, pw.weight, sy, e, st);
-      }, 0, true, c.node.describe(c.graph.opset) + ": " + tactic_key(g) + " (absorbing " + ::ws::quoted(exs.node) + ", " + ::ws::quoted(dws.node) + ")");
-      if (!us) { (void)cudaGetLastError(); continue; }  // e.g. no GPC has room for a 16-block cluster
-      if (!best || *us < fused_us) { best = g; fused_us = *us; }
-    }
-    chosen = best && fused_us < three_us ? best : 0;
-    TimingEntry decision;
-    decision.impl = chosen ? tactic_key(chosen) : std::string("unfused");
-    decision.time_us = best ? fused_us : three_us;
-    c.cache.put(key, std::move(decision));
-  }
-  char three[32], fused[32];
-  std::snprintf(three, sizeof three, "%.1f", three_us);
-  std::snprintf(fused, sizeof fused, "%.1f", fused_us);
-  if (!chosen) {
-    *note = !from_cache && !best ? std::string("; MBConv fused: no cluster kernel ran")
-                                 : std::string("; MBConv fused: best ") + (best ? tactic_key(best) + " " : std::string()) + fused + " us >= three kernels " +
-                                       three + " us";
+  WS_ASSIGN_OR_RETURN(const FusionDecision d,
+                      decide_fusion(c, "mbconv", candidates, three_us, static_cast<size_t>(ge.n * ge.c_in * ge.in_h * ge.in_w) * c.elem_bytes,
+                                    static_cast<size_t>(pw.g.n * pw.g.c_out * pw.g.out_h * pw.g.out_w) * c.elem_bytes,
+                                    ::ws::quoted(exs.node) + ", " + ::ws::quoted(dws.node)));
+  if (d.chosen < 0) {
+    *note = unfused_note(d, "MBConv", "three kernels", three_us, "three");
     return false;
   }
+  const int g = sizes[size_t(d.chosen)];
   auto pwp = std::make_shared<WsConvPlan>(pw);
-  const int g = chosen;
   s.inputs[0] = exs.inputs[0];
   s.absorbs_previous = 2;
   s.ws_conv = nullptr;
-  s.time_us = fused_us;
+  s.time_us = d.fused_us;
   s.workspace_bytes = 0;
   s.tile_counters = 0;
   s.kernels = 1;
-  for (const Step* prod : {&exs, &dws})
-    for (auto it = c.tactics.rbegin(); it != c.tactics.rend(); ++it)
-      if (it->node == prod->node) { it->choice += " -> fused into " + ::ws::quoted(c.node.name); break; }
+  mark_fused_into(c, {&exs, &dws});
   c.tactics.push_back({c.node.name, "Conv",
-                       "ws MBConv fused, cluster " + std::to_string(g) + " (expand, depthwise, project in one kernel; three kernels " + three + " us): [" +
-                           ex->describe(c.precision) + "] -> [" + dw->describe(c.precision) + "] -> [" + pw.describe(c.precision) +
+                       "ws MBConv fused, cluster " + std::to_string(g) + " (expand, depthwise, project in one kernel; three kernels " + us1(three_us) +
+                           " us): [" + ex->describe(c.precision) + "] -> [" + dw->describe(c.precision) + "] -> [" + pw.describe(c.precision) +
                            (resid ? " + residual" : "") + "]",
-                       fused_us, from_cache, false});
+                       d.fused_us, d.from_cache, false});
   s.run = [ex, dw, pwp, g, resid](const StepIo& io, const ContextLibs&, cudaStream_t st) {
     kernels::ConvEpilogue e = pwp->epi;
     e.residual = resid ? io.in[3] : nullptr;
