@@ -498,6 +498,27 @@ TEST(EngineCudaStages, TensorNamesInMessagesAreEscaped) {
   EXPECT_NE(m.find("graph input 'x\\x0e\\x1b[31m\\x0aforged'"), std::string::npos) << m;
 }
 
+// fp16, channels-first: the builds the depthwise -> pointwise and MBConv finders apply to.
+CudaBuildOptions fp16_nchw() {
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat16;
+  o.layout = Layout::kNchw;
+  return o;
+}
+
+// The id of the tensor named `name` in `g` (a test failure, and 0, when there is none).
+size_t tensor_id(const ir::Graph& g, const char* name) {
+  for (size_t i = 0; i < g.tensors.size(); ++i)
+    if (g.tensors[i].name == name) return i;
+  ADD_FAILURE() << "no tensor " << name;
+  return 0;
+}
+
+// Whether tensors a and b, `bytes` each, share arena bytes in `plan`.
+bool arena_overlap(const ArenaPlan& plan, size_t a, size_t b, size_t bytes) {
+  return plan.offsets[a] < plan.offsets[b] + bytes && plan.offsets[b] < plan.offsets[a] + bytes;
+}
+
 // x [1,8,10,10] -> Conv dw 3x3 (group 8, pad 1) -> Clip(0,6) -> Conv pw 1x1 (8 -> 4) -> y: an MBConv pair. `dw_twice`: a
 // second consumer (an Add) also reads the depthwise output, so the pair must stay two steps.
 ir::Graph mbconv_pair(bool dw_twice) {
@@ -522,9 +543,7 @@ ir::Graph mbconv_pair(bool dw_twice) {
 }
 
 TEST(EngineCudaStages, DepthwisePointwisePairsAreFoundOnlyWhereFusable) {
-  CudaBuildOptions o;
-  o.precision = Precision::kFloat16;
-  o.layout = Layout::kNchw;
+  const CudaBuildOptions o = fp16_nchw();
   auto og = optimize_for_cuda(mbconv_pair(false), o);
   ASSERT_TRUE(og.is_ok()) << og.status().to_string();
   EXPECT_EQ(og->depthwise_pointwise, std::set<std::string>{"pw"}) << "dw (+ folded Clip) -> pw is a pair";
@@ -547,9 +566,7 @@ TEST(EngineCudaStages, DepthwisePointwisePairsAreFoundOnlyWhereFusable) {
 // A fused pair reads the depthwise input at the pointwise step: the arena must keep that input alive until then, so
 // the pointwise output never takes its range (without the pair, plan_arena may reuse it: x is dead after the dw step).
 TEST(EngineCudaStages, FusedPairKeepsTheDepthwiseInputAliveUntilThePointwiseStep) {
-  CudaBuildOptions o;
-  o.precision = Precision::kFloat16;
-  o.layout = Layout::kNchw;
+  const CudaBuildOptions o = fp16_nchw();
   // y [1,8,10,10] as large as x: pw 8 -> 8, preceded by an op producing x (so x is no graph input, which lives forever).
   ir::ModelBuilder b(13, "mbconv_arena");
   b.input("in", ir::DType::kFloat32, {1, 8, 10, 10});
@@ -563,16 +580,8 @@ TEST(EngineCudaStages, FusedPairKeepsTheDepthwiseInputAliveUntilThePointwiseStep
   ASSERT_TRUE(og.is_ok()) << og.status().to_string();
   ASSERT_EQ(og->depthwise_pointwise, std::set<std::string>{"pw"});
   const ir::Graph& g = og->graph;
-  auto id = [&](const char* name) {
-    for (size_t i = 0; i < g.tensors.size(); ++i)
-      if (g.tensors[i].name == name) return i;
-    ADD_FAILURE() << "no tensor " << name;
-    return size_t{0};
-  };
-  const size_t bytes = 8 * 10 * 10 * 2;
-  auto overlaps = [&](const ArenaPlan& plan, size_t a, size_t b) {
-    return plan.offsets[a] < plan.offsets[b] + bytes && plan.offsets[b] < plan.offsets[a] + bytes;
-  };
+  auto id = [&](const char* name) { return tensor_id(g, name); };
+  auto overlaps = [](const ArenaPlan& plan, size_t a, size_t b) { return arena_overlap(plan, a, b, 8 * 10 * 10 * 2); };
   const ArenaPlan fused = plan_cuda_arena(g, true, false, og->depthwise_pointwise);
   EXPECT_FALSE(overlaps(fused, id("x"), id("y"))) << "the pointwise output would overwrite the depthwise input it reads";
   EXPECT_FALSE(overlaps(fused, id("d"), id("y")));
@@ -603,9 +612,7 @@ ir::Graph mbconv_block(bool expand_twice) {
 }
 
 TEST(EngineCudaStages, MbConvBlocksAreFoundOnlyWhereFusableAndKeepTheBlockInputAlive) {
-  CudaBuildOptions o;
-  o.precision = Precision::kFloat16;
-  o.layout = Layout::kNchw;
+  const CudaBuildOptions o = fp16_nchw();
   auto og = optimize_for_cuda(mbconv_block(false), o);
   ASSERT_TRUE(og.is_ok()) << og.status().to_string();
   EXPECT_EQ(og->depthwise_pointwise, std::set<std::string>{"project"});
@@ -622,16 +629,8 @@ TEST(EngineCudaStages, MbConvBlocksAreFoundOnlyWhereFusableAndKeepTheBlockInputA
   // The fused step reads x (the expand input) at the project step: nothing written after the expand step (d, y) may
   // take x's range.
   const ir::Graph& g = og->graph;
-  auto id = [&](const char* name) {
-    for (size_t i = 0; i < g.tensors.size(); ++i)
-      if (g.tensors[i].name == name) return i;
-    ADD_FAILURE() << "no tensor " << name;
-    return size_t{0};
-  };
-  const size_t bytes = 8 * 10 * 10 * 2;
-  auto overlaps = [&](const ArenaPlan& plan, size_t a, size_t b) {
-    return plan.offsets[a] < plan.offsets[b] + bytes && plan.offsets[b] < plan.offsets[a] + bytes;
-  };
+  auto id = [&](const char* name) { return tensor_id(g, name); };
+  auto overlaps = [](const ArenaPlan& plan, size_t a, size_t b) { return arena_overlap(plan, a, b, 8 * 10 * 10 * 2); };
   const ArenaPlan fused = plan_cuda_arena(g, true, false, og->depthwise_pointwise, og->mbconv);
   EXPECT_FALSE(overlaps(fused, id("x"), id("y"))) << "the project output would overwrite the block input the fused kernel reads";
   EXPECT_FALSE(overlaps(fused, id("x"), id("d")));
