@@ -40,6 +40,24 @@ std::string effnet_cache(const std::string& name) {
   return cache;
 }
 
+// Build options of the EfficientNet-Lite0 engine tests: NCHW (our own kernels), one timing iteration in the small GPU
+// test mode, the timing cache at `cache` (later builds read the earlier ones' tactics).
+CudaBuildOptions effnet_options(const std::string& cache, Precision precision = Precision::kFloat32) {
+  CudaBuildOptions o;
+  o.layout = Layout::kNchw;
+  o.precision = precision;
+  if (test::small_gpu_tests()) o.tactic_timing_iterations = 1;
+  o.timing_cache_path = cache;
+  return o;
+}
+
+// How many of the engine's tactic strings start with `prefix` (its fused steps of one kind).
+size_t steps_starting(const CudaEngine& e, const char* prefix) {
+  size_t n = 0;
+  for (const TacticRecord& t : e.tactics()) n += t.choice.rfind(prefix, 0) == 0;
+  return n;
+}
+
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
   EXPECT_TRUE(in) << path;
@@ -71,11 +89,8 @@ TEST(CudaEnginePdl, EfficientNetLite0WithAndWithoutPdlMatchCpuAndEachOther) {
     for (int pdl = 1; pdl >= 0; --pdl) {
       auto g = ir::import_onnx(path);
       ASSERT_TRUE(g.is_ok()) << g.status().to_string();
-      CudaBuildOptions o;
-      o.layout = Layout::kNchw;  // our own kernels (auto picks NCHW for this model too)
+      CudaBuildOptions o = effnet_options(cache);  // the second build reads the first one's tactics
       o.programmatic_dependent_launch = pdl == 1;
-      if (test::small_gpu_tests()) o.tactic_timing_iterations = 1;
-      o.timing_cache_path = cache;  // the second build reads the first one's tactics
       std::string err;
       auto cmp = test::run_both(*g, p, 1e30, 0, test::seed_for("effnet-pdl"), &err, o);
       ASSERT_TRUE(err.empty()) << err;
@@ -105,10 +120,7 @@ TEST(CudaEngineSplitK, SerialFormFromTheCacheEqualsTheReduceKernelBitwise) {
   std::filesystem::remove(cache);
   auto g = ir::import_onnx(path);
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
-  CudaBuildOptions o;
-  o.layout = Layout::kNchw;  // our own kernels
-  if (test::small_gpu_tests()) o.tactic_timing_iterations = 1;
-  o.timing_cache_path = cache;
+  CudaBuildOptions o = effnet_options(cache);
   o.split_k_in_kernel = false;
   const uint64_t seed = test::seed_for("effnet-splitk");
   std::string err;
@@ -165,17 +177,9 @@ TEST(CudaEngineDwPw, EfficientNetLite0FusedPairsMatchCpu) {
   std::filesystem::remove(cache);
   auto g = ir::import_onnx(path);
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
-  CudaBuildOptions o;
-  o.layout = Layout::kNchw;  // our own kernels
-  o.precision = Precision::kFloat16;
-  if (test::small_gpu_tests()) o.tactic_timing_iterations = 1;
-  o.timing_cache_path = cache;
+  CudaBuildOptions o = effnet_options(cache, Precision::kFloat16);
   const uint64_t seed = test::seed_for("effnet-dwpw");
-  auto fused_steps = [](const CudaEngine& e) {
-    size_t n = 0;
-    for (const TacticRecord& t : e.tactics()) n += t.choice.rfind("ws depthwise->pointwise fused", 0) == 0;
-    return n;
-  };
+  auto fused_steps = [](const CudaEngine& e) { return steps_starting(e, "ws depthwise->pointwise fused"); };
   o.fuse_depthwise_pointwise = false;
   auto plain = CudaEngine::build(*g, o);
   ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
@@ -228,17 +232,9 @@ TEST(CudaEngineMbConv, EfficientNetLite0FusedBlocksMatchCpu) {
   std::filesystem::remove(cache);
   auto g = ir::import_onnx(path);
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
-  CudaBuildOptions o;
-  o.layout = Layout::kNchw;
-  o.precision = Precision::kFloat16;
-  if (test::small_gpu_tests()) o.tactic_timing_iterations = 1;
-  o.timing_cache_path = cache;
+  CudaBuildOptions o = effnet_options(cache, Precision::kFloat16);
   const uint64_t seed = test::seed_for("effnet-mbconv");
-  auto fused_blocks = [](const CudaEngine& e) {
-    size_t n = 0;
-    for (const TacticRecord& t : e.tactics()) n += t.choice.rfind("ws MBConv fused", 0) == 0;
-    return n;
-  };
+  auto fused_blocks = [](const CudaEngine& e) { return steps_starting(e, "ws MBConv fused"); };
   o.fuse_depthwise_pointwise = false;
   auto plain = CudaEngine::build(*g, o);
   ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
