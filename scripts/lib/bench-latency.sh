@@ -6,6 +6,8 @@
 # peers 1000) and every stage checks the call's deadline: a stage that would not fit is skipped and the
 # summary says so. torch.compile is tried for fp16 only, max-autotune capped per attempt.
 # Under $OUT: compare.txt, floor.md, cdf_efficientnet_lite0.png, cdf_resnet50.png, reports.tar.gz.
+source scripts/lib/bench-latency-args.sh
+if ! ARG_ERR=$(bench_latency_check_args); then row "bench-latency" "$ARG_ERR"; FAILED=1; return; fi
 ITERS=${WS_BENCH_ITERS:-1000}
 WARM=${WS_BENCH_WARMUP:-100}
 # Subsets for a quick look (defaults = the full matrix):

@@ -579,6 +579,12 @@ TEST(ConvKernels, MbConvRefusesWhatItDoesNotCover) {
   EXPECT_NE(kernels::conv2d_mbconv_mismatch(ge, gd, gd).find("project"), std::string::npos);
   EXPECT_NE(kernels::conv2d_mbconv_mismatch(geo(1, 16, 7, 7, 32, 1, 1, 1, 1, 1, {0, 0, 0, 0}), gd, gp).find("chain"), std::string::npos);
   EXPECT_EQ(kernels::conv2d_mbconv_smem_bytes(gd, gd, gp, 8), 0u);
+  // huge extents: 2^15 expanded channels, or a 256x256 map (65536 pixels), are refused before any layout arithmetic
+  const int64_t big = int64_t(1) << 15;
+  EXPECT_NE(kernels::conv2d_mbconv_mismatch(geo(1, 16, 7, 7, big, 1, 1, 1, 1, 1, {0, 0, 0, 0}), geo(1, big, 7, 7, big, big, 3, 3, 1, 1, {1, 1, 1, 1}),
+                                            geo(1, big, 7, 7, 16, 1, 1, 1, 1, 1, {0, 0, 0, 0})).find("2^15"), std::string::npos);
+  EXPECT_EQ(kernels::conv2d_mbconv_smem_bytes(geo(1, 16, 256, 256, 64, 1, 1, 1, 1, 1, {0, 0, 0, 0}), geo(1, 64, 256, 256, 64, 64, 3, 3, 1, 1, {1, 1, 1, 1}),
+                                              geo(1, 64, 256, 256, 16, 1, 1, 1, 1, 1, {0, 0, 0, 0}), 16), 0u);
   int dummy = 0;
   void* p = &dummy;
   kernels::ConvEpilogue none, with_res;

@@ -1,0 +1,22 @@
+# The bench-latency suite's knobs (scripts/lib/bench-latency.sh), checked before any device work:
+# bench_latency_check_args prints one "error: ..." line naming the variable and returns 2 when a value is not what the
+# suite can use (a count or a budget that is not a whole number, a switch that is not 0 or 1); returns 0 otherwise.
+# Unset or empty variables take the suite's defaults. Test: tests/scripts/bench_latency_args_test.sh.
+bench_latency_check_args() {
+  local v x
+  for v in WS_BENCH_COMPILE_CAP WS_BENCH_ITERS WS_BENCH_WARMUP WS_BENCH_PROFILE_REPS; do
+    x=${!v:-}
+    if [ -n "$x" ] && ! [[ "$x" =~ ^[0-9]{1,6}$ ]]; then
+      printf 'error: %s=%q is not a whole number (at most 6 digits)\n' "$v" "$x"
+      return 2
+    fi
+  done
+  for v in WS_BENCH_OURS WS_BENCH_COMPILE WS_BENCH_PDL WS_BENCH_SPLITK2 WS_BENCH_DWPW WS_BENCH_FP8; do
+    x=${!v:-}
+    if [ -n "$x" ] && [ "$x" != 0 ] && [ "$x" != 1 ]; then
+      printf 'error: %s=%q must be 0 or 1\n' "$v" "$x"
+      return 2
+    fi
+  done
+  return 0
+}
