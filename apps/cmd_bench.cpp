@@ -57,6 +57,7 @@ struct BenchArgs {
   bool pdl = true;                      // --pdl / --no-pdl (CudaBuildOptions::programmatic_dependent_launch)
   bool split_k_reduce_kernel = false;   // --split-k-reduce-kernel (CudaBuildOptions::split_k_in_kernel = false)
   bool no_dwpw_fusion = false;          // --no-dwpw-fusion (CudaBuildOptions::fuse_depthwise_pointwise = false)
+  bool no_exdw_fusion = false;          // --no-exdw-fusion (CudaBuildOptions::fuse_expand_depthwise = false)
   std::string calibration;              // --calibration DIR (precision fp8)
   bool fp8_obey = false;                // --fp8-obey (CudaBuildOptions::fp8_obey_precision)
   bool no_progress = false;
@@ -244,6 +245,7 @@ int run_bench(const BenchArgs& a) {
   bo.programmatic_dependent_launch = a.pdl;
   bo.split_k_in_kernel = !a.split_k_reduce_kernel;
   bo.fuse_depthwise_pointwise = !a.no_dwpw_fusion;
+  bo.fuse_expand_depthwise = !a.no_exdw_fusion;
   if (precision == ws::Precision::kFloat8) {
     bo.fp8_activation_amax = std::move(fp8_amax);
     bo.fp8_obey_precision = a.fp8_obey;
@@ -274,6 +276,10 @@ int run_bench(const BenchArgs& a) {
     for (const ws::TacticRecord& t : engine->tactics()) fused += t.choice.rfind("ws depthwise->pointwise fused", 0) == 0;
     rep.env.set("engine_dwpw_fusion", a.no_dwpw_fusion ? "off" : "timed");
     rep.env.set("engine_dwpw_fused", fused);
+    size_t exdw = 0;  // expand -> depthwise pairs run as one fused kernel
+    for (const ws::TacticRecord& t : engine->tactics()) exdw += t.choice.rfind("ws expand->depthwise fused", 0) == 0;
+    rep.env.set("engine_exdw_fusion", a.no_dwpw_fusion || a.no_exdw_fusion ? "off" : "timed");
+    rep.env.set("engine_exdw_fused", exdw);
   }
   {  // the layout asked for, and the one the build ran (nhwc when any step runs channels-last)
     size_t reformats = 0, nhwc_steps = 0;
@@ -537,8 +543,11 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_flag_callback("--no-pdl", [a] { a->pdl = false; }, "launch our conv kernels without programmatic dependent launch")
                           ->excludes(pdl_on);
                       sub.add_flag("--no-dwpw-fusion", a->no_dwpw_fusion,
-                                   "run each depthwise conv and the pointwise conv after it as two kernels (default: one fused kernel where "
-                                   "timed faster)");
+                                   "run each conv of an MBConv block as its own kernel: no depthwise->pointwise, expand->depthwise or "
+                                   "whole-block fusion (default: fused kernels where timed faster)");
+                      sub.add_flag("--no-exdw-fusion", a->no_exdw_fusion,
+                                   "do not try the fused expand->depthwise kernel (default: one kernel for a 1x1 expand conv and the "
+                                   "depthwise conv after it where timed faster)");
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
                                    "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
                       sub.add_option("--layout", a->layout,

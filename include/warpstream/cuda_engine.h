@@ -195,6 +195,13 @@ struct CudaBuildOptions {
   /// the three kernels. false: neither fusion, every conv its own step (for side-by-side benchmarks:
   /// `warpstream bench --no-dwpw-fusion`). Not part of the timing-cache identity.
   bool fuse_depthwise_pointwise = true;
+  /// Expand → depthwise fusion (with fuse_depthwise_pointwise; fp16 / fp8 precision, channels-first): the 1×1 expand
+  /// conv of an MBConv block and the depthwise conv reading its output may run as one kernel that keeps the expanded
+  /// tensor in shared memory (kernels::conv2d_expand_depthwise; each block recomputes the expand for its band's halo
+  /// rows). Timed at build against the two kernels (timing-cache entry "<depthwise node key>|exdw"), used only when
+  /// faster; decided before the depthwise → pointwise and whole-block fusions, which then no longer apply to that
+  /// block. false: not tried (`warpstream bench --no-exdw-fusion`). Not part of the timing-cache identity.
+  bool fuse_expand_depthwise = true;
 };
 
 /// One build-time choice, for reports ("node 'conv_3' Conv: cudnn algo 1 (IMPLICIT_PRECOMP_GEMM), NHWC, 12.3 µs").

@@ -24,6 +24,7 @@
 
 #include "cuda_engine_test_support.h"
 #include "kernels/conv/conv.h"
+#include "kernels/conv/expand_depthwise.h"
 #include "kernels/conv/mbconv.h"
 #include "reference/reference.h"
 #include "support/small_tests.h"
@@ -566,6 +567,146 @@ TEST(ConvKernels, MbConvMatchesReferenceAndTheThreeKernels) {
     }
   }
   EXPECT_GT(ran, 0) << "no case fit the device's shared memory";
+}
+
+// The fused expand -> depthwise pair (kernels::conv2d_expand_depthwise) on EfficientNet-Lite0's pair geometries and
+// odd ones (batch 2, odd width: the 2-byte staging path, channel counts that leave a partial 16-channel slice, a 7x7
+// kernel on the runtime-extent path, asymmetric pads), for every band height offered. Checked against the CPU
+// reference (expand, bias, ReLU6, round to fp16, depthwise, bias, ReLU6; tolerance 2e-2·max|ref|) and against our two
+// separate kernels (pointwise 32x32, then depthwise): within 4 fp16 ulps (the expand's fp32 sums may be tiled
+// differently). The output is poisoned (0xFFFF = NaN) before each launch.
+TEST(ConvKernels, ExpandDepthwiseMatchesReferenceAndThePair) {
+  WS_REQUIRE_LANES_GPU();
+  int dev = 0, optin = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), cudaSuccess);
+  struct Case { const char* name; int64_t n, cin, h, w, ce, k, stride; std::array<int64_t, 4> pads; };
+  const Case cases[] = {
+      {"b1_112x112_16_96_k3_s2", 1, 16, 112, 112, 96, 3, 2, {0, 0, 1, 1}},
+      {"b3_56x56_24_144_k5_s2", 1, 24, 56, 56, 144, 5, 2, {1, 1, 2, 2}},
+      {"b4_28x28_40_240_k5", 1, 40, 28, 28, 240, 5, 1, {2, 2, 2, 2}},
+      {"b9_14x14_112_672_k5", 1, 112, 14, 14, 672, 5, 1, {2, 2, 2, 2}},
+      {"b13_7x7_192_1152_k5", 1, 192, 7, 7, 1152, 5, 1, {2, 2, 2, 2}},
+      {"b15_7x7_192_1152_k3", 1, 192, 7, 7, 1152, 3, 1, {1, 1, 1, 1}},
+      {"odd_9x11_20_40_k3_n2", 2, 20, 9, 11, 40, 3, 1, {1, 0, 1, 2}},
+      {"odd_13x10_12_24_k7_s2", 1, 12, 13, 10, 24, 7, 2, {3, 3, 3, 3}},
+  };
+  int ran = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Conv2dGeometry ge = geo(c.n, c.cin, c.h, c.w, c.ce, 1, 1, 1, 1, 1, {0, 0, 0, 0});
+    const Conv2dGeometry gd = geo(c.n, c.ce, c.h, c.w, c.ce, c.ce, c.k, c.k, c.stride, 1, c.pads);
+    ASSERT_EQ(kernels::conv2d_expand_depthwise_mismatch(ge, gd), "");
+    const uint64_t seed = test::seed_for(std::string("exdw-") + c.name);
+    const size_t xn = size_t(c.n * c.cin * c.h * c.w), en = size_t(c.n * c.ce * c.h * c.w), dn = size_t(c.n * c.ce * gd.out_h * gd.out_w);
+    const size_t inner_e = size_t(c.h * c.w), inner_d = size_t(gd.out_h * gd.out_w);
+    const size_t wen = size_t(c.ce * c.cin), wdn = size_t(c.ce * c.k * c.k);
+    const auto x = test::round_to_half(test::random_values(xn, seed));
+    auto scaled = [](std::vector<float> v, double s) { for (float& f : v) f = float(f * s); return test::round_to_half(v); };
+    const auto we = scaled(test::random_values(wen, seed + 1), 2.0 / std::sqrt(double(c.cin)));
+    const auto wd = scaled(test::random_values(wdn, seed + 2), 1.0 / c.k);
+    const auto be = test::random_values(size_t(c.ce), seed + 5), bd = test::random_values(size_t(c.ce), seed + 6);
+    std::vector<float> e(en), ref(dn);
+    ref::conv_nd(x.data(), we.data(), nullptr, e.data(), conv_params(ge));
+    for (size_t i = 0; i < en; ++i) e[i] = host_act(e[i] + be[(i / inner_e) % size_t(c.ce)], Activation::kClip);
+    e = test::round_to_half(e);
+    ref::conv_nd(e.data(), wd.data(), nullptr, ref.data(), conv_params(gd));
+    double max_ref = 0;
+    for (size_t i = 0; i < dn; ++i) {
+      ref[i] = host_act(ref[i] + bd[(i / inner_d) % size_t(c.ce)], Activation::kClip);
+      max_ref = std::max(max_ref, std::fabs(double(ref[i])));
+    }
+    DeviceBuf dx(xn * 2), dwe(wen * 2), dwd(wdn * 2), dbe(be.size() * 4), dbd(bd.size() * 4), de(en * 2), y_pair(dn * 2), y_fused(dn * 2);
+    upload(ElemType::kFloat16, x, dx.p);
+    upload(ElemType::kFloat16, we, dwe.p);
+    upload(ElemType::kFloat16, wd, dwd.p);
+    ASSERT_EQ(::ws::test::upload_sync(dbe.p, be.data(), be.size() * 4), cudaSuccess);
+    ASSERT_EQ(::ws::test::upload_sync(dbd.p, bd.data(), bd.size() * 4), cudaSuccess);
+    kernels::ConvEpilogue ee, ed;
+    ee.bias = static_cast<const float*>(dbe.p);
+    ed.bias = static_cast<const float*>(dbd.p);
+    for (kernels::ConvEpilogue* q : {&ee, &ed}) {
+      q->act = Activation::kClip;
+      q->params.min = 0.0f;
+      q->params.max = 6.0f;
+    }
+    ASSERT_EQ(::ws::test::memset_sync(de.p, 0xFF, en * 2), cudaSuccess);
+    ASSERT_EQ(::ws::test::memset_sync(y_pair.p, 0xFF, dn * 2), cudaSuccess);
+    Status s = kernels::conv2d_pointwise(ElemType::kFloat16, kernels::PointwiseTile::k32x32, ge, dx.p, dwe.p, de.p, ee, nullptr);
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    s = kernels::conv2d_depthwise(ElemType::kFloat16, gd, de.p, dwd.p, y_pair.p, ed, nullptr, 1);
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto pair = download(ElemType::kFloat16, y_pair.p, dn);
+    for (int rows : kernels::kExpandDepthwiseRows) {
+      SCOPED_TRACE("rows " + std::to_string(rows));
+      const size_t smem = kernels::conv2d_expand_depthwise_smem_bytes(ge, gd, rows);
+      ASSERT_GT(smem, 0u);
+      if (smem > size_t(optin)) {
+        std::printf("[ exdw     ] %-26s rows %d needs %zu B of shared memory (device: %d): not run\n", c.name, rows, smem, optin);
+        continue;
+      }
+      ASSERT_EQ(::ws::test::memset_sync(y_fused.p, 0xFF, dn * 2), cudaSuccess);
+      s = kernels::conv2d_expand_depthwise(ge, gd, rows, dx.p, dwe.p, ee, dwd.p, y_fused.p, ed, nullptr);
+      ASSERT_TRUE(s.is_ok()) << s.to_string();
+      const cudaError_t err = cudaDeviceSynchronize();
+      ASSERT_EQ(err, cudaSuccess) << cudaGetErrorString(err);
+      ++ran;
+      const auto got = download(ElemType::kFloat16, y_fused.p, dn);
+      const double tol = 2e-2 * std::max(max_ref, 1e-3);
+      size_t bad = 0, far_from_pair = 0, differ = 0;
+      double max_diff = 0, max_pair = 0;
+      std::string first, first_pair;
+      for (size_t i = 0; i < dn; ++i) {
+        const double diff = std::fabs(double(got[i]) - double(ref[i])), d2 = std::fabs(double(got[i]) - double(pair[i]));
+        if (!std::isnan(diff)) max_diff = std::max(max_diff, diff);
+        if (!std::isnan(d2)) max_pair = std::max(max_pair, d2);
+        differ += got[i] != pair[i];
+        if (std::isnan(got[i]) || !(diff <= tol))
+          if (bad++ == 0) first = "index " + std::to_string(i) + ": fused " + std::to_string(got[i]) + " ref " + std::to_string(ref[i]);
+        if (std::isnan(d2) || !(d2 <= 4.0 * std::ldexp(std::max(std::fabs(double(pair[i])), 1.0), -10)))
+          if (far_from_pair++ == 0) first_pair = "index " + std::to_string(i) + ": fused " + std::to_string(got[i]) + " pair " + std::to_string(pair[i]);
+      }
+      EXPECT_EQ(bad, 0u) << bad << " of " << dn << " beyond " << tol << " (2e-2·max|ref| " << max_ref << "); first " << first;
+      EXPECT_EQ(far_from_pair, 0u) << far_from_pair << " of " << dn << " more than 4 fp16 ulps from the two kernels; first " << first_pair;
+      std::printf("[ exdw     ] %-26s rows %d smem %6zu B: max|diff| vs reference %.3g (max|ref| %.3g), vs the pair %.3g (%zu of %zu differ), "
+                  "seed %llu\n",
+                  c.name, rows, smem, max_diff, max_ref, max_pair, differ, dn, static_cast<unsigned long long>(seed));
+    }
+  }
+  EXPECT_GT(ran, 0) << "no case fit the device's shared memory";
+}
+
+// The expand -> depthwise launcher refuses what it cannot run, before any device work (runs without a GPU).
+TEST(ConvKernels, ExpandDepthwiseRefusesWhatItDoesNotCover) {
+  const Conv2dGeometry ge = geo(1, 16, 7, 7, 64, 1, 1, 1, 1, 1, {0, 0, 0, 0});
+  const Conv2dGeometry gd = geo(1, 64, 7, 7, 64, 64, 3, 3, 1, 1, {1, 1, 1, 1});
+  EXPECT_EQ(kernels::conv2d_expand_depthwise_mismatch(ge, gd), "");
+  EXPECT_GT(kernels::conv2d_expand_depthwise_smem_bytes(ge, gd, 0), 0u);
+  EXPECT_NE(kernels::conv2d_expand_depthwise_mismatch(gd, gd).find("expand"), std::string::npos);
+  EXPECT_NE(kernels::conv2d_expand_depthwise_mismatch(ge, ge), "");
+  EXPECT_NE(kernels::conv2d_expand_depthwise_mismatch(ge, geo(1, 64, 7, 7, 64, 64, 3, 3, 1, 2, {2, 2, 2, 2})).find("depthwise"), std::string::npos);
+  EXPECT_NE(kernels::conv2d_expand_depthwise_mismatch(geo(1, 16, 7, 7, 32, 1, 1, 1, 1, 1, {0, 0, 0, 0}), gd).find("chain"), std::string::npos);
+  EXPECT_NE(kernels::conv2d_expand_depthwise_mismatch(geo(1, 16, 8, 8, 64, 1, 1, 1, 1, 1, {0, 0, 0, 0}), gd).find("chain"), std::string::npos);
+  EXPECT_EQ(kernels::conv2d_expand_depthwise_smem_bytes(gd, gd, 0), 0u);
+  EXPECT_EQ(kernels::conv2d_expand_depthwise_smem_bytes(ge, gd, -1), 0u);
+  const int64_t big = int64_t(1) << 15;
+  EXPECT_NE(kernels::conv2d_expand_depthwise_mismatch(geo(1, 16, 7, 7, big, 1, 1, 1, 1, 1, {0, 0, 0, 0}), geo(1, big, 7, 7, big, big, 3, 3, 1, 1, {1, 1, 1, 1}))
+                .find("2^15"),
+            std::string::npos);
+  // a 4096-wide map in one band: its layout is computed without overflow and is far above any device's shared memory
+  const size_t wide = kernels::conv2d_expand_depthwise_smem_bytes(geo(1, 16, 4096, 4096, 64, 1, 1, 1, 1, 1, {0, 0, 0, 0}),
+                                                                  geo(1, 64, 4096, 4096, 64, 64, 3, 3, 1, 1, {1, 1, 1, 1}), 0);
+  EXPECT_TRUE(wide == 0 || wide > (size_t(1) << 20)) << wide;
+  int dummy = 0;
+  void* p = &dummy;
+  kernels::ConvEpilogue plain, with_res;
+  with_res.residual = p;
+  EXPECT_EQ(kernels::conv2d_expand_depthwise(gd, gd, 0, p, p, plain, p, p, plain, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::conv2d_expand_depthwise(ge, gd, -2, p, p, plain, p, p, plain, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::conv2d_expand_depthwise(ge, gd, 0, nullptr, p, plain, p, p, plain, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::conv2d_expand_depthwise(ge, gd, 0, p, p, with_res, p, p, plain, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::conv2d_expand_depthwise(ge, gd, 0, p, p, plain, p, p, with_res, nullptr).code(), StatusCode::kInvalidArgument);
 }
 
 // The MBConv launcher refuses what it cannot run, before any device work.

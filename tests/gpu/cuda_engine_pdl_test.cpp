@@ -178,6 +178,7 @@ TEST(CudaEngineDwPw, EfficientNetLite0FusedPairsMatchCpu) {
   auto g = ir::import_onnx(path);
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
   CudaBuildOptions o = effnet_options(cache, Precision::kFloat16);
+  o.fuse_expand_depthwise = false;  // decided first, it would take the pairs' depthwise convs (its own test: CudaEngineExDw)
   const uint64_t seed = test::seed_for("effnet-dwpw");
   auto fused_steps = [](const CudaEngine& e) { return steps_starting(e, "ws depthwise->pointwise fused"); };
   o.fuse_depthwise_pointwise = false;
@@ -233,6 +234,7 @@ TEST(CudaEngineMbConv, EfficientNetLite0FusedBlocksMatchCpu) {
   auto g = ir::import_onnx(path);
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
   CudaBuildOptions o = effnet_options(cache, Precision::kFloat16);
+  o.fuse_expand_depthwise = false;  // decided first, it would take the blocks' depthwise convs (its own test: CudaEngineExDw)
   const uint64_t seed = test::seed_for("effnet-mbconv");
   auto fused_blocks = [](const CudaEngine& e) { return steps_starting(e, "ws MBConv fused"); };
   o.fuse_depthwise_pointwise = false;
@@ -265,6 +267,54 @@ TEST(CudaEngineMbConv, EfficientNetLite0FusedBlocksMatchCpu) {
   EXPECT_EQ(cmp.bad, 0u) << "NaN where the CPU has a number: " << cmp.first_bad;
   EXPECT_GT(cmp.max_ref, 0.0);
   if (test::gpu_test_timing_cache("effnet-mbconv").empty()) std::filesystem::remove(cache);
+}
+
+// The fused expand -> depthwise pair (kernels::conv2d_expand_depthwise) inside the engine: EfficientNet-Lite0 fp16
+// with the fusion timed at build; when timing fuses no pair, the cache's "|exdw" decisions are rewritten to the
+// 2-row-band tactic (a shape every pair of this model takes) and a third build reads them, so the fused steps always
+// run here. Must match the CPU executor within the fp16 tolerance (2e-2·max|logit|), no NaN, fewer kernels than the
+// unfused build.
+TEST(CudaEngineExDw, EfficientNetLite0FusedPairsMatchCpu) {
+  WS_REQUIRE_LANES_GPU();
+  WS_REQUIRE_EFFICIENTNET_LITE0(path);
+  const std::string cache = effnet_cache("effnet-exdw");
+  std::filesystem::remove(cache);
+  auto g = ir::import_onnx(path);
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  CudaBuildOptions o = effnet_options(cache, Precision::kFloat16);
+  const uint64_t seed = test::seed_for("effnet-exdw");
+  auto fused_pairs = [](const CudaEngine& e) { return steps_starting(e, "ws expand->depthwise fused"); };
+  o.fuse_depthwise_pointwise = false;
+  auto plain = CudaEngine::build(*g, o);
+  ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
+  EXPECT_EQ(fused_pairs(**plain), 0u);
+  o.fuse_depthwise_pointwise = true;
+  auto timed = CudaEngine::build(*g, o);
+  ASSERT_TRUE(timed.is_ok()) << timed.status().to_string();
+  const size_t chosen_by_timing = fused_pairs(**timed);
+  for (const TacticRecord& t : (*timed)->tactics())
+    if (t.choice.find("expand->depthwise fused") != std::string::npos) std::printf("[ exdw     ]   timed: %s %.2f us: %s\n", t.node.c_str(), t.time_us, t.choice.c_str());
+  const std::string text = read_text(cache);
+  const std::regex unfused("(\\|exdw\"\\s*:\\s*\\{[^}]*\"impl\"\\s*:\\s*)\"unfused\"");
+  const size_t timed_pairs = std::distance(std::sregex_iterator(text.begin(), text.end(), unfused), std::sregex_iterator()) + chosen_by_timing;
+  ASSERT_GT(timed_pairs, 0u) << "no |exdw decision in " << cache;
+  if (chosen_by_timing == 0) std::ofstream(cache, std::ios::trunc) << std::regex_replace(text, unfused, "$1\"ws_exdw_r2\"");
+  std::string err;
+  auto cmp = test::run_both(*g, Precision::kFloat16, 1e30, 0, seed, &err, o);
+  ASSERT_TRUE(err.empty()) << err;
+  auto fused = CudaEngine::build(*g, o);
+  ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
+  const size_t n = fused_pairs(**fused);
+  std::printf("[ exdw     ] efficientnet_lite0 fp16: %zu of %zu pairs fused by timing%s; %zu fused steps run, kernels %zu -> %zu; "
+              "max|diff| vs CPU %.6g (max|ref| %.3g)\n", chosen_by_timing, timed_pairs,
+              chosen_by_timing == 0 ? ", cache rewritten to force ws_exdw_r2" : "", n, (*plain)->kernel_count(), (*fused)->kernel_count(),
+              cmp.max_abs, cmp.max_ref);
+  EXPECT_GT(n, 0u);
+  EXPECT_LT((*fused)->kernel_count(), (*plain)->kernel_count());
+  EXPECT_LE(cmp.max_abs, 2e-2 * cmp.max_ref);
+  EXPECT_EQ(cmp.bad, 0u) << "NaN where the CPU has a number: " << cmp.first_bad;
+  EXPECT_GT(cmp.max_ref, 0.0);
+  if (test::gpu_test_timing_cache("effnet-exdw").empty()) std::filesystem::remove(cache);
 }
 
 }  // namespace

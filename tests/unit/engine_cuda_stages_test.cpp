@@ -639,6 +639,39 @@ TEST(EngineCudaStages, MbConvBlocksAreFoundOnlyWhereFusableAndKeepTheBlockInputA
       << "without the block x's range is free after the expand step (this test would not catch a missing extension)";
 }
 
+TEST(EngineCudaStages, ExpandDepthwisePairsAreFoundOnlyWhereFusableAndKeepTheExpandInputAlive) {
+  const CudaBuildOptions o = fp16_nchw();
+  auto og = optimize_for_cuda(mbconv_block(false), o);
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  EXPECT_EQ(og->expand_depthwise, std::set<std::string>{"dw"}) << "expand 1x1 -> dw is a pair";
+  for (int variant = 0; variant < 5; ++variant) {  // half storage, warpstream source, both options, no keep-all-tensors
+    CudaBuildOptions v = o;
+    if (variant == 0) v.precision = Precision::kFloat32;
+    if (variant == 1) v.tactic_sources = kTacticCudnn;
+    if (variant == 2) v.fuse_depthwise_pointwise = false;
+    if (variant == 3) v.fuse_expand_depthwise = false;
+    if (variant == 4) v.debug_keep_all_tensors = true;
+    auto other = optimize_for_cuda(mbconv_block(false), v);
+    ASSERT_TRUE(other.is_ok()) << other.status().to_string();
+    EXPECT_TRUE(other->expand_depthwise.empty()) << "variant " << variant;
+  }
+  auto shared = optimize_for_cuda(mbconv_block(true), o);
+  ASSERT_TRUE(shared.is_ok()) << shared.status().to_string();
+  EXPECT_TRUE(shared->expand_depthwise.empty()) << "the expand output has a second reader: it must be stored";
+  auto pair = optimize_for_cuda(mbconv_pair(false), o);  // dw -> pw without an expand: no expand -> dw pair
+  ASSERT_TRUE(pair.is_ok()) << pair.status().to_string();
+  EXPECT_TRUE(pair->expand_depthwise.empty());
+  // The fused step reads x (the expand input) at the depthwise step: d must not take x's range.
+  const ir::Graph& g = og->graph;
+  auto id = [&](const char* name) { return tensor_id(g, name); };
+  auto overlaps = [](const ArenaPlan& plan, size_t a, size_t b) { return arena_overlap(plan, a, b, 8 * 10 * 10 * 2); };
+  const ArenaPlan fused = plan_cuda_arena(g, true, false, og->expand_depthwise);
+  EXPECT_FALSE(overlaps(fused, id("x"), id("d"))) << "the depthwise output would overwrite the expand input the fused kernel reads";
+  const ArenaPlan plain = plan_cuda_arena(g, true, false);
+  EXPECT_TRUE(overlaps(plain, id("x"), id("d")) || overlaps(plain, id("x"), id("y")))
+      << "without the pair x's range is free after the expand step (this test would not catch a missing extension)";
+}
+
 TEST(EngineCudaStages, LayoutNamesParse) {
   EXPECT_EQ(*parse_layout("nhwc"), Layout::kNhwc);
   EXPECT_EQ(*parse_layout("nchw"), Layout::kNchw);

@@ -75,6 +75,9 @@ struct OptimizedGraph {
   /// Stage 1d (mbconv_blocks): the projection Convs of depthwise_pointwise whose depthwise Conv reads a 1×1 expand Conv
   /// just before it: the three may run as one kernel (kernels::conv2d_mbconv).
   std::set<std::string> mbconv;
+  /// Stage 1e (expand_depthwise_pairs): the depthwise Convs that may absorb the 1×1 expand Conv just before them
+  /// (kernels::conv2d_expand_depthwise).
+  std::set<std::string> expand_depthwise;
 };
 
 /// The attribute that marks a reformat node assign_layouts inserts: an Identity whose "ws_reformat" is "nhwc"
@@ -391,6 +394,49 @@ inline std::set<std::string> mbconv_blocks(const OptimizedGraph& og) {
   return r;
 }
 
+/// Stage 1e. The expand → depthwise pairs of MBConv blocks that bind_conv may run as one fused kernel
+/// (kernels::conv2d_expand_depthwise) when its timing beats the two kernels: node i is a Conv with a constant
+/// [C, 1, kh, kw] weight and group C, no fused residual, whose input 0 is written by node i − 1, a Conv with a constant
+/// [C, Cin, 1, 1] weight and group 1, no fused residual, whose output only node i reads and that is no graph output;
+/// both channels-first, constant biases. Gated like depthwise_pointwise_pairs (half storage, tactic source warpstream,
+/// CudaBuildOptions::fuse_depthwise_pointwise, not debug_keep_all_tensors) and by CudaBuildOptions::fuse_expand_depthwise. Returns node i's names. Candidates only:
+/// strides, pads and shared memory are checked at bind (conv2d_expand_depthwise_mismatch).
+inline std::set<std::string> expand_depthwise_pairs(const OptimizedGraph& og, const CudaBuildOptions& options) {
+  std::set<std::string> r;
+  const ir::Graph& g = og.graph;
+  if (!options.fuse_depthwise_pointwise || !options.fuse_expand_depthwise || options.debug_keep_all_tensors || !(options.tactic_sources & kTacticWarpStream) ||
+      (options.precision != Precision::kFloat16 && options.precision != Precision::kFloat8))
+    return r;
+  std::map<ir::TensorId, int> uses;
+  for (const ir::Node& n : g.nodes)
+    for (ir::TensorId in : n.inputs)
+      if (in != ir::kNoTensor) uses[in]++;
+  for (ir::TensorId o : g.outputs) uses[o] += 100;
+  auto nhwc = [&](size_t i) { return i < og.nhwc_nodes.size() && og.nhwc_nodes[i]; };
+  auto group = [](const ir::Node& n) { const ir::Attribute* a = n.find("group"); return a ? a->i : int64_t{1}; };
+  auto const_inputs = [&](const ir::Node& n) -> const ir::Shape* {  // constant weight (4-D) and bias, if any
+    if (n.inputs.size() < 2 || n.inputs[1] == ir::kNoTensor || !g.tensor(n.inputs[1]).is_constant()) return nullptr;
+    if (n.inputs.size() > 2 && n.inputs[2] != ir::kNoTensor && !g.tensor(n.inputs[2]).is_constant()) return nullptr;
+    const ir::Shape& w = g.tensor(n.inputs[1]).shape;
+    return w.size() == 4 ? &w : nullptr;
+  };
+  for (size_t i = 1; i < g.nodes.size(); ++i) {
+    const ir::Node& dw = g.nodes[i];
+    const ir::Node& ex = g.nodes[i - 1];
+    if (dw.op_type != "Conv" || ex.op_type != "Conv" || nhwc(i) || nhwc(i - 1) || dw.inputs.empty() || ex.inputs.empty() ||
+        ex.outputs.size() != 1 || dw.inputs[0] != ex.outputs[0] || uses[ex.outputs[0]] != 1 || og.residual_convs.count(ex.name) ||
+        og.residual_convs.count(dw.name))
+      continue;
+    const ir::Shape* we = const_inputs(ex);
+    const ir::Shape* wd = const_inputs(dw);
+    if (!we || !wd || (*we)[2] != 1 || (*we)[3] != 1 || group(ex) != 1) continue;
+    const int64_t c = (*we)[0];
+    if ((*wd)[0] != c || (*wd)[1] != 1 || group(dw) != c) continue;
+    r.insert(dw.name);
+  }
+  return r;
+}
+
 /// The element types a CUDA graph output may have: float32 (float16 inside in fp16 mode, cast back at the port)
 /// and the integer / bool tensors the executor computes (comparisons, logic, Cast, shape-like ops), returned as
 /// they are in the arena.
@@ -425,6 +471,7 @@ inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuild
   WS_RETURN_IF_ERROR(assign_layouts(r, options));
   r.depthwise_pointwise = depthwise_pointwise_pairs(r, options);
   r.mbconv = mbconv_blocks(r);
+  r.expand_depthwise = expand_depthwise_pairs(r, options);
   return r;
 }
 
@@ -447,7 +494,8 @@ inline std::vector<ir::Node> onnx_view(const ir::Graph& g, const std::set<std::s
 /// plan_arena's lifetime-based reuse; with `keep_all_tensors` (CudaBuildOptions::debug_keep_all_tensors)
 /// every runtime tensor a node or port touches gets its own 256-byte-aligned range, in tensor-id order.
 /// `depthwise_pointwise` (OptimizedGraph): each named node may read, fused, the input of the depthwise Conv before it,
-/// so that input lives until the named node (its range is never reused for the named node's output). `mbconv`
+/// so that input lives until the named node (its range is never reused for the named node's output); the caller passes
+/// the expand → depthwise pairs (OptimizedGraph::expand_depthwise) in the same set, as they read node i − 1's input too. `mbconv`
 /// (OptimizedGraph): likewise for the input of the expand Conv two nodes before each named node.
 inline ArenaPlan plan_cuda_arena(const ir::Graph& g, bool half, bool keep_all_tensors,
                                  const std::set<std::string>& depthwise_pointwise = {}, const std::set<std::string>& mbconv = {}) {

@@ -364,6 +364,10 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
     if (i > 0 && og.depthwise_pointwise.count(node.name) && !e.steps_.empty() && e.steps_.back().node == g.nodes[i - 1].name &&
         e.steps_.back().ws_conv)
       bc.depthwise_producer = &e.steps_.back();
+    // An expand → depthwise candidate (build_stages.h expand_depthwise_pairs) whose expand conv is on our kernel.
+    if (i > 0 && og.expand_depthwise.count(node.name) && !e.steps_.empty() && e.steps_.back().node == g.nodes[i - 1].name &&
+        e.steps_.back().ws_conv)
+      bc.pointwise_producer = &e.steps_.back();
     // ... and the expand conv before it, when the three are an MBConv block (build_stages.h mbconv_blocks).
     if (bc.depthwise_producer && i > 1 && og.mbconv.count(node.name) && e.steps_.size() > 1 &&
         e.steps_[e.steps_.size() - 2].node == g.nodes[i - 2].name && e.steps_[e.steps_.size() - 2].ws_conv)
@@ -397,9 +401,9 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
       s.outputs.push_back(o);
     }
     WS_RETURN_IF_ERROR(node.find(kReformatAttr) ? bind_reformat(bc, s) : def->bind(bc, s));
-    if (s.absorbs_previous > 0) {  // the fused step replaces the N steps bound just before it (depthwise; expand + depthwise)
+    if (s.absorbs_previous > 0) {  // the fused step replaces the N steps bound just before it (depthwise or expand; expand + depthwise)
       const size_t n = static_cast<size_t>(s.absorbs_previous);
-      if (!bc.depthwise_producer || (n == 2 && !bc.expand_producer) || n > 2 || e.steps_.size() < n)
+      if ((!bc.depthwise_producer && !bc.pointwise_producer) || (n == 2 && !bc.expand_producer) || n > 2 || e.steps_.size() < n)
         return internal_error(node.describe(g.opset) + ": absorbs steps that are not its fused producers");
       const size_t self = e.steps_.size(), first = self - n;
       for (size_t k = 0; k < n; ++k) {
@@ -533,7 +537,9 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
   const std::vector<ir::Node> view = onnx_view(g, og.residual_convs);
   WS_ASSIGN_OR_RETURN(std::vector<engine::NodeContext> analyzed, cudaexec::check_support(g, view, options, dev));
 
-  const ArenaPlan plan = plan_cuda_arena(g, half, options.debug_keep_all_tensors, og.depthwise_pointwise, og.mbconv);
+  std::set<std::string> reads_previous_input = og.depthwise_pointwise;  // fused pairs read node i − 1's input
+  reads_previous_input.insert(og.expand_depthwise.begin(), og.expand_depthwise.end());
+  const ArenaPlan plan = plan_cuda_arena(g, half, options.debug_keep_all_tensors, reads_previous_input, og.mbconv);
   e->tensor_offsets_ = plan.offsets;
 
   if (options.tactic_timing_iterations < 1 || options.tactic_timing_iterations > 1000)

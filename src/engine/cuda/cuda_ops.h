@@ -76,7 +76,8 @@ struct Step {
   std::shared_ptr<const WsConvPlan> ws_conv;
   float time_us = 0.0f;
   /// This step also does the work of the N steps bound just before it and reads the first one's input in its place;
-  /// bind_steps drops them. 1: the depthwise conv of a fused depthwise → pointwise pair; 2: the expand and depthwise
+  /// bind_steps drops them. 1: the depthwise conv of a fused depthwise → pointwise pair, or the expand conv of a fused
+  /// expand → depthwise pair (kernels::conv2d_expand_depthwise); 2: the expand and depthwise
   /// convs of a fused MBConv block (kernels::conv2d_mbconv). 0: none.
   int absorbs_previous = 0;
 };
@@ -137,6 +138,10 @@ struct BindContext {
   /// own kernel whose output only the depthwise conv reads; OptimizedGraph::mbconv), so bind_conv may time the whole
   /// block as one kernel (kernels::conv2d_mbconv). nullptr otherwise.
   const Step* expand_producer = nullptr;
+  /// A depthwise Conv whose input 0 is the output of the step bound just before it, a 1×1 expand Conv on one of our own
+  /// kernels whose output nothing else reads (OptimizedGraph::expand_depthwise, build_stages.h): that step, so bind_conv
+  /// may time the fused expand → depthwise kernel (kernels::conv2d_expand_depthwise) against the pair. nullptr otherwise.
+  const Step* pointwise_producer = nullptr;
 };
 
 /// A tensor of an OpSample graph: a runtime input, or a constant (float32, int64, or bool from `ints`).

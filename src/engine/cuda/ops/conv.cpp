@@ -16,6 +16,7 @@
 #include "core/escape.h"
 #include "engine/cuda/conv_tactics.h"
 #include "engine/cuda/cudnn_conv_plan.h"
+#include "kernels/conv/expand_depthwise.h"
 #include "kernels/conv/mbconv.h"
 #include "engine/cuda/fp8_quant.h"
 #include "engine/cuda/op_util.h"
@@ -333,6 +334,63 @@ Result<bool> bind_mbconv(BindContext& c, Step& s, const WsConvPlan& pw, float pw
   return true;
 }
 
+// Expand → depthwise fusion (kernels::conv2d_expand_depthwise): the depthwise Conv `dw` (already bound: its best tactic
+// took dw_us) absorbs the 1×1 expand step bound just before it (BindContext::pointwise_producer) when one fused kernel
+// is faster than the pair (decide_fusion, cache suffix "exdw", candidates "ws_exdw_r<rows>": the band heights whose
+// shared memory this device gives; r0 = the whole map). Returns true when `s` became the fused step (absorbs_previous
+// = 1, reading the expand conv's input in place of input 0); otherwise *note says why.
+Result<bool> bind_expand_depthwise(BindContext& c, Step& s, const WsConvPlan& dw, float dw_us, int cc_major, std::string* note) {
+  const Step& exs = *c.pointwise_producer;
+  const std::shared_ptr<const WsConvPlan> ex = exs.ws_conv;
+  if (cc_major < 7 || c.elem != ElemType::kFloat16 || c.nhwc || !ex || !ex->weight || !dw.weight || dw.epi.residual || ex->epi.residual ||
+      ws_conv_is_fp8(ex->impl) || ex->impl == WsConv::kDepthwise || ex->impl == WsConv::kDepthwise4 || ex->impl == WsConv::kDirect ||
+      ex->et != ElemType::kFloat16 || (dw.impl != WsConv::kDepthwise && dw.impl != WsConv::kDepthwise4) ||
+      !kernels::conv2d_expand_depthwise_mismatch(ex->g, dw.g).empty())
+    return false;
+  int device = 0, optin = 0;
+  WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+  WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  std::vector<int> rows;
+  std::vector<FusedCandidate> candidates;
+  for (int r : kernels::kExpandDepthwiseRows) {
+    if (r >= dw.g.out_h) continue;  // the same band as r0 (the whole map)
+    const size_t smem = kernels::conv2d_expand_depthwise_smem_bytes(ex->g, dw.g, r);
+    if (smem == 0 || smem > size_t(optin)) continue;
+    rows.push_back(r);
+    candidates.push_back({"ws_exdw_r" + std::to_string(r), 0, [&, r](void* x, void* y, void*, cudaStream_t st) {
+                            return kernels::conv2d_expand_depthwise(ex->g, dw.g, r, x, ex->weight, ex->epi, dw.weight, y, dw.epi, st);
+                          }});
+  }
+  const kernels::Conv2dGeometry& ge = ex->g;
+  const float pair_us = exs.time_us + dw_us;
+  WS_ASSIGN_OR_RETURN(const FusionDecision d,
+                      decide_fusion(c, "exdw", candidates, pair_us, static_cast<size_t>(ge.n * ge.c_in * ge.in_h * ge.in_w) * c.elem_bytes,
+                                    static_cast<size_t>(dw.g.n * dw.g.c_out * dw.g.out_h * dw.g.out_w) * c.elem_bytes, ::ws::quoted(exs.node)));
+  if (d.chosen < 0) {
+    *note = unfused_note(d, "expand->depthwise", "pair", pair_us, "two kernels");
+    return false;
+  }
+  const int r = rows[size_t(d.chosen)];
+  auto dwp = std::make_shared<WsConvPlan>(dw);
+  s.inputs[0] = exs.inputs[0];
+  s.absorbs_previous = 1;
+  s.ws_conv = nullptr;  // not a depthwise step a later pointwise conv may absorb
+  s.time_us = d.fused_us;
+  s.workspace_bytes = 0;
+  s.tile_counters = 0;
+  s.kernels = 1;
+  mark_fused_into(c, {&exs});
+  c.tactics.push_back({c.node.name, "Conv",
+                       "ws expand->depthwise fused, " + (r == 0 ? std::string("whole map") : std::to_string(r) + " output rows") +
+                           " per block (expanded tensor in shared memory, wmma tensor cores; pair " + us1(pair_us) + " us): [" +
+                           ex->describe(c.precision) + "] -> [" + dw.describe(c.precision) + "]",
+                       d.fused_us, d.from_cache, false});
+  s.run = [ex, dwp, r](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    return kernels::conv2d_expand_depthwise(ex->g, dwp->g, r, io.in[0], ex->weight, ex->epi, dwp->weight, io.out[0], dwp->epi, st);
+  };
+  return true;
+}
+
 Status bind_conv(BindContext& c, Step& s) {
   if (conv_needs_direct(c)) return bind_window_direct(c, s, false);
   if (in_t(c, 0).shape.size() == 3) {  // 1-D: the 2-D form over [N, C, 1, L] (lift_1d.h)
@@ -606,6 +664,10 @@ Status bind_conv(BindContext& c, Step& s) {
     c.cache.put(key, std::move(entry));
   }
   std::string dwpw_note;  // why a depthwise -> pointwise pair stayed two kernels (appended to the tactic string)
+  if (c.pointwise_producer && impl != "cudnn" && !resid) {  // a depthwise conv after a 1x1 expand on our kernel: one fused kernel if faster
+    WS_ASSIGN_OR_RETURN(const bool fused, bind_expand_depthwise(c, s, *own, best_us, cc_major, &dwpw_note));
+    if (fused) return Status::ok();
+  }
   if (c.depthwise_producer && c.expand_producer && impl != "cudnn") {  // a whole MBConv block on our kernels: one cluster kernel if faster
     WS_ASSIGN_OR_RETURN(const bool fused, bind_mbconv(c, s, *own, best_us, resid, cc_major, &dwpw_note));
     if (fused) return Status::ok();

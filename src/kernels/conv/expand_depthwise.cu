@@ -1,0 +1,296 @@
+// Fused expand 1×1 → depthwise pair of an MBConv block (kernels/conv/expand_depthwise.h): e only in shared memory.
+// Thread mapping (128 threads = 4 warps; block (s, b, img) owns expanded channels [c0, c0 + 16), c0 = 16·s, and
+// output rows [oy0, oy0 + rows) of image img):
+//   prologue  (before pdl_wait: build-time constants and geometry only) every thread stages strided 16-byte rows of
+//             W_e[c0..] and W_d[c0..] and the biases into shared memory, zeroes the padded e tile, and builds two
+//             offset tables (staged pixel → e tile offset; band output → offset of its tap (0, 0)) so that no loop
+//             below divides per element.
+//   stage x   after pdl_wait: the band's input rows [r_lo, r_hi) of every input channel (contiguous in a channel
+//             plane) into xs [C_in][P] (half2 loads when W is even), 8 loads in flight per thread.
+//   expand    warp w computes the 16×16 tiles w, w + 4, ... of E = W_e[c0..] · xs (wmma, fp32), then bias, act,
+//             round to fp16 into the zero-padded e tile (the band's input rows, pads included).
+//   depthwise thread t computes outputs i = t, t + 128, ... of the block's [16][rows·Wo] (consecutive threads on
+//             consecutive pixels of one channel: coalesced stores), taps over the padded tile without bounds checks.
+// Test: ws_gpu_tests --gtest_filter='ConvKernels.ExpandDepthwise*'. Time: the engine's build timing (warpstream bench
+// --verbose: the depthwise conv's tactic string "ws expand->depthwise fused").
+#include <cuda_fp16.h>
+#include <mma.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "cuda/cuda_util.h"
+#include "kernels/conv/expand_depthwise.h"
+#include "kernels/elementwise/device_math.cuh"
+#include "kernels/pdl.cuh"
+
+namespace ws::kernels {
+namespace {
+
+using device::activate;
+using device::pdl_allow_dependents;
+using device::pdl_wait;
+
+constexpr int kExThreads = 128, kExWarps = kExThreads / 32, kExChannels = 16;
+
+int round16(int v) { return (v + 15) / 16 * 16; }
+size_t align128(size_t v) { return (v + 127) / 128 * 128; }
+
+// Extents and the shared-memory layout (byte offsets), computed once on the host.
+struct ExDwArgs {
+  int cin, h, w, ce, ho, wo, kh, kw, sh, sw, pt, pl;
+  int rows;            // output rows per band
+  int tile_h, tile_w;  // the padded e tile of one band: rows (rows − 1)·sh + kh, columns max((wo − 1)·sw + kw, pl + w)
+  int cin_p, np;       // padded expand K; staged pixels of a band, padded to 16 (the expand GEMM's N)
+  int nq;              // outputs per channel of a full band: rows · wo
+  int vec2;            // x staged as half2 (w even)
+  // wes [16][cin_p] half, wds [16][kh·kw] float, be [16] float, bd [16] float, xs [cin_p][np] half,
+  // es [16][tile_h·tile_w] half, stage [4][256] float, pix [np] int, qoff [nq] int
+  unsigned off_wes, off_wds, off_be, off_bd, off_xs, off_es, off_stage, off_pix, off_qoff, total;
+};
+
+bool exdw_layout(const Conv2dGeometry& ex, const Conv2dGeometry& dw, int rows, ExDwArgs& a) {
+  a.cin = int(ex.c_in); a.h = int(ex.in_h); a.w = int(ex.in_w); a.ce = int(ex.c_out);
+  a.ho = int(dw.out_h); a.wo = int(dw.out_w);
+  a.kh = int(dw.kernel_h); a.kw = int(dw.kernel_w); a.sh = int(dw.stride_h); a.sw = int(dw.stride_w);
+  a.pt = int(dw.pad_top); a.pl = int(dw.pad_left);
+  a.rows = rows <= 0 || rows > a.ho ? a.ho : rows;
+  const int64_t tile_h = int64_t(a.rows - 1) * a.sh + a.kh;
+  const int64_t tile_w = std::max<int64_t>(int64_t(a.wo - 1) * a.sw + a.kw, int64_t(a.pl) + a.w);
+  const int64_t staged = std::min<int64_t>(tile_h, a.h) * a.w;
+  if (tile_h * tile_w >= (int64_t(1) << 24) || staged >= (int64_t(1) << 24)) return false;
+  a.tile_h = int(tile_h); a.tile_w = int(tile_w);
+  a.cin_p = round16(a.cin); a.np = round16(int(staged));
+  a.nq = a.rows * a.wo;
+  a.vec2 = a.w % 2 == 0;
+  const int kk = a.kh * a.kw;
+  size_t o = 0;
+  a.off_wes = unsigned(o); o = align128(o + size_t(kExChannels) * a.cin_p * 2);
+  a.off_wds = unsigned(o); o = align128(o + size_t(kExChannels) * kk * 4);
+  a.off_be = unsigned(o); o = align128(o + kExChannels * 4);
+  a.off_bd = unsigned(o); o = align128(o + kExChannels * 4);
+  a.off_xs = unsigned(o); o = align128(o + size_t(a.cin_p) * a.np * 2);
+  a.off_es = unsigned(o); o = align128(o + size_t(kExChannels) * a.tile_h * a.tile_w * 2);
+  a.off_stage = unsigned(o); o = align128(o + size_t(kExWarps) * 256 * 4);
+  a.off_pix = unsigned(o); o = align128(o + size_t(a.np) * 4);
+  a.off_qoff = unsigned(o); o = align128(o + size_t(a.nq) * 4);
+  a.total = unsigned(std::min<size_t>(o, size_t(1) << 31));
+  return o < (size_t(1) << 31);
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700  // wmma; the kernel body is compiled for sm_70+ only
+// (k, j) += (dk, dj) over a [*][width] grid without a division per step (dj < width).
+__device__ __forceinline__ void advance(int& k, int& j, int dk, int dj, int width) {
+  j += dj;
+  k += dk;
+  if (j >= width) { j -= width; ++k; }
+}
+
+// xs[k][j·V ..] = x rows of the band, k < cin_p, j < np / V; zero past cin or past the band's P pixels. U: one load of
+// V halves (V = 2: unsigned, V = 1: unsigned short). 8 loads in flight per thread.
+template <typename U>
+__device__ __forceinline__ void stage_band(U* __restrict__ xs, const U* __restrict__ src, int plane, int cin, int cin_p, int width, int valid,
+                                           int tid) {
+  constexpr int B = 8;
+  const int total = cin_p * width, dk = kExThreads / width, dj = kExThreads % width;
+  int k = tid / width, j = tid % width;
+  for (int base = 0; base < total; base += B * kExThreads) {
+    U v[B];
+    int at[B];
+#pragma unroll
+    for (int b = 0; b < B; ++b) {
+      at[b] = k < cin_p ? k * width + j : -1;
+      v[b] = k < cin && j < valid ? src[size_t(k) * plane + j] : U(0);
+      advance(k, j, dk, dj, width);
+    }
+#pragma unroll
+    for (int b = 0; b < B; ++b)
+      if (at[b] >= 0) xs[at[b]] = v[b];
+  }
+}
+#endif
+
+template <int KH, int KW>  // depthwise extents at compile time (3x3, 5x5; 0: runtime)
+__global__ void __launch_bounds__(kExThreads) expand_depthwise_kernel(const __half* __restrict__ x, const __half* __restrict__ w_e,
+                                                                      const float* __restrict__ b_e, Activation act_e, ActivationParams p_e,
+                                                                      const __half* __restrict__ w_d, const float* __restrict__ b_d,
+                                                                      Activation act_d, ActivationParams p_d, __half* __restrict__ y, ExDwArgs a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  using namespace nvcuda;
+  extern __shared__ __align__(128) unsigned char smem[];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int c0 = blockIdx.x * kExChannels, img = blockIdx.z;
+  const int oy0 = blockIdx.y * a.rows, out_rows = min(a.rows, a.ho - oy0), nq = out_rows * a.wo;
+  const int iy_base = oy0 * a.sh - a.pt;                                        // input row of tile row 0
+  const int r_lo = max(0, iy_base), r_hi = min(a.h, iy_base + a.tile_h);         // staged (in-image) rows
+  const int n_px = max(0, r_hi - r_lo) * a.w;                                   // staged pixels
+  const int kk = a.kh * a.kw, tile = a.tile_h * a.tile_w;
+  __half* wes = reinterpret_cast<__half*>(smem + a.off_wes);
+  float* wds = reinterpret_cast<float*>(smem + a.off_wds);
+  float* be = reinterpret_cast<float*>(smem + a.off_be);
+  float* bd = reinterpret_cast<float*>(smem + a.off_bd);
+  __half* xs = reinterpret_cast<__half*>(smem + a.off_xs);
+  __half* es = reinterpret_cast<__half*>(smem + a.off_es);
+  float* stage = reinterpret_cast<float*>(smem + a.off_stage) + warp * 256;
+  int* pix = reinterpret_cast<int*>(smem + a.off_pix);
+  int* qoff = reinterpret_cast<int*>(smem + a.off_qoff);
+
+  // ---- prologue: constants and geometry only (the previous kernel may still be running)
+  {
+    const int row8 = a.cin_p / 8;
+    const bool vec = a.cin % 8 == 0 && (reinterpret_cast<uintptr_t>(w_e) & 15) == 0;
+    for (int i = tid; i < kExChannels * row8; i += kExThreads) {
+      const int c = i / row8, k = (i % row8) * 8, gc = c0 + c;
+      uint4 v = make_uint4(0, 0, 0, 0);
+      if (gc < a.ce) {
+        const __half* row = w_e + size_t(gc) * a.cin;
+        if (vec && k + 8 <= a.cin) {
+          v = __ldg(reinterpret_cast<const uint4*>(row + k));
+        } else {
+          __half t[8];
+          for (int j = 0; j < 8; ++j) t[j] = k + j < a.cin ? row[k + j] : __float2half_rn(0.0f);
+          memcpy(&v, t, 16);
+        }
+      }
+      *reinterpret_cast<uint4*>(wes + c * a.cin_p + k) = v;
+    }
+    for (int i = tid; i < kExChannels * kk; i += kExThreads) {
+      const int gc = c0 + i / kk;
+      wds[i] = gc < a.ce ? __half2float(w_d[size_t(gc) * kk + i % kk]) : 0.0f;
+    }
+    if (tid < kExChannels) {
+      const int gc = c0 + tid;
+      be[tid] = gc < a.ce && b_e ? b_e[gc] : 0.0f;
+      bd[tid] = gc < a.ce && b_d ? b_d[gc] : 0.0f;
+    }
+    unsigned* ew = reinterpret_cast<unsigned*>(es);  // tile·16 halves: an even count
+    for (int i = tid; i < kExChannels * tile / 2; i += kExThreads) ew[i] = 0u;
+    const int row0 = (r_lo - iy_base) * a.tile_w + a.pl;  // e tile offset of staged pixel 0
+    for (int p = tid; p < a.np; p += kExThreads) pix[p] = row0 + (p / a.w) * a.tile_w + p % a.w;
+    for (int q = tid; q < nq; q += kExThreads) qoff[q] = (q / a.wo) * a.sh * a.tile_w + (q % a.wo) * a.sw;
+  }
+  pdl_wait();  // x is the previous kernel's output
+
+  // ---- stage the band's input rows
+  const size_t plane = size_t(a.h) * a.w;
+  const __half* xb = x + size_t(img) * a.cin * plane + size_t(r_lo) * a.w;
+  if (a.vec2)
+    stage_band(reinterpret_cast<unsigned*>(xs), reinterpret_cast<const unsigned*>(xb), int(plane / 2), a.cin, a.cin_p, a.np / 2, n_px / 2, tid);
+  else
+    stage_band(reinterpret_cast<unsigned short*>(xs), reinterpret_cast<const unsigned short*>(xb), int(plane), a.cin, a.cin_p, a.np, n_px, tid);
+  __syncthreads();
+
+  // ---- expand into the padded e tile
+  for (int tn = warp; tn * 16 < n_px; tn += kExWarps) {
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fill_fragment(acc, 0.0f);
+    for (int k = 0; k < a.cin_p; k += 16) {
+      wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> af;
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> bf;
+      wmma::load_matrix_sync(af, wes + k, a.cin_p);
+      wmma::load_matrix_sync(bf, xs + size_t(k) * a.np + tn * 16, a.np);
+      wmma::mma_sync(acc, af, bf, acc);
+    }
+    wmma::store_matrix_sync(stage, acc, 16, wmma::mem_row_major);
+    __syncwarp();
+    const int col = lane % 16, p = tn * 16 + col;
+    if (p < n_px) {
+      const int at = pix[p];
+#pragma unroll
+      for (int r = lane / 16; r < kExChannels; r += 2) {
+        const float v = c0 + r < a.ce ? activate(stage[r * 16 + col] + be[r], act_e, p_e) : 0.0f;
+        es[r * tile + at] = __float2half_rn(v);
+      }
+    }
+    __syncwarp();
+  }
+  __syncthreads();
+
+  // ---- depthwise over the padded tile; block output [16][nq] is contiguous per channel in d
+  {
+    constexpr bool fixed = KH > 0 && KW > 0;
+    const int kh = fixed ? KH : a.kh, kw = fixed ? KW : a.kw;
+    const int total = kExChannels * nq, dc = kExThreads / max(nq, 1), dq = kExThreads % max(nq, 1);
+    int c = nq > 0 ? tid / nq : kExChannels, q = nq > 0 ? tid % nq : 0;
+    __half* yb = y + (size_t(img) * a.ce + c0) * size_t(a.ho) * a.wo + size_t(oy0) * a.wo;
+    for (int i = tid; i < total; i += kExThreads) {
+      if (c0 + c < a.ce) {
+        const __half* e = es + c * tile + qoff[q];
+        const float* wk = wds + c * kk;
+        float acc = 0.0f;
+#pragma unroll
+        for (int ky = 0; ky < kh; ++ky)
+#pragma unroll
+          for (int kx = 0; kx < kw; ++kx) acc = fmaf(__half2float(e[ky * a.tile_w + kx]), wk[ky * kw + kx], acc);
+        yb[size_t(c) * a.ho * a.wo + q] = __float2half_rn(activate(acc + bd[c], act_d, p_d));
+      }
+      advance(c, q, dc, dq, nq);
+    }
+  }
+  pdl_allow_dependents();
+#else
+  __trap();  // wmma needs sm_70; the engine offers this kernel only there
+#endif
+}
+
+}  // namespace
+
+std::string conv2d_expand_depthwise_mismatch(const Conv2dGeometry& ex, const Conv2dGeometry& dw) {
+  if (!validate_conv2d(ex).is_ok() || !validate_conv2d(dw).is_ok()) return "inconsistent geometry";
+  if (ex.kernel_h != 1 || ex.kernel_w != 1 || ex.stride_h != 1 || ex.stride_w != 1 || ex.group != 1 || ex.pad_top != 0 || ex.pad_left != 0 ||
+      ex.pad_bottom != 0 || ex.pad_right != 0 || ex.dilation_h != 1 || ex.dilation_w != 1)
+    return "expand conv is not 1x1 / stride 1 / no pads / group 1";
+  if (dw.group != dw.c_in || dw.c_in != dw.c_out || dw.dilation_h != 1 || dw.dilation_w != 1) return "second conv is not depthwise (dilation 1)";
+  if (ex.n != dw.n) return "batch differs";
+  if (ex.c_out != dw.c_in) return "channels do not chain";
+  if (ex.out_h != dw.in_h || ex.out_w != dw.in_w) return "extents do not chain";
+  for (int64_t v : {ex.c_in, ex.c_out, ex.in_h, ex.in_w, dw.out_h, dw.out_w, dw.kernel_h, dw.kernel_w, dw.stride_h, dw.stride_w, dw.pad_top,
+                    dw.pad_left})
+    if (v >= (int64_t(1) << 15)) return "an extent is 2^15 or more";
+  if (ex.n > 65535) return "batch above 65535";
+  return {};
+}
+
+size_t conv2d_expand_depthwise_smem_bytes(const Conv2dGeometry& ex, const Conv2dGeometry& dw, int rows) {
+  if (rows < 0 || !conv2d_expand_depthwise_mismatch(ex, dw).empty()) return 0;
+  ExDwArgs a{};
+  return exdw_layout(ex, dw, rows, a) ? a.total : 0;
+}
+
+Status conv2d_expand_depthwise(const Conv2dGeometry& ex, const Conv2dGeometry& dw, int rows, const void* x, const void* w_e,
+                               const ConvEpilogue& e_epi, const void* w_d, void* d, const ConvEpilogue& d_epi, cudaStream_t stream) {
+  if (const std::string why = conv2d_expand_depthwise_mismatch(ex, dw); !why.empty())
+    return invalid_argument("conv2d_expand_depthwise: not one expand -> depthwise pair the kernel covers: " + why);
+  if (rows < 0) return invalid_argument("conv2d_expand_depthwise: rows per band " + std::to_string(rows) + " (0 = whole map, or positive)");
+  if (!x || !w_e || !w_d || !d) return invalid_argument("conv2d_expand_depthwise: null tensor pointer");
+  if (e_epi.residual || d_epi.residual) return invalid_argument("conv2d_expand_depthwise: neither conv may carry a residual");
+  ExDwArgs a{};
+  if (!exdw_layout(ex, dw, rows, a)) return invalid_argument("conv2d_expand_depthwise: shared memory layout overflows");
+  a.vec2 = a.vec2 && (reinterpret_cast<uintptr_t>(x) & 3) == 0;  // half2 loads need a 4-byte aligned x
+  int dev = 0, optin = 0;
+  WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
+  WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  if (a.total > unsigned(optin))
+    return invalid_argument("conv2d_expand_depthwise: needs " + std::to_string(a.total) + " bytes of shared memory per block, the device allows " +
+                            std::to_string(optin) + " (rows per band " + std::to_string(a.rows) + ")");
+  // The opt-in shared-memory maximum, once per device, so that launches under stream capture make no attribute calls.
+  static std::atomic<bool> configured[64];
+  if (dev < 0 || dev >= 64) return invalid_argument("conv2d_expand_depthwise: device ordinal " + std::to_string(dev) + " above 63");
+  if (!configured[dev].load(std::memory_order_acquire)) {
+    for (auto k : {expand_depthwise_kernel<3, 3>, expand_depthwise_kernel<5, 5>, expand_depthwise_kernel<0, 0>})
+      WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    configured[dev].store(true, std::memory_order_release);
+  }
+  auto kernel = a.kh == 3 && a.kw == 3 ? expand_depthwise_kernel<3, 3> : a.kh == 5 && a.kw == 5 ? expand_depthwise_kernel<5, 5> : expand_depthwise_kernel<0, 0>;
+  const dim3 grid(unsigned((a.ce + kExChannels - 1) / kExChannels), unsigned((a.ho + a.rows - 1) / a.rows), unsigned(ex.n));
+  if (grid.y > 65535) return invalid_argument("conv2d_expand_depthwise: more than 65535 row bands");
+  WS_CUDA_RETURN_IF_ERROR(launch_kernel(d_epi.pdl, kernel, grid, dim3(kExThreads), a.total, stream, static_cast<const __half*>(x),
+                                        static_cast<const __half*>(w_e), e_epi.bias, e_epi.act, e_epi.params, static_cast<const __half*>(w_d),
+                                        d_epi.bias, d_epi.act, d_epi.params, static_cast<__half*>(d), a));
+  return Status::ok();
+}
+
+}  // namespace ws::kernels
