@@ -1,15 +1,16 @@
 // Fused expand 1×1 → depthwise pair of an MBConv block (kernels/conv/expand_depthwise.h): e only in shared memory.
-// Thread mapping (128 threads = 4 warps; block (s, b, img) owns expanded channels [c0, c0 + 16), c0 = 16·s, and
+// Thread mapping (256 threads = 8 warps; block (s, b, img) owns expanded channels [c0, c0 + 16), c0 = 16·s, and
 // output rows [oy0, oy0 + rows) of image img):
 //   prologue  (before pdl_wait: build-time constants and geometry only) every thread stages strided 16-byte rows of
 //             W_e[c0..] and W_d[c0..] and the biases into shared memory, zeroes the padded e tile, and builds two
 //             offset tables (staged pixel → e tile offset; band output → offset of its tap (0, 0)) so that no loop
 //             below divides per element.
 //   stage x   after pdl_wait: the band's input rows [r_lo, r_hi) of every input channel (contiguous in a channel
-//             plane) into xs [C_in][P] (half2 loads when W is even), 8 loads in flight per thread.
-//   expand    warp w computes the 16×16 tiles w, w + 4, ... of E = W_e[c0..] · xs (wmma, fp32), then bias, act,
+//             plane) into xs [C_in][P] (half2 loads when W is even), 16 loads in flight per thread, each thread on one
+//             column of the band (pointer increments, no index arithmetic per element).
+//   expand    warp w computes the 16×16 tiles w, w + 8, ... of E = W_e[c0..] · xs (wmma, fp32), then bias, act,
 //             round to fp16 into the zero-padded e tile (the band's input rows, pads included).
-//   depthwise thread t computes outputs i = t, t + 128, ... of the block's [16][rows·Wo] (consecutive threads on
+//   depthwise thread t computes outputs i = t, t + 256, ... of the block's [16][rows·Wo] (consecutive threads on
 //             consecutive pixels of one channel: coalesced stores), taps over the padded tile without bounds checks.
 // Test: ws_gpu_tests --gtest_filter='ConvKernels.ExpandDepthwise*'. Time: the engine's build timing (warpstream bench
 // --verbose: the depthwise conv's tactic string "ws expand->depthwise fused").
@@ -34,7 +35,7 @@ using device::activate;
 using device::pdl_allow_dependents;
 using device::pdl_wait;
 
-constexpr int kExThreads = 128, kExWarps = kExThreads / 32, kExChannels = 16;
+constexpr int kExThreads = 256, kExWarps = kExThreads / 32, kExChannels = 16;
 
 int round16(int v) { return (v + 15) / 16 * 16; }
 size_t align128(size_t v) { return (v + 127) / 128 * 128; }
@@ -48,7 +49,7 @@ struct ExDwArgs {
   int nq;              // outputs per channel of a full band: rows · wo
   int vec2;            // x staged as half2 (w even)
   // wes [16][cin_p] half, wds [16][kh·kw] float, be [16] float, bd [16] float, xs [cin_p][np] half,
-  // es [16][tile_h·tile_w] half, stage [4][256] float, pix [np] int, qoff [nq] int
+  // es [16][tile_h·tile_w] half, stage [8][256] float, pix [np] int, qoff [nq] int
   unsigned off_wes, off_wds, off_be, off_bd, off_xs, off_es, off_stage, off_pix, off_qoff, total;
 };
 
@@ -89,12 +90,34 @@ __device__ __forceinline__ void advance(int& k, int& j, int dk, int dj, int widt
   if (j >= width) { j -= width; ++k; }
 }
 
-// xs[k][j·V ..] = x rows of the band, k < cin_p, j < np / V; zero past cin or past the band's P pixels. U: one load of
-// V halves (V = 2: unsigned, V = 1: unsigned short). 8 loads in flight per thread.
+// xs[k][j·V ..] = x rows of the band, k < cin_p, j < width = np / V; zero past cin or past the band's `valid` units.
+// U: one load of V halves (V = 2: unsigned, V = 1: unsigned short). Thread t < per·width (per = threads / width) owns
+// column j = t % width of rows k = t / width, k + per, ...: pointer increments only, 16 loads in flight per thread.
+// Wider bands (width > threads) walk the flattened [cin_p][width] grid instead.
 template <typename U>
 __device__ __forceinline__ void stage_band(U* __restrict__ xs, const U* __restrict__ src, int plane, int cin, int cin_p, int width, int valid,
                                            int tid) {
-  constexpr int B = 8;
+  constexpr int B = 16;
+  const int per = kExThreads / width;
+  if (per > 0) {
+    if (tid >= per * width) return;
+    const int j = tid % width;
+    int k = tid / width;
+    const bool in = j < valid;
+    const size_t sstep = size_t(per) * plane;
+    const int dstep = per * width;
+    const U* s = src + size_t(k) * plane + j;
+    U* d = xs + k * width + j;
+    for (; k < cin_p; k += B * per, s += B * sstep, d += B * dstep) {
+      U v[B];
+#pragma unroll
+      for (int b = 0; b < B; ++b) v[b] = in && k + b * per < cin ? s[b * sstep] : U(0);
+#pragma unroll
+      for (int b = 0; b < B; ++b)
+        if (k + b * per < cin_p) d[b * dstep] = v[b];
+    }
+    return;
+  }
   const int total = cin_p * width, dk = kExThreads / width, dj = kExThreads % width;
   int k = tid / width, j = tid % width;
   for (int base = 0; base < total; base += B * kExThreads) {

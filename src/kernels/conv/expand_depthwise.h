@@ -14,7 +14,7 @@
 /// order as our pointwise kernel sums them; fmaf over ky, then kx for the taps, as our depthwise kernel sums them).
 /// e is rounded to fp16 where the expand kernel would store it, so d equals our two separate kernels (pointwise, then
 /// depthwise) up to the expand kernel's own tiling of its fp32 sums.
-/// Thread mapping: grid (ceil(C_e / 16), ceil(Ho / rows), n), 128 threads; block (s, b, img) owns expanded channels
+/// Thread mapping: grid (ceil(C_e / 16), ceil(Ho / rows), n), 256 threads; block (s, b, img) owns expanded channels
 /// [16·s, 16·s + 16) and output rows [b·rows, b·rows + rows) of image img (see expand_depthwise.cu).
 /// Test: tests/gpu/conv_kernels_test.cpp (ws_gpu_tests --gtest_filter='ConvKernels.ExpandDepthwise*'; against the
 /// CPU reference and our two separate kernels). Time: warpstream bench (the engine times it per pair at build against
