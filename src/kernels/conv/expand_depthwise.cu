@@ -5,9 +5,9 @@
 //             W_e[c0..] and W_d[c0..] and the biases into shared memory, zeroes the padded e tile, and builds two
 //             offset tables (staged pixel → e tile offset; band output → offset of its tap (0, 0)) so that no loop
 //             below divides per element.
-//   stage x   after pdl_wait: the band's input rows [r_lo, r_hi) of every input channel (one contiguous run per
-//             channel plane) into xs [C_in][P] (zeroed in the prologue) as 16-byte vectors covering each run, all of a
-//             thread's loads in flight before its first store (stage_runs).
+//   stage x   after pdl_wait: the band's input rows [r_lo, r_hi) of every input channel (contiguous in a channel
+//             plane) into xs [C_in][P] (half2 loads when W is even), 16 loads in flight per thread, each thread on one
+//             column of the band (pointer increments, no index arithmetic per element).
 //   expand    warp w computes the 16×16 tiles w, w + 8, ... of E = W_e[c0..] · xs (wmma, fp32), then bias, act,
 //             round to fp16 into the zero-padded e tile (the band's input rows, pads included).
 //   depthwise thread t computes outputs i = t, t + 256, ... of the block's [16][rows·Wo] (consecutive threads on
@@ -47,6 +47,7 @@ struct ExDwArgs {
   int tile_h, tile_w;  // the padded e tile of one band: rows (rows − 1)·sh + kh, columns max((wo − 1)·sw + kw, pl + w)
   int cin_p, np;       // padded expand K; staged pixels of a band, padded to 16 (the expand GEMM's N)
   int nq;              // outputs per channel of a full band: rows · wo
+  int vec2;            // x staged as half2 (w even)
   // wes [16][cin_p] half, wds [16][kh·kw] float, be [16] float, bd [16] float, xs [cin_p][np] half,
   // es [16][tile_h·tile_w] half, stage [8][256] float, pix [np] int, qoff [nq] int
   unsigned off_wes, off_wds, off_be, off_bd, off_xs, off_es, off_stage, off_pix, off_qoff, total;
@@ -65,6 +66,7 @@ bool exdw_layout(const Conv2dGeometry& ex, const Conv2dGeometry& dw, int rows, E
   a.tile_h = int(tile_h); a.tile_w = int(tile_w);
   a.cin_p = round16(a.cin); a.np = round16(int(staged));
   a.nq = a.rows * a.wo;
+  a.vec2 = a.w % 2 == 0;
   const int kk = a.kh * a.kw;
   size_t o = 0;
   a.off_wes = unsigned(o); o = align128(o + size_t(kExChannels) * a.cin_p * 2);
@@ -88,59 +90,49 @@ __device__ __forceinline__ void advance(int& k, int& j, int dk, int dj, int widt
   if (j >= width) { j -= width; ++k; }
 }
 
-// The band's x rows, one contiguous run of `len` halves per input channel (run k at xi + k·plane + off), staged into
-// xs[k][0 .. len) (xs is zeroed beforehand, its pad columns and rows stay 0). Thread t owns the 16-byte-aligned vectors
-// i = t, t + threads, ... of the runs' covering vectors (vpc per channel, channel-major): all its loads are issued
-// before the first shared-memory store, so the band arrives in one memory round trip; a vector reaching outside this
-// image's x [xi, xi_end) is read element by element. `ready` (a __syncthreads) runs between the loads and the stores:
-// the zeroing of xs by other threads must be done before they are overwritten.
-template <int B, typename Ready>
-__device__ __forceinline__ void stage_runs(__half* __restrict__ xs, int np, const __half* __restrict__ xi, const __half* xi_end, size_t plane,
-                                           size_t off, int len, int cin, int tid, Ready ready) {
-  const int vpc = (len + 7) / 8 + 1, total = cin * vpc;
-  const int dk = kExThreads / vpc, dv = kExThreads % vpc;
-  int k = tid / vpc, v = tid % vpc;
-  const __half* run0 = xi + off;
-  uint4 val[B];
-  const __half* at[B];
-  bool first_batch = true;
-  for (int base = 0; base < total; base += B * kExThreads) {
+// xs[k][j·V ..] = x rows of the band, k < cin_p, j < width = np / V; zero past cin or past the band's `valid` units.
+// U: one load of V halves (V = 2: unsigned, V = 1: unsigned short). Thread t < per·width (per = threads / width) owns
+// column j = t % width of rows k = t / width, k + per, ...: pointer increments only, 16 loads in flight per thread.
+// Wider bands (width > threads) walk the flattened [cin_p][width] grid instead.
+template <typename U>
+__device__ __forceinline__ void stage_band(U* __restrict__ xs, const U* __restrict__ src, int plane, int cin, int cin_p, int width, int valid,
+                                           int tid) {
+  constexpr int B = 16;
+  const int per = kExThreads / width;
+  if (per > 0) {
+    if (tid >= per * width) return;
+    const int j = tid % width;
+    int k = tid / width;
+    const bool in = j < valid;
+    const size_t sstep = size_t(per) * plane;
+    const int dstep = per * width;
+    const U* s = src + size_t(k) * plane + j;
+    U* d = xs + k * width + j;
+    for (; k < cin_p; k += B * per, s += B * sstep, d += B * dstep) {
+      U v[B];
 #pragma unroll
-    for (int b = 0; b < B; ++b) {
-      at[b] = nullptr;
-      if (k < cin) {
-        const __half* run = run0 + size_t(k) * plane;
-        const __half* vp = reinterpret_cast<const __half*>(reinterpret_cast<uintptr_t>(run) & ~uintptr_t(15)) + size_t(v) * 8;
-        if (vp < run + len) {
-          at[b] = vp;
-          if (vp >= xi && vp + 8 <= xi_end) {
-            val[b] = *reinterpret_cast<const uint4*>(vp);
-          } else {
-            __half t[8];
-            for (int e = 0; e < 8; ++e) t[e] = vp + e >= xi && vp + e < xi_end ? vp[e] : __float2half_rn(0.0f);
-            memcpy(&val[b], t, 16);
-          }
-        }
-      }
-      advance(k, v, dk, dv, vpc);
+      for (int b = 0; b < B; ++b) v[b] = in && k + b * per < cin ? s[b * sstep] : U(0);
+#pragma unroll
+      for (int b = 0; b < B; ++b)
+        if (k + b * per < cin_p) d[b * dstep] = v[b];
     }
-    if (first_batch) { ready(); first_batch = false; }
-    int kb = (base + tid) / vpc;  // the channel of this batch's first vector (b = 0), advanced like k above
-    int vb = (base + tid) % vpc;
-#pragma unroll
-    for (int b = 0; b < B; ++b) {
-      if (at[b]) {
-        const __half* run = run0 + size_t(kb) * plane;
-        const __half* h = reinterpret_cast<const __half*>(&val[b]);
-        const long g0 = long(at[b] - run);
-#pragma unroll
-        for (int e = 0; e < 8; ++e)
-          if (g0 + e >= 0 && g0 + e < len) xs[kb * np + int(g0 + e)] = h[e];
-      }
-      advance(kb, vb, dk, dv, vpc);
-    }
+    return;
   }
-  if (first_batch) ready();
+  const int total = cin_p * width, dk = kExThreads / width, dj = kExThreads % width;
+  int k = tid / width, j = tid % width;
+  for (int base = 0; base < total; base += B * kExThreads) {
+    U v[B];
+    int at[B];
+#pragma unroll
+    for (int b = 0; b < B; ++b) {
+      at[b] = k < cin_p ? k * width + j : -1;
+      v[b] = k < cin && j < valid ? src[size_t(k) * plane + j] : U(0);
+      advance(k, j, dk, dj, width);
+    }
+#pragma unroll
+    for (int b = 0; b < B; ++b)
+      if (at[b] >= 0) xs[at[b]] = v[b];
+  }
 }
 #endif
 
@@ -199,20 +191,19 @@ __global__ void __launch_bounds__(kExThreads) expand_depthwise_kernel(const __ha
     }
     unsigned* ew = reinterpret_cast<unsigned*>(es);  // tile·16 halves: an even count
     for (int i = tid; i < kExChannels * tile / 2; i += kExThreads) ew[i] = 0u;
-    uint4* xw = reinterpret_cast<uint4*>(xs);  // cin_p·np halves: a multiple of 256
-    for (int i = tid; i < a.cin_p * a.np / 8; i += kExThreads) xw[i] = make_uint4(0, 0, 0, 0);
     const int row0 = (r_lo - iy_base) * a.tile_w + a.pl;  // e tile offset of staged pixel 0
     for (int p = tid; p < a.np; p += kExThreads) pix[p] = row0 + (p / a.w) * a.tile_w + p % a.w;
     for (int q = tid; q < nq; q += kExThreads) qoff[q] = (q / a.wo) * a.sh * a.tile_w + (q % a.wo) * a.sw;
   }
   pdl_wait();  // x is the previous kernel's output
 
-  // ---- stage the band's input rows (the __syncthreads inside orders the prologue's zeroing before the stores)
-  {
-    const size_t plane = size_t(a.h) * a.w;
-    const __half* xi = x + size_t(img) * a.cin * plane;
-    stage_runs<8>(xs, a.np, xi, xi + size_t(a.cin) * plane, plane, size_t(r_lo) * a.w, n_px, a.cin, tid, [] { __syncthreads(); });
-  }
+  // ---- stage the band's input rows
+  const size_t plane = size_t(a.h) * a.w;
+  const __half* xb = x + size_t(img) * a.cin * plane + size_t(r_lo) * a.w;
+  if (a.vec2)
+    stage_band(reinterpret_cast<unsigned*>(xs), reinterpret_cast<const unsigned*>(xb), int(plane / 2), a.cin, a.cin_p, a.np / 2, n_px / 2, tid);
+  else
+    stage_band(reinterpret_cast<unsigned short*>(xs), reinterpret_cast<const unsigned short*>(xb), int(plane), a.cin, a.cin_p, a.np, n_px, tid);
   __syncthreads();
 
   // ---- expand into the padded e tile
@@ -301,6 +292,7 @@ Status conv2d_expand_depthwise(const Conv2dGeometry& ex, const Conv2dGeometry& d
   if (e_epi.residual || d_epi.residual) return invalid_argument("conv2d_expand_depthwise: neither conv may carry a residual");
   ExDwArgs a{};
   if (!exdw_layout(ex, dw, rows, a)) return invalid_argument("conv2d_expand_depthwise: shared memory layout overflows");
+  a.vec2 = a.vec2 && (reinterpret_cast<uintptr_t>(x) & 3) == 0;  // half2 loads need a 4-byte aligned x
   int dev = 0, optin = 0;
   WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
   WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
