@@ -319,6 +319,29 @@ inline std::map<std::string, ir::Node> fuse_conv_activations(ir::Graph& g) {
   return fused;
 }
 
+/// How many node inputs read each tensor; a graph output counts 100 more (it must be stored).
+inline std::map<ir::TensorId, int> tensor_reads(const ir::Graph& g) {
+  std::map<ir::TensorId, int> uses;
+  for (const ir::Node& n : g.nodes)
+    for (ir::TensorId in : n.inputs)
+      if (in != ir::kNoTensor) uses[in]++;
+  for (ir::TensorId o : g.outputs) uses[o] += 100;
+  return uses;
+}
+
+/// The MBConv fusions' common gate: half storage (the fused kernels are fp16), tactic source warpstream,
+/// CudaBuildOptions::fuse_depthwise_pointwise, and not debug_keep_all_tensors (fused intermediates are never written).
+inline bool mbconv_fusion_allowed(const CudaBuildOptions& options) {
+  return options.fuse_depthwise_pointwise && !options.debug_keep_all_tensors && (options.tactic_sources & kTacticWarpStream) &&
+         (options.precision == Precision::kFloat16 || options.precision == Precision::kFloat8);
+}
+
+/// A Conv's "group" attribute (1 when absent).
+inline int64_t conv_group(const ir::Node& n) {
+  const ir::Attribute* a = n.find("group");
+  return a ? a->i : int64_t{1};
+}
+
 /// Stage 1c. The depthwise → pointwise pairs of MBConv blocks (EfficientNet, MobileNetV2) that bind_conv may run as
 /// one fused kernel (kernels::conv2d_depthwise_pointwise) when its timing beats the two kernels: node i is a Conv with
 /// a constant [M, C, 1, 1] weight and group 1 whose input 0 is written by node i − 1, a Conv with a constant
@@ -330,16 +353,9 @@ inline std::map<std::string, ir::Node> fuse_conv_activations(ir::Graph& g) {
 inline std::set<std::string> depthwise_pointwise_pairs(const OptimizedGraph& og, const CudaBuildOptions& options) {
   std::set<std::string> r;
   const ir::Graph& g = og.graph;
-  if (!options.fuse_depthwise_pointwise || options.debug_keep_all_tensors || !(options.tactic_sources & kTacticWarpStream) ||
-      (options.precision != Precision::kFloat16 && options.precision != Precision::kFloat8))
-    return r;
-  std::map<ir::TensorId, int> uses;
-  for (const ir::Node& n : g.nodes)
-    for (ir::TensorId in : n.inputs)
-      if (in != ir::kNoTensor) uses[in]++;
-  for (ir::TensorId o : g.outputs) uses[o] += 100;
+  if (!mbconv_fusion_allowed(options)) return r;
+  std::map<ir::TensorId, int> uses = tensor_reads(g);
   auto nhwc = [&](size_t i) { return i < og.nhwc_nodes.size() && og.nhwc_nodes[i]; };
-  auto group = [](const ir::Node& n) { const ir::Attribute* a = n.find("group"); return a ? a->i : int64_t{1}; };
   auto const_weight = [&](const ir::Node& n) -> const ir::Shape* {
     if (n.inputs.size() < 2 || n.inputs[1] == ir::kNoTensor || !g.tensor(n.inputs[1]).is_constant()) return nullptr;
     const ir::Shape& w = g.tensor(n.inputs[1]).shape;
@@ -353,10 +369,10 @@ inline std::set<std::string> depthwise_pointwise_pairs(const OptimizedGraph& og,
       continue;
     const ir::Shape* wp = const_weight(pw);
     const ir::Shape* wd = const_weight(dw);
-    if (!wp || !wd || (*wp)[2] != 1 || (*wp)[3] != 1 || group(pw) != 1) continue;
+    if (!wp || !wd || (*wp)[2] != 1 || (*wp)[3] != 1 || conv_group(pw) != 1) continue;
     if (dw.inputs[0] == ir::kNoTensor || g.tensor(dw.inputs[0]).shape.size() != 4) continue;
     const int64_t c = g.tensor(dw.inputs[0]).shape[1];
-    if ((*wd)[0] != c || (*wd)[1] != 1 || group(dw) != c || (*wp)[1] != c) continue;
+    if ((*wd)[0] != c || (*wd)[1] != 1 || conv_group(dw) != c || (*wp)[1] != c) continue;
     if (dw.inputs.size() > 2 && dw.inputs[2] != ir::kNoTensor && !g.tensor(dw.inputs[2]).is_constant()) continue;
     r.insert(pw.name);
   }
@@ -372,11 +388,7 @@ inline std::set<std::string> mbconv_blocks(const OptimizedGraph& og) {
   std::set<std::string> r;
   const ir::Graph& g = og.graph;
   if (og.depthwise_pointwise.empty()) return r;
-  std::map<ir::TensorId, int> uses;
-  for (const ir::Node& n : g.nodes)
-    for (ir::TensorId in : n.inputs)
-      if (in != ir::kNoTensor) uses[in]++;
-  for (ir::TensorId o : g.outputs) uses[o] += 100;
+  std::map<ir::TensorId, int> uses = tensor_reads(g);
   for (size_t i = 2; i < g.nodes.size(); ++i) {
     const ir::Node& ex = g.nodes[i - 2];
     const ir::Node& dw = g.nodes[i - 1];
@@ -386,8 +398,7 @@ inline std::set<std::string> mbconv_blocks(const OptimizedGraph& og) {
       continue;
     if (ex.inputs[1] == ir::kNoTensor || !g.tensor(ex.inputs[1]).is_constant()) continue;
     const ir::Shape& w = g.tensor(ex.inputs[1]).shape;
-    const ir::Attribute* grp = ex.find("group");
-    if (w.size() != 4 || w[2] != 1 || w[3] != 1 || (grp && grp->i != 1)) continue;
+    if (w.size() != 4 || w[2] != 1 || w[3] != 1 || conv_group(ex) != 1) continue;
     if (ex.inputs.size() > 2 && ex.inputs[2] != ir::kNoTensor && !g.tensor(ex.inputs[2]).is_constant()) continue;
     r.insert(g.nodes[i].name);
   }
@@ -404,16 +415,9 @@ inline std::set<std::string> mbconv_blocks(const OptimizedGraph& og) {
 inline std::set<std::string> expand_depthwise_pairs(const OptimizedGraph& og, const CudaBuildOptions& options) {
   std::set<std::string> r;
   const ir::Graph& g = og.graph;
-  if (!options.fuse_depthwise_pointwise || !options.fuse_expand_depthwise || options.debug_keep_all_tensors || !(options.tactic_sources & kTacticWarpStream) ||
-      (options.precision != Precision::kFloat16 && options.precision != Precision::kFloat8))
-    return r;
-  std::map<ir::TensorId, int> uses;
-  for (const ir::Node& n : g.nodes)
-    for (ir::TensorId in : n.inputs)
-      if (in != ir::kNoTensor) uses[in]++;
-  for (ir::TensorId o : g.outputs) uses[o] += 100;
+  if (!mbconv_fusion_allowed(options) || !options.fuse_expand_depthwise) return r;
+  std::map<ir::TensorId, int> uses = tensor_reads(g);
   auto nhwc = [&](size_t i) { return i < og.nhwc_nodes.size() && og.nhwc_nodes[i]; };
-  auto group = [](const ir::Node& n) { const ir::Attribute* a = n.find("group"); return a ? a->i : int64_t{1}; };
   auto const_inputs = [&](const ir::Node& n) -> const ir::Shape* {  // constant weight (4-D) and bias, if any
     if (n.inputs.size() < 2 || n.inputs[1] == ir::kNoTensor || !g.tensor(n.inputs[1]).is_constant()) return nullptr;
     if (n.inputs.size() > 2 && n.inputs[2] != ir::kNoTensor && !g.tensor(n.inputs[2]).is_constant()) return nullptr;
@@ -429,9 +433,9 @@ inline std::set<std::string> expand_depthwise_pairs(const OptimizedGraph& og, co
       continue;
     const ir::Shape* we = const_inputs(ex);
     const ir::Shape* wd = const_inputs(dw);
-    if (!we || !wd || (*we)[2] != 1 || (*we)[3] != 1 || group(ex) != 1) continue;
+    if (!we || !wd || (*we)[2] != 1 || (*we)[3] != 1 || conv_group(ex) != 1) continue;
     const int64_t c = (*we)[0];
-    if ((*wd)[0] != c || (*wd)[1] != 1 || group(dw) != c) continue;
+    if ((*wd)[0] != c || (*wd)[1] != 1 || conv_group(dw) != c) continue;
     r.insert(dw.name);
   }
   return r;

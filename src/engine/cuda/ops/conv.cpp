@@ -158,8 +158,11 @@ struct FusionDecision {
   bool from_cache = false;
 };
 
+// `first` reads the fused kernel's input x, `last` writes its output y: the timing buffers are sized from them.
 Result<FusionDecision> decide_fusion(BindContext& c, const std::string& suffix, const std::vector<FusedCandidate>& candidates, float unfused_us,
-                                     size_t x_bytes, size_t y_bytes, const std::string& absorbing) {
+                                     const kernels::Conv2dGeometry& first, const kernels::Conv2dGeometry& last, const std::string& absorbing) {
+  const size_t x_bytes = static_cast<size_t>(first.n * first.c_in * first.in_h * first.in_w) * c.elem_bytes;
+  const size_t y_bytes = static_cast<size_t>(last.n * last.c_out * last.out_h * last.out_w) * c.elem_bytes;
   FusionDecision d;
   const std::string key = c.cache_key() + "|" + suffix;
   if (const TimingEntry* e = c.cache.find(key); e && e->impl) {
@@ -217,6 +220,19 @@ void mark_fused_into(BindContext& c, std::initializer_list<const Step*> producer
       if (it->node == prod->node) { it->choice += " -> fused into " + ::ws::quoted(c.node.name); break; }
 }
 
+// `s` becomes the fused step: it does the work of the `n` steps bound just before it (the first of them `first`, whose
+// input 0 it reads in place of its own), took `us` at build, launches `kernels` kernels with `workspace` bytes; it is no
+// longer a step of one of our conv plans a later step may absorb (ws_conv = nullptr).
+void become_fused(Step& s, const Step& first, int n, float us, size_t workspace, int kernels) {
+  s.inputs[0] = first.inputs[0];
+  s.absorbs_previous = n;
+  s.ws_conv = nullptr;
+  s.time_us = us;
+  s.workspace_bytes = workspace;
+  s.tile_counters = 0;
+  s.kernels = kernels;
+}
+
 // Depthwise → pointwise fusion (kernels::conv2d_depthwise_pointwise): the pointwise Conv `pw` (already bound: its best
 // tactic took pw_us) absorbs the depthwise step bound just before it (BindContext::depthwise_producer) when one fused
 // kernel is faster than the pair (decide_fusion, cache suffix "dwpw"). Returns true when `s` became the fused step
@@ -237,24 +253,15 @@ Result<bool> bind_depthwise_pointwise(BindContext& c, Step& s, const WsConvPlan&
                             e.residual = resid ? y : nullptr;
                             return kernels::conv2d_depthwise_pointwise(t.tile, dw->g, pw.g, x, dw->weight, dw->epi, pw.weight, y, e, st, t.splits, ws);
                           }});
-  const kernels::Conv2dGeometry& gd = dw->g;
   const float pair_us = prod.time_us + pw_us;
-  WS_ASSIGN_OR_RETURN(const FusionDecision d,
-                      decide_fusion(c, "dwpw", candidates, pair_us, static_cast<size_t>(gd.n * gd.c_in * gd.in_h * gd.in_w) * c.elem_bytes,
-                                    static_cast<size_t>(pw.g.n * pw.g.c_out * pw.g.out_h * pw.g.out_w) * c.elem_bytes, ::ws::quoted(prod.node)));
+  WS_ASSIGN_OR_RETURN(const FusionDecision d, decide_fusion(c, "dwpw", candidates, pair_us, dw->g, pw.g, ::ws::quoted(prod.node)));
   if (d.chosen < 0) {
     *note = unfused_note(d, "depthwise->pointwise", "pair", pair_us, "two kernels");
     return false;
   }
   const DwPwTactic t = tactics[size_t(d.chosen)];
   auto pwp = std::make_shared<WsConvPlan>(pw);
-  s.inputs[0] = prod.inputs[0];
-  s.absorbs_previous = 1;
-  s.ws_conv = nullptr;
-  s.time_us = d.fused_us;
-  s.workspace_bytes = align_up(kernels::conv2d_pointwise_workspace_bytes(pw.g, t.splits));
-  s.tile_counters = 0;
-  s.kernels = t.splits > 1 ? 2 : 1;
+  become_fused(s, prod, 1, d.fused_us, align_up(kernels::conv2d_pointwise_workspace_bytes(pw.g, t.splits)), t.splits > 1 ? 2 : 1);
   mark_fused_into(c, {&prod});
   std::string tiles = std::string(kernels::pointwise_tile_name(t.tile)) + (t.splits > 1 ? " split-K " + std::to_string(t.splits) + " + reduce kernel" : "");
   c.tactics.push_back({c.node.name, "Conv",
@@ -301,25 +308,16 @@ Result<bool> bind_mbconv(BindContext& c, Step& s, const WsConvPlan& pw, float pw
                             return kernels::conv2d_mbconv(ex->g, dw->g, pw.g, g, x, ex->weight, ex->epi, dw->weight, dw->epi, pw.weight, y, e, st);
                           }});
   }
-  const kernels::Conv2dGeometry& ge = ex->g;
   const float three_us = exs.time_us + dws.time_us + pw_us;
   WS_ASSIGN_OR_RETURN(const FusionDecision d,
-                      decide_fusion(c, "mbconv", candidates, three_us, static_cast<size_t>(ge.n * ge.c_in * ge.in_h * ge.in_w) * c.elem_bytes,
-                                    static_cast<size_t>(pw.g.n * pw.g.c_out * pw.g.out_h * pw.g.out_w) * c.elem_bytes,
-                                    ::ws::quoted(exs.node) + ", " + ::ws::quoted(dws.node)));
+                      decide_fusion(c, "mbconv", candidates, three_us, ex->g, pw.g, ::ws::quoted(exs.node) + ", " + ::ws::quoted(dws.node)));
   if (d.chosen < 0) {
     *note = unfused_note(d, "MBConv", "three kernels", three_us, "three");
     return false;
   }
   const int g = sizes[size_t(d.chosen)];
   auto pwp = std::make_shared<WsConvPlan>(pw);
-  s.inputs[0] = exs.inputs[0];
-  s.absorbs_previous = 2;
-  s.ws_conv = nullptr;
-  s.time_us = d.fused_us;
-  s.workspace_bytes = 0;
-  s.tile_counters = 0;
-  s.kernels = 1;
+  become_fused(s, exs, 2, d.fused_us, 0, 1);
   mark_fused_into(c, {&exs, &dws});
   c.tactics.push_back({c.node.name, "Conv",
                        "ws MBConv fused, cluster " + std::to_string(g) + " (expand, depthwise, project in one kernel; three kernels " + us1(three_us) +
@@ -361,24 +359,15 @@ Result<bool> bind_expand_depthwise(BindContext& c, Step& s, const WsConvPlan& dw
                             return kernels::conv2d_expand_depthwise(ex->g, dw.g, r, x, ex->weight, ex->epi, dw.weight, y, dw.epi, st);
                           }});
   }
-  const kernels::Conv2dGeometry& ge = ex->g;
   const float pair_us = exs.time_us + dw_us;
-  WS_ASSIGN_OR_RETURN(const FusionDecision d,
-                      decide_fusion(c, "exdw", candidates, pair_us, static_cast<size_t>(ge.n * ge.c_in * ge.in_h * ge.in_w) * c.elem_bytes,
-                                    static_cast<size_t>(dw.g.n * dw.g.c_out * dw.g.out_h * dw.g.out_w) * c.elem_bytes, ::ws::quoted(exs.node)));
+  WS_ASSIGN_OR_RETURN(const FusionDecision d, decide_fusion(c, "exdw", candidates, pair_us, ex->g, dw.g, ::ws::quoted(exs.node)));
   if (d.chosen < 0) {
     *note = unfused_note(d, "expand->depthwise", "pair", pair_us, "two kernels");
     return false;
   }
   const int r = rows[size_t(d.chosen)];
   auto dwp = std::make_shared<WsConvPlan>(dw);
-  s.inputs[0] = exs.inputs[0];
-  s.absorbs_previous = 1;
-  s.ws_conv = nullptr;  // not a depthwise step a later pointwise conv may absorb
-  s.time_us = d.fused_us;
-  s.workspace_bytes = 0;
-  s.tile_counters = 0;
-  s.kernels = 1;
+  become_fused(s, exs, 1, d.fused_us, 0, 1);  // ws_conv = nullptr: no depthwise step a later pointwise conv may absorb
   mark_fused_into(c, {&exs});
   c.tactics.push_back({c.node.name, "Conv",
                        "ws expand->depthwise fused, " + (r == 0 ? std::string("whole map") : std::to_string(r) + " output rows") +
