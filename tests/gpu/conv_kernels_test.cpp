@@ -66,6 +66,36 @@ Conv2dGeometry geo(int64_t n, int64_t cin, int64_t h, int64_t w, int64_t cout, i
   return g;
 }
 
+// A fused kernel's fp16 output `got` against the CPU reference `ref` (within 2e-2·max|ref|, no NaN) and against the
+// output `other` of our separate kernels: how many differ at all (bitwise, as floats), how many by more than 4 fp16 ulps
+// of the value (2^-8 relative, an absolute floor of 2^-8 near 0), the maxima, and the first offender of each.
+struct FusedCheck {
+  size_t bad = 0, far = 0, differ = 0;
+  double tol = 0, max_diff = 0, max_other = 0;
+  std::string first_bad, first_far, first_differ;
+};
+
+FusedCheck check_fused(const std::vector<float>& got, const std::vector<float>& ref, const std::vector<float>& other, double max_ref,
+                       const char* other_name) {
+  FusedCheck k;
+  k.tol = 2e-2 * std::max(max_ref, 1e-3);
+  auto at = [&](size_t i, const char* name, float v) {
+    return "index " + std::to_string(i) + ": fused " + std::to_string(got[i]) + " " + name + " " + std::to_string(v);
+  };
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double diff = std::fabs(double(got[i]) - double(ref[i])), d2 = std::fabs(double(got[i]) - double(other[i]));
+    if (!std::isnan(diff)) k.max_diff = std::max(k.max_diff, diff);
+    if (!std::isnan(d2)) k.max_other = std::max(k.max_other, d2);
+    if (std::isnan(got[i]) || !(diff <= k.tol))
+      if (k.bad++ == 0) k.first_bad = at(i, "ref", ref[i]);
+    if (std::isnan(d2) || !(d2 <= 4.0 * std::ldexp(std::max(std::fabs(double(other[i])), 1.0), -10)))
+      if (k.far++ == 0) k.first_far = at(i, other_name, other[i]);
+    if (std::memcmp(&got[i], &other[i], sizeof(float)) != 0)
+      if (k.differ++ == 0) k.first_differ = at(i, other_name, other[i]);
+  }
+  return k;
+}
+
 // The CPU reference's parameters of a 2-D conv geometry.
 ref::ConvParams conv_params(const Conv2dGeometry& g) {
   ref::ConvParams cp;
@@ -397,22 +427,11 @@ TEST(ConvKernels, DepthwisePointwiseMatchesReferenceAndThePairBitwise) {
       ASSERT_TRUE(s.is_ok()) << s.to_string();
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       const auto pair = download(ElemType::kFloat16, y_pair.p, yn);
-      const double tol = 2e-2 * std::max(max_ref, 1e-3);
-      size_t bad = 0, differ = 0;
-      double max_diff = 0;
-      std::string first, first_differ;
-      for (size_t i = 0; i < yn; ++i) {
-        const double diff = std::fabs(double(got[i]) - double(ref[i]));
-        if (!std::isnan(diff)) max_diff = std::max(max_diff, diff);
-        if (std::isnan(got[i]) || !(diff <= tol))
-          if (bad++ == 0) first = "index " + std::to_string(i) + ": fused " + std::to_string(got[i]) + " ref " + std::to_string(ref[i]);
-        if (std::memcmp(&got[i], &pair[i], sizeof(float)) != 0)
-          if (differ++ == 0) first_differ = "index " + std::to_string(i) + ": fused " + std::to_string(got[i]) + " pair " + std::to_string(pair[i]);
-      }
-      EXPECT_EQ(bad, 0u) << bad << " of " << yn << " beyond " << tol << " (2e-2·max|ref| " << max_ref << "); first " << first;
-      EXPECT_EQ(differ, 0u) << differ << " of " << yn << " differ from the unfused pair; first " << first_differ;
+      const FusedCheck k = check_fused(got, ref, pair, max_ref, "pair");
+      EXPECT_EQ(k.bad, 0u) << k.bad << " of " << yn << " beyond " << k.tol << " (2e-2·max|ref| " << max_ref << "); first " << k.first_bad;
+      EXPECT_EQ(k.differ, 0u) << k.differ << " of " << yn << " differ from the unfused pair; first " << k.first_differ;
       std::printf("[ dwpw     ] %-36s %s split-K %d max|diff| %.3g (max|ref| %.3g, %zu values), %zu differ from the pair\n", c.name,
-                  kernels::pointwise_tile_name(f.tile), f.splits, max_diff, max_ref, yn, differ);
+                  kernels::pointwise_tile_name(f.tile), f.splits, k.max_diff, max_ref, yn, k.differ);
     }
   }
 }
@@ -543,27 +562,12 @@ TEST(ConvKernels, MbConvMatchesReferenceAndTheThreeKernels) {
       ASSERT_EQ(err, cudaSuccess) << cudaGetErrorString(err);
       ++ran;
       const auto got = download(ElemType::kFloat16, y_fused.p, yn);
-      const double tol = 2e-2 * std::max(max_ref, 1e-3);
-      size_t bad = 0, far_from_three = 0, differ = 0;
-      double max_diff = 0, max_three = 0;
-      std::string first, first_three;
-      for (size_t i = 0; i < yn; ++i) {
-        const double diff = std::fabs(double(got[i]) - double(ref[i])), d3 = std::fabs(double(got[i]) - double(three[i]));
-        if (!std::isnan(diff)) max_diff = std::max(max_diff, diff);
-        if (!std::isnan(d3)) max_three = std::max(max_three, d3);
-        differ += got[i] != three[i];
-        if (std::isnan(got[i]) || !(diff <= tol))
-          if (bad++ == 0) first = "index " + std::to_string(i) + ": fused " + std::to_string(got[i]) + " ref " + std::to_string(ref[i]);
-        // a few fp16 ulps of the value (2^-8 relative) plus an absolute floor for values near 0
-        if (std::isnan(d3) || !(d3 <= 4.0 * std::ldexp(std::max(std::fabs(double(three[i])), 1.0), -10)))
-          if (far_from_three++ == 0)
-            first_three = "index " + std::to_string(i) + ": fused " + std::to_string(got[i]) + " three kernels " + std::to_string(three[i]);
-      }
-      EXPECT_EQ(bad, 0u) << bad << " of " << yn << " beyond " << tol << " (2e-2·max|ref| " << max_ref << "); first " << first;
-      EXPECT_EQ(far_from_three, 0u) << far_from_three << " of " << yn << " more than 4 fp16 ulps from the three kernels; first " << first_three;
+      const FusedCheck k = check_fused(got, ref, three, max_ref, "three kernels");
+      EXPECT_EQ(k.bad, 0u) << k.bad << " of " << yn << " beyond " << k.tol << " (2e-2·max|ref| " << max_ref << "); first " << k.first_bad;
+      EXPECT_EQ(k.far, 0u) << k.far << " of " << yn << " more than 4 fp16 ulps from the three kernels; first " << k.first_far;
       std::printf("[ mbconv   ] %-32s cluster %2d smem %6zu B: max|diff| vs reference %.3g (max|ref| %.3g), vs the three kernels %.3g "
                   "(%zu of %zu differ), seed %llu\n",
-                  c.name, cluster, smem, max_diff, max_ref, max_three, differ, yn, static_cast<unsigned long long>(seed));
+                  c.name, cluster, smem, k.max_diff, max_ref, k.max_other, k.differ, yn, static_cast<unsigned long long>(seed));
     }
   }
   EXPECT_GT(ran, 0) << "no case fit the device's shared memory";
@@ -573,8 +577,8 @@ TEST(ConvKernels, MbConvMatchesReferenceAndTheThreeKernels) {
 // odd ones (batch 2, odd width: the 2-byte staging path, channel counts that leave a partial 16-channel slice, a 7x7
 // kernel on the runtime-extent path, asymmetric pads), for every band height offered. Checked against the CPU
 // reference (expand, bias, ReLU6, round to fp16, depthwise, bias, ReLU6; tolerance 2e-2·max|ref|) and against our two
-// separate kernels (pointwise 32x32, then depthwise): within 4 fp16 ulps (the expand's fp32 sums may be tiled
-// differently). The output is poisoned (0xFFFF = NaN) before each launch.
+// separate kernels (pointwise 32x32 without split-K, then depthwise): bit for bit, as both sum the expand over k in the
+// same 16-deep order and the taps in the same order. The output is poisoned (0xFFFF = NaN) before each launch.
 TEST(ConvKernels, ExpandDepthwiseMatchesReferenceAndThePair) {
   WS_REQUIRE_LANES_GPU();
   int dev = 0, optin = 0;
@@ -653,25 +657,13 @@ TEST(ConvKernels, ExpandDepthwiseMatchesReferenceAndThePair) {
       ASSERT_EQ(err, cudaSuccess) << cudaGetErrorString(err);
       ++ran;
       const auto got = download(ElemType::kFloat16, y_fused.p, dn);
-      const double tol = 2e-2 * std::max(max_ref, 1e-3);
-      size_t bad = 0, far_from_pair = 0, differ = 0;
-      double max_diff = 0, max_pair = 0;
-      std::string first, first_pair;
-      for (size_t i = 0; i < dn; ++i) {
-        const double diff = std::fabs(double(got[i]) - double(ref[i])), d2 = std::fabs(double(got[i]) - double(pair[i]));
-        if (!std::isnan(diff)) max_diff = std::max(max_diff, diff);
-        if (!std::isnan(d2)) max_pair = std::max(max_pair, d2);
-        differ += got[i] != pair[i];
-        if (std::isnan(got[i]) || !(diff <= tol))
-          if (bad++ == 0) first = "index " + std::to_string(i) + ": fused " + std::to_string(got[i]) + " ref " + std::to_string(ref[i]);
-        if (std::isnan(d2) || !(d2 <= 4.0 * std::ldexp(std::max(std::fabs(double(pair[i])), 1.0), -10)))
-          if (far_from_pair++ == 0) first_pair = "index " + std::to_string(i) + ": fused " + std::to_string(got[i]) + " pair " + std::to_string(pair[i]);
-      }
-      EXPECT_EQ(bad, 0u) << bad << " of " << dn << " beyond " << tol << " (2e-2·max|ref| " << max_ref << "); first " << first;
-      EXPECT_EQ(far_from_pair, 0u) << far_from_pair << " of " << dn << " more than 4 fp16 ulps from the two kernels; first " << first_pair;
+      const FusedCheck k = check_fused(got, ref, pair, max_ref, "pair");
+      EXPECT_EQ(k.bad, 0u) << k.bad << " of " << dn << " beyond " << k.tol << " (2e-2·max|ref| " << max_ref << "); first " << k.first_bad;
+      // the expand's fp32 sums run in the 32x32 pointwise kernel's k order: the same values bit for bit (runs 61-63)
+      EXPECT_EQ(k.differ, 0u) << k.differ << " of " << dn << " differ from the two kernels; first " << k.first_differ;
       std::printf("[ exdw     ] %-26s rows %d smem %6zu B: max|diff| vs reference %.3g (max|ref| %.3g), vs the pair %.3g (%zu of %zu differ), "
                   "seed %llu\n",
-                  c.name, rows, smem, max_diff, max_ref, max_pair, differ, dn, static_cast<unsigned long long>(seed));
+                  c.name, rows, smem, k.max_diff, max_ref, k.max_other, k.differ, dn, static_cast<unsigned long long>(seed));
     }
   }
   EXPECT_GT(ran, 0) << "no case fit the device's shared memory";

@@ -164,23 +164,21 @@ TEST(CudaEngineSplitK, SerialFormFromTheCacheEqualsTheReduceKernelBitwise) {
   if (test::gpu_test_timing_cache("effnet-splitk").empty()) std::filesystem::remove(cache);
 }
 
-// Depthwise → pointwise fusion (CudaBuildOptions::fuse_depthwise_pointwise) on EfficientNet-Lite0 fp16: build 1 without
-// it, build 2 with it (the same timing cache: the single convs keep their tactics; each pair's fused tactics are timed
-// against the pair). Should timing fuse no pair, the cache's "unfused" decisions are rewritten to the 32x32 fused
-// tactic and build 3 reads them, so the fused steps always run here. The fused build must match the CPU executor
-// within the fp16 tolerance (2e-2·max|logit|) with no NaN, with fewer kernels than build 1 (one per fused pair,
-// unless a split-K reduce kernel is added back).
-TEST(CudaEngineDwPw, EfficientNetLite0FusedPairsMatchCpu) {
-  WS_REQUIRE_LANES_GPU();
-  WS_REQUIRE_EFFICIENTNET_LITE0(path);
-  const std::string cache = effnet_cache("effnet-dwpw");
+// One fusion inside the engine on EfficientNet-Lite0 fp16 (the model at `path`, options `o` with the cache at
+// effnet_cache(tag)): build 1 without the MBConv fusions, build 2 with them timed; the fused steps are those whose
+// tactic string starts with `prefix` ("ws <kind> fused"; an unfused candidate's note names "<kind> fused" too), the
+// decisions the cache entries "|<suffix>". When timing fuses none, the
+// cache's "unfused" decisions of that kind are rewritten to `forced` and a third build reads them, so the fused steps
+// always run here. That build must match the CPU executor within the fp16 tolerance (2e-2·max|logit|), with no NaN
+// and fewer kernels than build 1.
+void check_forced_fusion(const std::string& path, CudaBuildOptions o, const char* tag, const char* prefix, const char* suffix, const char* forced) {
+  const std::string cache = effnet_cache(tag);
   std::filesystem::remove(cache);
+  o.timing_cache_path = cache;
   auto g = ir::import_onnx(path);
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
-  CudaBuildOptions o = effnet_options(cache, Precision::kFloat16);
-  o.fuse_expand_depthwise = false;  // decided first, it would take the pairs' depthwise convs (its own test: CudaEngineExDw)
-  const uint64_t seed = test::seed_for("effnet-dwpw");
-  auto fused_steps = [](const CudaEngine& e) { return steps_starting(e, "ws depthwise->pointwise fused"); };
+  const uint64_t seed = test::seed_for(tag);
+  auto fused_steps = [prefix](const CudaEngine& e) { return steps_starting(e, prefix); };
   o.fuse_depthwise_pointwise = false;
   auto plain = CudaEngine::build(*g, o);
   ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
@@ -189,39 +187,46 @@ TEST(CudaEngineDwPw, EfficientNetLite0FusedPairsMatchCpu) {
   auto timed = CudaEngine::build(*g, o);
   ASSERT_TRUE(timed.is_ok()) << timed.status().to_string();
   const size_t chosen_by_timing = fused_steps(**timed);
-  for (const TacticRecord& t : (*timed)->tactics())  // each pair's timing: fused (chosen) or the pair (kept)
-    if (t.choice.find("depthwise->pointwise fused") != std::string::npos)
-      std::printf("[ dwpw     ]   timed: %s %.2f us: %s\n", t.node.c_str(), t.time_us, t.choice.c_str());
+  for (const TacticRecord& t : (*timed)->tactics())  // each candidate's timing: fused (chosen) or unfused (with the best fused µs)
+    if (t.choice.find(std::string(prefix).substr(3)) != std::string::npos)
+      std::printf("[ %-8s ]   timed: %s %.2f us: %s\n", suffix, t.node.c_str(), t.time_us, t.choice.c_str());
   const std::string text = read_text(cache);
-  const std::regex unfused("(\"impl\"\\s*:\\s*)\"unfused\"");
-  const size_t left_unfused = std::distance(std::sregex_iterator(text.begin(), text.end(), unfused), std::sregex_iterator());
-  if (chosen_by_timing == 0) {
-    ASSERT_GT(left_unfused, 0u) << "no |dwpw decision in " << cache;
-    std::ofstream(cache, std::ios::trunc) << std::regex_replace(text, unfused, "$1\"ws_dwpw_32x32\"");
-  }
+  const std::regex unfused(std::string("(\\|") + suffix + "\"\\s*:\\s*\\{[^}]*\"impl\"\\s*:\\s*)\"unfused\"");
+  const size_t timed_n = std::distance(std::sregex_iterator(text.begin(), text.end(), unfused), std::sregex_iterator()) + chosen_by_timing;
+  ASSERT_GT(timed_n, 0u) << "no |" << suffix << " decision in " << cache;
+  if (chosen_by_timing == 0) std::ofstream(cache, std::ios::trunc) << std::regex_replace(text, unfused, std::string("$1\"") + forced + "\"");
   std::string err;
   auto cmp = test::run_both(*g, Precision::kFloat16, 1e30, 0, seed, &err, o);
   ASSERT_TRUE(err.empty()) << err;
   auto fused = CudaEngine::build(*g, o);
   ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
   const size_t n = fused_steps(**fused);
-  std::printf("[ dwpw     ] efficientnet_lite0 fp16: %zu pairs fused by timing (%zu left unfused)%s; %zu fused steps run, kernels %zu -> %zu; "
-              "max|diff| vs CPU %.6g (max|ref| %.3g)\n", chosen_by_timing, left_unfused,
-              chosen_by_timing == 0 ? ", cache rewritten to force ws_dwpw_32x32" : "", n, (*plain)->kernel_count(), (*fused)->kernel_count(),
-              cmp.max_abs, cmp.max_ref);
-  for (const TacticRecord& t : (*fused)->tactics())
-    if (t.choice.rfind("ws depthwise->pointwise fused", 0) == 0) std::printf("[ dwpw     ]   %s %.2f us: %s\n", t.node.c_str(), t.time_us, t.choice.c_str());
+  std::printf("[ %-8s ] efficientnet_lite0 fp16: %zu of %zu fused by timing%s; %zu fused steps run, kernels %zu -> %zu; "
+              "max|diff| vs CPU %.6g (max|ref| %.3g)\n", suffix, chosen_by_timing, timed_n,
+              chosen_by_timing == 0 ? (std::string(", cache rewritten to force ") + forced).c_str() : "", n, (*plain)->kernel_count(),
+              (*fused)->kernel_count(), cmp.max_abs, cmp.max_ref);
   EXPECT_GT(n, 0u);
   EXPECT_LT((*fused)->kernel_count(), (*plain)->kernel_count());
   EXPECT_LE(cmp.max_abs, 2e-2 * cmp.max_ref);
   EXPECT_EQ(cmp.bad, 0u) << "NaN where the CPU has a number: " << cmp.first_bad;
   EXPECT_GT(cmp.max_ref, 0.0);
-  if (test::gpu_test_timing_cache("effnet-dwpw").empty()) std::filesystem::remove(cache);
+  if (test::gpu_test_timing_cache(tag).empty()) std::filesystem::remove(cache);
+}
+
+// Depthwise → pointwise fusion (kernels::conv2d_depthwise_pointwise) inside the engine, forced to the 32x32 fused
+// tactic where timing fuses no pair (one kernel per fused pair, unless a split-K reduce kernel is added back). The
+// expand -> depthwise fusion is off: decided first, it would take the pairs' depthwise convs.
+TEST(CudaEngineDwPw, EfficientNetLite0FusedPairsMatchCpu) {
+  WS_REQUIRE_LANES_GPU();
+  WS_REQUIRE_EFFICIENTNET_LITE0(path);
+  CudaBuildOptions o = effnet_options("", Precision::kFloat16);
+  o.fuse_expand_depthwise = false;
+  check_forced_fusion(path, o, "effnet-dwpw", "ws depthwise->pointwise fused", "dwpw", "ws_dwpw_32x32");
 }
 
 // The fused MBConv block (kernels::conv2d_mbconv, one cluster kernel for expand -> depthwise -> project) inside the
-// engine: EfficientNet-Lite0 fp16 with the fusion timed at build; when timing fuses no block, the cache is rewritten
-// to force cluster 16 everywhere it was timed, so the fused path always runs here. Against the CPU executor.
+// engine, forced to cluster 16 where timing fuses none. The expand -> depthwise fusion is off: decided first, it would
+// take the blocks' depthwise convs (its own test below).
 TEST(CudaEngineMbConv, EfficientNetLite0FusedBlocksMatchCpu) {
   WS_REQUIRE_LANES_GPU();
   WS_REQUIRE_EFFICIENTNET_LITE0(path);
@@ -229,93 +234,17 @@ TEST(CudaEngineMbConv, EfficientNetLite0FusedBlocksMatchCpu) {
   ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), cudaSuccess);
   if (major < 9) GTEST_SKIP() << "thread-block clusters need compute capability 9.0";
-  const std::string cache = effnet_cache("effnet-mbconv");
-  std::filesystem::remove(cache);
-  auto g = ir::import_onnx(path);
-  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
-  CudaBuildOptions o = effnet_options(cache, Precision::kFloat16);
-  o.fuse_expand_depthwise = false;  // decided first, it would take the blocks' depthwise convs (its own test: CudaEngineExDw)
-  const uint64_t seed = test::seed_for("effnet-mbconv");
-  auto fused_blocks = [](const CudaEngine& e) { return steps_starting(e, "ws MBConv fused"); };
-  o.fuse_depthwise_pointwise = false;
-  auto plain = CudaEngine::build(*g, o);
-  ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
-  o.fuse_depthwise_pointwise = true;
-  auto timed = CudaEngine::build(*g, o);
-  ASSERT_TRUE(timed.is_ok()) << timed.status().to_string();
-  const size_t chosen_by_timing = fused_blocks(**timed);
-  for (const TacticRecord& t : (*timed)->tactics())
-    if (t.choice.find("MBConv fused") != std::string::npos) std::printf("[ mbconv   ]   timed: %s %.2f us: %s\n", t.node.c_str(), t.time_us, t.choice.c_str());
-  const std::string text = read_text(cache);
-  const std::regex unfused("(\\|mbconv\"\\s*:\\s*\\{[^}]*\"impl\"\\s*:\\s*)\"unfused\"");
-  const size_t timed_blocks = std::distance(std::sregex_iterator(text.begin(), text.end(), unfused), std::sregex_iterator()) + chosen_by_timing;
-  ASSERT_GT(timed_blocks, 0u) << "no |mbconv decision in " << cache;
-  if (chosen_by_timing == 0) std::ofstream(cache, std::ios::trunc) << std::regex_replace(text, unfused, "$1\"ws_mbconv_c16\"");
-  std::string err;
-  auto cmp = test::run_both(*g, Precision::kFloat16, 1e30, 0, seed, &err, o);
-  ASSERT_TRUE(err.empty()) << err;
-  auto fused = CudaEngine::build(*g, o);
-  ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
-  const size_t n = fused_blocks(**fused);
-  std::printf("[ mbconv   ] efficientnet_lite0 fp16: %zu of %zu blocks fused by timing%s; %zu fused steps run, kernels %zu -> %zu; "
-              "max|diff| vs CPU %.6g (max|ref| %.3g)\n", chosen_by_timing, timed_blocks,
-              chosen_by_timing == 0 ? ", cache rewritten to force ws_mbconv_c16" : "", n, (*plain)->kernel_count(), (*fused)->kernel_count(),
-              cmp.max_abs, cmp.max_ref);
-  EXPECT_GT(n, 0u);
-  EXPECT_LT((*fused)->kernel_count(), (*plain)->kernel_count());
-  EXPECT_LE(cmp.max_abs, 2e-2 * cmp.max_ref);
-  EXPECT_EQ(cmp.bad, 0u) << "NaN where the CPU has a number: " << cmp.first_bad;
-  EXPECT_GT(cmp.max_ref, 0.0);
-  if (test::gpu_test_timing_cache("effnet-mbconv").empty()) std::filesystem::remove(cache);
+  CudaBuildOptions o = effnet_options("", Precision::kFloat16);
+  o.fuse_expand_depthwise = false;
+  check_forced_fusion(path, o, "effnet-mbconv", "ws MBConv fused", "mbconv", "ws_mbconv_c16");
 }
 
-// The fused expand -> depthwise pair (kernels::conv2d_expand_depthwise) inside the engine: EfficientNet-Lite0 fp16
-// with the fusion timed at build; when timing fuses no pair, the cache's "|exdw" decisions are rewritten to the
-// 2-row-band tactic (a shape every pair of this model takes) and a third build reads them, so the fused steps always
-// run here. Must match the CPU executor within the fp16 tolerance (2e-2·max|logit|), no NaN, fewer kernels than the
-// unfused build.
+// The fused expand -> depthwise pair (kernels::conv2d_expand_depthwise) inside the engine, forced to the 2-row-band
+// tactic (a shape every pair of this model takes) where timing fuses none.
 TEST(CudaEngineExDw, EfficientNetLite0FusedPairsMatchCpu) {
   WS_REQUIRE_LANES_GPU();
   WS_REQUIRE_EFFICIENTNET_LITE0(path);
-  const std::string cache = effnet_cache("effnet-exdw");
-  std::filesystem::remove(cache);
-  auto g = ir::import_onnx(path);
-  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
-  CudaBuildOptions o = effnet_options(cache, Precision::kFloat16);
-  const uint64_t seed = test::seed_for("effnet-exdw");
-  auto fused_pairs = [](const CudaEngine& e) { return steps_starting(e, "ws expand->depthwise fused"); };
-  o.fuse_depthwise_pointwise = false;
-  auto plain = CudaEngine::build(*g, o);
-  ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
-  EXPECT_EQ(fused_pairs(**plain), 0u);
-  o.fuse_depthwise_pointwise = true;
-  auto timed = CudaEngine::build(*g, o);
-  ASSERT_TRUE(timed.is_ok()) << timed.status().to_string();
-  const size_t chosen_by_timing = fused_pairs(**timed);
-  for (const TacticRecord& t : (*timed)->tactics())
-    if (t.choice.find("expand->depthwise fused") != std::string::npos) std::printf("[ exdw     ]   timed: %s %.2f us: %s\n", t.node.c_str(), t.time_us, t.choice.c_str());
-  const std::string text = read_text(cache);
-  const std::regex unfused("(\\|exdw\"\\s*:\\s*\\{[^}]*\"impl\"\\s*:\\s*)\"unfused\"");
-  const size_t timed_pairs = std::distance(std::sregex_iterator(text.begin(), text.end(), unfused), std::sregex_iterator()) + chosen_by_timing;
-  ASSERT_GT(timed_pairs, 0u) << "no |exdw decision in " << cache;
-  if (chosen_by_timing == 0) std::ofstream(cache, std::ios::trunc) << std::regex_replace(text, unfused, "$1\"ws_exdw_r2\"");
-  std::string err;
-  auto cmp = test::run_both(*g, Precision::kFloat16, 1e30, 0, seed, &err, o);
-  ASSERT_TRUE(err.empty()) << err;
-  auto fused = CudaEngine::build(*g, o);
-  ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
-  const size_t n = fused_pairs(**fused);
-  std::printf("[ exdw     ] efficientnet_lite0 fp16: %zu of %zu pairs fused by timing%s; %zu fused steps run, kernels %zu -> %zu; "
-              "max|diff| vs CPU %.6g (max|ref| %.3g)\n", chosen_by_timing, timed_pairs,
-              chosen_by_timing == 0 ? ", cache rewritten to force ws_exdw_r2" : "", n, (*plain)->kernel_count(), (*fused)->kernel_count(),
-              cmp.max_abs, cmp.max_ref);
-  EXPECT_GT(n, 0u);
-  EXPECT_LT((*fused)->kernel_count(), (*plain)->kernel_count());
-  EXPECT_LE(cmp.max_abs, 2e-2 * cmp.max_ref);
-  EXPECT_EQ(cmp.bad, 0u) << "NaN where the CPU has a number: " << cmp.first_bad;
-  EXPECT_GT(cmp.max_ref, 0.0);
-  if (test::gpu_test_timing_cache("effnet-exdw").empty()) std::filesystem::remove(cache);
+  check_forced_fusion(path, effnet_options("", Precision::kFloat16), "effnet-exdw", "ws expand->depthwise fused", "exdw", "ws_exdw_r2");
 }
-
 }  // namespace
 }  // namespace ws

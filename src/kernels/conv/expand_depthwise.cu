@@ -25,6 +25,7 @@
 
 #include "cuda/cuda_util.h"
 #include "kernels/conv/expand_depthwise.h"
+#include "kernels/conv/smem_tile.cuh"
 #include "kernels/elementwise/device_math.cuh"
 #include "kernels/pdl.cuh"
 
@@ -167,18 +168,8 @@ __global__ void __launch_bounds__(kExThreads) expand_depthwise_kernel(const __ha
     const bool vec = a.cin % 8 == 0 && (reinterpret_cast<uintptr_t>(w_e) & 15) == 0;
     for (int i = tid; i < kExChannels * row8; i += kExThreads) {
       const int c = i / row8, k = (i % row8) * 8, gc = c0 + c;
-      uint4 v = make_uint4(0, 0, 0, 0);
-      if (gc < a.ce) {
-        const __half* row = w_e + size_t(gc) * a.cin;
-        if (vec && k + 8 <= a.cin) {
-          v = __ldg(reinterpret_cast<const uint4*>(row + k));
-        } else {
-          __half t[8];
-          for (int j = 0; j < 8; ++j) t[j] = k + j < a.cin ? row[k + j] : __float2half_rn(0.0f);
-          memcpy(&v, t, 16);
-        }
-      }
-      *reinterpret_cast<uint4*>(wes + c * a.cin_p + k) = v;
+      *reinterpret_cast<uint4*>(wes + c * a.cin_p + k) =
+          gc < a.ce ? device::load8_or_zero(w_e + size_t(gc) * a.cin, k, a.cin, vec) : make_uint4(0, 0, 0, 0);
     }
     for (int i = tid; i < kExChannels * kk; i += kExThreads) {
       const int gc = c0 + i / kk;
@@ -209,14 +200,7 @@ __global__ void __launch_bounds__(kExThreads) expand_depthwise_kernel(const __ha
   // ---- expand into the padded e tile
   for (int tn = warp; tn * 16 < n_px; tn += kExWarps) {
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-    wmma::fill_fragment(acc, 0.0f);
-    for (int k = 0; k < a.cin_p; k += 16) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> af;
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> bf;
-      wmma::load_matrix_sync(af, wes + k, a.cin_p);
-      wmma::load_matrix_sync(bf, xs + size_t(k) * a.np + tn * 16, a.np);
-      wmma::mma_sync(acc, af, bf, acc);
-    }
+    device::smem_tile_mma(acc, wes, a.cin_p, xs + tn * 16, a.np, a.cin_p);
     wmma::store_matrix_sync(stage, acc, 16, wmma::mem_row_major);
     __syncwarp();
     const int col = lane % 16, p = tn * 16 + col;

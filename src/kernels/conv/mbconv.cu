@@ -24,6 +24,7 @@
 
 #include "cuda/cuda_util.h"
 #include "kernels/conv/mbconv.h"
+#include "kernels/conv/smem_tile.cuh"
 #include "kernels/elementwise/device_math.cuh"
 #include "kernels/pdl.cuh"
 
@@ -100,33 +101,6 @@ __device__ __forceinline__ void staged_copy(int count, int tid, Load load, Store
   }
 }
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900  // used only by the kernel body, which is compiled for sm_90
-// One 16×16 fp32 tile of A · B, both fp16 row-major in shared memory: A rows [16][lda] from `a`, B [k][ldb] from `b`
-// (column offset already applied), over k in [0, k_len) in 16-deep wmma steps (the order our pointwise kernel uses).
-__device__ __forceinline__ void smem_tile_mma(nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float>& acc, const __half* a, int lda,
-                                              const __half* b, int ldb, int k_len) {
-  using namespace nvcuda;
-  wmma::fill_fragment(acc, 0.0f);
-  for (int k = 0; k < k_len; k += 16) {
-    wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> af;
-    wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> bf;
-    wmma::load_matrix_sync(af, a + k, lda);
-    wmma::load_matrix_sync(bf, b + size_t(k) * ldb, ldb);
-    wmma::mma_sync(acc, af, bf, acc);
-  }
-}
-
-// Eight fp16 values row[col .. col + 8) as one 16-byte vector, zero past `len` (one 16-byte load when `vec` and the
-// whole run is in range; `vec`: the row pointer and col are 16-byte aligned).
-__device__ __forceinline__ uint4 load8_or_zero(const __half* __restrict__ row, int col, int len, bool vec) {
-  uint4 v = make_uint4(0, 0, 0, 0);
-  if (vec && col + 8 <= len) return __ldg(reinterpret_cast<const uint4*>(row + col));
-  __half t[8];
-  for (int j = 0; j < 8; ++j) t[j] = col + j < len ? row[col + j] : __float2half_rn(0.0f);
-  memcpy(&v, t, 16);
-  return v;
-}
-#endif
 
 template <int KH, int KW, int G>  // depthwise kernel extents at compile time (3x3, 5x5; 0: from MbArgs), cluster size
 __global__ void __launch_bounds__(kMbThreads) mbconv_cluster_kernel(
@@ -160,13 +134,13 @@ __global__ void __launch_bounds__(kMbThreads) mbconv_cluster_kernel(
     const int row8 = a.cin_p / 8;
     staged_copy<8>(a.cm * row8, tid, [&](int i) {  // wes[c][k8·8 ..]: W_e[c0 + c][k8·8 ..]
       const int gc = c0 + i / row8;
-      return gc < a.ce ? load8_or_zero(w_e + size_t(gc) * a.cin, (i % row8) * 8, a.cin, vec_e) : make_uint4(0, 0, 0, 0);
+      return gc < a.ce ? device::load8_or_zero(w_e + size_t(gc) * a.cin, (i % row8) * 8, a.cin, vec_e) : make_uint4(0, 0, 0, 0);
     }, [&](int i, const uint4& v) { *reinterpret_cast<uint4*>(wes + (i / row8) * a.cin_p + (i % row8) * 8) = v; });
     const bool vec_p = a.ce % 8 == 0 && (reinterpret_cast<uintptr_t>(w_p) & 15) == 0;
     const int col8 = a.cm / 8;
     staged_copy<8>(a.cout_p * col8, tid, [&](int i) {  // wps[m][c8·8 ..]: W_p[m][c0 + c8·8 ..]
       const int m = i / col8;
-      return m < a.cout ? load8_or_zero(w_p + size_t(m) * a.ce, c0 + (i % col8) * 8, a.ce, vec_p) : make_uint4(0, 0, 0, 0);
+      return m < a.cout ? device::load8_or_zero(w_p + size_t(m) * a.ce, c0 + (i % col8) * 8, a.ce, vec_p) : make_uint4(0, 0, 0, 0);
     }, [&](int i, const uint4& v) { *reinterpret_cast<uint4*>(wps + (i / col8) * a.cm + (i % col8) * 8) = v; });
     staged_copy<16>(a.cm * kk, tid, [&](int i) {
       const int gc = c0 + i / kk;
@@ -188,7 +162,7 @@ __global__ void __launch_bounds__(kMbThreads) mbconv_cluster_kernel(
     for (int t = warp; t < tm_n * tn_n; t += kMbWarps) {
       const int tm = t / tn_n, tn = t % tn_n;
       wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-      smem_tile_mma(acc, wes + tm * 16 * a.cin_p, a.cin_p, xs + tn * 16, a.np, a.cin_p);
+      device::smem_tile_mma(acc, wes + tm * 16 * a.cin_p, a.cin_p, xs + tn * 16, a.np, a.cin_p);
       wmma::store_matrix_sync(stage, acc, 16, wmma::mem_row_major);
       __syncwarp();
       for (int e = lane; e < 256; e += 32) {
@@ -237,7 +211,7 @@ __global__ void __launch_bounds__(kMbThreads) mbconv_cluster_kernel(
     for (int t = warp; t < tm_n * tn_n; t += kMbWarps) {
       const int tm = t / tn_n, tn = t % tn_n;
       wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-      smem_tile_mma(acc, wps + tm * 16 * a.cm, a.cm, ds + tn * 16, a.nop, a.cm);
+      device::smem_tile_mma(acc, wps + tm * 16 * a.cm, a.cm, ds + tn * 16, a.nop, a.cm);
       wmma::store_matrix_sync(ps + tm * 16 * a.nop + tn * 16, acc, a.nop, wmma::mem_row_major);
     }
   }
