@@ -573,6 +573,28 @@ TEST(ConvKernels, MbConvMatchesReferenceAndTheThreeKernels) {
   EXPECT_GT(ran, 0) << "no case fit the device's shared memory";
 }
 
+// EfficientNet-Lite0's expand -> depthwise pair geometries and edge ones: batch 2, odd widths (the 2-byte staging
+// path), a band wider than the block (the flattened staging path), channel counts leaving a partial 16-channel slice,
+// 7x7 / 2x2 / 1x1 / 3x1 kernels on the runtime-extent path, stride above the kernel, pads above the kernel (bands
+// whose input rows all lie in the padding), a 1x1 map and a map narrower than the kernel.
+struct ExDwCase { const char* name; int64_t n, cin, h, w, ce, k, stride; std::array<int64_t, 4> pads; int64_t kw = 0; /* 0: k */ };
+const ExDwCase kExDwCases[] = {
+    {"b1_112x112_16_96_k3_s2", 1, 16, 112, 112, 96, 3, 2, {0, 0, 1, 1}},
+    {"b3_56x56_24_144_k5_s2", 1, 24, 56, 56, 144, 5, 2, {1, 1, 2, 2}},
+    {"b4_28x28_40_240_k5", 1, 40, 28, 28, 240, 5, 1, {2, 2, 2, 2}},
+    {"b9_14x14_112_672_k5", 1, 112, 14, 14, 672, 5, 1, {2, 2, 2, 2}},
+    {"b13_7x7_192_1152_k5", 1, 192, 7, 7, 1152, 5, 1, {2, 2, 2, 2}},
+    {"b15_7x7_192_1152_k3", 1, 192, 7, 7, 1152, 3, 1, {1, 1, 1, 1}},
+    {"odd_9x11_20_40_k3_n2", 2, 20, 9, 11, 40, 3, 1, {1, 0, 1, 2}},
+    {"odd_13x10_12_24_k7_s2", 1, 12, 13, 10, 24, 7, 2, {3, 3, 3, 3}},
+    {"k1_pads_above_kernel_n2", 2, 4, 4, 4, 16, 1, 1, {3, 2, 5, 6}},
+    {"k2_stride3", 1, 5, 9, 10, 16, 2, 3, {0, 1, 1, 2}},
+    {"map_1x1_k3", 1, 7, 1, 1, 24, 3, 1, {1, 1, 1, 1}},
+    {"map_2x3_k5_s2_n2", 2, 9, 2, 3, 20, 5, 2, {2, 2, 2, 2}},
+    {"wide_3x301_k3", 1, 6, 3, 301, 16, 3, 1, {1, 1, 1, 1}},
+    {"k3x1_6x7", 1, 8, 6, 7, 16, 3, 1, {1, 0, 1, 0}, 1},
+};
+
 // The fused expand -> depthwise pair (kernels::conv2d_expand_depthwise) on EfficientNet-Lite0's pair geometries and
 // odd ones (batch 2, odd width: the 2-byte staging path, channel counts that leave a partial 16-channel slice, a 7x7
 // kernel on the runtime-extent path, asymmetric pads), for every band height offered. Checked against the CPU
@@ -584,27 +606,16 @@ TEST(ConvKernels, ExpandDepthwiseMatchesReferenceAndThePair) {
   int dev = 0, optin = 0;
   ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), cudaSuccess);
-  struct Case { const char* name; int64_t n, cin, h, w, ce, k, stride; std::array<int64_t, 4> pads; };
-  const Case cases[] = {
-      {"b1_112x112_16_96_k3_s2", 1, 16, 112, 112, 96, 3, 2, {0, 0, 1, 1}},
-      {"b3_56x56_24_144_k5_s2", 1, 24, 56, 56, 144, 5, 2, {1, 1, 2, 2}},
-      {"b4_28x28_40_240_k5", 1, 40, 28, 28, 240, 5, 1, {2, 2, 2, 2}},
-      {"b9_14x14_112_672_k5", 1, 112, 14, 14, 672, 5, 1, {2, 2, 2, 2}},
-      {"b13_7x7_192_1152_k5", 1, 192, 7, 7, 1152, 5, 1, {2, 2, 2, 2}},
-      {"b15_7x7_192_1152_k3", 1, 192, 7, 7, 1152, 3, 1, {1, 1, 1, 1}},
-      {"odd_9x11_20_40_k3_n2", 2, 20, 9, 11, 40, 3, 1, {1, 0, 1, 2}},
-      {"odd_13x10_12_24_k7_s2", 1, 12, 13, 10, 24, 7, 2, {3, 3, 3, 3}},
-  };
   int ran = 0;
-  for (const Case& c : cases) {
+  for (const ExDwCase& c : kExDwCases) {
     SCOPED_TRACE(c.name);
     const Conv2dGeometry ge = geo(c.n, c.cin, c.h, c.w, c.ce, 1, 1, 1, 1, 1, {0, 0, 0, 0});
-    const Conv2dGeometry gd = geo(c.n, c.ce, c.h, c.w, c.ce, c.ce, c.k, c.k, c.stride, 1, c.pads);
+    const Conv2dGeometry gd = geo(c.n, c.ce, c.h, c.w, c.ce, c.ce, c.k, c.kw ? c.kw : c.k, c.stride, 1, c.pads);
     ASSERT_EQ(kernels::conv2d_expand_depthwise_mismatch(ge, gd), "");
     const uint64_t seed = test::seed_for(std::string("exdw-") + c.name);
     const size_t xn = size_t(c.n * c.cin * c.h * c.w), en = size_t(c.n * c.ce * c.h * c.w), dn = size_t(c.n * c.ce * gd.out_h * gd.out_w);
     const size_t inner_e = size_t(c.h * c.w), inner_d = size_t(gd.out_h * gd.out_w);
-    const size_t wen = size_t(c.ce * c.cin), wdn = size_t(c.ce * c.k * c.k);
+    const size_t wen = size_t(c.ce * c.cin), wdn = size_t(c.ce * gd.kernel_h * gd.kernel_w);
     const auto x = test::round_to_half(test::random_values(xn, seed));
     auto scaled = [](std::vector<float> v, double s) { for (float& f : v) f = float(f * s); return test::round_to_half(v); };
     const auto we = scaled(test::random_values(wen, seed + 1), 2.0 / std::sqrt(double(c.cin)));
@@ -675,6 +686,12 @@ TEST(ConvKernels, ExpandDepthwiseRefusesWhatItDoesNotCover) {
   const Conv2dGeometry gd = geo(1, 64, 7, 7, 64, 64, 3, 3, 1, 1, {1, 1, 1, 1});
   EXPECT_EQ(kernels::conv2d_expand_depthwise_mismatch(ge, gd), "");
   EXPECT_GT(kernels::conv2d_expand_depthwise_smem_bytes(ge, gd, 0), 0u);
+  for (const ExDwCase& c : kExDwCases) {  // every geometry of the GPU test is one the launcher accepts, at every band height
+    const Conv2dGeometry e = geo(c.n, c.cin, c.h, c.w, c.ce, 1, 1, 1, 1, 1, {0, 0, 0, 0});
+    const Conv2dGeometry d = geo(c.n, c.ce, c.h, c.w, c.ce, c.ce, c.k, c.kw ? c.kw : c.k, c.stride, 1, c.pads);
+    EXPECT_EQ(kernels::conv2d_expand_depthwise_mismatch(e, d), "") << c.name;
+    for (int rows : kernels::kExpandDepthwiseRows) EXPECT_GT(kernels::conv2d_expand_depthwise_smem_bytes(e, d, rows), 0u) << c.name << " rows " << rows;
+  }
   EXPECT_NE(kernels::conv2d_expand_depthwise_mismatch(gd, gd).find("expand"), std::string::npos);
   EXPECT_NE(kernels::conv2d_expand_depthwise_mismatch(ge, ge), "");
   EXPECT_NE(kernels::conv2d_expand_depthwise_mismatch(ge, geo(1, 64, 7, 7, 64, 64, 3, 3, 1, 2, {2, 2, 2, 2})).find("depthwise"), std::string::npos);

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "cuda/cuda_util.h"
@@ -243,6 +244,13 @@ __global__ void __launch_bounds__(kExThreads) expand_depthwise_kernel(const __ha
 #endif
 }
 
+// What the launcher learns once per device (conv2d_expand_depthwise).
+struct DeviceSetup {
+  std::atomic<bool> done{false};
+  int optin = 0;  // cudaDevAttrMaxSharedMemoryPerBlockOptin (bytes)
+  int ptx = 0;    // cudaFuncAttributes::ptxVersion of the kernels on this device (major · 10 + minor)
+};
+
 }  // namespace
 
 std::string conv2d_expand_depthwise_mismatch(const Conv2dGeometry& ex, const Conv2dGeometry& dw) {
@@ -277,20 +285,33 @@ Status conv2d_expand_depthwise(const Conv2dGeometry& ex, const Conv2dGeometry& d
   ExDwArgs a{};
   if (!exdw_layout(ex, dw, rows, a)) return invalid_argument("conv2d_expand_depthwise: shared memory layout overflows");
   a.vec2 = a.vec2 && (reinterpret_cast<uintptr_t>(x) & 3) == 0;  // half2 loads need a 4-byte aligned x
-  int dev = 0, optin = 0;
+  int dev = 0;
   WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
-  WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  if (a.total > unsigned(optin))
-    return invalid_argument("conv2d_expand_depthwise: needs " + std::to_string(a.total) + " bytes of shared memory per block, the device allows " +
-                            std::to_string(optin) + " (rows per band " + std::to_string(a.rows) + ")");
-  // The opt-in shared-memory maximum, once per device, so that launches under stream capture make no attribute calls.
-  static std::atomic<bool> configured[64];
   if (dev < 0 || dev >= 64) return invalid_argument("conv2d_expand_depthwise: device ordinal " + std::to_string(dev) + " above 63");
-  if (!configured[dev].load(std::memory_order_acquire)) {
-    for (auto k : {expand_depthwise_kernel<3, 3>, expand_depthwise_kernel<5, 5>, expand_depthwise_kernel<0, 0>})
-      WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-    configured[dev].store(true, std::memory_order_release);
+  // Once per device (so that launches, under stream capture or not, make no attribute calls): the opt-in shared-memory
+  // maximum, set on the three kernels, and the PTX version the device runs them from (a build whose only PTX is for
+  // compute capability below 7.0, JIT-compiled on a newer GPU, has no wmma: those kernels trap).
+  static DeviceSetup setup[64];
+  DeviceSetup& ds = setup[dev];
+  if (!ds.done.load(std::memory_order_acquire)) {
+    static std::mutex m;
+    std::lock_guard<std::mutex> lock(m);
+    if (!ds.done.load(std::memory_order_relaxed)) {
+      WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&ds.optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+      cudaFuncAttributes fa{};
+      WS_CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(&fa, expand_depthwise_kernel<3, 3>));
+      ds.ptx = fa.ptxVersion;
+      for (auto k : {expand_depthwise_kernel<3, 3>, expand_depthwise_kernel<5, 5>, expand_depthwise_kernel<0, 0>})
+        WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, ds.optin));
+      ds.done.store(true, std::memory_order_release);
+    }
   }
+  if (ds.ptx < 70)
+    return invalid_argument("conv2d_expand_depthwise: this build runs the kernel from PTX for compute capability " + std::to_string(ds.ptx / 10) + "." +
+                            std::to_string(ds.ptx % 10) + "; it needs 7.0 or newer (wmma): build with CMAKE_CUDA_ARCHITECTURES including this GPU's");
+  if (a.total > unsigned(ds.optin))
+    return invalid_argument("conv2d_expand_depthwise: needs " + std::to_string(a.total) + " bytes of shared memory per block, the device allows " +
+                            std::to_string(ds.optin) + " (rows per band " + std::to_string(a.rows) + ")");
   auto kernel = a.kh == 3 && a.kw == 3 ? expand_depthwise_kernel<3, 3> : a.kh == 5 && a.kw == 5 ? expand_depthwise_kernel<5, 5> : expand_depthwise_kernel<0, 0>;
   const dim3 grid(unsigned((a.ce + kExChannels - 1) / kExChannels), unsigned((a.ho + a.rows - 1) / a.rows), unsigned(ex.n));
   if (grid.y > 65535) return invalid_argument("conv2d_expand_depthwise: more than 65535 row bands");

@@ -45,7 +45,9 @@ size_t conv2d_expand_depthwise_smem_bytes(const Conv2dGeometry& expand, const Co
 /// Enqueue the fused pair on `stream` (capturable, no allocation). x: [n][C_in][H][W] fp16; w_e [C_e][C_in] fp16,
 /// e_epi (bias, activation); w_d [C_e][1][kh][kw] fp16, d_epi (bias, activation, pdl); d: [n][C_e][Ho][Wo] fp16,
 /// must not alias x. Errors: kInvalidArgument (a mismatch above, rows < 0, shared memory above the device's opt-in
-/// limit, null pointers, a residual on either epilogue); kCuda: the launch failed.
+/// limit, null pointers, a residual on either epilogue, a build that runs the kernel from PTX below compute capability
+/// 7.0 — no wmma); kCuda: the launch failed. Per device, the first call sets the kernels' shared-memory attribute;
+/// later calls make no attribute calls.
 Status conv2d_expand_depthwise(const Conv2dGeometry& expand, const Conv2dGeometry& dw, int rows, const void* x, const void* w_e,
                                const ConvEpilogue& e_epi, const void* w_d, void* d, const ConvEpilogue& d_epi, cudaStream_t stream);
 
