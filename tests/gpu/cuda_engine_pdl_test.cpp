@@ -166,19 +166,20 @@ TEST(CudaEngineSplitK, SerialFormFromTheCacheEqualsTheReduceKernelBitwise) {
 
 // One fusion inside the engine on EfficientNet-Lite0 fp16 (the model at `path`, options `o` with the cache at
 // effnet_cache(tag)): build 1 without the MBConv fusions, build 2 with them timed; the fused steps are those whose
-// tactic string starts with `prefix` ("ws <kind> fused"; an unfused candidate's note names "<kind> fused" too), the
-// decisions the cache entries "|<suffix>". When timing fuses none, the
+// tactic string starts with "ws <kind> fused" (an unfused candidate's note names "<kind> fused" too), the decisions
+// the cache entries "|<suffix>". When timing fuses none, the
 // cache's "unfused" decisions of that kind are rewritten to `forced` and a third build reads them, so the fused steps
 // always run here. That build must match the CPU executor within the fp16 tolerance (2e-2·max|logit|), with no NaN
 // and fewer kernels than build 1.
-void check_forced_fusion(const std::string& path, CudaBuildOptions o, const char* tag, const char* prefix, const char* suffix, const char* forced) {
+void check_forced_fusion(const std::string& path, CudaBuildOptions o, const char* tag, const char* kind, const char* suffix, const char* forced) {
+  const std::string named = std::string(kind) + " fused", prefix = "ws " + named;
   const std::string cache = effnet_cache(tag);
   std::filesystem::remove(cache);
   o.timing_cache_path = cache;
   auto g = ir::import_onnx(path);
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
   const uint64_t seed = test::seed_for(tag);
-  auto fused_steps = [prefix](const CudaEngine& e) { return steps_starting(e, prefix); };
+  auto fused_steps = [&prefix](const CudaEngine& e) { return steps_starting(e, prefix.c_str()); };
   o.fuse_depthwise_pointwise = false;
   auto plain = CudaEngine::build(*g, o);
   ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
@@ -188,7 +189,7 @@ void check_forced_fusion(const std::string& path, CudaBuildOptions o, const char
   ASSERT_TRUE(timed.is_ok()) << timed.status().to_string();
   const size_t chosen_by_timing = fused_steps(**timed);
   for (const TacticRecord& t : (*timed)->tactics())  // each candidate's timing: fused (chosen) or unfused (with the best fused µs)
-    if (t.choice.find(std::string(prefix).substr(3)) != std::string::npos)
+    if (t.choice.find(named) != std::string::npos)
       std::printf("[ %-8s ]   timed: %s %.2f us: %s\n", suffix, t.node.c_str(), t.time_us, t.choice.c_str());
   const std::string text = read_text(cache);
   const std::regex unfused(std::string("(\\|") + suffix + "\"\\s*:\\s*\\{[^}]*\"impl\"\\s*:\\s*)\"unfused\"");
@@ -221,7 +222,7 @@ TEST(CudaEngineDwPw, EfficientNetLite0FusedPairsMatchCpu) {
   WS_REQUIRE_EFFICIENTNET_LITE0(path);
   CudaBuildOptions o = effnet_options("", Precision::kFloat16);
   o.fuse_expand_depthwise = false;
-  check_forced_fusion(path, o, "effnet-dwpw", "ws depthwise->pointwise fused", "dwpw", "ws_dwpw_32x32");
+  check_forced_fusion(path, o, "effnet-dwpw", "depthwise->pointwise", "dwpw", "ws_dwpw_32x32");
 }
 
 // The fused MBConv block (kernels::conv2d_mbconv, one cluster kernel for expand -> depthwise -> project) inside the
@@ -236,7 +237,7 @@ TEST(CudaEngineMbConv, EfficientNetLite0FusedBlocksMatchCpu) {
   if (major < 9) GTEST_SKIP() << "thread-block clusters need compute capability 9.0";
   CudaBuildOptions o = effnet_options("", Precision::kFloat16);
   o.fuse_expand_depthwise = false;
-  check_forced_fusion(path, o, "effnet-mbconv", "ws MBConv fused", "mbconv", "ws_mbconv_c16");
+  check_forced_fusion(path, o, "effnet-mbconv", "MBConv", "mbconv", "ws_mbconv_c16");
 }
 
 // The fused expand -> depthwise pair (kernels::conv2d_expand_depthwise) inside the engine, forced to the 2-row-band
@@ -244,7 +245,7 @@ TEST(CudaEngineMbConv, EfficientNetLite0FusedBlocksMatchCpu) {
 TEST(CudaEngineExDw, EfficientNetLite0FusedPairsMatchCpu) {
   WS_REQUIRE_LANES_GPU();
   WS_REQUIRE_EFFICIENTNET_LITE0(path);
-  check_forced_fusion(path, effnet_options("", Precision::kFloat16), "effnet-exdw", "ws expand->depthwise fused", "exdw", "ws_exdw_r2");
+  check_forced_fusion(path, effnet_options("", Precision::kFloat16), "effnet-exdw", "expand->depthwise", "exdw", "ws_exdw_r2");
 }
 }  // namespace
 }  // namespace ws

@@ -361,17 +361,17 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
                    kernels::Activation::kNone, {}, upload, upload_values, dev, cache, e.tactics_, upload_stored, false, upload_bytes};
     bc.nhwc = i < og.nhwc_nodes.size() && og.nhwc_nodes[i];  // the plan of assign_layouts (build_stages.h)
     // A depthwise → pointwise candidate (build_stages.h depthwise_pointwise_pairs) whose depthwise conv is on our kernel.
-    if (i > 0 && og.depthwise_pointwise.count(node.name) && !e.steps_.empty() && e.steps_.back().node == g.nodes[i - 1].name &&
-        e.steps_.back().ws_conv)
-      bc.depthwise_producer = &e.steps_.back();
+    // The step bound `back` steps ago when it is node i − back on one of our own conv kernels (not itself fused).
+    auto own_step_of = [&](size_t back) -> const Step* {
+      if (i < back || e.steps_.size() < back) return nullptr;
+      const Step& st = e.steps_[e.steps_.size() - back];
+      return st.node == g.nodes[i - back].name && st.ws_conv ? &st : nullptr;
+    };
+    if (og.depthwise_pointwise.count(node.name)) bc.depthwise_producer = own_step_of(1);
     // An expand → depthwise candidate (build_stages.h expand_depthwise_pairs) whose expand conv is on our kernel.
-    if (i > 0 && og.expand_depthwise.count(node.name) && !e.steps_.empty() && e.steps_.back().node == g.nodes[i - 1].name &&
-        e.steps_.back().ws_conv)
-      bc.pointwise_producer = &e.steps_.back();
+    if (og.expand_depthwise.count(node.name)) bc.pointwise_producer = own_step_of(1);
     // ... and the expand conv before it, when the three are an MBConv block (build_stages.h mbconv_blocks).
-    if (bc.depthwise_producer && i > 1 && og.mbconv.count(node.name) && e.steps_.size() > 1 &&
-        e.steps_[e.steps_.size() - 2].node == g.nodes[i - 2].name && e.steps_[e.steps_.size() - 2].ws_conv)
-      bc.expand_producer = &e.steps_[e.steps_.size() - 2];
+    if (bc.depthwise_producer && og.mbconv.count(node.name)) bc.expand_producer = own_step_of(2);
     if (auto f = og.fused_activation.find(node.name); f != og.fused_activation.end())
       if (!activation_of(g, f->second, bc.fused_act, bc.fused_params))
         return internal_error(node.describe(g.opset) + ": fused activation " + ::ws::quoted(f->second.name) + " has no epilogue form");
