@@ -672,6 +672,29 @@ TEST(EngineCudaStages, ExpandDepthwisePairsAreFoundOnlyWhereFusableAndKeepTheExp
       << "without the pair d takes x's range (dead after the expand step): else this test would not catch a missing extension";
 }
 
+// Convs that look like an expand -> depthwise pair but are not one: a 3x3 "expand", a grouped (not depthwise) second
+// conv, and a runtime (non-constant) expand weight. None is a candidate; the graphs still optimize.
+TEST(EngineCudaStages, ExpandDepthwiseLookalikesAreNotPairs) {
+  const CudaBuildOptions o = fp16_nchw();
+  for (int variant = 0; variant < 3; ++variant) {
+    ir::ModelBuilder b(13, "exdw_lookalike");
+    b.input("in", ir::DType::kFloat32, {1, 8, 10, 10});
+    if (variant == 2) b.input("we", ir::DType::kFloat32, {8, 8, 1, 1});
+    else if (variant == 0) b.initializer("we", {8, 8, 3, 3}, std::vector<float>(576, 0.1f));
+    else b.initializer("we", {8, 8, 1, 1}, std::vector<float>(64, 0.1f));
+    if (variant == 1) b.initializer("wd", {8, 2, 3, 3}, std::vector<float>(144, 0.1f));
+    else b.initializer("wd", {8, 1, 3, 3}, std::vector<float>(72, 0.1f));
+    b.node("Relu", {"in"}, {"x"}, "pre");
+    ir::NodeRef ex = b.node("Conv", {"x", "we"}, {"e"}, "expand");
+    if (variant == 0) ex.ints("pads", {1, 1, 1, 1});
+    b.node("Conv", {"e", "wd"}, {"y"}, "dw").i("group", variant == 1 ? 4 : 8).ints("pads", {1, 1, 1, 1});
+    b.output("y");
+    auto og = optimize_for_cuda(import(b), o);
+    ASSERT_TRUE(og.is_ok()) << "variant " << variant << ": " << og.status().to_string();
+    EXPECT_TRUE(og->expand_depthwise.empty()) << "variant " << variant;
+  }
+}
+
 TEST(EngineCudaStages, LayoutNamesParse) {
   EXPECT_EQ(*parse_layout("nhwc"), Layout::kNhwc);
   EXPECT_EQ(*parse_layout("nchw"), Layout::kNchw);
