@@ -1,4 +1,5 @@
-# cudnn-frontend (header-only C++ API over the cuDNN graph backend) for the fused SDPA of the GPU LTX block.
+# cudnn-frontend (header-only C++ API over the cuDNN graph backend) for the fused SDPA of the GPU LTX block and the
+# CUDA executor's NHWC conv graphs (src/engine/cuda/cudnn_fe_conv.cpp: every engine configuration a tactic).
 # Included from the top-level CMakeLists.txt after the CUDA library target exists (one line there).
 #
 # WS_CUDNN_FRONTEND_DIR: directory holding cudnn_frontend.h; empty = auto-detect <repo>/.cudnn_frontend/include
@@ -23,7 +24,8 @@ elseif(TARGET warpstream_cuda)
   endif()
 endif()
 
-set(WS_CUDNN_FRONTEND_SOURCES ${PROJECT_SOURCE_DIR}/src/flow/models/ltx_sdpa_cudnn.cpp)
+set(WS_CUDNN_FRONTEND_SOURCES ${PROJECT_SOURCE_DIR}/src/flow/models/ltx_sdpa_cudnn.cpp
+                               ${PROJECT_SOURCE_DIR}/src/engine/cuda/cudnn_fe_conv.cpp)
 
 if(_ws_flow_target)
   set(_ws_cfe "${WS_CUDNN_FRONTEND_DIR}")
@@ -36,7 +38,10 @@ if(_ws_flow_target)
       COMPILE_DEFINITIONS "WS_HAVE_CUDNN_FRONTEND=1")
     # cudnn-frontend >= 1.1x carries NVRTC-compiled experimental engines that its headers instantiate.
     target_link_libraries(${_ws_flow_target} PRIVATE CUDA::nvrtc)
-    message(STATUS "warpstream: cudnn-frontend ON (${_ws_cfe}) for the LTX block's fused SDPA")
+    if(TARGET ws_engine_cuda)  # the NHWC conv graphs (src/engine/cuda/cudnn_fe_conv.cpp)
+      target_link_libraries(ws_engine_cuda PRIVATE CUDA::nvrtc)
+    endif()
+    message(STATUS "warpstream: cudnn-frontend ON (${_ws_cfe}) for the LTX block's fused SDPA and the NHWC conv graphs")
   else()
     message(STATUS "warpstream: cudnn-frontend OFF (run scripts/fetch-cudnn-frontend.sh or set WS_CUDNN_FRONTEND_DIR); "
                    "the LTX block uses its fallback SDPA kernel")

@@ -10,8 +10,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "engine/cuda/cuda_ops.h"
+#include "engine/cuda/cudnn_fe_conv.h"
 #include "kernels/conv/conv.h"
 
 #pragma GCC diagnostic push
@@ -63,7 +65,10 @@ struct ConvPlan {
     if (act_desc) cudnnDestroyActivationDescriptor(act_desc);
   }
   bool residual = false;  // a fused residual Add: y = act(conv + bias + r), r = the step's input 3
-  bool epilogue() const { return !fused && (bias32 || act != Activation::kNone || residual); }
+  // A cuDNN graph engine (cudnn_fe_conv.h) instead of the legacy call: NHWC fp16 only, bias/residual/ReLU inside it.
+  std::shared_ptr<const FeConv> fe;
+  int fe_plan = -1;
+  bool epilogue() const { return !fe && !fused && (bias32 || act != Activation::kNone || residual); }
   Status run(cudnnHandle_t h, const void* xin, void* yout, void* ws, cudaStream_t st, const void* r = nullptr) const {
     WS_CUDNN_RETURN_IF_ERROR(cudnnSetStream(h, st));
     const void* xs = xin;
@@ -73,6 +78,7 @@ struct ConvPlan {
       xs = ws;
       cws += pad_bytes;
     }
+    if (fe) return fe->run(h, fe_plan, xs, weight, bias_act, residual ? r : nullptr, yout, cws, st);
     const float one = 1.0f, zero = 0.0f;
     if (fused) {
       // y = act(conv(x) + alpha2 * z + bias): z is the residual (alpha2 = 1) or unused (alpha2 = 0, z = y).

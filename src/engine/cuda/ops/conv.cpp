@@ -380,6 +380,29 @@ Result<bool> bind_expand_depthwise(BindContext& c, Step& s, const WsConvPlan& dw
   return true;
 }
 
+// The cuDNN graph form of an NHWC fp16 conv (cudnn_fe_conv.h): conv + bias (+ residual) (+ ReLU) as one graph whose
+// engine configurations are tactics. Null when it does not apply (layout, precision, group, activation, explicit pad,
+// CudaBuildOptions::cudnn_graph_convs off) or cuDNN refuses the graph (the legacy algorithms then stand alone).
+constexpr int kFeConvMaxPlans = 12;
+
+std::shared_ptr<const FeConv> build_fe_conv(const BindContext& c, const ConvPlan& p, const ir::Shape& x, const ir::Shape& wt,
+                                            const ir::Shape& y, const Window2d& win, int64_t group, std::string* why) {
+  if (!c.nhwc || group != 1 || !half_storage(c.precision) || p.padded || !c.options.cudnn_graph_convs || !cudnn_fe_conv_built() ||
+      (c.fused_act != Activation::kRelu && c.fused_act != Activation::kNone))
+    return nullptr;
+  const FeConvShape fs{.n = x[0], .c = x[1], .h = x[2], .w = x[3], .k = wt[0], .r = wt[2], .s = wt[3], .pad_h = win.pb[0],
+                       .pad_w = win.pb[1], .stride_h = win.s[0], .stride_w = win.s[1], .dil_h = win.d[0], .dil_w = win.d[1],
+                       .out_h = y[2], .out_w = y[3], .residual = p.residual, .relu = c.fused_act == Activation::kRelu};
+  auto built = FeConv::build(c.dev.cudnn, fs, c.node.describe(c.graph.opset), kFeConvMaxPlans,
+                             static_cast<int64_t>(c.options.max_workspace_bytes));
+  if (!built) {
+    (void)cudaGetLastError();
+    if (why) *why = ", cuDNN graph refused: " + built.status().message();
+    return nullptr;
+  }
+  return std::shared_ptr<const FeConv>(std::move(*built));
+}
+
 Status bind_conv(BindContext& c, Step& s) {
   if (conv_needs_direct(c)) return bind_window_direct(c, s, false);
   if (in_t(c, 0).shape.size() == 3) {  // 1-D: the 2-D form over [N, C, 1, L] (lift_1d.h)
@@ -536,6 +559,15 @@ Status bind_conv(BindContext& c, Step& s) {
       WS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardWorkspaceSize(c.dev.cudnn, p.x, p.w, p.conv, p.y, p.algo, &p.cudnn_ws));
       impl = ci;
     }
+    if (ci == "cudnn_fe" && use_cudnn && e->algo) {  // a cuDNN graph engine: rebuilt, its plan index reused when it still builds
+      std::string why;
+      if (auto f = build_fe_conv(c, p, x, wt, y, win, group, &why); f && *e->algo >= 0 && *e->algo < f->plan_count()) {
+        p.fe = f;
+        p.fe_plan = static_cast<int>(*e->algo);
+        p.cudnn_ws = static_cast<size_t>(f->workspace_bytes(p.fe_plan));
+        impl = ci;
+      }
+    }
     for (WsConv o : own_candidates)
       for (int f = 0; f < (ws_conv_splits(o) > 1 ? split_forms : 1); ++f)
         if (ci == ws_conv_form_key(o, f == 1)) { own->impl = o; own->split_k_in_kernel = f == 1; impl = ci; }
@@ -545,6 +577,8 @@ Status bind_conv(BindContext& c, Step& s) {
       else c.cache.put_problem(problem, *e);
     }
   }
+  std::string fe_note;     // why the cuDNN graph form was not timed (appended to the tactic string)
+  float legacy_us = -1.0f;  // the best legacy cuDNN algorithm's time when a graph engine was timed beside it
   const bool from_cache = !impl.empty() && !same_problem;
   const bool reused = !impl.empty() && same_problem;
   if (impl.empty()) {
@@ -618,6 +652,28 @@ Status bind_conv(BindContext& c, Step& s) {
       p.fused = best_fused;
       p.cudnn_ws = best_ws;
       if (found) impl = "cudnn";
+      // The same conv + epilogue as one cuDNN graph: each engine configuration timed as graph replay, like the above.
+      if (auto f = build_fe_conv(c, p, x, wt, y, win, group, &fe_note)) {
+        legacy_us = found ? best_us : -1.0f;
+        int best_plan = -1;
+        for (int i = 0; i < f->plan_count(); ++i) {
+          if (static_cast<size_t>(f->workspace_bytes(i)) > c.options.max_workspace_bytes) continue;
+          p.fe = f;
+          p.fe_plan = i;
+          auto t = c.dev.time_us([&](cudaStream_t st) { return p.run(c.dev.cudnn, sx, sy, sws, st, resid ? sy : nullptr); }, 0, true,
+                                 c.node.describe(c.graph.opset) + ": cudnn graph " + f->plan_name(i));
+          if (!t) { (void)cudaGetLastError(); continue; }
+          if (!found || *t < best_us) { best_us = *t; found = true; best_plan = i; }
+        }
+        p.fe = nullptr;
+        p.fe_plan = -1;
+        if (best_plan >= 0) {
+          p.fe = f;
+          p.fe_plan = best_plan;
+          p.cudnn_ws = static_cast<size_t>(f->workspace_bytes(best_plan));
+          impl = "cudnn_fe";
+        }
+      }
     }
     for (WsConv o : own_candidates)
       for (int f = 0; f < (ws_conv_splits(o) > 1 ? split_forms : 1); ++f) {
@@ -649,15 +705,17 @@ Status bind_conv(BindContext& c, Step& s) {
     }
     TimingEntry entry{.impl = impl, .time_us = best_us};
     if (impl == "cudnn") { entry.algo = int(p.algo); entry.fused = p.fused; }
+    if (impl == "cudnn_fe") entry.algo = p.fe_plan;
     c.cache.put_problem(problem, entry);
     c.cache.put(key, std::move(entry));
   }
   std::string dwpw_note;  // why a depthwise -> pointwise pair stayed two kernels (appended to the tactic string)
-  if (c.pointwise_producer && impl != "cudnn" && !resid) {  // a depthwise conv after a 1x1 expand on our kernel: one fused kernel if faster
+  const bool on_cudnn = impl == "cudnn" || impl == "cudnn_fe";
+  if (c.pointwise_producer && !on_cudnn && !resid) {  // a depthwise conv after a 1x1 expand on our kernel: one fused kernel if faster
     WS_ASSIGN_OR_RETURN(const bool fused, bind_expand_depthwise(c, s, *own, best_us, cc_major, &dwpw_note));
     if (fused) return Status::ok();
   }
-  if (c.depthwise_producer && c.expand_producer && impl != "cudnn") {  // a whole MBConv block on our kernels: one cluster kernel if faster
+  if (c.depthwise_producer && c.expand_producer && !on_cudnn) {  // a whole MBConv block on our kernels: one cluster kernel if faster
     WS_ASSIGN_OR_RETURN(const bool fused, bind_mbconv(c, s, *own, best_us, resid, cc_major, &dwpw_note));
     if (fused) return Status::ok();
   }
@@ -667,7 +725,7 @@ Status bind_conv(BindContext& c, Step& s) {
     dwpw_note += pair_note;
     if (fused) return Status::ok();
   }
-  if (impl != "cudnn") {
+  if (!on_cudnn) {
     s.ws_conv = own;
     s.time_us = best_us;
     s.workspace_bytes = align_up(own->workspace_bytes());
@@ -683,9 +741,17 @@ Status bind_conv(BindContext& c, Step& s) {
   s.kernels = 1 + (p.padded ? 1 : 0) + (p.epilogue() ? 1 : 0);
   const std::string epi = p.fused ? std::string(resid ? "cuDNN fused bias+residual" : "cuDNN fused bias") + (c.fused_act == Activation::kRelu ? "+relu" : "")
                                   : (p.epilogue() ? std::string("epilogue bias+") + (resid ? "residual+" : "") + kernels::activation_name(p.act) : "no epilogue");
+  if (p.fe) {
+    c.tactics.push_back({c.node.name, "Conv", "cudnn graph " + p.fe->plan_name(p.fe_plan) + ", NHWC, " + precision_name(c.precision) +
+                                                  ", bias" + (resid ? "+residual" : "") + (c.fused_act == Activation::kRelu ? "+relu" : "") +
+                                                  " in the graph" + (legacy_us >= 0 ? " (best legacy algorithm " + us1(legacy_us) + " us)" : "") +
+                                                  dwpw_note,
+                         best_us, from_cache, reused});
+  } else {
   c.tactics.push_back({c.node.name, "Conv", "cudnn algo " + std::to_string(int(p.algo)) + " (" + algo_name(p.algo) + (c.nhwc ? "), NHWC, " : "), NCHW, ") +
-                                                precision_name(c.precision) + (p.padded ? ", explicit pad" : "") + ", " + epi + dwpw_note,
+                                                precision_name(c.precision) + (p.padded ? ", explicit pad" : "") + ", " + epi + dwpw_note + fe_note,
                        best_us, from_cache, reused});
+  }
   s.run = [plan](const StepIo& io, const ContextLibs& libs, cudaStream_t st) {
     return plan->run(libs.cudnn, io.in[0], io.out[0], io.workspace, st, plan->residual ? io.in[3] : nullptr);
   };

@@ -1,0 +1,171 @@
+// One NHWC fp16 conv + bias (+ residual) (+ ReLU) as a cuDNN graph with every engine configuration built as a
+// tactic (see cudnn_fe_conv.h). The only translation unit of ws_engine_cuda that includes the cudnn-frontend
+// headers (cmake/cudnn_frontend.cmake gives it the include path and WS_HAVE_CUDNN_FRONTEND); without them it
+// compiles to "not built" stubs.
+// Test: tests/gpu/cuda_engine_test.cpp (CudaEngineFeConv*). Time: `warpstream bench` (each conv's tactic line names
+// the chosen engine and, for a graph engine, the legacy algorithm's time it beat).
+#include "engine/cuda/cudnn_fe_conv.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#ifdef WS_HAVE_CUDNN_FRONTEND
+#include <cudnn_frontend.h>
+#endif
+
+namespace ws::cudaexec {
+
+#ifdef WS_HAVE_CUDNN_FRONTEND
+namespace fe = cudnn_frontend;
+
+namespace {
+// Variant-pack uids, in the order run() passes pointers (execute_plan_at_index's sorted form wants them ascending).
+enum Uid : int64_t { kX = 1, kW = 2, kBias = 3, kZ = 4, kY = 5 };
+
+Status fe_status(fe::error_t e, const std::string& name, const char* step, bool refusal) {
+  std::string msg = "cuDNN graph conv '" + name + "': " + step + " failed: " + e.get_message();
+  return refusal ? unsupported(std::move(msg)) : Status(StatusCode::kCuda, std::move(msg));
+}
+
+std::shared_ptr<fe::graph::Graph> make_graph(const FeConvShape& s) {
+  auto g = std::make_shared<fe::graph::Graph>();
+  g->set_io_data_type(fe::DataType_t::HALF)
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
+  using TA = fe::graph::Tensor_attributes;
+  // NHWC / KRSC expressed as cuDNN's logical NCHW / KCRS dims with channels-last strides.
+  auto x = g->tensor(TA().set_name("x").set_uid(kX).set_dim({s.n, s.c, s.h, s.w}).set_stride({s.h * s.w * s.c, 1, s.w * s.c, s.c}));
+  auto w = g->tensor(TA().set_name("w").set_uid(kW).set_dim({s.k, s.c, s.r, s.s}).set_stride({s.r * s.s * s.c, 1, s.s * s.c, s.c}));
+  auto conv = g->conv_fprop(x, w, fe::graph::Conv_fprop_attributes()
+                                      .set_name("conv")
+                                      .set_padding({s.pad_h, s.pad_w})
+                                      .set_stride({s.stride_h, s.stride_w})
+                                      .set_dilation({s.dil_h, s.dil_w}));
+  auto bias = g->tensor(TA().set_name("bias").set_uid(kBias).set_dim({1, s.k, 1, 1}).set_stride({s.k, 1, s.k, s.k}));
+  auto y = g->pointwise(conv, bias, fe::graph::Pointwise_attributes().set_name("bias").set_mode(fe::PointwiseMode_t::ADD));
+  const std::vector<int64_t> ydim = {s.n, s.k, s.out_h, s.out_w};
+  const std::vector<int64_t> ystride = {s.out_h * s.out_w * s.k, 1, s.out_w * s.k, s.k};
+  if (s.residual) {
+    auto z = g->tensor(TA().set_name("z").set_uid(kZ).set_dim(ydim).set_stride(ystride));
+    y = g->pointwise(y, z, fe::graph::Pointwise_attributes().set_name("residual").set_mode(fe::PointwiseMode_t::ADD));
+  }
+  if (s.relu) y = g->pointwise(y, fe::graph::Pointwise_attributes().set_name("relu").set_mode(fe::PointwiseMode_t::RELU_FWD));
+  y->set_output(true).set_uid(kY).set_dim(ydim).set_stride(ystride).set_data_type(fe::DataType_t::HALF);
+  return g;
+}
+}  // namespace
+
+struct FeConv::Impl {
+  std::string name;
+  FeConvShape shape;
+  std::shared_ptr<fe::graph::Graph> graph;
+  std::vector<int64_t> index;      // built plan i -> the graph's plan index
+  std::vector<int64_t> workspace;  // bytes per built plan
+  std::vector<std::string> names;
+};
+
+bool cudnn_fe_conv_built() { return true; }
+
+Result<std::unique_ptr<FeConv>> FeConv::build(cudnnHandle_t handle, const FeConvShape& s, const std::string& name, int max_plans,
+                                              int64_t max_workspace) {
+  if (s.n < 1 || s.c < 1 || s.h < 1 || s.w < 1 || s.k < 1 || s.r < 1 || s.s < 1 || s.stride_h < 1 || s.stride_w < 1 || s.dil_h < 1 ||
+      s.dil_w < 1 || s.pad_h < 0 || s.pad_w < 0 || s.out_h < 1 || s.out_w < 1 || max_plans < 1)
+    return invalid_argument("cuDNN graph conv '" + name + "': non-positive extent, stride, dilation or plan limit, or a negative pad");
+  if (handle == nullptr) return invalid_argument("cuDNN graph conv '" + name + "': null cuDNN handle");
+  if (cudnnGetVersion() < 90000)
+    return unsupported("cuDNN graph conv '" + name + "': cuDNN " + std::to_string(cudnnGetVersion()) + " < 9.0");
+  auto impl = std::make_unique<Impl>();
+  impl->name = name;
+  impl->shape = s;
+  // Pass 0: precompiled engines only (building a runtime-compiled one costs NVRTC time per shape); pass 1, only when
+  // pass 0 built nothing: runtime-compiled ones too, at most two.
+  std::string why;
+  for (int pass = 0; pass < 2 && impl->index.empty(); ++pass) {
+    auto g = make_graph(s);
+    if (auto e = g->validate(); !e.is_good()) return fe_status(e, name, "validate", true);
+    if (auto e = g->build_operation_graph(handle); !e.is_good()) return fe_status(e, name, "build_operation_graph", true);
+    if (auto e = g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}); !e.is_good())
+      return fe_status(e, name, "create_execution_plans", true);
+    // Bitwise-reproducible replay and fp32 reductions, as the legacy path's pass 0 demands.
+    g->deselect_numeric_notes({fe::NumericalNote_t::NONDETERMINISTIC, fe::NumericalNote_t::REDUCED_PRECISION_REDUCTION});
+    g->deselect_workspace_greater_than(max_workspace);
+    const int limit = pass == 0 ? max_plans : std::min(max_plans, 2);
+    const int64_t count = g->get_execution_plan_count();
+    for (int64_t i = 0; i < count && static_cast<int>(impl->index.size()) < limit; ++i) {
+      std::vector<fe::BehaviorNote_t> notes;
+      const bool rtc = g->get_behavior_notes_for_plan_at_index(i, notes).is_good() &&
+                       std::find(notes.begin(), notes.end(), fe::BehaviorNote_t::RUNTIME_COMPILATION) != notes.end();
+      if (pass == 0 && rtc) continue;
+      if (auto e = g->build_plan_at_index(i); !e.is_good()) {
+        if (why.empty()) why = e.get_message();
+        continue;
+      }
+      std::string tag;
+      if (!g->get_plan_name_at_index(i, tag).is_good()) tag = "plan" + std::to_string(i);
+      if (std::find(impl->names.begin(), impl->names.end(), tag) != impl->names.end()) continue;  // A and FALLBACK overlap
+      int64_t ws = 0;
+      if (!g->get_workspace_size_plan_at_index(i, ws).is_good() || ws > max_workspace) continue;
+      impl->index.push_back(i);
+      impl->workspace.push_back(ws);
+      impl->names.push_back(tag + (rtc ? " (runtime-compiled)" : ""));
+    }
+    if (!impl->index.empty()) impl->graph = std::move(g);
+  }
+  if (impl->index.empty())
+    return unsupported("cuDNN graph conv '" + name + "': no deterministic engine configuration within " + std::to_string(max_workspace) +
+                       " workspace bytes built" + (why.empty() ? std::string() : " (first refusal: " + why + ")"));
+  return std::unique_ptr<FeConv>(new FeConv(std::move(impl)));
+}
+
+int FeConv::plan_count() const { return static_cast<int>(impl_->index.size()); }
+
+int64_t FeConv::workspace_bytes(int i) const {
+  return i >= 0 && i < plan_count() ? impl_->workspace[static_cast<size_t>(i)] : 0;
+}
+
+std::string FeConv::plan_name(int i) const { return i >= 0 && i < plan_count() ? impl_->names[static_cast<size_t>(i)] : std::string(); }
+
+Status FeConv::run(cudnnHandle_t handle, int i, const void* x, const void* w, const void* bias, const void* z, void* y, void* workspace,
+                   cudaStream_t stream) const {
+  if (i < 0 || i >= plan_count())
+    return invalid_argument("cuDNN graph conv '" + impl_->name + "': plan " + std::to_string(i) + " of " + std::to_string(plan_count()));
+  if (handle == nullptr || x == nullptr || w == nullptr || bias == nullptr || y == nullptr || (impl_->shape.residual != (z != nullptr)) ||
+      (impl_->workspace[static_cast<size_t>(i)] > 0 && workspace == nullptr))
+    return invalid_argument("cuDNN graph conv '" + impl_->name + "': null handle/x/w/bias/y/workspace, or a residual operand that does not "
+                            "match the graph (residual " + std::string(impl_->shape.residual ? "expected" : "not expected") + ")");
+  const cudnnStatus_t cs = cudnnSetStream(handle, stream);
+  if (cs != CUDNN_STATUS_SUCCESS)
+    return Status(StatusCode::kCuda, "cuDNN graph conv '" + impl_->name + "': cudnnSetStream failed: " + cudnnGetErrorString(cs));
+  // Ascending uid order (kX, kW, kBias[, kZ], kY): the frontend's allocation-free execute path.
+  void* ptrs[5] = {const_cast<void*>(x), const_cast<void*>(w), const_cast<void*>(bias), nullptr, nullptr};
+  int n = 3;
+  if (impl_->shape.residual) ptrs[n++] = const_cast<void*>(z);
+  ptrs[n++] = y;
+  if (auto e = impl_->graph->execute_plan_at_index(handle, ptrs, n, workspace, impl_->index[static_cast<size_t>(i)]); !e.is_good())
+    return fe_status(e, impl_->name, "execute", false);
+  return Status::ok();
+}
+
+#else  // !WS_HAVE_CUDNN_FRONTEND
+
+struct FeConv::Impl {};
+
+bool cudnn_fe_conv_built() { return false; }
+
+Result<std::unique_ptr<FeConv>> FeConv::build(cudnnHandle_t, const FeConvShape&, const std::string& name, int, int64_t) {
+  return unsupported("cuDNN graph conv '" + name + "': not built (no cudnn-frontend headers; run scripts/fetch-cudnn-frontend.sh and reconfigure)");
+}
+int FeConv::plan_count() const { return 0; }
+int64_t FeConv::workspace_bytes(int) const { return 0; }
+std::string FeConv::plan_name(int) const { return std::string(); }
+Status FeConv::run(cudnnHandle_t, int, const void*, const void*, const void*, const void*, void*, void*, cudaStream_t) const {
+  return unsupported("cuDNN graph conv: not built");
+}
+
+#endif
+
+FeConv::FeConv(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+FeConv::~FeConv() = default;
+
+}  // namespace ws::cudaexec

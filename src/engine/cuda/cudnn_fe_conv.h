@@ -1,0 +1,79 @@
+#pragma once
+/// \file cudnn_fe_conv.h
+/// One channels-last (NHWC) fp16 2-D convolution with its epilogue as ONE cuDNN runtime-fused graph, through
+/// cudnn-frontend (cuDNN's graph API; developer guide "Graph API", the conv_fprop → pointwise chain of
+/// cudnn-frontend's samples/cpp/convolution):
+///   y[n][oy][ox][k] = act( sum_{r,s,c} w[k][r][s][c] · x[n][iy][ix][c]  +  bias[k]  (+ z[n][oy][ox][k]) )
+///   iy = oy·stride_h − pad_h + r·dil_h, ix = ox·stride_w − pad_w + s·dil_w (outside x: 0), act = ReLU or identity.
+/// Layouts: x NHWC [n][h][w][c], w KRSC [k][r][s][c] (what ops/conv.cpp uploads for NHWC segments), bias [k],
+/// z and y NHWC [n][oh][ow][k]; x, w, bias, z, y all float16; accumulation and the epilogue in float32 (the
+/// graph's compute and intermediate type), rounded to half once when y is stored. Symmetric pads, group 1.
+///
+/// Why: cuDNN's legacy entry point (cudnnConvolutionBiasActivationForward) reaches one engine per algorithm enum;
+/// the graph API lists every engine configuration cuDNN's heuristics offer for this exact graph (heuristics modes A
+/// and FALLBACK), knobs such as split-K included. Each configuration is a tactic: the CUDA executor times them as
+/// graph replay beside the legacy algorithms and our own kernels (ops/conv.cpp), as TensorRT times its tactics.
+/// Only deterministic configurations with fp32 reductions are kept (NONDETERMINISTIC and
+/// REDUCED_PRECISION_REDUCTION notes deselected), so a replayed graph equals a direct run bit for bit.
+///
+/// Compiled with the cudnn-frontend headers only when CMake found them (cmake/cudnn_frontend.cmake defines
+/// WS_HAVE_CUDNN_FRONTEND for cudnn_fe_conv.cpp alone); otherwise build() returns kUnsupported "not built" and the
+/// executor keeps the legacy algorithms. Host-only header; nothing here allocates device memory.
+/// Test: tests/gpu/cuda_engine_test.cpp (CudaEngineFeConv*: each built plan against the CPU executor's conv).
+
+#include <cudnn.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "warpstream/status.h"
+
+namespace ws::cudaexec {
+
+/// Geometry of one NHWC fp16 convolution (extents in elements; out_h/out_w must follow from the rest).
+struct FeConvShape {
+  int64_t n = 1, c = 0, h = 0, w = 0;  ///< x: [n][h][w][c]
+  int64_t k = 0, r = 1, s = 1;         ///< w: [k][r][s][c]
+  int64_t pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
+  int64_t out_h = 0, out_w = 0;        ///< y, z: [n][out_h][out_w][k]
+  bool residual = false;               ///< y = act(conv + bias + z)
+  bool relu = false;                   ///< act = ReLU (else identity)
+};
+
+/// True when this build has cudnn-frontend (WS_HAVE_CUDNN_FRONTEND).
+bool cudnn_fe_conv_built();
+
+class FeConv {
+ public:
+  /// Validates the graph, asks cuDNN's heuristics (modes A, FALLBACK) for engine configurations, keeps the
+  /// deterministic fp32-reduction ones that need at most `max_workspace` bytes and builds at most `max_plans` of them
+  /// (runtime-compiled engines only when no precompiled one supports the graph, to bound build time).
+  /// kUnsupported with cuDNN's message when no configuration supports the graph or the build lacks cudnn-frontend;
+  /// kInvalidArgument for a non-positive extent; kCuda when a cuDNN call fails. `name` labels messages (the node).
+  static Result<std::unique_ptr<FeConv>> build(cudnnHandle_t handle, const FeConvShape& shape, const std::string& name,
+                                               int max_plans, int64_t max_workspace);
+  ~FeConv();
+  FeConv(const FeConv&) = delete;
+  FeConv& operator=(const FeConv&) = delete;
+
+  /// Built plans: indices 0 .. plan_count() − 1 (stable for one cuDNN version and shape: the timing cache keeps one).
+  int plan_count() const;
+  /// Workspace bytes plan `i` needs (0 for most); the caller passes at least this much to run().
+  int64_t workspace_bytes(int i) const;
+  /// The engine's name and knobs as cuDNN reports them (e.g. "eng0_k2=3_k13=1"), for the tactic list.
+  std::string plan_name(int i) const;
+  /// Enqueues plan `i` on `stream` through `handle` (any handle of this device). z must be non-null exactly when the
+  /// shape has a residual; workspace non-null when workspace_bytes(i) > 0. Capturable; no host allocation.
+  /// kInvalidArgument for a bad index or null operand; kCuda when cuDNN refuses the launch.
+  Status run(cudnnHandle_t handle, int i, const void* x, const void* w, const void* bias, const void* z, void* y,
+             void* workspace, cudaStream_t stream) const;
+
+ private:
+  struct Impl;
+  explicit FeConv(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ws::cudaexec

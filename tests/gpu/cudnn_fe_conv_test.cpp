@@ -1,0 +1,205 @@
+// cuDNN graph convs (src/engine/cuda/cudnn_fe_conv.h): EVERY engine configuration FeConv::build keeps, run on
+// ResNet-50's conv shapes (1x1, 3x3 s1/s2, the 1x1 s2 downsample, a 7x7 s2 stem on 8 channels) with and without
+// residual and ReLU, against the CPU reference (ref::conv_nd on fp16-rounded operands, + bias + residual, ReLU, in
+// float): |got − ref| <= 2e-2·max|ref| (fp16 storage of y, fp32 accumulation). y is poisoned (NaN) before each run;
+// a mismatch dumps the operands; random operands print their seed (WS_SEED replays).
+// Then the engine: a ResNet-style bottleneck graph built NHWC fp16 with the graph convs on, against the CPU executor.
+//   build/tests/ws_gpu_tests --gtest_filter='CudnnFeConv*'
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cuda_engine_test_support.h"
+#include "engine/cuda/cudnn_fe_conv.h"
+#include "engine/ir/model_builder.h"
+#include "lanes_gpu_support.h"
+#include "reference/reference.h"
+#include "support/compare_dump.h"
+#include "support/small_tests.h"
+#include "warpstream/cuda_engine.h"
+
+namespace ws {
+namespace {
+
+using cudaexec::FeConv;
+using cudaexec::FeConvShape;
+
+std::vector<float> random_half(size_t n, const std::string& label, float lo, float hi) {
+  std::vector<float> v = test::random_values(n, test::test_seed(label), lo, hi);
+  for (float& f : v) f = __half2float(__float2half_rn(f));  // what the device holds
+  return v;
+}
+
+// NHWC [n][h][w][c] -> NCHW, for the reference.
+std::vector<float> to_nchw(const std::vector<float>& v, int64_t n, int64_t h, int64_t w, int64_t c) {
+  std::vector<float> o(v.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x)
+        for (int64_t ch = 0; ch < c; ++ch) o[size_t(((i * c + ch) * h + y) * w + x)] = v[size_t(((i * h + y) * w + x) * c + ch)];
+  return o;
+}
+
+struct DevHalf {
+  __half* p = nullptr;
+  explicit DevHalf(const std::vector<float>& v) {
+    std::vector<__half> h(v.size());
+    for (size_t i = 0; i < v.size(); ++i) h[i] = __float2half_rn(v[i]);
+    EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(h.size(), 1) * sizeof(__half)), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(p, h.data(), h.size() * sizeof(__half), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  ~DevHalf() { cudaFree(p); }
+  std::vector<float> read(size_t n) const {
+    std::vector<__half> h(n);
+    EXPECT_EQ(cudaMemcpy(h.data(), p, n * sizeof(__half), cudaMemcpyDeviceToHost), cudaSuccess);
+    std::vector<float> o(n);
+    for (size_t i = 0; i < n; ++i) o[i] = __half2float(h[i]);
+    return o;
+  }
+};
+
+struct Case {
+  const char* name;
+  int64_t c, h, w, k, r, stride, pad;
+  bool residual, relu;
+};
+
+TEST(CudnnFeConv, EveryPlanMatchesTheReference) {
+  WS_REQUIRE_LANES_GPU();
+  if (!cudaexec::cudnn_fe_conv_built()) GTEST_SKIP() << "built without cudnn-frontend (scripts/fetch-cudnn-frontend.sh)";
+  const Case cases[] = {
+      {"1x1 256->64 14x14 relu", 256, 14, 14, 64, 1, 1, 0, false, true},
+      {"1x1 64->256 14x14 residual relu", 64, 14, 14, 256, 1, 1, 0, true, true},
+      {"3x3 128 28x28 s1 relu", 128, 28, 28, 128, 3, 1, 1, false, true},
+      {"3x3 256 28x28 s2 relu", 256, 28, 28, 256, 3, 2, 1, false, true},
+      {"3x3 512 7x7 s1 relu", 512, 7, 7, 512, 3, 1, 1, false, true},
+      {"1x1 s2 512->1024 downsample", 512, 28, 28, 1024, 1, 2, 0, false, false},
+      {"7x7 s2 stem 8->64 relu", 8, 32, 32, 64, 7, 2, 3, false, true},
+      {"3x3 16->24 odd 9x11 residual", 16, 9, 11, 24, 3, 1, 1, true, false},
+  };
+  cudnnHandle_t handle = nullptr;
+  ASSERT_EQ(cudnnCreate(&handle), CUDNN_STATUS_SUCCESS);
+  size_t runs = 0;
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    const int64_t oh = (k.h + 2 * k.pad - k.r) / k.stride + 1, ow = (k.w + 2 * k.pad - k.r) / k.stride + 1;
+    const FeConvShape s{.n = 1, .c = k.c, .h = k.h, .w = k.w, .k = k.k, .r = k.r, .s = k.r, .pad_h = k.pad, .pad_w = k.pad,
+                        .stride_h = k.stride, .stride_w = k.stride, .dil_h = 1, .dil_w = 1, .out_h = oh, .out_w = ow,
+                        .residual = k.residual, .relu = k.relu};
+    auto built = FeConv::build(handle, s, k.name, 12, int64_t{256} << 20);
+    ASSERT_TRUE(built.is_ok()) << built.status().to_string();
+    const FeConv& f = **built;
+    ASSERT_GE(f.plan_count(), 1);
+    const size_t xn = size_t(k.h * k.w * k.c), wn = size_t(k.k * k.r * k.r * k.c), yn = size_t(oh * ow * k.k);
+    const std::string tag = k.name;
+    const std::vector<float> x = random_half(xn, tag + " x", -1.f, 1.f);
+    const float wb = 1.0f / std::sqrt(float(k.c * k.r * k.r));
+    const std::vector<float> w = random_half(wn, tag + " w", -wb, wb);  // KRSC
+    const std::vector<float> b = random_half(size_t(k.k), tag + " bias", -0.5f, 0.5f);
+    const std::vector<float> z = random_half(k.residual ? yn : 0, tag + " z", -1.f, 1.f);
+    // Reference: NCHW conv of the same (fp16-rounded) values, + bias + residual, ReLU.
+    ref::ConvParams cp;
+    cp.rank = 2; cp.n = 1; cp.c_in = k.c; cp.c_out = k.k; cp.groups = 1;
+    cp.in[0] = k.h; cp.in[1] = k.w; cp.kernel[0] = cp.kernel[1] = k.r; cp.stride[0] = cp.stride[1] = k.stride;
+    cp.dilation[0] = cp.dilation[1] = 1; cp.pad_begin[0] = cp.pad_begin[1] = cp.pad_end[0] = cp.pad_end[1] = k.pad;
+    cp.out[0] = oh; cp.out[1] = ow;
+    std::vector<float> ref_nchw(yn);
+    ref::conv_nd(to_nchw(x, 1, k.h, k.w, k.c).data(), to_nchw(w, k.k, k.r, k.r, k.c).data(), nullptr, ref_nchw.data(), cp);
+    std::vector<float> ref(yn);  // back to NHWC, epilogue applied
+    double max_ref = 0;
+    for (int64_t p = 0; p < oh * ow; ++p)
+      for (int64_t ch = 0; ch < k.k; ++ch) {
+        float v = ref_nchw[size_t(ch * oh * ow + p)] + b[size_t(ch)] + (k.residual ? z[size_t(p * k.k + ch)] : 0.f);
+        if (k.relu) v = std::max(v, 0.f);
+        ref[size_t(p * k.k + ch)] = v;
+        max_ref = std::max(max_ref, std::fabs(double(v)));
+      }
+    DevHalf dx(x), dw(w), db(b), dz(z), dy(std::vector<float>(yn, 0.f));
+    for (int i = 0; i < f.plan_count(); ++i) {
+      SCOPED_TRACE(f.plan_name(i));
+      void* ws = nullptr;
+      if (f.workspace_bytes(i) > 0) ASSERT_EQ(cudaMalloc(&ws, size_t(f.workspace_bytes(i))), cudaSuccess);
+      ASSERT_EQ(cudaMemset(dy.p, 0xFF, yn * sizeof(__half)), cudaSuccess);  // NaN poison
+      const Status st = f.run(handle, i, dx.p, dw.p, db.p, k.residual ? dz.p : nullptr, dy.p, ws, nullptr);
+      ASSERT_TRUE(st.is_ok()) << st.to_string();
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      cudaFree(ws);
+      const std::vector<float> got = dy.read(yn);
+      const double tol = 2e-2 * std::max(max_ref, 1e-3);
+      double max_diff = 0;
+      for (size_t j = 0; j < yn; ++j) max_diff = std::max(max_diff, std::fabs(double(got[j]) - double(ref[j])));
+      std::printf("[ fe conv  ] %-34s plan %2d %-48s max|diff| %.3g (max|ref| %.3g, %zu values)\n", k.name, i, f.plan_name(i).c_str(),
+                  max_diff, max_ref, yn);
+      EXPECT_TRUE(test::near_dump(tag + " " + f.plan_name(i), got, ref, {.abs = tol, .rel = 0},
+                                  {{"x (NHWC)", x}, {"w (KRSC)", w}, {"bias", b}, {"z", z}}));
+      ++runs;
+    }
+  }
+  cudnnDestroy(handle);
+  EXPECT_GT(runs, 0u);
+}
+
+// Bad arguments are refused with a message before any cuDNN work (no GPU needed for these).
+TEST(CudnnFeConv, RefusesBadShapesAndOperands) {
+  FeConvShape s{.n = 1, .c = 8, .h = 4, .w = 4, .k = 8, .r = 1, .s = 1, .out_h = 4, .out_w = 4};
+  s.stride_h = 0;
+  auto r = FeConv::build(reinterpret_cast<cudnnHandle_t>(0x1), s, "bad", 4, 0);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), cudaexec::cudnn_fe_conv_built() ? StatusCode::kInvalidArgument : StatusCode::kUnsupported);
+  s.stride_h = 1;
+  auto r2 = FeConv::build(nullptr, s, "null handle", 4, 0);
+  ASSERT_FALSE(r2.is_ok());
+  EXPECT_NE(r2.status().message().find("null handle"), std::string::npos) << r2.status().to_string();
+}
+
+// A ResNet bottleneck (1x1 -> 3x3 -> 1x1 + residual, ReLUs) NHWC fp16 with the graph convs on, against the CPU executor;
+// the tactic list must name the engine each conv chose.
+TEST(CudnnFeConv, BottleneckEngineMatchesCpu) {
+  WS_REQUIRE_LANES_GPU();
+  ir::ModelBuilder b{13, "bottleneck"};
+  b.input("x", ir::DType::kFloat32, {1, 64, 14, 14});
+  test::add_random_conv(b, "c1", "x", "a", {32, 64, 1, 1}, {1, 1}, {0, 0, 0, 0}, 1);
+  b.node("Relu", {"a"}, {"ar"}, "r1");
+  test::add_random_conv(b, "c2", "ar", "bb", {32, 32, 3, 3}, {1, 1}, {1, 1, 1, 1}, 1);
+  b.node("Relu", {"bb"}, {"br"}, "r2");
+  test::add_random_conv(b, "c3", "br", "c", {64, 32, 1, 1}, {1, 1}, {0, 0, 0, 0}, 1);
+  b.node("Add", {"c", "x"}, {"s"}, "add");
+  b.node("Relu", {"s"}, {"y"}, "r3");
+  b.output("y");
+  const ir::Graph g = test::import_builder(b);
+  for (bool graph_convs : {true, false}) {
+    const std::string what = std::string("bottleneck fp16 nhwc, cudnn graph convs ") + (graph_convs ? "on" : "off");
+    SCOPED_TRACE(what);
+    CudaBuildOptions o;
+    o.layout = Layout::kNhwc;
+    o.cudnn_graph_convs = graph_convs;
+    std::string err;
+    auto cmp = test::run_both(g, Precision::kFloat16, 2e-2, 2e-2, test::test_seed(what), &err, o);
+    ASSERT_TRUE(err.empty()) << err;
+    std::printf("[ fe conv  ] %-44s max|diff| %.3g (max|ref| %.3g, %zu values)\n", what.c_str(), cmp.max_abs, cmp.max_ref, cmp.count);
+    std::vector<test::Operand> operands;
+    for (size_t i = 0; i < cmp.inputs.size(); ++i) operands.emplace_back(cmp.input_names[i], cmp.inputs[i]);
+    EXPECT_TRUE(test::near_dump(what, cmp.got, cmp.ref, {.abs = 2e-2, .rel = 2e-2}, operands));
+    EXPECT_GT(cmp.max_ref, 0.0);
+    o.precision = Precision::kFloat16;
+    auto e = CudaEngine::build(g, o);
+    ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+    size_t graph_steps = 0;
+    for (const TacticRecord& t : (*e)->tactics())
+      if (t.op_type == "Conv") {
+        std::printf("[ fe conv  ]   %-6s %7.2f us  %s\n", t.node.c_str(), t.time_us, t.choice.c_str());
+        graph_steps += t.choice.rfind("cudnn graph", 0) == 0;
+      }
+    if (!graph_convs || !cudaexec::cudnn_fe_conv_built()) EXPECT_EQ(graph_steps, 0u);
+  }
+}
+
+}  // namespace
+}  // namespace ws
