@@ -205,7 +205,8 @@ struct CudaBuildOptions {
   /// cuDNN graph convs (channels-last fp16 dense convs with a bias and ReLU / no activation): besides cuDNN's legacy
   /// algorithms, the same conv + bias (+ residual) (+ ReLU) is expressed as one cuDNN graph through cudnn-frontend
   /// (src/engine/cuda/cudnn_fe_conv.h) and each deterministic engine configuration cuDNN's heuristics list for it (up to
-  /// 12, modes A and FALLBACK) is timed as a tactic (timing-cache impl "cudnn_fe", algo = the plan index). Needs a build
+  /// 12 precompiled and 4 runtime-compiled ones, modes A and FALLBACK) is timed as a tactic (timing-cache impl "cudnn_fe",
+  /// algo = the heuristic index). Needs a build
   /// with the cudnn-frontend headers (scripts/fetch-cudnn-frontend.sh); without them, or false, only the legacy
   /// algorithms are timed (`warpstream bench --no-cudnn-graph`). Not part of the timing-cache identity: an entry naming
   /// a graph engine this build cannot use is re-timed.

@@ -93,10 +93,16 @@ TEST(CudnnFeConv, EveryPlanMatchesTheReference) {
     const FeConvShape s{.n = 1, .c = k.c, .h = k.h, .w = k.w, .k = k.k, .r = k.r, .s = k.r, .pad_h = k.pad, .pad_w = k.pad,
                         .stride_h = k.stride, .stride_w = k.stride, .dil_h = 1, .dil_w = 1, .out_h = oh, .out_w = ow,
                         .residual = k.residual, .relu = k.relu};
-    auto built = FeConv::build(handle, s, k.name, 12, int64_t{256} << 20);
+    auto built = FeConv::build(handle, s, k.name, 12, 4, int64_t{256} << 20);
     ASSERT_TRUE(built.is_ok()) << built.status().to_string();
     const FeConv& f = **built;
     ASSERT_GE(f.plan_count(), 1);
+    {  // a timing-cache hit rebuilds one heuristic index alone: the same engine
+      auto one = FeConv::build(handle, s, k.name, 12, 4, int64_t{256} << 20, f.graph_index(f.plan_count() - 1));
+      ASSERT_TRUE(one.is_ok()) << one.status().to_string();
+      ASSERT_EQ((*one)->plan_count(), 1);
+      EXPECT_EQ((*one)->plan_name(0), f.plan_name(f.plan_count() - 1));
+    }
     const size_t xn = size_t(k.h * k.w * k.c), wn = size_t(k.k * k.r * k.r * k.c), yn = size_t(oh * ow * k.k);
     const std::string tag = k.name;
     const std::vector<float> x = random_half(xn, tag + " x", -1.f, 1.f);
@@ -150,13 +156,18 @@ TEST(CudnnFeConv, EveryPlanMatchesTheReference) {
 TEST(CudnnFeConv, RefusesBadShapesAndOperands) {
   FeConvShape s{.n = 1, .c = 8, .h = 4, .w = 4, .k = 8, .r = 1, .s = 1, .out_h = 4, .out_w = 4};
   s.stride_h = 0;
-  auto r = FeConv::build(reinterpret_cast<cudnnHandle_t>(0x1), s, "bad", 4, 0);
+  auto r = FeConv::build(reinterpret_cast<cudnnHandle_t>(0x1), s, "bad", 4, 0, 0);
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), cudaexec::cudnn_fe_conv_built() ? StatusCode::kInvalidArgument : StatusCode::kUnsupported);
   s.stride_h = 1;
-  auto r2 = FeConv::build(nullptr, s, "null handle", 4, 0);
+  auto r2 = FeConv::build(nullptr, s, "conv_7", 4, 0, 0);
   ASSERT_FALSE(r2.is_ok());
-  EXPECT_NE(r2.status().message().find("null handle"), std::string::npos) << r2.status().to_string();
+  if (cudaexec::cudnn_fe_conv_built()) {
+    EXPECT_NE(r2.status().message().find("'conv_7': null cuDNN handle"), std::string::npos) << r2.status().to_string();
+    auto r3 = FeConv::build(reinterpret_cast<cudnnHandle_t>(0x1), s, "conv_8", 0, 0, 0);  // no plan allowed
+    ASSERT_FALSE(r3.is_ok());
+    EXPECT_EQ(r3.status().code(), StatusCode::kInvalidArgument) << r3.status().to_string();
+  }
 }
 
 // A ResNet bottleneck (1x1 -> 3x3 -> 1x1 + residual, ReLUs) NHWC fp16 with the graph convs on, against the CPU executor;

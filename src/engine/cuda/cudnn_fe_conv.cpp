@@ -68,9 +68,10 @@ struct FeConv::Impl {
 bool cudnn_fe_conv_built() { return true; }
 
 Result<std::unique_ptr<FeConv>> FeConv::build(cudnnHandle_t handle, const FeConvShape& s, const std::string& name, int max_plans,
-                                              int64_t max_workspace) {
+                                              int max_rtc_plans, int64_t max_workspace, int64_t only_graph_index) {
   if (s.n < 1 || s.c < 1 || s.h < 1 || s.w < 1 || s.k < 1 || s.r < 1 || s.s < 1 || s.stride_h < 1 || s.stride_w < 1 || s.dil_h < 1 ||
-      s.dil_w < 1 || s.pad_h < 0 || s.pad_w < 0 || s.out_h < 1 || s.out_w < 1 || max_plans < 1)
+      s.dil_w < 1 || s.pad_h < 0 || s.pad_w < 0 || s.out_h < 1 || s.out_w < 1 || max_plans < 0 || max_rtc_plans < 0 ||
+      max_plans + max_rtc_plans < 1)
     return invalid_argument("cuDNN graph conv '" + name + "': non-positive extent, stride, dilation or plan limit, or a negative pad");
   if (handle == nullptr) return invalid_argument("cuDNN graph conv '" + name + "': null cuDNN handle");
   if (cudnnGetVersion() < 90000)
@@ -78,47 +79,52 @@ Result<std::unique_ptr<FeConv>> FeConv::build(cudnnHandle_t handle, const FeConv
   auto impl = std::make_unique<Impl>();
   impl->name = name;
   impl->shape = s;
-  // Pass 0: precompiled engines only (building a runtime-compiled one costs NVRTC time per shape); pass 1, only when
-  // pass 0 built nothing: runtime-compiled ones too, at most two.
+  auto g = make_graph(s);
+  if (auto e = g->validate(); !e.is_good()) return fe_status(e, name, "validate", true);
+  if (auto e = g->build_operation_graph(handle); !e.is_good()) return fe_status(e, name, "build_operation_graph", true);
+  if (auto e = g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}); !e.is_good())
+    return fe_status(e, name, "create_execution_plans", true);
+  // Bitwise-reproducible replay and fp32 reductions, as the legacy path's pass 0 demands.
+  g->deselect_numeric_notes({fe::NumericalNote_t::NONDETERMINISTIC, fe::NumericalNote_t::REDUCED_PRECISION_REDUCTION});
+  g->deselect_workspace_greater_than(max_workspace);
+  // In heuristic order: up to max_plans precompiled engines and up to max_rtc_plans runtime-compiled ones (NVRTC at
+  // build: ~0.1-0.5 s each, so they are capped separately). On ResNet-50's residual 1x1 convs a runtime-compiled engine
+  // won (2.9 against 4.1 us for the legacy fused call; device run 69).
   std::string why;
-  for (int pass = 0; pass < 2 && impl->index.empty(); ++pass) {
-    auto g = make_graph(s);
-    if (auto e = g->validate(); !e.is_good()) return fe_status(e, name, "validate", true);
-    if (auto e = g->build_operation_graph(handle); !e.is_good()) return fe_status(e, name, "build_operation_graph", true);
-    if (auto e = g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}); !e.is_good())
-      return fe_status(e, name, "create_execution_plans", true);
-    // Bitwise-reproducible replay and fp32 reductions, as the legacy path's pass 0 demands.
-    g->deselect_numeric_notes({fe::NumericalNote_t::NONDETERMINISTIC, fe::NumericalNote_t::REDUCED_PRECISION_REDUCTION});
-    g->deselect_workspace_greater_than(max_workspace);
-    const int limit = pass == 0 ? max_plans : std::min(max_plans, 2);
-    const int64_t count = g->get_execution_plan_count();
-    for (int64_t i = 0; i < count && static_cast<int>(impl->index.size()) < limit; ++i) {
-      std::vector<fe::BehaviorNote_t> notes;
-      const bool rtc = g->get_behavior_notes_for_plan_at_index(i, notes).is_good() &&
-                       std::find(notes.begin(), notes.end(), fe::BehaviorNote_t::RUNTIME_COMPILATION) != notes.end();
-      if (pass == 0 && rtc) continue;
-      if (auto e = g->build_plan_at_index(i); !e.is_good()) {
-        if (why.empty()) why = e.get_message();
-        continue;
-      }
-      std::string tag;
-      if (!g->get_plan_name_at_index(i, tag).is_good()) tag = "plan" + std::to_string(i);
-      if (std::find(impl->names.begin(), impl->names.end(), tag) != impl->names.end()) continue;  // A and FALLBACK overlap
-      int64_t ws = 0;
-      if (!g->get_workspace_size_plan_at_index(i, ws).is_good() || ws > max_workspace) continue;
-      impl->index.push_back(i);
-      impl->workspace.push_back(ws);
-      impl->names.push_back(tag + (rtc ? " (runtime-compiled)" : ""));
+  int precompiled = 0, rtc_built = 0;
+  const int64_t count = g->get_execution_plan_count();
+  for (int64_t i = 0; i < count; ++i) {
+    if (only_graph_index >= 0 && i != only_graph_index) continue;
+    std::vector<fe::BehaviorNote_t> notes;
+    const bool rtc = g->get_behavior_notes_for_plan_at_index(i, notes).is_good() &&
+                     std::find(notes.begin(), notes.end(), fe::BehaviorNote_t::RUNTIME_COMPILATION) != notes.end();
+    if (only_graph_index < 0 && (rtc ? rtc_built >= max_rtc_plans : precompiled >= max_plans)) continue;
+    if (auto e = g->build_plan_at_index(i); !e.is_good()) {
+      if (why.empty()) why = e.get_message();
+      continue;
     }
-    if (!impl->index.empty()) impl->graph = std::move(g);
+    std::string tag;
+    if (!g->get_plan_name_at_index(i, tag).is_good()) tag = "plan" + std::to_string(i);
+    tag += rtc ? " (runtime-compiled)" : "";
+    if (std::find(impl->names.begin(), impl->names.end(), tag) != impl->names.end()) continue;  // A and FALLBACK overlap
+    int64_t ws = 0;
+    if (!g->get_workspace_size_plan_at_index(i, ws).is_good() || ws > max_workspace) continue;
+    (rtc ? rtc_built : precompiled) += 1;
+    impl->index.push_back(i);
+    impl->workspace.push_back(ws);
+    impl->names.push_back(tag);
   }
   if (impl->index.empty())
     return unsupported("cuDNN graph conv '" + name + "': no deterministic engine configuration within " + std::to_string(max_workspace) +
-                       " workspace bytes built" + (why.empty() ? std::string() : " (first refusal: " + why + ")"));
+                       " workspace bytes built" + (only_graph_index >= 0 ? " at heuristic index " + std::to_string(only_graph_index) : "") +
+                       (why.empty() ? std::string() : " (first refusal: " + why + ")"));
+  impl->graph = std::move(g);
   return std::unique_ptr<FeConv>(new FeConv(std::move(impl)));
 }
 
 int FeConv::plan_count() const { return static_cast<int>(impl_->index.size()); }
+
+int64_t FeConv::graph_index(int i) const { return i >= 0 && i < plan_count() ? impl_->index[static_cast<size_t>(i)] : -1; }
 
 int64_t FeConv::workspace_bytes(int i) const {
   return i >= 0 && i < plan_count() ? impl_->workspace[static_cast<size_t>(i)] : 0;
@@ -153,10 +159,11 @@ struct FeConv::Impl {};
 
 bool cudnn_fe_conv_built() { return false; }
 
-Result<std::unique_ptr<FeConv>> FeConv::build(cudnnHandle_t, const FeConvShape&, const std::string& name, int, int64_t) {
+Result<std::unique_ptr<FeConv>> FeConv::build(cudnnHandle_t, const FeConvShape&, const std::string& name, int, int, int64_t, int64_t) {
   return unsupported("cuDNN graph conv '" + name + "': not built (no cudnn-frontend headers; run scripts/fetch-cudnn-frontend.sh and reconfigure)");
 }
 int FeConv::plan_count() const { return 0; }
+int64_t FeConv::graph_index(int) const { return -1; }
 int64_t FeConv::workspace_bytes(int) const { return 0; }
 std::string FeConv::plan_name(int) const { return std::string(); }
 Status FeConv::run(cudnnHandle_t, int, const void*, const void*, const void*, const void*, void*, void*, cudaStream_t) const {

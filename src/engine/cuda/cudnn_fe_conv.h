@@ -48,18 +48,23 @@ bool cudnn_fe_conv_built();
 class FeConv {
  public:
   /// Validates the graph, asks cuDNN's heuristics (modes A, FALLBACK) for engine configurations, keeps the
-  /// deterministic fp32-reduction ones that need at most `max_workspace` bytes and builds at most `max_plans` of them
-  /// (runtime-compiled engines only when no precompiled one supports the graph, to bound build time).
-  /// kUnsupported with cuDNN's message when no configuration supports the graph or the build lacks cudnn-frontend;
-  /// kInvalidArgument for a non-positive extent; kCuda when a cuDNN call fails. `name` labels messages (the node).
+  /// deterministic fp32-reduction ones that need at most `max_workspace` bytes and builds, in heuristic order, at most
+  /// `max_plans` precompiled and `max_rtc_plans` runtime-compiled (NVRTC at build) ones. `only_graph_index` >= 0 builds
+  /// that heuristic index alone (a timing-cache hit: graph_index() of an earlier build).
+  /// kUnsupported with cuDNN's message when no configuration builds or the build lacks cudnn-frontend;
+  /// kInvalidArgument for a non-positive extent or limit, or a null handle; kCuda when a cuDNN call fails. `name` labels
+  /// messages (the node).
   static Result<std::unique_ptr<FeConv>> build(cudnnHandle_t handle, const FeConvShape& shape, const std::string& name,
-                                               int max_plans, int64_t max_workspace);
+                                               int max_plans, int max_rtc_plans, int64_t max_workspace,
+                                               int64_t only_graph_index = -1);
   ~FeConv();
   FeConv(const FeConv&) = delete;
   FeConv& operator=(const FeConv&) = delete;
 
-  /// Built plans: indices 0 .. plan_count() − 1 (stable for one cuDNN version and shape: the timing cache keeps one).
+  /// Built plans: indices 0 .. plan_count() − 1.
   int plan_count() const;
+  /// The heuristic index of built plan `i` in cuDNN's engine-configuration list (what the timing cache keeps); -1 if none.
+  int64_t graph_index(int i) const;
   /// Workspace bytes plan `i` needs (0 for most); the caller passes at least this much to run().
   int64_t workspace_bytes(int i) const;
   /// The engine's name and knobs as cuDNN reports them (e.g. "eng0_k2=3_k13=1"), for the tactic list.

@@ -383,18 +383,19 @@ Result<bool> bind_expand_depthwise(BindContext& c, Step& s, const WsConvPlan& dw
 // The cuDNN graph form of an NHWC fp16 conv (cudnn_fe_conv.h): conv + bias (+ residual) (+ ReLU) as one graph whose
 // engine configurations are tactics. Null when it does not apply (layout, precision, group, activation, explicit pad,
 // CudaBuildOptions::cudnn_graph_convs off) or cuDNN refuses the graph (the legacy algorithms then stand alone).
-constexpr int kFeConvMaxPlans = 12;
+constexpr int kFeConvMaxPlans = 12, kFeConvMaxRtcPlans = 4;
 
 std::shared_ptr<const FeConv> build_fe_conv(const BindContext& c, const ConvPlan& p, const ir::Shape& x, const ir::Shape& wt,
-                                            const ir::Shape& y, const Window2d& win, int64_t group, std::string* why) {
+                                            const ir::Shape& y, const Window2d& win, int64_t group, std::string* why,
+                                            int64_t only_graph_index = -1) {
   if (!c.nhwc || group != 1 || !half_storage(c.precision) || p.padded || !c.options.cudnn_graph_convs || !cudnn_fe_conv_built() ||
       (c.fused_act != Activation::kRelu && c.fused_act != Activation::kNone))
     return nullptr;
   const FeConvShape fs{.n = x[0], .c = x[1], .h = x[2], .w = x[3], .k = wt[0], .r = wt[2], .s = wt[3], .pad_h = win.pb[0],
                        .pad_w = win.pb[1], .stride_h = win.s[0], .stride_w = win.s[1], .dil_h = win.d[0], .dil_w = win.d[1],
                        .out_h = y[2], .out_w = y[3], .residual = p.residual, .relu = c.fused_act == Activation::kRelu};
-  auto built = FeConv::build(c.dev.cudnn, fs, c.node.describe(c.graph.opset), kFeConvMaxPlans,
-                             static_cast<int64_t>(c.options.max_workspace_bytes));
+  auto built = FeConv::build(c.dev.cudnn, fs, c.node.describe(c.graph.opset), kFeConvMaxPlans, kFeConvMaxRtcPlans,
+                             static_cast<int64_t>(c.options.max_workspace_bytes), only_graph_index);
   if (!built) {
     (void)cudaGetLastError();
     if (why) *why = ", cuDNN graph refused: " + built.status().message();
@@ -561,9 +562,9 @@ Status bind_conv(BindContext& c, Step& s) {
     }
     if (ci == "cudnn_fe" && use_cudnn && e->algo) {  // a cuDNN graph engine: rebuilt, its plan index reused when it still builds
       std::string why;
-      if (auto f = build_fe_conv(c, p, x, wt, y, win, group, &why); f && *e->algo >= 0 && *e->algo < f->plan_count()) {
+      if (auto f = *e->algo >= 0 ? build_fe_conv(c, p, x, wt, y, win, group, &why, *e->algo) : nullptr; f && f->plan_count() == 1) {
         p.fe = f;
-        p.fe_plan = static_cast<int>(*e->algo);
+        p.fe_plan = 0;
         p.cudnn_ws = static_cast<size_t>(f->workspace_bytes(p.fe_plan));
         impl = ci;
       }
@@ -705,7 +706,7 @@ Status bind_conv(BindContext& c, Step& s) {
     }
     TimingEntry entry{.impl = impl, .time_us = best_us};
     if (impl == "cudnn") { entry.algo = int(p.algo); entry.fused = p.fused; }
-    if (impl == "cudnn_fe") entry.algo = p.fe_plan;
+    if (impl == "cudnn_fe") entry.algo = p.fe->graph_index(p.fe_plan);
     c.cache.put_problem(problem, entry);
     c.cache.put(key, std::move(entry));
   }
