@@ -21,6 +21,7 @@
 #include "engine/ir/model_builder.h"
 #include "lanes_gpu_support.h"
 #include "reference/reference.h"
+#include "support/alloc_counter.h"
 #include "support/compare_dump.h"
 #include "support/small_tests.h"
 #include "warpstream/cuda_engine.h"
@@ -209,6 +210,22 @@ TEST(CudnnFeConv, BottleneckEngineMatchesCpu) {
         graph_steps += t.choice.rfind("cudnn graph", 0) == 0;
       }
     if (!graph_convs || !cudaexec::cudnn_fe_conv_built()) EXPECT_EQ(graph_steps, 0u);
+    // Direct enqueue (no CUDA graph) in the steady state: no operator new on this thread, graph engines included.
+    auto ctx = (*e)->create_context();
+    ASSERT_TRUE(ctx.is_ok()) << ctx.status().to_string();
+    ASSERT_EQ(cudaMemset((*ctx)->input(0), 0, size_t(64 * 14 * 14) * 2), cudaSuccess);
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE((*ctx)->enqueue(nullptr).is_ok());  // warm-up (lazy variant-pack templates)
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    uint64_t allocs = 0;
+    bool ok = true;
+    {
+      test::AllocationScope scope;
+      for (int i = 0; i < 200; ++i) ok = (*ctx)->enqueue(nullptr).is_ok() && ok;
+      allocs = scope.count();
+    }
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_TRUE(ok);
+    EXPECT_EQ(allocs, 0u) << "operator new calls over 200 direct enqueues (" << graph_steps << " cuDNN graph steps)";
   }
 }
 
