@@ -58,7 +58,7 @@ struct BenchArgs {
   bool split_k_reduce_kernel = false;   // --split-k-reduce-kernel (CudaBuildOptions::split_k_in_kernel = false)
   bool no_dwpw_fusion = false;          // --no-dwpw-fusion (CudaBuildOptions::fuse_depthwise_pointwise = false)
   bool no_exdw_fusion = false;          // --no-exdw-fusion (CudaBuildOptions::fuse_expand_depthwise = false)
-  bool no_cudnn_graph = false;          // --no-cudnn-graph (CudaBuildOptions::cudnn_graph_convs = false)
+  bool cudnn_graph = false;             // --cudnn-graph (CudaBuildOptions::cudnn_graph_convs = true)
   std::string calibration;              // --calibration DIR (precision fp8)
   bool fp8_obey = false;                // --fp8-obey (CudaBuildOptions::fp8_obey_precision)
   bool no_progress = false;
@@ -247,7 +247,7 @@ int run_bench(const BenchArgs& a) {
   bo.split_k_in_kernel = !a.split_k_reduce_kernel;
   bo.fuse_depthwise_pointwise = !a.no_dwpw_fusion;
   bo.fuse_expand_depthwise = !a.no_exdw_fusion;
-  bo.cudnn_graph_convs = !a.no_cudnn_graph;
+  bo.cudnn_graph_convs = a.cudnn_graph;
   if (precision == ws::Precision::kFloat8) {
     bo.fp8_activation_amax = std::move(fp8_amax);
     bo.fp8_obey_precision = a.fp8_obey;
@@ -284,7 +284,7 @@ int run_bench(const BenchArgs& a) {
     rep.env.set("engine_exdw_fused", exdw);
     size_t graph_convs = 0;  // NHWC convs on a cuDNN graph engine (cudnn_fe_conv.h)
     for (const ws::TacticRecord& t : engine->tactics()) graph_convs += t.choice.rfind("cudnn graph", 0) == 0;
-    rep.env.set("engine_cudnn_graph", a.no_cudnn_graph ? "off" : "timed");
+    rep.env.set("engine_cudnn_graph", a.cudnn_graph ? "timed" : "off");
     rep.env.set("engine_cudnn_graph_convs", graph_convs);
   }
   {  // the layout asked for, and the one the build ran (nhwc when any step runs channels-last)
@@ -554,9 +554,10 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_flag("--no-exdw-fusion", a->no_exdw_fusion,
                                    "do not try the fused expand->depthwise kernel (default: one kernel for a 1x1 expand conv and the "
                                    "depthwise conv after it where timed faster)");
-                      sub.add_flag("--no-cudnn-graph", a->no_cudnn_graph,
-                                   "time only cuDNN's legacy algorithms for NHWC convs (default: each conv + bias (+ residual) (+ ReLU) "
-                                   "is also built as one cuDNN graph and its engine configurations timed as tactics)");
+                      sub.add_flag("--cudnn-graph", a->cudnn_graph,
+                                   "also build each NHWC conv + bias (+ residual) (+ ReLU) as one cuDNN graph and time its engine "
+                                   "configurations as tactics (default off: with several lanes running concurrently it gave wrong "
+                                   "frames in device run 71; docs/cuda-executor.md)");
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
                                    "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
                       sub.add_option("--layout", a->layout,

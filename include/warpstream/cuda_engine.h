@@ -202,15 +202,19 @@ struct CudaBuildOptions {
   /// faster; decided before the depthwise → pointwise and whole-block fusions, which then no longer apply to that
   /// block. false: not tried (`warpstream bench --no-exdw-fusion`). Not part of the timing-cache identity.
   bool fuse_expand_depthwise = true;
-  /// cuDNN graph convs (channels-last fp16 dense convs with a bias and ReLU / no activation): besides cuDNN's legacy
-  /// algorithms, the same conv + bias (+ residual) (+ ReLU) is expressed as one cuDNN graph through cudnn-frontend
-  /// (src/engine/cuda/cudnn_fe_conv.h) and each deterministic engine configuration cuDNN's heuristics list for it (up to
-  /// 12 precompiled and 4 runtime-compiled ones, modes A and FALLBACK) is timed as a tactic (timing-cache impl "cudnn_fe",
-  /// algo = the heuristic index). Needs a build
-  /// with the cudnn-frontend headers (scripts/fetch-cudnn-frontend.sh); without them, or false, only the legacy
-  /// algorithms are timed (`warpstream bench --no-cudnn-graph`). Not part of the timing-cache identity: an entry naming
-  /// a graph engine this build cannot use is re-timed.
-  bool cudnn_graph_convs = true;
+  /// cuDNN graph convs (channels-last fp16 dense convs with a bias and ReLU / no activation; OFF by default): besides
+  /// cuDNN's legacy algorithms, the same conv + bias (+ residual) (+ ReLU) is expressed as one cuDNN graph through
+  /// cudnn-frontend (src/engine/cuda/cudnn_fe_conv.h) and each deterministic engine configuration cuDNN's heuristics list
+  /// for it (up to 12 precompiled and 4 runtime-compiled ones, modes A and FALLBACK) is timed as a tactic (timing-cache
+  /// impl "cudnn_fe", algo = the heuristic index). Needs a build with the cudnn-frontend headers
+  /// (scripts/fetch-cudnn-frontend.sh). Measured (H100, device run 71): ResNet-50 fp16, 1 lane, 382.5 / 391.9 µs end to
+  /// end p50 / p99 against 391.0 / 397.0 with the legacy algorithms only (45 of 53 convs on a graph engine).
+  /// Off by default because 4 lanes running concurrently gave 3 of 4000 frames another top-1 in that run (one lane: every
+  /// frame equal): the execution plans are shared by every ExecutionContext of the engine, and some engine evidently keeps
+  /// state outside the workspace we give it. Use it with one context, or one context at a time, until plans are built per
+  /// context (`warpstream bench --cudnn-graph`). Not part of the timing-cache identity: an entry naming a graph engine
+  /// this build may not use is re-timed.
+  bool cudnn_graph_convs = false;
 };
 
 /// One build-time choice, for reports ("node 'conv_3' Conv: cudnn algo 1 (IMPLICIT_PRECOMP_GEMM), NHWC, 12.3 µs").

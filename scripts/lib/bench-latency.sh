@@ -34,8 +34,8 @@ DWPW=${WS_BENCH_DWPW:-1}
 # The default configuration without the expand -> depthwise fusion alone (--no-exdw-fusion), fp16, graph, mapped,
 # 1 lane: that fusion's effect side by side. 0: not run.
 EXDW=${WS_BENCH_EXDW:-1}
-# The default configuration with cuDNN's legacy conv algorithms only (--no-cudnn-graph: no cuDNN graph engines for
-# NHWC convs), fp16, graph, mapped, 1 lane: the graph engines' effect side by side (ResNet-50). 0: not run.
+# The default configuration with cuDNN graph engines timed beside the legacy algorithms for NHWC convs (--cudnn-graph,
+# off by default: docs/cuda-executor.md), fp16, graph, mapped, 1 lane: their effect side by side (ResNet-50). 0: not run.
 CUDNNGRAPH=${WS_BENCH_CUDNNGRAPH:-1}
 # Precision fp8 (issue 13; E4M3 pointwise convs, sm_89+) beside fp16: graph, mapped, at the lane counts of LANESET,
 # plus 1 lane with --fp8-obey (every calibrated pointwise conv in FP8), calibrated on the photos in
@@ -80,7 +80,7 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
   [ "$variant" = splitk2 ] && flag="$flag --split-k-reduce-kernel"
   [ "$variant" = nodwpw ] && flag="$flag --no-dwpw-fusion"
   [ "$variant" = noexdw ] && flag="$flag --no-exdw-fusion"
-  [ "$variant" = nocudnngraph ] && flag="$flag --no-cudnn-graph"
+  [ "$variant" = cudnngraph ] && flag="$flag --cudnn-graph"
   [ "$prec" = fp8 ] && flag="$flag --calibration $CALIB"
   # obey: every calibrated pointwise conv in FP8, which needs NCHW (a build where no conv can run FP8 is refused)
   [ "$variant" = obey ] && flag="${flag/--layout auto/--layout nchw} --fp8-obey"
@@ -121,7 +121,7 @@ matrix() {  # model onnx
   case " $PRECS " in *" fp16 "*) if [ "$SPLITK2" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto splitk2; fi ;; esac
   case " $PRECS " in *" fp16 "*) if [ "$DWPW" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nodwpw; fi ;; esac
   case " $PRECS " in *" fp16 "*) if [ "$EXDW" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto noexdw; fi ;; esac
-  case " $PRECS " in *" fp16 "*) if [ "$CUDNNGRAPH" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nocudnngraph; fi ;; esac
+  case " $PRECS " in *" fp16 "*) if [ "$CUDNNGRAPH" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto cudnngraph; fi ;; esac
   # fp8 as TensorRT's flag (FP8 timed beside fp16 per conv, fastest wins), then every calibrated pointwise conv in FP8
   if [ "$FP8" = 1 ]; then for lanes in $LANESET; do ours $1 $2 fp8 $lanes graph mapped; done; ours $1 $2 fp8 1 graph mapped auto obey; fi
 }

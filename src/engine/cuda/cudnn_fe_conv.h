@@ -16,6 +16,10 @@
 /// Only deterministic configurations with fp32 reductions are kept (NONDETERMINISTIC and
 /// REDUCED_PRECISION_REDUCTION notes deselected), so a replayed graph equals a direct run bit for bit.
 ///
+/// Opt-in (CudaBuildOptions::cudnn_graph_convs, off by default): the plans are shared by every ExecutionContext of an
+/// engine, and 4 lanes running concurrently gave 3 of 4000 ResNet-50 frames another top-1 (device run 71; one lane:
+/// every frame equal), so some engine keeps state outside the workspace it is given. run() also lets cuDNN create a
+/// variant-pack descriptor per call (host allocations in direct enqueue; none in CUDA-graph replay).
 /// Compiled with the cudnn-frontend headers only when CMake found them (cmake/cudnn_frontend.cmake defines
 /// WS_HAVE_CUDNN_FRONTEND for cudnn_fe_conv.cpp alone); otherwise build() returns kUnsupported "not built" and the
 /// executor keeps the legacy algorithms. Host-only header; nothing here allocates device memory.
@@ -70,7 +74,8 @@ class FeConv {
   /// The engine's name and knobs as cuDNN reports them (e.g. "eng0_k2=3_k13=1"), for the tactic list.
   std::string plan_name(int i) const;
   /// Enqueues plan `i` on `stream` through `handle` (any handle of this device). z must be non-null exactly when the
-  /// shape has a residual; workspace non-null when workspace_bytes(i) > 0. Capturable; no host allocation.
+  /// shape has a residual; workspace non-null when workspace_bytes(i) > 0. Capturable; cuDNN allocates a variant-pack
+  /// descriptor per call (host heap), so call it at capture, not per frame.
   /// kInvalidArgument for a bad index or null operand; kCuda when cuDNN refuses the launch.
   Status run(cudnnHandle_t handle, int i, const void* x, const void* w, const void* bias, const void* z, void* y,
              void* workspace, cudaStream_t stream) const;
