@@ -210,9 +210,10 @@ struct CudaBuildOptions {
   /// (scripts/fetch-cudnn-frontend.sh). Measured (H100, device run 71): ResNet-50 fp16, 1 lane, 382.5 / 391.9 µs end to
   /// end p50 / p99 against 391.0 / 397.0 with the legacy algorithms only (45 of 53 convs on a graph engine).
   /// Off by default because 4 lanes running concurrently gave 3 of 4000 frames another top-1 in that run (one lane: every
-  /// frame equal): the execution plans are shared by every ExecutionContext of the engine, and some engine evidently keeps
-  /// state outside the workspace we give it. Use it with one context, or one context at a time, until plans are built per
-  /// context (`warpstream bench --cudnn-graph`). Not part of the timing-cache identity: an entry naming a graph engine
+  /// frame equal) while every ExecutionContext shared the execution plans built at build: some engine keeps state outside
+  /// the workspace we give it (in the plan or in the handle it was built with). Since then each context builds its own plan
+  /// with its own handle at create_context (cudnn_fe_conv.h FeConv::prepare; CudnnFeConv.ConcurrentContextsMatchOneContext),
+  /// not yet run on a GPU: turn it on by default once that test and a 4-lane bench pass (`warpstream bench --cudnn-graph`). Not part of the timing-cache identity: an entry naming a graph engine
   /// this build may not use is re-timed.
   bool cudnn_graph_convs = false;
 };

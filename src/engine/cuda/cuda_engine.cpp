@@ -65,6 +65,7 @@ class EngineImpl final : public CudaEngine {
 class ContextImpl final : public ExecutionContext {
  public:
   ~ContextImpl() override {
+    prepared_.clear();  // per-context step state (Step::prepare) goes before the handles it was built with
     if (libs_.cudnn) cudnnDestroy(libs_.cudnn);
     if (libs_.lt) cublasLtDestroy(libs_.lt);
   }
@@ -107,6 +108,7 @@ class ContextImpl final : public ExecutionContext {
   ContextLibs libs_;
   std::vector<StepIo> io_;
   std::vector<const void*> bound_;  // per input: caller-bound address, nullptr = the arena slot
+  std::vector<std::shared_ptr<const void>> prepared_;  // tokens of Step::prepare
 };
 
 Result<std::vector<ExecutionContext::LayerTiming>> ContextImpl::profile_layers(cudaStream_t stream, int reps) {
@@ -198,6 +200,12 @@ Result<std::unique_ptr<ExecutionContext>> EngineImpl::create_context() {
     ctx->io_.push_back(std::move(io));
   }
   ctx->bound_.assign(inputs_.size(), nullptr);
+  for (const Step& s : steps_)
+    if (s.prepare) {
+      auto token = s.prepare(ctx->libs_);
+      if (!token.is_ok()) return Status(token.status().code(), "create_context: node '" + s.node + "' (" + s.op_type + "): " + token.status().message());
+      if (*token) ctx->prepared_.push_back(std::move(*token));
+    }
   return std::unique_ptr<ExecutionContext>(std::move(ctx));
 }
 

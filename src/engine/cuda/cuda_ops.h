@@ -68,6 +68,10 @@ struct Step {
   std::string op_type;
   std::vector<Operand> inputs, outputs;
   RunFn run;
+  /// Called once per ExecutionContext at create_context, with that context's libraries, before any run: per-context
+  /// state a step must not share with concurrent contexts (a cuDNN graph conv's own execution plan, cudnn_fe_conv.h).
+  /// The context keeps the returned token until it is destroyed (before its library handles). Empty: nothing to do.
+  std::function<Result<std::shared_ptr<const void>>(const ContextLibs&)> prepare;
   size_t workspace_bytes = 0;
   size_t tile_counters = 0;  ///< uint32 split-K tile counters the step needs (StepIo::tile_counters)
   int kernels = 1;

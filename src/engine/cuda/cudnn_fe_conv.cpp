@@ -7,6 +7,7 @@
 #include "engine/cuda/cudnn_fe_conv.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -54,12 +55,38 @@ std::shared_ptr<fe::graph::Graph> make_graph(const FeConvShape& s) {
   y->set_output(true).set_uid(kY).set_dim(ydim).set_stride(ystride).set_data_type(fe::DataType_t::HALF);
   return g;
 }
+
+// The graph with cuDNN's heuristic list of engine configurations, filtered as build() and prepare() both need it.
+Result<std::shared_ptr<fe::graph::Graph>> heuristics_graph(cudnnHandle_t handle, const FeConvShape& s, const std::string& name,
+                                                           int64_t max_workspace) {
+  auto g = make_graph(s);
+  if (auto e = g->validate(); !e.is_good()) return fe_status(e, name, "validate", true);
+  if (auto e = g->build_operation_graph(handle); !e.is_good()) return fe_status(e, name, "build_operation_graph", true);
+  if (auto e = g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}); !e.is_good())
+    return fe_status(e, name, "create_execution_plans", true);
+  // Bitwise-reproducible replay and fp32 reductions, as the legacy path's pass 0 demands.
+  g->deselect_numeric_notes({fe::NumericalNote_t::NONDETERMINISTIC, fe::NumericalNote_t::REDUCED_PRECISION_REDUCTION});
+  g->deselect_workspace_greater_than(max_workspace);
+  return g;
+}
 }  // namespace
+
+// One context's own copy of a chosen plan (FeConv::prepare).
+struct PerHandlePlan {
+  cudnnHandle_t handle = nullptr;
+  int plan = -1;
+  std::shared_ptr<fe::graph::Graph> graph;
+};
 
 struct FeConv::Impl {
   std::string name;
   FeConvShape shape;
   std::shared_ptr<fe::graph::Graph> graph;
+  cudnnHandle_t builder = nullptr;  // the handle build() built `graph`'s plans with
+  int64_t max_workspace = 0;
+  std::vector<std::string> tags;    // cuDNN's engine name per built plan (names without the runtime-compiled mark)
+  mutable std::mutex mu;  // guards per_handle (run() may be called from several host threads, one per context)
+  mutable std::vector<std::weak_ptr<const PerHandlePlan>> per_handle;
   std::vector<int64_t> index;      // built plan i -> the graph's plan index
   std::vector<int64_t> workspace;  // bytes per built plan
   std::vector<std::string> names;
@@ -79,14 +106,9 @@ Result<std::unique_ptr<FeConv>> FeConv::build(cudnnHandle_t handle, const FeConv
   auto impl = std::make_unique<Impl>();
   impl->name = name;
   impl->shape = s;
-  auto g = make_graph(s);
-  if (auto e = g->validate(); !e.is_good()) return fe_status(e, name, "validate", true);
-  if (auto e = g->build_operation_graph(handle); !e.is_good()) return fe_status(e, name, "build_operation_graph", true);
-  if (auto e = g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}); !e.is_good())
-    return fe_status(e, name, "create_execution_plans", true);
-  // Bitwise-reproducible replay and fp32 reductions, as the legacy path's pass 0 demands.
-  g->deselect_numeric_notes({fe::NumericalNote_t::NONDETERMINISTIC, fe::NumericalNote_t::REDUCED_PRECISION_REDUCTION});
-  g->deselect_workspace_greater_than(max_workspace);
+  impl->max_workspace = max_workspace;
+  impl->builder = handle;
+  WS_ASSIGN_OR_RETURN(auto g, heuristics_graph(handle, s, name, max_workspace));
   // In heuristic order: up to max_plans precompiled engines and up to max_rtc_plans runtime-compiled ones (NVRTC at
   // build: ~0.1-0.5 s each, so they are capped separately). On ResNet-50's residual 1x1 convs a runtime-compiled engine
   // won (2.9 against 4.1 us for the legacy fused call; device run 69).
@@ -99,20 +121,20 @@ Result<std::unique_ptr<FeConv>> FeConv::build(cudnnHandle_t handle, const FeConv
     const bool rtc = g->get_behavior_notes_for_plan_at_index(i, notes).is_good() &&
                      std::find(notes.begin(), notes.end(), fe::BehaviorNote_t::RUNTIME_COMPILATION) != notes.end();
     if (only_graph_index < 0 && (rtc ? rtc_built >= max_rtc_plans : precompiled >= max_plans)) continue;
+    std::string tag;  // named before building: modes A and FALLBACK overlap, and a duplicate costs a runtime compile
+    if (!g->get_plan_name_at_index(i, tag).is_good()) tag = "plan" + std::to_string(i);
+    if (std::find(impl->tags.begin(), impl->tags.end(), tag) != impl->tags.end()) continue;
     if (auto e = g->build_plan_at_index(i); !e.is_good()) {
       if (why.empty()) why = e.get_message();
       continue;
     }
-    std::string tag;
-    if (!g->get_plan_name_at_index(i, tag).is_good()) tag = "plan" + std::to_string(i);
-    tag += rtc ? " (runtime-compiled)" : "";
-    if (std::find(impl->names.begin(), impl->names.end(), tag) != impl->names.end()) continue;  // A and FALLBACK overlap
     int64_t ws = 0;
     if (!g->get_workspace_size_plan_at_index(i, ws).is_good() || ws > max_workspace) continue;
     (rtc ? rtc_built : precompiled) += 1;
     impl->index.push_back(i);
     impl->workspace.push_back(ws);
-    impl->names.push_back(tag);
+    impl->tags.push_back(tag);
+    impl->names.push_back(tag + (rtc ? " (runtime-compiled)" : ""));
   }
   if (impl->index.empty())
     return unsupported("cuDNN graph conv '" + name + "': no deterministic engine configuration within " + std::to_string(max_workspace) +
@@ -132,14 +154,44 @@ int64_t FeConv::workspace_bytes(int i) const {
 
 std::string FeConv::plan_name(int i) const { return i >= 0 && i < plan_count() ? impl_->names[static_cast<size_t>(i)] : std::string(); }
 
+Result<std::shared_ptr<const void>> FeConv::prepare(cudnnHandle_t handle, int i) const {
+  if (i < 0 || i >= plan_count() || handle == nullptr)
+    return invalid_argument("cuDNN graph conv '" + impl_->name + "': prepare(plan " + std::to_string(i) + " of " + std::to_string(plan_count()) +
+                            (handle == nullptr ? ", null handle)" : ")"));
+  const int64_t index = impl_->index[static_cast<size_t>(i)];
+  WS_ASSIGN_OR_RETURN(auto g, heuristics_graph(handle, impl_->shape, impl_->name, impl_->max_workspace));
+  if (auto e = g->build_plan_at_index(index); !e.is_good()) return fe_status(e, impl_->name, "build_plan_at_index (per context)", true);
+  std::string tag;
+  if (!g->get_plan_name_at_index(index, tag).is_good() || tag != impl_->tags[static_cast<size_t>(i)])
+    return unsupported("cuDNN graph conv '" + impl_->name + "': heuristic index " + std::to_string(index) + " is '" + tag + "' for this handle, not '" +
+                       impl_->tags[static_cast<size_t>(i)] + "'");
+  auto plan = std::make_shared<const PerHandlePlan>(PerHandlePlan{handle, i, std::move(g)});
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::erase_if(impl_->per_handle, [](const std::weak_ptr<const PerHandlePlan>& w) { return w.expired(); });
+  impl_->per_handle.push_back(plan);
+  return std::shared_ptr<const void>(plan);
+}
+
 Status FeConv::run(cudnnHandle_t handle, int i, const void* x, const void* w, const void* bias, const void* z, void* y, void* workspace,
                    cudaStream_t stream) const {
   if (i < 0 || i >= plan_count())
     return invalid_argument("cuDNN graph conv '" + impl_->name + "': plan " + std::to_string(i) + " of " + std::to_string(plan_count()));
-  if (handle == nullptr || x == nullptr || w == nullptr || bias == nullptr || y == nullptr || (impl_->shape.residual != (z != nullptr)) ||
-      (impl_->workspace[static_cast<size_t>(i)] > 0 && workspace == nullptr))
-    return invalid_argument("cuDNN graph conv '" + impl_->name + "': null handle/x/w/bias/y/workspace, or a residual operand that does not "
-                            "match the graph (residual " + std::string(impl_->shape.residual ? "expected" : "not expected") + ")");
+  // Which operand is wrong, named; cuDNN's engines assume 16-byte aligned operands and do not check them.
+  const char* bad = handle == nullptr ? "handle is null"
+                    : x == nullptr    ? "x is null"
+                    : w == nullptr    ? "w is null"
+                    : bias == nullptr ? "bias is null"
+                    : y == nullptr    ? "y is null"
+                    : impl_->shape.residual && z == nullptr  ? "the graph has a residual but z is null"
+                    : !impl_->shape.residual && z != nullptr ? "z given but the graph has no residual"
+                    : impl_->workspace[static_cast<size_t>(i)] > 0 && workspace == nullptr ? "workspace is null"
+                                                                                            : nullptr;
+  const auto misaligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 != 0; };
+  if (bad == nullptr)
+    bad = misaligned(x) ? "x is not 16-byte aligned" : misaligned(w) ? "w is not 16-byte aligned" : misaligned(bias) ? "bias is not 16-byte aligned"
+          : misaligned(z) ? "z is not 16-byte aligned" : misaligned(y) ? "y is not 16-byte aligned" : misaligned(workspace) ? "workspace is not 16-byte aligned"
+                                                                                                                        : nullptr;
+  if (bad != nullptr) return invalid_argument("cuDNN graph conv '" + impl_->name + "': " + bad);
   const cudnnStatus_t cs = cudnnSetStream(handle, stream);
   if (cs != CUDNN_STATUS_SUCCESS)
     return Status(StatusCode::kCuda, "cuDNN graph conv '" + impl_->name + "': cudnnSetStream failed: " + cudnnGetErrorString(cs));
@@ -148,7 +200,19 @@ Status FeConv::run(cudnnHandle_t handle, int i, const void* x, const void* w, co
   int n = 3;
   if (impl_->shape.residual) ptrs[n++] = const_cast<void*>(z);
   ptrs[n++] = y;
-  if (auto e = impl_->graph->execute_plan_at_index(handle, ptrs, n, workspace, impl_->index[static_cast<size_t>(i)]); !e.is_good())
+  // This handle's own plan (prepare()) when a context made one, else the plan built at build().
+  std::shared_ptr<const PerHandlePlan> own;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    for (const auto& wp : impl_->per_handle)
+      if (auto sp = wp.lock(); sp && sp->handle == handle && sp->plan == i) { own = std::move(sp); break; }
+  }
+  // Another context's handle with no plan of its own would share the builder's plan with every such context: refused.
+  if (!own && handle != impl_->builder)
+    return failed_precondition("cuDNN graph conv '" + impl_->name + "': no execution plan prepared for this cuDNN handle (FeConv::prepare at "
+                               "context creation)");
+  const fe::graph::Graph& g = own ? *own->graph : *impl_->graph;
+  if (auto e = g.execute_plan_at_index(handle, ptrs, n, workspace, impl_->index[static_cast<size_t>(i)]); !e.is_good())
     return fe_status(e, impl_->name, "execute", false);
   return Status::ok();
 }
@@ -169,6 +233,7 @@ std::string FeConv::plan_name(int) const { return std::string(); }
 Status FeConv::run(cudnnHandle_t, int, const void*, const void*, const void*, const void*, void*, void*, cudaStream_t) const {
   return unsupported("cuDNN graph conv: not built");
 }
+Result<std::shared_ptr<const void>> FeConv::prepare(cudnnHandle_t, int) const { return unsupported("cuDNN graph conv: not built"); }
 
 #endif
 

@@ -16,14 +16,16 @@
 /// Only deterministic configurations with fp32 reductions are kept (NONDETERMINISTIC and
 /// REDUCED_PRECISION_REDUCTION notes deselected), so a replayed graph equals a direct run bit for bit.
 ///
-/// Opt-in (CudaBuildOptions::cudnn_graph_convs, off by default): the plans are shared by every ExecutionContext of an
-/// engine, and 4 lanes running concurrently gave 3 of 4000 ResNet-50 frames another top-1 (device run 71; one lane:
-/// every frame equal), so some engine keeps state outside the workspace it is given. run() also lets cuDNN create a
+/// Opt-in (CudaBuildOptions::cudnn_graph_convs, off by default): when the plans built at engine build were shared by every
+/// ExecutionContext, 4 lanes running concurrently gave 3 of 4000 ResNet-50 frames another top-1 (device run 71; one lane:
+/// every frame equal), so some engine keeps state outside the workspace it is given (in the plan or the handle it was
+/// built with). Each context now builds its own plan with its own handle (prepare(); not yet run on a GPU). run() also lets cuDNN create a
 /// variant-pack descriptor per call (host allocations in direct enqueue; none in CUDA-graph replay).
 /// Compiled with the cudnn-frontend headers only when CMake found them (cmake/cudnn_frontend.cmake defines
 /// WS_HAVE_CUDNN_FRONTEND for cudnn_fe_conv.cpp alone); otherwise build() returns kUnsupported "not built" and the
 /// executor keeps the legacy algorithms. Host-only header; nothing here allocates device memory.
-/// Test: tests/gpu/cuda_engine_test.cpp (CudaEngineFeConv*: each built plan against the CPU executor's conv).
+/// Test: tests/gpu/cudnn_fe_conv_test.cpp (CudnnFeConv*: every built plan against the CPU reference, an engine against the
+/// CPU executor, concurrent contexts against one context).
 
 #include <cudnn.h>
 #include <cuda_runtime.h>
@@ -73,10 +75,18 @@ class FeConv {
   int64_t workspace_bytes(int i) const;
   /// The engine's name and knobs as cuDNN reports them (e.g. "eng0_k2=3_k13=1"), for the tactic list.
   std::string plan_name(int i) const;
+  /// Builds plan `i` again for `handle` (a context's own cuDNN handle), so that contexts running concurrently share no
+  /// execution plan: run() with that handle uses it while the returned token lives (the context keeps it and drops it
+  /// before destroying the handle). Without it run() uses the plan built at build() (the builder's handle). Call it at
+  /// context creation, not under stream capture. kInvalidArgument for a bad index or null handle; kUnsupported or kCuda
+  /// when cuDNN no longer builds the same engine at that heuristic index.
+  Result<std::shared_ptr<const void>> prepare(cudnnHandle_t handle, int i) const;
   /// Enqueues plan `i` on `stream` through `handle` (any handle of this device). z must be non-null exactly when the
-  /// shape has a residual; workspace non-null when workspace_bytes(i) > 0. Capturable; cuDNN allocates a variant-pack
+  /// shape has a residual; workspace non-null when workspace_bytes(i) > 0; every pointer 16-byte aligned. `handle` is
+  /// build()'s handle or one prepare() was called with (kFailedPrecondition otherwise: no plan shared across contexts).
+  /// Capturable; cuDNN allocates a variant-pack
   /// descriptor per call (host heap), so call it at capture, not per frame.
-  /// kInvalidArgument for a bad index or null operand; kCuda when cuDNN refuses the launch.
+  /// kInvalidArgument for a bad index or a null / misaligned operand (named); kCuda when cuDNN refuses the launch.
   Status run(cudnnHandle_t handle, int i, const void* x, const void* w, const void* bias, const void* z, void* y,
              void* workspace, cudaStream_t stream) const;
 

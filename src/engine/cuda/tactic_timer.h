@@ -21,7 +21,7 @@ struct BuildDevice {
   cublasLtHandle_t lt = nullptr;
   cuda::Stream stream;
   cuda::Event start, stop;
-  cuda::DeviceBuffer scratch[4];  ///< 0: input, 1: output, 2: workspace, 3: split-K tile counters (kept zero)
+  cuda::DeviceBuffer scratch[5];  ///< 0: input, 1: output, 2: workspace, 3: split-K tile counters (kept zero), 4: residual
   ~BuildDevice();
   /// Scratch buffer `slot` of at least `bytes` (zero-filled when (re)allocated).
   Result<void*> get(int slot, size_t bytes);

@@ -548,6 +548,8 @@ Status bind_conv(BindContext& c, Step& s) {
   const std::string problem = c.problem_key();
   float best_us = 0;
   std::string impl;  // chosen: "cudnn" or a WsConvPlan::key()
+  std::string fe_note;     // why the cuDNN graph form was not timed or its cache entry not used (appended to the tactic string)
+  float legacy_us = -1.0f;  // the best legacy cuDNN algorithm's time when a graph engine was timed beside it
   // This node's entry from the file, else the entry an earlier node of the same problem chose in this build.
   const TimingEntry* e = c.cache.find(key);
   const bool same_problem = e == nullptr && (e = c.cache.find_problem(problem)) != nullptr;
@@ -567,6 +569,8 @@ Status bind_conv(BindContext& c, Step& s) {
         p.fe_plan = 0;
         p.cudnn_ws = static_cast<size_t>(f->workspace_bytes(p.fe_plan));
         impl = ci;
+      } else {
+        fe_note = "; timing-cache entry cudnn_fe #" + std::to_string(*e->algo) + " no longer builds, re-timed" + why;
       }
     }
     for (WsConv o : own_candidates)
@@ -578,8 +582,6 @@ Status bind_conv(BindContext& c, Step& s) {
       else c.cache.put_problem(problem, *e);
     }
   }
-  std::string fe_note;     // why the cuDNN graph form was not timed (appended to the tactic string)
-  float legacy_us = -1.0f;  // the best legacy cuDNN algorithm's time when a graph engine was timed beside it
   const bool from_cache = !impl.empty() && !same_problem;
   const bool reused = !impl.empty() && same_problem;
   if (impl.empty()) {
@@ -656,12 +658,16 @@ Status bind_conv(BindContext& c, Step& s) {
       // The same conv + epilogue as one cuDNN graph: each engine configuration timed as graph replay, like the above.
       if (auto f = build_fe_conv(c, p, x, wt, y, win, group, &fe_note)) {
         legacy_us = found ? best_us : -1.0f;
+        // The residual gets its own buffer: the runtime never aliases z and y, and cuDNN does not promise graph engines
+        // in-place operands.
+        void* sz = nullptr;
+        if (resid) { WS_ASSIGN_OR_RETURN(sz, c.dev.get(4, yb)); }
         int best_plan = -1;
         for (int i = 0; i < f->plan_count(); ++i) {
           if (static_cast<size_t>(f->workspace_bytes(i)) > c.options.max_workspace_bytes) continue;
           p.fe = f;
           p.fe_plan = i;
-          auto t = c.dev.time_us([&](cudaStream_t st) { return p.run(c.dev.cudnn, sx, sy, sws, st, resid ? sy : nullptr); }, 0, true,
+          auto t = c.dev.time_us([&](cudaStream_t st) { return p.run(c.dev.cudnn, sx, sy, sws, st, resid ? sz : nullptr); }, 0, true,
                                  c.node.describe(c.graph.opset) + ": cudnn graph " + f->plan_name(i));
           if (!t) { (void)cudaGetLastError(); continue; }
           if (!found || *t < best_us) { best_us = *t; found = true; best_plan = i; }
@@ -756,6 +762,8 @@ Status bind_conv(BindContext& c, Step& s) {
   s.run = [plan](const StepIo& io, const ContextLibs& libs, cudaStream_t st) {
     return plan->run(libs.cudnn, io.in[0], io.out[0], io.workspace, st, plan->residual ? io.in[3] : nullptr);
   };
+  if (p.fe)  // each context builds its own execution plan with its own handle: no plan shared by concurrent contexts
+    s.prepare = [plan](const ContextLibs& libs) { return plan->fe->prepare(libs.cudnn, plan->fe_plan); };
   return Status::ok();
 }
 
