@@ -22,6 +22,7 @@
 #include "engine/cuda/cudnn_fe_conv.h"
 #include "engine/ir/model_builder.h"
 #include "lanes_gpu_support.h"
+#include "nhwc_test_support.h"
 #include "reference/reference.h"
 #include "support/alloc_counter.h"
 #include "support/compare_dump.h"
@@ -33,40 +34,9 @@ namespace {
 
 using cudaexec::FeConv;
 using cudaexec::FeConvShape;
-
-std::vector<float> random_half(size_t n, const std::string& label, float lo, float hi) {
-  std::vector<float> v = test::random_values(n, test::test_seed(label), lo, hi);
-  for (float& f : v) f = __half2float(__float2half_rn(f));  // what the device holds
-  return v;
-}
-
-// NHWC [n][h][w][c] -> NCHW, for the reference.
-std::vector<float> to_nchw(const std::vector<float>& v, int64_t n, int64_t h, int64_t w, int64_t c) {
-  std::vector<float> o(v.size());
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t y = 0; y < h; ++y)
-      for (int64_t x = 0; x < w; ++x)
-        for (int64_t ch = 0; ch < c; ++ch) o[size_t(((i * c + ch) * h + y) * w + x)] = v[size_t(((i * h + y) * w + x) * c + ch)];
-  return o;
-}
-
-struct DevHalf {
-  __half* p = nullptr;
-  explicit DevHalf(const std::vector<float>& v) {
-    std::vector<__half> h(v.size());
-    for (size_t i = 0; i < v.size(); ++i) h[i] = __float2half_rn(v[i]);
-    EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(h.size(), 1) * sizeof(__half)), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(p, h.data(), h.size() * sizeof(__half), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  ~DevHalf() { cudaFree(p); }
-  std::vector<float> read(size_t n) const {
-    std::vector<__half> h(n);
-    EXPECT_EQ(cudaMemcpy(h.data(), p, n * sizeof(__half), cudaMemcpyDeviceToHost), cudaSuccess);
-    std::vector<float> o(n);
-    for (size_t i = 0; i < n; ++i) o[i] = __half2float(h[i]);
-    return o;
-  }
-};
+using test::DevHalf;
+using test::random_half;
+using test::to_nchw;
 
 struct Case {
   const char* name;
@@ -135,7 +105,7 @@ TEST(CudnnFeConv, EveryPlanMatchesTheReference) {
       SCOPED_TRACE(f.plan_name(i));
       void* ws = nullptr;
       if (f.workspace_bytes(i) > 0) ASSERT_EQ(cudaMalloc(&ws, size_t(f.workspace_bytes(i))), cudaSuccess);
-      ASSERT_EQ(cudaMemset(dy.p, 0xFF, yn * sizeof(__half)), cudaSuccess);  // NaN poison
+      ASSERT_EQ(test::memset_sync(dy.p, 0xFF, yn * sizeof(__half)), cudaSuccess);  // NaN poison
       const Status st = f.run(handle, i, dx.p, dw.p, db.p, k.residual ? dz.p : nullptr, dy.p, ws, nullptr);
       ASSERT_TRUE(st.is_ok()) << st.to_string();
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -217,7 +187,7 @@ TEST(CudnnFeConv, BottleneckEngineMatchesCpu) {
     // Direct enqueue (no CUDA graph) in the steady state: no operator new on this thread, graph engines included.
     auto ctx = (*e)->create_context();
     ASSERT_TRUE(ctx.is_ok()) << ctx.status().to_string();
-    ASSERT_EQ(cudaMemset((*ctx)->input(0), 0, size_t(64 * 14 * 14) * 2), cudaSuccess);
+    ASSERT_EQ(test::memset_sync((*ctx)->input(0), 0, size_t(64 * 14 * 14) * 2), cudaSuccess);
     for (int i = 0; i < 3; ++i) ASSERT_TRUE((*ctx)->enqueue(nullptr).is_ok());  // warm-up (lazy variant-pack templates)
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     uint64_t allocs = 0;
@@ -292,7 +262,7 @@ TEST(CudnnFeConv, ConcurrentContextsMatchOneContext) {
       std::vector<__half> xh(xin.size());
       for (size_t k = 0; k < xin.size(); ++k) xh[k] = __float2half_rn(xin[k]);
       ASSERT_EQ(in_bytes, xh.size() * sizeof(__half));
-      ASSERT_EQ(cudaMemcpy(ctx[i]->input(0), xh.data(), in_bytes, cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_EQ(test::upload_sync(ctx[i]->input(0), xh.data(), in_bytes), cudaSuccess);
       ASSERT_EQ(cudaStreamCreateWithFlags(&st[i], cudaStreamNonBlocking), cudaSuccess);
       ASSERT_TRUE(ctx[i]->enqueue(st[i]).is_ok());  // warm-up outside capture
       ASSERT_EQ(cudaStreamSynchronize(st[i]), cudaSuccess);
