@@ -37,6 +37,24 @@ struct Case {
   kernels::Activation act;
 };
 
+// Split-K's fp32 workspace and zeroed tile counters for one launch configuration (none for splits = 1).
+struct SplitKBuffers {
+  float* ws = nullptr;
+  unsigned* counters = nullptr;
+  size_t count = 0;
+  SplitKBuffers(const Conv2dGeometry& g, int splits) : count(kernels::conv2d_nhwc_igemm_tile_counters(g, splits)) {
+    if (const size_t b = kernels::conv2d_nhwc_igemm_workspace_bytes(g, splits)) EXPECT_EQ(cudaMalloc(&ws, b), cudaSuccess);
+    if (count) {
+      EXPECT_EQ(cudaMalloc(&counters, count * sizeof(unsigned)), cudaSuccess);
+      EXPECT_EQ(test::memset_sync(counters, 0, count * sizeof(unsigned)), cudaSuccess);
+    }
+  }
+  ~SplitKBuffers() {
+    cudaFree(ws);
+    cudaFree(counters);
+  }
+};
+
 Conv2dGeometry geometry(const Case& k) {
   Conv2dGeometry g;
   g.n = k.n; g.c_in = k.c; g.in_h = k.h; g.in_w = k.w; g.c_out = k.k; g.group = 1;
@@ -107,14 +125,10 @@ TEST(ConvNhwc, ImplicitGemmMatchesTheReferenceAtEverySplit) {
     epi.act = k.act;
     for (int splits : {1, 2, 3, 4, 8, 16}) {
       SCOPED_TRACE("splits " + std::to_string(splits));
-      float* ws = nullptr;
-      unsigned* counters = nullptr;
-      const size_t wsb = kernels::conv2d_nhwc_igemm_workspace_bytes(g, splits), nc = kernels::conv2d_nhwc_igemm_tile_counters(g, splits);
-      if (wsb) ASSERT_EQ(cudaMalloc(&ws, wsb), cudaSuccess);
-      if (nc) {
-        ASSERT_EQ(cudaMalloc(&counters, nc * sizeof(unsigned)), cudaSuccess);
-        ASSERT_EQ(test::memset_sync(counters, 0, nc * sizeof(unsigned)), cudaSuccess);
-      }
+      SplitKBuffers sk(g, splits);
+      float* ws = sk.ws;
+      unsigned* counters = sk.counters;
+      const size_t nc = sk.count;
       std::vector<float> got;
       for (int launch = 0; launch < 2; ++launch) {  // twice: the counters must be reusable
         ASSERT_EQ(test::memset_sync(dy.p, 0xFF, yn * sizeof(__half)), cudaSuccess);  // NaN poison
@@ -128,8 +142,6 @@ TEST(ConvNhwc, ImplicitGemmMatchesTheReferenceAtEverySplit) {
         ASSERT_EQ(cudaMemcpy(left.data(), counters, nc * sizeof(unsigned), cudaMemcpyDeviceToHost), cudaSuccess);
         EXPECT_EQ(std::count(left.begin(), left.end(), 0u), std::ptrdiff_t(nc)) << "tile counters not zero after the launch";
       }
-      cudaFree(ws);
-      cudaFree(counters);
       const double tol = 2e-2 * std::max(max_ref, 1e-3);
       double max_diff = 0;
       for (size_t j = 0; j < yn; ++j) max_diff = std::max(max_diff, std::fabs(double(got[j]) - double(ref[j])));
@@ -197,18 +209,11 @@ TEST(ConvNhwc, DISABLED_TimesResNet50ThreeByThree) {
     kernels::ConvEpilogue epi;
     epi.act = k.act;
     for (int splits : {1, 2, 4, 8, 16, 32}) {
-      float* ws = nullptr;
-      unsigned* counters = nullptr;
-      const size_t wsb = kernels::conv2d_nhwc_igemm_workspace_bytes(g, splits), nc = kernels::conv2d_nhwc_igemm_tile_counters(g, splits);
-      if (wsb) ASSERT_EQ(cudaMalloc(&ws, wsb), cudaSuccess);
-      if (nc) {
-        ASSERT_EQ(cudaMalloc(&counters, nc * sizeof(unsigned)), cudaSuccess);
-        ASSERT_EQ(test::memset_sync(counters, 0, nc * sizeof(unsigned)), cudaSuccess);
-      }
+      SplitKBuffers sk(g, splits);
       cudaGraph_t graph = nullptr;
       cudaGraphExec_t exec = nullptr;
       ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-      for (int i = 0; i < 50; ++i) (void)kernels::conv2d_nhwc_igemm(g, splits, dx.p, dw.p, dy.p, epi, ws, counters, st);
+      for (int i = 0; i < 50; ++i) (void)kernels::conv2d_nhwc_igemm(g, splits, dx.p, dw.p, dy.p, epi, sk.ws, sk.counters, st);
       ASSERT_EQ(cudaStreamEndCapture(st, &graph), cudaSuccess);
       ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
       std::vector<float> per;
@@ -227,8 +232,6 @@ TEST(ConvNhwc, DISABLED_TimesResNet50ThreeByThree) {
                   static_cast<long long>((g.c_out + 63) / 64), splits);
       cudaGraphExecDestroy(exec);
       cudaGraphDestroy(graph);
-      cudaFree(ws);
-      cudaFree(counters);
     }
   }
   cudaEventDestroy(a);

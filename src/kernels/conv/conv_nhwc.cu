@@ -15,12 +15,12 @@
 #include <cuda_fp16.h>
 #include <mma.h>
 
-#include <atomic>
 #include <mutex>
 #include <string>
 
 #include "cuda/cuda_util.h"
 #include "kernels/conv/conv_nhwc.h"
+#include "kernels/conv/device_once.h"
 #include "kernels/elementwise/device_math.cuh"
 #include "kernels/pdl.cuh"
 
@@ -65,6 +65,7 @@ __device__ __forceinline__ void epilogue8(const IgemmArgs& a, const float* v, in
 __global__ void __launch_bounds__(kThreads) nhwc_igemm_kernel(const __half* __restrict__ x, const __half* __restrict__ w,
                                                               __half* __restrict__ y, float* __restrict__ part,
                                                               unsigned* __restrict__ counters, IgemmArgs a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700  // wmma: the body is compiled for sm_70+ only (the launcher refuses older PTX)
   using namespace nvcuda;
   __shared__ __align__(32) __half As[BM * LDS];
   __shared__ __align__(32) __half Bs[BN * LDS];
@@ -190,12 +191,10 @@ __global__ void __launch_bounds__(kThreads) nhwc_igemm_kernel(const __half* __re
     }
     epilogue8(a, v, p, k, y);
   }
+#else
+  __trap();
+#endif
 }
-
-struct DeviceSetup {
-  std::atomic<bool> done{false};
-  int ptx = 0;
-};
 
 }  // namespace
 
@@ -243,25 +242,16 @@ Status conv2d_nhwc_igemm(const Conv2dGeometry& g, int splits, const void* x, con
     return invalid_argument("conv2d_nhwc_igemm: tensors too large for 32-bit tile indexing");
   const int64_t gx = (P + BM - 1) / BM, gy = (g.c_out + BN - 1) / BN;
   if (gx > 0x7fffffff || gy > 65535) return invalid_argument("conv2d_nhwc_igemm: grid too large");
-  int dev = 0;
-  WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
-  if (dev < 0 || dev >= 64) return invalid_argument("conv2d_nhwc_igemm: device ordinal " + std::to_string(dev) + " above 63");
   // Once per device: the PTX version the kernel runs from (pre-7.0 PTX has no wmma: the kernel would trap).
-  static DeviceSetup setup[64];
-  DeviceSetup& ds = setup[dev];
-  if (!ds.done.load(std::memory_order_acquire)) {
-    static std::mutex m;
-    std::lock_guard<std::mutex> lock(m);
-    if (!ds.done.load(std::memory_order_relaxed)) {
-      cudaFuncAttributes fa{};
-      WS_CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(&fa, nhwc_igemm_kernel));
-      ds.ptx = fa.ptxVersion;
-      ds.done.store(true, std::memory_order_release);
-    }
-  }
-  if (ds.ptx < 70)
-    return invalid_argument("conv2d_nhwc_igemm: this build runs the kernel from PTX for compute capability " + std::to_string(ds.ptx / 10) + "." +
-                            std::to_string(ds.ptx % 10) + "; it needs 7.0 or newer (wmma)");
+  static DeviceFacts facts[64];
+  static std::mutex facts_mu;
+  WS_ASSIGN_OR_RETURN(const DeviceFacts* f, device_facts(facts, facts_mu, "conv2d_nhwc_igemm", [](int, DeviceFacts& ds) -> Status {
+    cudaFuncAttributes fa{};
+    WS_CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(&fa, nhwc_igemm_kernel));
+    ds.ptx = fa.ptxVersion;
+    return Status::ok();
+  }));
+  WS_RETURN_IF_ERROR(require_wmma_ptx("conv2d_nhwc_igemm", f->ptx));
   IgemmArgs a{};
   a.n = int(g.n); a.c_in = int(g.c_in); a.in_h = int(g.in_h); a.in_w = int(g.in_w); a.c_out = int(g.c_out);
   a.out_h = int(g.out_h); a.out_w = int(g.out_w); a.kh = int(g.kernel_h); a.kw = int(g.kernel_w);

@@ -26,6 +26,7 @@
 
 #include "cuda/cuda_util.h"
 #include "kernels/conv/expand_depthwise.h"
+#include "kernels/conv/device_once.h"
 #include "kernels/conv/smem_tile.cuh"
 #include "kernels/elementwise/device_math.cuh"
 #include "kernels/pdl.cuh"
@@ -244,13 +245,6 @@ __global__ void __launch_bounds__(kExThreads) expand_depthwise_kernel(const __ha
 #endif
 }
 
-// What the launcher learns once per device (conv2d_expand_depthwise).
-struct DeviceSetup {
-  std::atomic<bool> done{false};
-  int optin = 0;  // cudaDevAttrMaxSharedMemoryPerBlockOptin (bytes)
-  int ptx = 0;    // cudaFuncAttributes::ptxVersion of the kernels on this device (major · 10 + minor)
-};
-
 }  // namespace
 
 std::string conv2d_expand_depthwise_mismatch(const Conv2dGeometry& ex, const Conv2dGeometry& dw) {
@@ -285,30 +279,20 @@ Status conv2d_expand_depthwise(const Conv2dGeometry& ex, const Conv2dGeometry& d
   ExDwArgs a{};
   if (!exdw_layout(ex, dw, rows, a)) return invalid_argument("conv2d_expand_depthwise: shared memory layout overflows");
   a.vec2 = a.vec2 && (reinterpret_cast<uintptr_t>(x) & 3) == 0;  // half2 loads need a 4-byte aligned x
-  int dev = 0;
-  WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
-  if (dev < 0 || dev >= 64) return invalid_argument("conv2d_expand_depthwise: device ordinal " + std::to_string(dev) + " above 63");
-  // Once per device (so that launches, under stream capture or not, make no attribute calls): the opt-in shared-memory
-  // maximum, set on the three kernels, and the PTX version the device runs them from (a build whose only PTX is for
-  // compute capability below 7.0, JIT-compiled on a newer GPU, has no wmma: those kernels trap).
-  static DeviceSetup setup[64];
-  DeviceSetup& ds = setup[dev];
-  if (!ds.done.load(std::memory_order_acquire)) {
-    static std::mutex m;
-    std::lock_guard<std::mutex> lock(m);
-    if (!ds.done.load(std::memory_order_relaxed)) {
-      WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&ds.optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-      cudaFuncAttributes fa{};
-      WS_CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(&fa, expand_depthwise_kernel<3, 3>));
-      ds.ptx = fa.ptxVersion;
-      for (auto k : {expand_depthwise_kernel<3, 3>, expand_depthwise_kernel<5, 5>, expand_depthwise_kernel<0, 0>})
-        WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, ds.optin));
-      ds.done.store(true, std::memory_order_release);
-    }
-  }
-  if (ds.ptx < 70)
-    return invalid_argument("conv2d_expand_depthwise: this build runs the kernel from PTX for compute capability " + std::to_string(ds.ptx / 10) + "." +
-                            std::to_string(ds.ptx % 10) + "; it needs 7.0 or newer (wmma): build with CMAKE_CUDA_ARCHITECTURES including this GPU's");
+  // Once per device: the opt-in shared-memory maximum, set on the three kernels, and the PTX version they run from.
+  static DeviceFacts facts[64];
+  static std::mutex facts_mu;
+  WS_ASSIGN_OR_RETURN(const DeviceFacts* f, device_facts(facts, facts_mu, "conv2d_expand_depthwise", [](int dev, DeviceFacts& ds) -> Status {
+    WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&ds.optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    cudaFuncAttributes fa{};
+    WS_CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(&fa, expand_depthwise_kernel<3, 3>));
+    ds.ptx = fa.ptxVersion;
+    for (auto k : {expand_depthwise_kernel<3, 3>, expand_depthwise_kernel<5, 5>, expand_depthwise_kernel<0, 0>})
+      WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, ds.optin));
+    return Status::ok();
+  }));
+  const DeviceFacts& ds = *f;
+  WS_RETURN_IF_ERROR(require_wmma_ptx("conv2d_expand_depthwise", ds.ptx));
   if (a.total > unsigned(ds.optin))
     return invalid_argument("conv2d_expand_depthwise: needs " + std::to_string(a.total) + " bytes of shared memory per block, the device allows " +
                             std::to_string(ds.optin) + " (rows per band " + std::to_string(a.rows) + ")");
