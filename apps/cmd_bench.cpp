@@ -59,6 +59,7 @@ struct BenchArgs {
   bool no_dwpw_fusion = false;          // --no-dwpw-fusion (CudaBuildOptions::fuse_depthwise_pointwise = false)
   bool no_exdw_fusion = false;          // --no-exdw-fusion (CudaBuildOptions::fuse_expand_depthwise = false)
   bool cudnn_graph = false;             // --cudnn-graph (CudaBuildOptions::cudnn_graph_convs = true)
+  bool nhwc_igemm = false;              // --nhwc-igemm (CudaBuildOptions::nhwc_igemm = true)
   std::string calibration;              // --calibration DIR (precision fp8)
   bool fp8_obey = false;                // --fp8-obey (CudaBuildOptions::fp8_obey_precision)
   bool no_progress = false;
@@ -248,6 +249,7 @@ int run_bench(const BenchArgs& a) {
   bo.fuse_depthwise_pointwise = !a.no_dwpw_fusion;
   bo.fuse_expand_depthwise = !a.no_exdw_fusion;
   bo.cudnn_graph_convs = a.cudnn_graph;
+  bo.nhwc_igemm = a.nhwc_igemm;
   if (precision == ws::Precision::kFloat8) {
     bo.fp8_activation_amax = std::move(fp8_amax);
     bo.fp8_obey_precision = a.fp8_obey;
@@ -286,6 +288,10 @@ int run_bench(const BenchArgs& a) {
     for (const ws::TacticRecord& t : engine->tactics()) graph_convs += t.choice.rfind("cudnn graph", 0) == 0;
     rep.env.set("engine_cudnn_graph", a.cudnn_graph ? "timed" : "off");
     rep.env.set("engine_cudnn_graph_convs", graph_convs);
+    size_t igemm = 0;  // NHWC convs on our implicit-GEMM kernel (kernels/conv/conv_nhwc.h)
+    for (const ws::TacticRecord& t : engine->tactics()) igemm += t.choice.rfind("ws nhwc implicit GEMM", 0) == 0;
+    rep.env.set("engine_nhwc_igemm", a.nhwc_igemm ? "timed" : "off");
+    rep.env.set("engine_nhwc_igemm_convs", igemm);
   }
   {  // the layout asked for, and the one the build ran (nhwc when any step runs channels-last)
     size_t reformats = 0, nhwc_steps = 0;
@@ -558,6 +564,9 @@ WS_REGISTER_COMMAND(bench, "bench",
                                    "also build each NHWC conv + bias (+ residual) (+ ReLU) as one cuDNN graph and time its engine "
                                    "configurations as tactics (default off: with several lanes running concurrently it gave wrong "
                                    "frames in device run 71; docs/cuda-executor.md)");
+                      sub.add_flag("--nhwc-igemm", a->nhwc_igemm,
+                                   "also time our NHWC fp16 implicit-GEMM conv with split-K for channels-last convs (default off: "
+                                   "not yet run on a GPU; docs/cuda-executor.md)");
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
                                    "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
                       sub.add_option("--layout", a->layout,

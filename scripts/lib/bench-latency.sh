@@ -37,6 +37,9 @@ EXDW=${WS_BENCH_EXDW:-1}
 # The default configuration with cuDNN graph engines timed beside the legacy algorithms for NHWC convs (--cudnn-graph,
 # off by default: docs/cuda-executor.md), fp16, graph, mapped, 1 lane: their effect side by side (ResNet-50). 0: not run.
 CUDNNGRAPH=${WS_BENCH_CUDNNGRAPH:-1}
+# The default configuration with our NHWC implicit-GEMM split-K conv timed beside cuDNN (--nhwc-igemm, off by default:
+# docs/cuda-executor.md), fp16, graph, mapped, 1 lane (ResNet-50's 3×3 convs). 0: not run.
+NHWCIGEMM=${WS_BENCH_NHWCIGEMM:-1}
 # Precision fp8 (issue 13; E4M3 pointwise convs, sm_89+) beside fp16: graph, mapped, at the lane counts of LANESET,
 # plus 1 lane with --fp8-obey (every calibrated pointwise conv in FP8), calibrated on the photos in
 # WS_BENCH_CALIBRATION (default .assets/images, scripts/bench-assets.sh). 0: not run.
@@ -81,6 +84,7 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
   [ "$variant" = nodwpw ] && flag="$flag --no-dwpw-fusion"
   [ "$variant" = noexdw ] && flag="$flag --no-exdw-fusion"
   [ "$variant" = cudnngraph ] && flag="$flag --cudnn-graph"
+  [ "$variant" = nhwcigemm ] && flag="$flag --nhwc-igemm"
   [ "$prec" = fp8 ] && flag="$flag --calibration $CALIB"
   # obey: every calibrated pointwise conv in FP8, which needs NCHW (a build where no conv can run FP8 is refused)
   [ "$variant" = obey ] && flag="${flag/--layout auto/--layout nchw} --fp8-obey"
@@ -89,7 +93,7 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
     --timing-cache $W/tc_${name}_${prec}_${layout}${variant:+_$variant}.json --label "$tag" --json $J/$tag.json --samples $J/$tag.csv \
     > $W/$tag.txt 2>&1
   local rc=$?; cat $W/$tag.txt >> "$LOG"
-  row "$tag" "rc=$rc $(python3 -c "import json;d=json.load(open('$J/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];e=d['env'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} us gpu p50 {g['p50']:.1f} {d['throughput_fps']:.0f} f/s; {e.get('engine_kernels_per_enqueue')} kernels, layout {e.get('engine_layout')}, {e.get('engine_reformats')} reformats, pdl {e.get('engine_pdl')}, {e.get('engine_dwpw_fused')} dw-pw fused, {e.get('engine_exdw_fused')} ex-dw fused, {e.get('engine_cudnn_graph_convs')} cudnn-graph convs\")" 2>/dev/null || tail -1 $W/$tag.txt)"
+  row "$tag" "rc=$rc $(python3 -c "import json;d=json.load(open('$J/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];e=d['env'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} us gpu p50 {g['p50']:.1f} {d['throughput_fps']:.0f} f/s; {e.get('engine_kernels_per_enqueue')} kernels, layout {e.get('engine_layout')}, {e.get('engine_reformats')} reformats, pdl {e.get('engine_pdl')}, {e.get('engine_dwpw_fused')} dw-pw fused, {e.get('engine_exdw_fused')} ex-dw fused, {e.get('engine_cudnn_graph_convs')} cudnn-graph convs, {e.get('engine_nhwc_igemm_convs')} nhwc-igemm convs\")" 2>/dev/null || tail -1 $W/$tag.txt)"
 }
 peers() {  # model modes budget
   local model=$1 modes=$2 extra=$3
@@ -122,6 +126,7 @@ matrix() {  # model onnx
   case " $PRECS " in *" fp16 "*) if [ "$DWPW" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nodwpw; fi ;; esac
   case " $PRECS " in *" fp16 "*) if [ "$EXDW" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto noexdw; fi ;; esac
   case " $PRECS " in *" fp16 "*) if [ "$CUDNNGRAPH" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto cudnngraph; fi ;; esac
+  case " $PRECS " in *" fp16 "*) if [ "$NHWCIGEMM" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nhwcigemm; fi ;; esac
   # fp8 as TensorRT's flag (FP8 timed beside fp16 per conv, fastest wins), then every calibrated pointwise conv in FP8
   if [ "$FP8" = 1 ]; then for lanes in $LANESET; do ours $1 $2 fp8 $lanes graph mapped; done; ours $1 $2 fp8 1 graph mapped auto obey; fi
 }

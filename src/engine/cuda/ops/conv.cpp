@@ -22,6 +22,7 @@
 #include "engine/cuda/op_util.h"
 #include "engine/cuda/ops/lift_1d.h"
 #include "kernels/conv/conv_nd.h"
+#include "kernels/conv/conv_nhwc.h"
 
 namespace ws::cudaexec {
 namespace {
@@ -404,6 +405,34 @@ std::shared_ptr<const FeConv> build_fe_conv(const BindContext& c, const ConvPlan
   return std::shared_ptr<const FeConv>(std::move(*built));
 }
 
+// Our NHWC fp16 implicit-GEMM conv with split-K (kernels/conv/conv_nhwc.h) as a tactic of channels-last convs
+// (CudaBuildOptions::nhwc_igemm, opt-in until run on a GPU): timing-cache impl "ws_nhwc_igemm_s<splits>".
+struct NhwcIgemm {
+  kernels::Conv2dGeometry g;
+  int splits = 1;
+  const void* weight = nullptr;  // KRSC fp16
+  kernels::ConvEpilogue epi;     // bias fp32, activation, pdl; the residual is bound per run
+  std::string key() const { return "ws_nhwc_igemm_s" + std::to_string(splits); }
+  size_t workspace_bytes() const { return kernels::conv2d_nhwc_igemm_workspace_bytes(g, splits); }
+  size_t tile_counters() const { return kernels::conv2d_nhwc_igemm_tile_counters(g, splits); }
+  Status run(const void* x, void* y, const void* residual, void* ws, unsigned* counters, cudaStream_t st) const {
+    kernels::ConvEpilogue e = epi;
+    e.residual = residual;
+    return kernels::conv2d_nhwc_igemm(g, splits, x, weight, y, e, static_cast<float*>(ws), counters, st);
+  }
+};
+
+// Split counts worth timing for `g`: 1, then powers of two while the grid stays within ~2 waves of 132 SMs and each split
+// keeps at least 4 K tiles.
+std::vector<int> nhwc_igemm_splits(const kernels::Conv2dGeometry& g) {
+  const int64_t tiles = ((g.n * g.out_h * g.out_w + kernels::kNhwcTileM - 1) / kernels::kNhwcTileM) *
+                        ((g.c_out + kernels::kNhwcTileN - 1) / kernels::kNhwcTileN);
+  const int64_t k_tiles = g.kernel_h * g.kernel_w * g.c_in / kernels::kNhwcTileK;
+  std::vector<int> out{1};
+  for (int s = 2; s <= kernels::kNhwcMaxSplits && tiles * s <= 264 && k_tiles / s >= 4; s *= 2) out.push_back(s);
+  return out;
+}
+
 Status bind_conv(BindContext& c, Step& s) {
   if (conv_needs_direct(c)) return bind_window_direct(c, s, false);
   if (in_t(c, 0).shape.size() == 3) {  // 1-D: the 2-D form over [N, C, 1, L] (lift_1d.h)
@@ -538,6 +567,14 @@ Status bind_conv(BindContext& c, Step& s) {
     WS_ASSIGN_OR_RETURN(p.bias_act, c.upload_values(std::vector<float>(static_cast<size_t>(y[1]), 0.0f), false));
   }
   own->epi.bias = p.bias32;
+  std::shared_ptr<NhwcIgemm> nhwc_ig;  // our NHWC implicit-GEMM tactic, when it applies and is enabled
+  if (c.nhwc && half_storage(c.precision) && c.options.nhwc_igemm && (sources & kTacticWarpStream) && cc_major >= 7 && fp16_weights &&
+      kernels::conv2d_nhwc_igemm_applicable(own->g)) {
+    nhwc_ig = std::make_shared<NhwcIgemm>();
+    nhwc_ig->g = own->g;
+    nhwc_ig->weight = p.weight;
+    nhwc_ig->epi = own->epi;
+  }
   // The fused cuDNN path expresses bias + ReLU / bias only (identity only with IMPLICIT_PRECOMP_GEMM).
   const bool fusable = c.fused_act == Activation::kRelu || c.fused_act == Activation::kNone;
 
@@ -576,6 +613,9 @@ Status bind_conv(BindContext& c, Step& s) {
     for (WsConv o : own_candidates)
       for (int f = 0; f < (ws_conv_splits(o) > 1 ? split_forms : 1); ++f)
         if (ci == ws_conv_form_key(o, f == 1)) { own->impl = o; own->split_k_in_kernel = f == 1; impl = ci; }
+    if (nhwc_ig)
+      for (int sp : nhwc_igemm_splits(nhwc_ig->g))
+        if (ci == "ws_nhwc_igemm_s" + std::to_string(sp)) { nhwc_ig->splits = sp; impl = ci; }
     if (!impl.empty()) {
       best_us = e->time_us;
       if (same_problem) c.cache.put(key, *e);  // the file names every node
@@ -705,6 +745,31 @@ Status bind_conv(BindContext& c, Step& s) {
       if (!t) { (void)cudaGetLastError(); continue; }
       if (!found || *t < best_us) { best_us = *t; found = true; own->impl = o; own->split_k_in_kernel = trial.split_k_in_kernel; impl = trial.key(); }
     }
+    if (nhwc_ig) {  // our NHWC implicit GEMM at each split count, as graph replay, against the best so far
+      void* sz = nullptr;
+      if (resid) { WS_ASSIGN_OR_RETURN(sz, c.dev.get(4, yb)); }
+      for (int sp : nhwc_igemm_splits(nhwc_ig->g)) {
+        NhwcIgemm trial = *nhwc_ig;
+        trial.splits = sp;
+        void* tws = nullptr;
+        unsigned* tcount = nullptr;
+        if (trial.workspace_bytes() > 0) {
+          auto got = c.dev.get(2, trial.workspace_bytes());
+          if (!got) continue;
+          tws = *got;
+        }
+        if (const size_t n = trial.tile_counters(); n > 0) {  // zero before the first run; each run leaves them zero
+          auto got = c.dev.get(3, n * sizeof(unsigned));
+          if (!got) continue;
+          WS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(*got, 0, n * sizeof(unsigned), c.dev.stream.get()));
+          tcount = static_cast<unsigned*>(*got);
+        }
+        auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, resid ? sz : nullptr, tws, tcount, st); }, 0, true,
+                               c.node.describe(c.graph.opset) + ": " + trial.key());
+        if (!t) { (void)cudaGetLastError(); continue; }
+        if (!found || *t < best_us) { best_us = *t; found = true; nhwc_ig->splits = sp; impl = trial.key(); }
+      }
+    }
     if (!found) {
       if (!use_cudnn) return refuse(c, "no WarpStream conv kernel ran (enabled tactic sources: " + tactic_sources_string(sources) + ")");
       return refuse(c, "no cuDNN forward algorithm runs within max_workspace_bytes = " + std::to_string(c.options.max_workspace_bytes) +
@@ -718,19 +783,36 @@ Status bind_conv(BindContext& c, Step& s) {
   }
   std::string dwpw_note;  // why a depthwise -> pointwise pair stayed two kernels (appended to the tactic string)
   const bool on_cudnn = impl == "cudnn" || impl == "cudnn_fe";
-  if (c.pointwise_producer && !on_cudnn && !resid) {  // a depthwise conv after a 1x1 expand on our kernel: one fused kernel if faster
+  const bool on_nhwc_igemm = nhwc_ig && impl == nhwc_ig->key();
+  const bool on_own_nchw = !on_cudnn && !on_nhwc_igemm;  // one of our NCHW kernels (WsConvPlan): what the fusions absorb
+  if (c.pointwise_producer && on_own_nchw && !resid) {  // a depthwise conv after a 1x1 expand on our kernel: one fused kernel if faster
     WS_ASSIGN_OR_RETURN(const bool fused, bind_expand_depthwise(c, s, *own, best_us, cc_major, &dwpw_note));
     if (fused) return Status::ok();
   }
-  if (c.depthwise_producer && c.expand_producer && !on_cudnn) {  // a whole MBConv block on our kernels: one cluster kernel if faster
+  if (c.depthwise_producer && c.expand_producer && on_own_nchw) {  // a whole MBConv block on our kernels: one cluster kernel if faster
     WS_ASSIGN_OR_RETURN(const bool fused, bind_mbconv(c, s, *own, best_us, resid, cc_major, &dwpw_note));
     if (fused) return Status::ok();
   }
-  if (c.depthwise_producer) {  // a pointwise conv after a depthwise one on our kernel: one fused kernel if faster
+  if (c.depthwise_producer && !on_nhwc_igemm) {  // a pointwise conv after a depthwise one on our kernel: one fused kernel if faster
     std::string pair_note;
     WS_ASSIGN_OR_RETURN(const bool fused, bind_depthwise_pointwise(c, s, *own, best_us, resid, cc_major, &pair_note));
     dwpw_note += pair_note;
     if (fused) return Status::ok();
+  }
+  if (on_nhwc_igemm) {
+    s.time_us = best_us;
+    s.workspace_bytes = align_up(nhwc_ig->workspace_bytes());
+    s.tile_counters = nhwc_ig->tile_counters();
+    s.kernels = 1;
+    c.tactics.push_back({c.node.name, "Conv", "ws nhwc implicit GEMM 64x64 (wmma tensor cores), split-K " + std::to_string(nhwc_ig->splits) +
+                                                  (nhwc_ig->splits > 1 ? " reduced in-kernel" : "") + ", NHWC, " + precision_name(c.precision) +
+                                                  ", fused bias+" + kernels::activation_name(c.fused_act) + (resid ? "+residual" : ""),
+                         best_us, from_cache, reused});
+    std::shared_ptr<const NhwcIgemm> ig = nhwc_ig;
+    s.run = [ig, resid](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+      return ig->run(io.in[0], io.out[0], resid ? io.in[3] : nullptr, io.workspace, io.tile_counters, st);
+    };
+    return Status::ok();
   }
   if (!on_cudnn) {
     s.ws_conv = own;
