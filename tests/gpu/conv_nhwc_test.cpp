@@ -18,11 +18,14 @@
 #include <string>
 #include <vector>
 
+#include "cuda_engine_test_support.h"
+#include "engine/ir/model_builder.h"
 #include "kernels/conv/conv_nhwc.h"
 #include "lanes_gpu_support.h"
 #include "nhwc_test_support.h"
 #include "reference/reference.h"
 #include "support/compare_dump.h"
+#include "warpstream/cuda_engine.h"
 
 namespace ws {
 namespace {
@@ -186,6 +189,50 @@ TEST(ConvNhwc, ImplicitGemmRefusesWhatItDoesNotCover) {
   EXPECT_EQ(kernels::conv2d_nhwc_igemm_workspace_bytes(g, 1), 0u);
   EXPECT_EQ(kernels::conv2d_nhwc_igemm_workspace_bytes(g, 4), size_t(4 * 64 * 64 * 4));
   EXPECT_EQ(kernels::conv2d_nhwc_igemm_tile_counters(g, 4), 1u);
+}
+
+// The engine with the tactic on (CudaBuildOptions::nhwc_igemm): a ResNet-50 layer3 bottleneck (1x1 1024->256, 3x3 256,
+// 1x1 256->1024 + residual, ReLUs) at 14x14, NHWC fp16, against the CPU executor (2e-2 abs + rel), whichever tactic
+// each conv chose (printed, with how many chose ours); and built with it off, no conv names it.
+TEST(ConvNhwc, EngineWithTheTacticMatchesCpu) {
+  WS_REQUIRE_LANES_GPU();
+  ir::ModelBuilder b{13, "layer3_bottleneck"};
+  b.input("x", ir::DType::kFloat32, {1, 1024, 14, 14});
+  test::add_random_conv(b, "c1", "x", "a", {256, 1024, 1, 1}, {1, 1}, {0, 0, 0, 0}, 1);
+  b.node("Relu", {"a"}, {"ar"}, "r1");
+  test::add_random_conv(b, "c2", "ar", "bb", {256, 256, 3, 3}, {1, 1}, {1, 1, 1, 1}, 1);
+  b.node("Relu", {"bb"}, {"br"}, "r2");
+  test::add_random_conv(b, "c3", "br", "c", {1024, 256, 1, 1}, {1, 1}, {0, 0, 0, 0}, 1);
+  b.node("Add", {"c", "x"}, {"s"}, "add");
+  b.node("Relu", {"s"}, {"y"}, "r3");
+  b.output("y");
+  const ir::Graph g = test::import_builder(b);
+  for (bool on : {true, false}) {
+    const std::string what = std::string("layer3 bottleneck fp16 nhwc, nhwc_igemm ") + (on ? "on" : "off");
+    SCOPED_TRACE(what);
+    CudaBuildOptions o;
+    o.layout = Layout::kNhwc;
+    o.nhwc_igemm = on;
+    std::string err;
+    auto cmp = test::run_both(g, Precision::kFloat16, 2e-2, 2e-2, test::test_seed(what), &err, o);
+    ASSERT_TRUE(err.empty()) << err;
+    std::vector<test::Operand> operands;
+    for (size_t i = 0; i < cmp.inputs.size(); ++i) operands.emplace_back(cmp.input_names[i], cmp.inputs[i]);
+    EXPECT_TRUE(test::near_dump(what, cmp.got, cmp.ref, {.abs = 2e-2, .rel = 2e-2}, operands));
+    EXPECT_GT(cmp.max_ref, 0.0);
+    o.precision = Precision::kFloat16;
+    auto e = CudaEngine::build(g, o);
+    ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+    size_t ours = 0;
+    for (const TacticRecord& t : (*e)->tactics())
+      if (t.op_type == "Conv") {
+        std::printf("[ nhwc     ]   %-4s %7.2f us  %s\n", t.node.c_str(), t.time_us, t.choice.c_str());
+        ours += t.choice.rfind("ws nhwc implicit GEMM", 0) == 0;
+      }
+    std::printf("[ nhwc     ] %-44s max|diff| %.3g (max|ref| %.3g); %zu of 3 convs on our implicit GEMM\n", what.c_str(), cmp.max_abs,
+                cmp.max_ref, ours);
+    if (!on) EXPECT_EQ(ours, 0u);
+  }
 }
 
 // Benchmark (not a test): CUDA-graph replay of 50 launches, median of 20 graphs, per split, ResNet-50's 3×3 convs.
