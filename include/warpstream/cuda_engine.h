@@ -213,15 +213,15 @@ struct CudaBuildOptions {
   /// frame equal) while every ExecutionContext shared the execution plans built at build: some engine keeps state outside
   /// the workspace we give it (in the plan or in the handle it was built with). Since then each context builds its own plan
   /// with its own handle at create_context (cudnn_fe_conv.h FeConv::prepare; CudnnFeConv.ConcurrentContextsMatchOneContext),
-  /// not yet run on a GPU: turn it on by default once that test and a 4-lane bench pass (`warpstream bench --cudnn-graph`). Not part of the timing-cache identity: an entry naming a graph engine
-  /// this build may not use is re-timed.
+  /// not yet run on a GPU: turn it on by default once that test and a 4-lane bench pass (`warpstream bench --cudnn-graph`).
+  /// Part of the timing-cache identity when on (a cache timed without the graph engines would never try them).
   bool cudnn_graph_convs = false;
   /// Our NHWC fp16 implicit-GEMM conv with in-kernel split-K (kernels/conv/conv_nhwc.h; channels-last dense convs with
   /// c_in % 32 == 0 and c_out % 8 == 0, tactic source warpstream, compute capability >= 7.0) timed as a tactic beside
   /// cuDNN at split counts 1, 2, 4, ... (timing-cache impl "ws_nhwc_igemm_s<splits>"). Aimed at ResNet-50's batch-1
   /// 3×3 convs on 14×14 and 7×7 maps, where cuDNN's engines take 7.5–11 µs with few tiles in flight. OFF by default: written
-  /// 2026-12-05 without a GPU, not yet run (its test: ConvNhwc.*); `warpstream bench --nhwc-igemm`. Not part of the
-  /// timing-cache identity: an entry naming it is re-timed when it is off.
+  /// 2026-12-05 without a GPU, not yet run (its test: ConvNhwc.*); `warpstream bench --nhwc-igemm`. Part of the
+  /// timing-cache identity when on.
   bool nhwc_igemm = false;
 };
 

@@ -12,11 +12,17 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cuda_engine_test_support.h"
 #include "engine/ir/model_builder.h"
@@ -80,6 +86,7 @@ TEST(ConvNhwc, ImplicitGemmMatchesTheReferenceAtEverySplit) {
       {"1x1 s2 512->1024 downsample", 1, 512, 28, 28, 1024, 1, 1, 2, 1, 0, 0, 0, 0, false, Activation::kNone},
       {"3x3 32->24 batch 2 9x11 asym pads residual", 2, 32, 9, 11, 24, 3, 3, 1, 1, 0, 1, 2, 1, true, Activation::kNone},
       {"5x5 dil 2 64->40 relu", 1, 64, 12, 10, 40, 5, 5, 1, 2, 4, 4, 4, 4, false, Activation::kRelu},
+      {"3x3 64->96 10x10 residual relu (partial channel tile)", 1, 64, 10, 10, 96, 3, 3, 1, 1, 1, 1, 1, 1, true, Activation::kRelu},
   };
   size_t runs = 0;
   for (const Case& k : cases) {
@@ -126,31 +133,34 @@ TEST(ConvNhwc, ImplicitGemmMatchesTheReferenceAtEverySplit) {
     epi.bias = dbias;
     epi.residual = k.residual ? dz.p : nullptr;
     epi.act = k.act;
-    for (int splits : {1, 2, 3, 4, 8, 16}) {
+    for (int splits : {1, 2, 3, 4, 8, 16, 32}) {
       SCOPED_TRACE("splits " + std::to_string(splits));
       SplitKBuffers sk(g, splits);
       float* ws = sk.ws;
       unsigned* counters = sk.counters;
       const size_t nc = sk.count;
+      const double tol = 2e-2 * std::max(max_ref, 1e-3);
       std::vector<float> got;
-      for (int launch = 0; launch < 2; ++launch) {  // twice: the counters must be reusable
+      double max_diff = 0;
+      for (int launch = 0; launch < 2; ++launch) {  // twice: the counters must be reusable; each launch checked
+        SCOPED_TRACE("launch " + std::to_string(launch));
         ASSERT_EQ(test::memset_sync(dy.p, 0xFF, yn * sizeof(__half)), cudaSuccess);  // NaN poison
+        if (ws) ASSERT_EQ(test::memset_sync(ws, 0xFF, kernels::conv2d_nhwc_igemm_workspace_bytes(g, splits)), cudaSuccess);  // stale partials: NaN
         const Status st = kernels::conv2d_nhwc_igemm(g, splits, dx.p, dw.p, dy.p, epi, ws, counters, nullptr);
         ASSERT_TRUE(st.is_ok()) << st.to_string();
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         got = dy.read(yn);
+        for (size_t j = 0; j < yn; ++j) max_diff = std::max(max_diff, std::fabs(double(got[j]) - double(ref[j])));
+        EXPECT_TRUE(test::near_dump(tag + " splits " + std::to_string(splits) + " launch " + std::to_string(launch), got, ref,
+                                    {.abs = tol, .rel = 0}, {{"x (NHWC)", x}, {"w (KRSC)", w}, {"bias", bias}, {"z", z}}));
       }
       if (nc) {
         std::vector<unsigned> left(nc);
         ASSERT_EQ(cudaMemcpy(left.data(), counters, nc * sizeof(unsigned), cudaMemcpyDeviceToHost), cudaSuccess);
         EXPECT_EQ(std::count(left.begin(), left.end(), 0u), std::ptrdiff_t(nc)) << "tile counters not zero after the launch";
       }
-      const double tol = 2e-2 * std::max(max_ref, 1e-3);
-      double max_diff = 0;
-      for (size_t j = 0; j < yn; ++j) max_diff = std::max(max_diff, std::fabs(double(got[j]) - double(ref[j])));
-      std::printf("[ nhwc     ] %-44s splits %2d max|diff| %.3g (max|ref| %.3g, %zu values)\n", k.name, splits, max_diff, max_ref, yn);
-      EXPECT_TRUE(test::near_dump(tag + " splits " + std::to_string(splits), got, ref, {.abs = tol, .rel = 0},
-                                  {{"x (NHWC)", x}, {"w (KRSC)", w}, {"bias", bias}, {"z", z}}));
+      std::printf("[ nhwc     ] %-52s splits %2d max|diff| %.3g (max|ref| %.3g, %zu values, 2 launches)\n", k.name, splits, max_diff,
+                  max_ref, yn);
       ++runs;
     }
     cudaFree(dbias);
@@ -186,14 +196,19 @@ TEST(ConvNhwc, ImplicitGemmRefusesWhatItDoesNotCover) {
   expect_invalid(g, 1, nullptr, nullptr, nullptr, "null x, w or y");
   expect_invalid(g, 4, p, nullptr, nullptr, "needs a workspace");
   expect_invalid(g, 1, buf + 2, nullptr, nullptr, "not 16-byte aligned");
+  epi.residual = buf + 8;  // a misaligned residual
+  expect_invalid(g, 1, p, nullptr, nullptr, "not 16-byte aligned");
+  epi.residual = nullptr;
   EXPECT_EQ(kernels::conv2d_nhwc_igemm_workspace_bytes(g, 1), 0u);
   EXPECT_EQ(kernels::conv2d_nhwc_igemm_workspace_bytes(g, 4), size_t(4 * 64 * 64 * 4));
   EXPECT_EQ(kernels::conv2d_nhwc_igemm_tile_counters(g, 4), 1u);
 }
 
 // The engine with the tactic on (CudaBuildOptions::nhwc_igemm): a ResNet-50 layer3 bottleneck (1x1 1024->256, 3x3 256,
-// 1x1 256->1024 + residual, ReLUs) at 14x14, NHWC fp16, against the CPU executor (2e-2 abs + rel), whichever tactic
-// each conv chose (printed, with how many chose ours); and built with it off, no conv names it.
+// 1x1 256->1024 + residual, ReLUs) at 14x14, NHWC fp16, against the CPU executor (2e-2 abs + rel). So that the kernel
+// surely runs (timing alone may keep cuDNN), a first build writes its timing cache, every Conv entry is rewritten to
+// "ws_nhwc_igemm_s2", and the compared engine is built from that cache (the cache-hit path); its tactics must name our
+// kernel. Built with the option off (no cache), no conv names it.
 TEST(ConvNhwc, EngineWithTheTacticMatchesCpu) {
   WS_REQUIRE_LANES_GPU();
   ir::ModelBuilder b{13, "layer3_bottleneck"};
@@ -207,32 +222,52 @@ TEST(ConvNhwc, EngineWithTheTacticMatchesCpu) {
   b.node("Relu", {"s"}, {"y"}, "r3");
   b.output("y");
   const ir::Graph g = test::import_builder(b);
+  const std::string cache = (std::filesystem::temp_directory_path() / ("ws_conv_nhwc_test_" + std::to_string(::getpid()) + ".json")).string();
   for (bool on : {true, false}) {
-    const std::string what = std::string("layer3 bottleneck fp16 nhwc, nhwc_igemm ") + (on ? "on" : "off");
+    const std::string what = std::string("layer3 bottleneck fp16 nhwc, nhwc_igemm ") + (on ? "on (forced through the cache)" : "off");
     SCOPED_TRACE(what);
     CudaBuildOptions o;
     o.layout = Layout::kNhwc;
-    o.nhwc_igemm = on;
-    std::string err;
-    auto cmp = test::run_both(g, Precision::kFloat16, 2e-2, 2e-2, test::test_seed(what), &err, o);
-    ASSERT_TRUE(err.empty()) << err;
-    std::vector<test::Operand> operands;
-    for (size_t i = 0; i < cmp.inputs.size(); ++i) operands.emplace_back(cmp.input_names[i], cmp.inputs[i]);
-    EXPECT_TRUE(test::near_dump(what, cmp.got, cmp.ref, {.abs = 2e-2, .rel = 2e-2}, operands));
-    EXPECT_GT(cmp.max_ref, 0.0);
     o.precision = Precision::kFloat16;
+    o.nhwc_igemm = on;
+    if (on) {
+      o.timing_cache_path = cache;
+      auto first = CudaEngine::build(g, o);  // writes the cache
+      ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+      std::ifstream in(cache);
+      ASSERT_TRUE(in.good()) << cache;
+      nlohmann::json j = nlohmann::json::parse(in);
+      size_t forced = 0;
+      for (auto& [key, entry] : j.at("entries").items())
+        if (key.find("|Conv|") != std::string::npos) {
+          entry = nlohmann::json{{"impl", "ws_nhwc_igemm_s2"}, {"time_us", 1.0}};
+          ++forced;
+        }
+      ASSERT_GT(forced, 0u) << "no Conv entry in " << cache;
+      std::ofstream(cache) << j.dump(1) << "\n";
+    }
     auto e = CudaEngine::build(g, o);
     ASSERT_TRUE(e.is_ok()) << e.status().to_string();
     size_t ours = 0;
     for (const TacticRecord& t : (*e)->tactics())
       if (t.op_type == "Conv") {
-        std::printf("[ nhwc     ]   %-4s %7.2f us  %s\n", t.node.c_str(), t.time_us, t.choice.c_str());
+        std::printf("[ nhwc     ]   %-4s %7.2f us%s  %s\n", t.node.c_str(), t.time_us, t.from_cache ? " (cache)" : "", t.choice.c_str());
         ours += t.choice.rfind("ws nhwc implicit GEMM", 0) == 0;
       }
-    std::printf("[ nhwc     ] %-44s max|diff| %.3g (max|ref| %.3g); %zu of 3 convs on our implicit GEMM\n", what.c_str(), cmp.max_abs,
+    if (on) EXPECT_GE(ours, 1u) << "the forced cache entries did not bind our kernel";
+    else EXPECT_EQ(ours, 0u);
+    std::string err;
+    auto cmp = test::run_both(g, Precision::kFloat16, 2e-2, 2e-2, test::test_seed(what), &err, o);  // same options and cache
+    ASSERT_TRUE(err.empty()) << err;
+    std::vector<test::Operand> operands;
+    for (size_t i = 0; i < cmp.inputs.size(); ++i) operands.emplace_back(cmp.input_names[i], cmp.inputs[i]);
+    EXPECT_TRUE(test::near_dump(what, cmp.got, cmp.ref, {.abs = 2e-2, .rel = 2e-2}, operands));
+    EXPECT_GT(cmp.max_ref, 0.0);
+    std::printf("[ nhwc     ] %-52s max|diff| %.3g (max|ref| %.3g); %zu of 3 convs on our implicit GEMM\n", what.c_str(), cmp.max_abs,
                 cmp.max_ref, ours);
-    if (!on) EXPECT_EQ(ours, 0u);
   }
+  std::filesystem::remove(cache);
+  std::filesystem::remove(cache + ".lock");
 }
 
 // Benchmark (not a test): CUDA-graph replay of 50 launches, median of 20 graphs, per split, ResNet-50's 3×3 convs.
@@ -257,11 +292,16 @@ TEST(ConvNhwc, DISABLED_TimesResNet50ThreeByThree) {
     epi.act = k.act;
     for (int splits : {1, 2, 4, 8, 16, 32}) {
       SplitKBuffers sk(g, splits);
+      const Status warm = kernels::conv2d_nhwc_igemm(g, splits, dx.p, dw.p, dy.p, epi, sk.ws, sk.counters, st);  // outside capture
+      ASSERT_TRUE(warm.is_ok()) << warm.to_string();
+      ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
       cudaGraph_t graph = nullptr;
       cudaGraphExec_t exec = nullptr;
       ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-      for (int i = 0; i < 50; ++i) (void)kernels::conv2d_nhwc_igemm(g, splits, dx.p, dw.p, dy.p, epi, sk.ws, sk.counters, st);
+      Status captured = Status::ok();
+      for (int i = 0; i < 50 && captured.is_ok(); ++i) captured = kernels::conv2d_nhwc_igemm(g, splits, dx.p, dw.p, dy.p, epi, sk.ws, sk.counters, st);
       ASSERT_EQ(cudaStreamEndCapture(st, &graph), cudaSuccess);
+      ASSERT_TRUE(captured.is_ok()) << captured.to_string();
       ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
       std::vector<float> per;
       for (int rep = 0; rep < 21; ++rep) {

@@ -217,11 +217,16 @@ Result<nlohmann::json> cache_identity(int device, const std::string& hash, const
   int driver = 0, runtime = 0;
   WS_CUDA_RETURN_IF_ERROR(cudaDriverGetVersion(&driver));
   WS_CUDA_RETURN_IF_ERROR(cudaRuntimeGetVersion(&runtime));
-  return nlohmann::json{{"gpu", prop.name}, {"uuid", uuid}, {"driver", driver}, {"cuda_runtime", runtime},
-                        {"cudnn", static_cast<uint64_t>(cudnnGetVersion())}, {"cublas", static_cast<uint64_t>(cublasLtGetVersion())},
-                        {"graph_hash", hash}, {"max_workspace_bytes", static_cast<uint64_t>(o.max_workspace_bytes)},
-                        {"tactic_sources", tactic_sources_string(o.tactic_sources)},
-                        {"split_k_reduction", o.split_k_in_kernel ? "timed: second kernel or in-kernel" : "second kernel"}};
+  nlohmann::json id{{"gpu", prop.name}, {"uuid", uuid}, {"driver", driver}, {"cuda_runtime", runtime},
+                    {"cudnn", static_cast<uint64_t>(cudnnGetVersion())}, {"cublas", static_cast<uint64_t>(cublasLtGetVersion())},
+                    {"graph_hash", hash}, {"max_workspace_bytes", static_cast<uint64_t>(o.max_workspace_bytes)},
+                    {"tactic_sources", tactic_sources_string(o.tactic_sources)},
+                    {"split_k_reduction", o.split_k_in_kernel ? "timed: second kernel or in-kernel" : "second kernel"}};
+  // The opt-in tactic families widen the candidate set: a cache timed without them would keep their convs on cuDNN.
+  // Only named when on, so the caches of default builds keep their identity.
+  if (o.cudnn_graph_convs) id["cudnn_graph_convs"] = true;
+  if (o.nhwc_igemm) id["nhwc_igemm"] = true;
+  return id;
 }
 
 

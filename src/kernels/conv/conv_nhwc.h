@@ -21,7 +21,8 @@
 /// Errors (Status, before any device work): kInvalidArgument for an inconsistent geometry (validate_conv2d), a
 /// geometry this kernel does not cover (named), a null operand, splits outside 1..kNhwcMaxSplits, missing workspace or
 /// counters for splits > 1; kCuda for a failed launch.
-/// Not yet wired into the CUDA executor (2026-12-05: written without a GPU; first run: the test below).
+/// The CUDA executor times it as an opt-in tactic of channels-last convs (CudaBuildOptions::nhwc_igemm; ops/conv.cpp).
+/// Written 2026-12-05 without a GPU; its first run is the test below.
 /// Test: tests/gpu/conv_nhwc_test.cpp (ws_gpu_tests --gtest_filter='ConvNhwc*': against the CPU reference, every
 /// split; timing beside cuDNN: --gtest_also_run_disabled_tests --gtest_filter='ConvNhwc.DISABLED_*').
 

@@ -422,14 +422,19 @@ struct NhwcIgemm {
   }
 };
 
-// Split counts worth timing for `g`: 1, then powers of two while the grid stays within ~2 waves of 132 SMs and each split
-// keeps at least 4 K tiles.
-std::vector<int> nhwc_igemm_splits(const kernels::Conv2dGeometry& g) {
+// Split counts worth timing for `g`: 1, then powers of two while the grid stays within ~2 waves of 132 SMs, each split
+// keeps at least 4 K tiles, no split is empty (the kernel's chunk is ceil(k_tiles / s)) and the fp32 partials fit
+// `max_workspace` bytes.
+std::vector<int> nhwc_igemm_splits(const kernels::Conv2dGeometry& g, size_t max_workspace) {
   const int64_t tiles = ((g.n * g.out_h * g.out_w + kernels::kNhwcTileM - 1) / kernels::kNhwcTileM) *
                         ((g.c_out + kernels::kNhwcTileN - 1) / kernels::kNhwcTileN);
   const int64_t k_tiles = g.kernel_h * g.kernel_w * g.c_in / kernels::kNhwcTileK;
   std::vector<int> out{1};
-  for (int s = 2; s <= kernels::kNhwcMaxSplits && tiles * s <= 264 && k_tiles / s >= 4; s *= 2) out.push_back(s);
+  for (int s = 2; s <= kernels::kNhwcMaxSplits && tiles * s <= 264 && k_tiles / s >= 4; s *= 2) {
+    const int64_t chunk = (k_tiles + s - 1) / s;
+    if ((s - 1) * chunk >= k_tiles || kernels::conv2d_nhwc_igemm_workspace_bytes(g, s) > max_workspace) continue;
+    out.push_back(s);
+  }
   return out;
 }
 
@@ -614,7 +619,7 @@ Status bind_conv(BindContext& c, Step& s) {
       for (int f = 0; f < (ws_conv_splits(o) > 1 ? split_forms : 1); ++f)
         if (ci == ws_conv_form_key(o, f == 1)) { own->impl = o; own->split_k_in_kernel = f == 1; impl = ci; }
     if (nhwc_ig)
-      for (int sp : nhwc_igemm_splits(nhwc_ig->g))
+      for (int sp : nhwc_igemm_splits(nhwc_ig->g, c.options.max_workspace_bytes))
         if (ci == "ws_nhwc_igemm_s" + std::to_string(sp)) { nhwc_ig->splits = sp; impl = ci; }
     if (!impl.empty()) {
       best_us = e->time_us;
@@ -748,7 +753,7 @@ Status bind_conv(BindContext& c, Step& s) {
     if (nhwc_ig) {  // our NHWC implicit GEMM at each split count, as graph replay, against the best so far
       void* sz = nullptr;
       if (resid) { WS_ASSIGN_OR_RETURN(sz, c.dev.get(4, yb)); }
-      for (int sp : nhwc_igemm_splits(nhwc_ig->g)) {
+      for (int sp : nhwc_igemm_splits(nhwc_ig->g, c.options.max_workspace_bytes)) {
         NhwcIgemm trial = *nhwc_ig;
         trial.splits = sp;
         void* tws = nullptr;
