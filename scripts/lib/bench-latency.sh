@@ -35,10 +35,11 @@ DWPW=${WS_BENCH_DWPW:-1}
 # 1 lane: that fusion's effect side by side. 0: not run.
 EXDW=${WS_BENCH_EXDW:-1}
 # The default configuration with cuDNN graph engines timed beside the legacy algorithms for NHWC convs (--cudnn-graph,
-# off by default: docs/cuda-executor.md), fp16, graph, mapped, 1 lane: their effect side by side (ResNet-50). 0: not run.
+# off by default: docs/cuda-executor.md), fp16, graph, mapped, 1 lane and the most lanes of LANESET (concurrent contexts),
+# for models auto runs channels-last (ResNet-50). 0: not run.
 CUDNNGRAPH=${WS_BENCH_CUDNNGRAPH:-1}
 # The default configuration with our NHWC implicit-GEMM split-K conv timed beside cuDNN (--nhwc-igemm, off by default:
-# docs/cuda-executor.md), fp16, graph, mapped, 1 lane (ResNet-50's 3×3 convs). 0: not run.
+# docs/cuda-executor.md), fp16, graph, mapped, 1 lane, for models auto runs channels-last (ResNet-50's 3×3 convs). 0: not run.
 NHWCIGEMM=${WS_BENCH_NHWCIGEMM:-1}
 # Precision fp8 (issue 13; E4M3 pointwise convs, sm_89+) beside fp16: graph, mapped, at the lane counts of LANESET,
 # plus 1 lane with --fp8-obey (every calibrated pointwise conv in FP8), calibrated on the photos in
@@ -125,8 +126,13 @@ matrix() {  # model onnx
   case " $PRECS " in *" fp16 "*) if [ "$SPLITK2" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto splitk2; fi ;; esac
   case " $PRECS " in *" fp16 "*) if [ "$DWPW" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nodwpw; fi ;; esac
   case " $PRECS " in *" fp16 "*) if [ "$EXDW" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto noexdw; fi ;; esac
-  case " $PRECS " in *" fp16 "*) if [ "$CUDNNGRAPH" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto cudnngraph; fi ;; esac
-  case " $PRECS " in *" fp16 "*) if [ "$NHWCIGEMM" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nhwcigemm; fi ;; esac
+  # the NHWC-only tactic families, where auto chose channels-last (ResNet-50); the graph convs also at the most lanes
+  # (several contexts at once: the case that gave wrong frames in device run 71)
+  if [ "$chose" = nhwc ]; then
+    case " $PRECS " in *" fp16 "*) if [ "$CUDNNGRAPH" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto cudnngraph
+                                      [ "$MAXL" -gt 1 ] && ours $1 $2 fp16 $MAXL graph mapped auto cudnngraph; fi ;; esac
+    case " $PRECS " in *" fp16 "*) if [ "$NHWCIGEMM" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nhwcigemm; fi ;; esac
+  fi
   # fp8 as TensorRT's flag (FP8 timed beside fp16 per conv, fastest wins), then every calibrated pointwise conv in FP8
   if [ "$FP8" = 1 ]; then for lanes in $LANESET; do ours $1 $2 fp8 $lanes graph mapped; done; ours $1 $2 fp8 1 graph mapped auto obey; fi
 }
