@@ -27,7 +27,7 @@
 # What the GPU machine needs that it cannot download, prepared HERE once:
 #   bash scripts/device-deps.sh            -> .debs/            (Debian dev packages: ONNX, protobuf, GTest, ...)
 #   bash scripts/bench-assets.sh           -> .assets/          (EfficientNet-Lite0, photo, peer packages)
-#   bash scripts/fetch-cudnn-frontend.sh   -> .cudnn_frontend/  (cuDNN fused SDPA; optional)
+#   bash scripts/fetch-cudnn-frontend.sh   -> .cudnn_frontend/  (cuDNN fused SDPA and the opt-in cuDNN graph convs; optional)
 #   bash scripts/fetch-device-wheels.sh    -> .whl/             (diffusers, importlib_metadata, nanobind, scikit-build-core)
 #   bash scripts/pack-carry.sh             -> .carry/           (xz of .cutlass, .onnxdata, .cudnn_frontend: one call carries all)
 # In this workplace, through the device tool:
