@@ -284,22 +284,19 @@ int run_bench(const BenchArgs& a) {
     for (const ws::TacticRecord& t : engine->tactics()) exdw += t.choice.rfind("ws expand->depthwise fused", 0) == 0;
     rep.env.set("engine_exdw_fusion", a.no_dwpw_fusion || a.no_exdw_fusion ? "off" : "timed");
     rep.env.set("engine_exdw_fused", exdw);
-    size_t graph_convs = 0;  // NHWC convs on a cuDNN graph engine (cudnn_fe_conv.h)
-    for (const ws::TacticRecord& t : engine->tactics()) graph_convs += t.choice.rfind("cudnn graph", 0) == 0;
-    // An opt-in family that bound nothing is said so (fp32, an NCHW build, no cudnn-frontend headers, or simply slower):
-    // a flag that did nothing must not read as "timed".
-    rep.env.set("engine_cudnn_graph", !a.cudnn_graph ? "off" : graph_convs ? "timed" : "timed: no conv chose it or none applies");
-    rep.env.set("engine_cudnn_graph_convs", graph_convs);
-    if (a.cudnn_graph && graph_convs == 0)
-      std::fprintf(stderr, "bench: warning: --cudnn-graph: no conv runs on a cuDNN graph engine (it applies to NHWC fp16 dense convs in a build "
-                           "with the cudnn-frontend headers, scripts/fetch-cudnn-frontend.sh; or the legacy algorithms were faster)\n");
-    size_t igemm = 0;  // NHWC convs on our implicit-GEMM kernel (kernels/conv/conv_nhwc.h)
-    for (const ws::TacticRecord& t : engine->tactics()) igemm += t.choice.rfind("ws nhwc implicit GEMM", 0) == 0;
-    rep.env.set("engine_nhwc_igemm", !a.nhwc_igemm ? "off" : igemm ? "timed" : "timed: no conv chose it or none applies");
-    rep.env.set("engine_nhwc_igemm_convs", igemm);
-    if (a.nhwc_igemm && igemm == 0)
-      std::fprintf(stderr, "bench: warning: --nhwc-igemm: no conv runs on the NHWC implicit GEMM (it applies to NHWC fp16 dense convs with "
-                           "c_in %% 32 == 0 and c_out %% 8 == 0, tactic source warpstream; or cuDNN was faster)\n");
+    // The opt-in NHWC tactic families: how many convs each bound. One that bound nothing is said so (fp32, an NCHW build,
+    // no cudnn-frontend headers, or simply slower): a flag that did nothing must not read as "timed".
+    auto opt_in = [&](bool on, const char* prefix, const char* key, const char* flag, const char* applies) {
+      size_t n = 0;
+      for (const ws::TacticRecord& t : engine->tactics()) n += t.choice.rfind(prefix, 0) == 0;
+      rep.env.set(key, !on ? "off" : n ? "timed" : "timed: no conv chose it or none applies");
+      rep.env.set(std::string(key) + "_convs", n);
+      if (on && n == 0) std::fprintf(stderr, "bench: warning: %s: no conv runs on it (it applies to %s)\n", flag, applies);
+    };
+    opt_in(a.cudnn_graph, "cudnn graph", "engine_cudnn_graph", "--cudnn-graph",
+           "NHWC fp16 dense convs in a build with the cudnn-frontend headers, scripts/fetch-cudnn-frontend.sh; or the legacy algorithms were faster");
+    opt_in(a.nhwc_igemm, "ws nhwc implicit GEMM", "engine_nhwc_igemm", "--nhwc-igemm",
+           "NHWC fp16 dense convs with c_in % 32 == 0 and c_out % 8 == 0, tactic source warpstream; or cuDNN was faster");
   }
   {  // the layout asked for, and the one the build ran (nhwc when any step runs channels-last)
     size_t reformats = 0, nhwc_steps = 0;

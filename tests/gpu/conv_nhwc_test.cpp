@@ -213,17 +213,7 @@ TEST(ConvNhwc, ImplicitGemmRefusesWhatItDoesNotCover) {
 // kernel for the NHWC convs (c1, c2 at least). Built with the option off (no cache), no conv names it.
 TEST(ConvNhwc, EngineWithTheTacticMatchesCpu) {
   WS_REQUIRE_LANES_GPU();
-  ir::ModelBuilder b{13, "layer3_bottleneck"};
-  b.input("x", ir::DType::kFloat32, {1, 1024, 14, 14});
-  test::add_random_conv(b, "c1", "x", "a", {256, 1024, 1, 1}, {1, 1}, {0, 0, 0, 0}, 1);
-  b.node("Relu", {"a"}, {"ar"}, "r1");
-  test::add_random_conv(b, "c2", "ar", "bb", {256, 256, 3, 3}, {1, 1}, {1, 1, 1, 1}, 1);
-  b.node("Relu", {"bb"}, {"br"}, "r2");
-  test::add_random_conv(b, "c3", "br", "c", {1024, 256, 1, 1}, {1, 1}, {0, 0, 0, 0}, 1);
-  b.node("Add", {"c", "x"}, {"s"}, "add");
-  b.node("Relu", {"s"}, {"y"}, "r3");
-  b.output("y");
-  const ir::Graph g = test::import_builder(b);
+  const ir::Graph g = test::bottleneck_graph(1024, 256, 14, 1, "layer3_bottleneck");
   const std::string cache = (std::filesystem::temp_directory_path() / ("ws_conv_nhwc_test_" + std::to_string(::getpid()) + ".json")).string();
   for (bool on : {true, false}) {
     const std::string what = std::string("layer3 bottleneck fp16 nhwc, nhwc_igemm ") + (on ? "on (forced through the cache)" : "off");

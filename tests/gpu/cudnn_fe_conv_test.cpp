@@ -152,17 +152,7 @@ TEST(CudnnFeConv, RefusesBadShapesAndOperands) {
 // enqueue counted (below).
 TEST(CudnnFeConv, BottleneckEngineMatchesCpu) {
   WS_REQUIRE_LANES_GPU();
-  ir::ModelBuilder b{13, "bottleneck"};
-  b.input("x", ir::DType::kFloat32, {1, 64, 14, 14});
-  test::add_random_conv(b, "c1", "x", "a", {32, 64, 1, 1}, {1, 1}, {0, 0, 0, 0}, 1);
-  b.node("Relu", {"a"}, {"ar"}, "r1");
-  test::add_random_conv(b, "c2", "ar", "bb", {32, 32, 3, 3}, {1, 1}, {1, 1, 1, 1}, 1);
-  b.node("Relu", {"bb"}, {"br"}, "r2");
-  test::add_random_conv(b, "c3", "br", "c", {64, 32, 1, 1}, {1, 1}, {0, 0, 0, 0}, 1);
-  b.node("Add", {"c", "x"}, {"s"}, "add");
-  b.node("Relu", {"s"}, {"y"}, "r3");
-  b.output("y");
-  const ir::Graph g = test::import_builder(b);
+  const ir::Graph g = test::bottleneck_graph(64, 32, 14, 1, "bottleneck");
   uint64_t allocs_on = 0, allocs_off = 0;
   for (bool graph_convs : {true, false}) {
     const std::string what = std::string("bottleneck fp16 nhwc, cudnn graph convs ") + (graph_convs ? "on" : "off");
@@ -223,22 +213,7 @@ TEST(CudnnFeConv, BottleneckEngineMatchesCpu) {
 // residual 1x1 is where a runtime-compiled engine won in run 69). Graph convs on (the suspect) and off (the control).
 TEST(CudnnFeConv, ConcurrentContextsMatchOneContext) {
   WS_REQUIRE_LANES_GPU();
-  ir::ModelBuilder b{13, "bottlenecks"};
-  b.input("x", ir::DType::kFloat32, {1, 256, 56, 56});
-  std::string t = "x";
-  for (int i = 0; i < 2; ++i) {
-    const std::string p = "b" + std::to_string(i) + "_";
-    test::add_random_conv(b, p + "c1", t, p + "a", {64, 256, 1, 1}, {1, 1}, {0, 0, 0, 0}, 1);
-    b.node("Relu", {p + "a"}, {p + "ar"}, p + "r1");
-    test::add_random_conv(b, p + "c2", p + "ar", p + "bb", {64, 64, 3, 3}, {1, 1}, {1, 1, 1, 1}, 1);
-    b.node("Relu", {p + "bb"}, {p + "br"}, p + "r2");
-    test::add_random_conv(b, p + "c3", p + "br", p + "c", {256, 64, 1, 1}, {1, 1}, {0, 0, 0, 0}, 1);
-    b.node("Add", {p + "c", t}, {p + "s"}, p + "add");
-    b.node("Relu", {p + "s"}, {p + "y"}, p + "r3");
-    t = p + "y";
-  }
-  b.output(t);
-  const ir::Graph g = test::import_builder(b);
+  const ir::Graph g = test::bottleneck_graph(256, 64, 56, 2, "bottlenecks");
   constexpr int kContexts = 4, kRounds = 250;
   for (bool graph_convs : {true, false}) {
     if (graph_convs && !cudaexec::cudnn_fe_conv_built()) {  // the suspect half needs the graph engines; never claim it without

@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "cuda_engine_test_support.h"  // random_values
+#include "cuda_engine_test_support.h"  // random_values, add_random_conv, import_builder
+#include "engine/ir/model_builder.h"
 #include "support/cuda_check.h"        // upload_sync
 #include "support/seed.h"
 
@@ -48,5 +49,26 @@ struct DevHalf {
     return o;
   }
 };
+
+/// A ResNet bottleneck with identity shortcut as one graph: x [1, c, hw, hw] → 1x1 c→mid + ReLU → 3x3 mid + ReLU →
+/// 1x1 mid→c, + x, ReLU, repeated `blocks` times (node names "b<i>_c1" ...; one block: "c1", "c2", "c3"). Random weights.
+inline ir::Graph bottleneck_graph(int64_t c, int64_t mid, int64_t hw, int blocks, const std::string& name) {
+  ir::ModelBuilder b{13, name};
+  b.input("x", ir::DType::kFloat32, {1, c, hw, hw});
+  std::string t = "x";
+  for (int i = 0; i < blocks; ++i) {
+    const std::string p = blocks == 1 ? "" : "b" + std::to_string(i) + "_";
+    add_random_conv(b, p + "c1", t, p + "a", {mid, c, 1, 1}, {1, 1}, {0, 0, 0, 0}, 1);
+    b.node("Relu", {p + "a"}, {p + "ar"}, p + "r1");
+    add_random_conv(b, p + "c2", p + "ar", p + "bb", {mid, mid, 3, 3}, {1, 1}, {1, 1, 1, 1}, 1);
+    b.node("Relu", {p + "bb"}, {p + "br"}, p + "r2");
+    add_random_conv(b, p + "c3", p + "br", p + "c", {c, mid, 1, 1}, {1, 1}, {0, 0, 0, 0}, 1);
+    b.node("Add", {p + "c", t}, {p + "s"}, p + "add");
+    b.node("Relu", {p + "s"}, {p + "y"}, p + "r3");
+    t = p + "y";
+  }
+  b.output(t);
+  return import_builder(b);
+}
 
 }  // namespace ws::test

@@ -405,6 +405,29 @@ std::shared_ptr<const FeConv> build_fe_conv(const BindContext& c, const ConvPlan
   return std::shared_ptr<const FeConv>(std::move(*built));
 }
 
+// Split-K scratch for timing one candidate: its fp32 partials (build scratch slot 2) and its tile counters (slot 3),
+// zeroed before the first run (each run leaves them zero). ok = false: not available (the candidate is skipped).
+struct SplitKScratch {
+  void* ws = nullptr;
+  unsigned* counters = nullptr;
+  bool ok = true;
+};
+Result<SplitKScratch> split_k_scratch(BindContext& c, size_t workspace_bytes, size_t counters) {
+  SplitKScratch k;
+  if (workspace_bytes > 0) {
+    auto got = c.dev.get(2, workspace_bytes);
+    if (!got) return SplitKScratch{nullptr, nullptr, false};
+    k.ws = *got;
+  }
+  if (counters > 0) {
+    auto got = c.dev.get(3, counters * sizeof(unsigned));
+    if (!got) return SplitKScratch{nullptr, nullptr, false};
+    WS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(*got, 0, counters * sizeof(unsigned), c.dev.stream.get()));
+    k.counters = static_cast<unsigned*>(*got);
+  }
+  return k;
+}
+
 // Our NHWC fp16 implicit-GEMM conv with split-K (kernels/conv/conv_nhwc.h) as a tactic of channels-last convs
 // (CudaBuildOptions::nhwc_igemm, opt-in until run on a GPU): timing-cache impl "ws_nhwc_igemm_s<splits>".
 struct NhwcIgemm {
@@ -732,20 +755,9 @@ Status bind_conv(BindContext& c, Step& s) {
       WsConvPlan trial = *own;
       trial.impl = o;
       trial.split_k_in_kernel = f == 1;
-      void* tws = nullptr;
-      unsigned* tcount = nullptr;
-      if (trial.workspace_bytes() > 0) {
-        auto got = c.dev.get(2, trial.workspace_bytes());
-        if (!got) continue;
-        tws = *got;
-      }
-      if (const size_t n = trial.tile_counters(); n > 0) {  // zero before the first run; each run leaves them zero
-        auto got = c.dev.get(3, n * sizeof(unsigned));
-        if (!got) continue;
-        WS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(*got, 0, n * sizeof(unsigned), c.dev.stream.get()));
-        tcount = static_cast<unsigned*>(*got);
-      }
-      auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, st, resid ? sy : nullptr, tws, tcount); }, 0, true,
+      WS_ASSIGN_OR_RETURN(const SplitKScratch sk, split_k_scratch(c, trial.workspace_bytes(), trial.tile_counters()));
+      if (!sk.ok) continue;
+      auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, st, resid ? sy : nullptr, sk.ws, sk.counters); }, 0, true,
                              c.node.describe(c.graph.opset) + ": " + trial.key());
       if (!t) { (void)cudaGetLastError(); continue; }
       if (!found || *t < best_us) { best_us = *t; found = true; own->impl = o; own->split_k_in_kernel = trial.split_k_in_kernel; impl = trial.key(); }
@@ -756,20 +768,9 @@ Status bind_conv(BindContext& c, Step& s) {
       for (int sp : nhwc_igemm_splits(nhwc_ig->g, c.options.max_workspace_bytes)) {
         NhwcIgemm trial = *nhwc_ig;
         trial.splits = sp;
-        void* tws = nullptr;
-        unsigned* tcount = nullptr;
-        if (trial.workspace_bytes() > 0) {
-          auto got = c.dev.get(2, trial.workspace_bytes());
-          if (!got) continue;
-          tws = *got;
-        }
-        if (const size_t n = trial.tile_counters(); n > 0) {  // zero before the first run; each run leaves them zero
-          auto got = c.dev.get(3, n * sizeof(unsigned));
-          if (!got) continue;
-          WS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(*got, 0, n * sizeof(unsigned), c.dev.stream.get()));
-          tcount = static_cast<unsigned*>(*got);
-        }
-        auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, resid ? sz : nullptr, tws, tcount, st); }, 0, true,
+        WS_ASSIGN_OR_RETURN(const SplitKScratch sk, split_k_scratch(c, trial.workspace_bytes(), trial.tile_counters()));
+        if (!sk.ok) continue;
+        auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, resid ? sz : nullptr, sk.ws, sk.counters, st); }, 0, true,
                                c.node.describe(c.graph.opset) + ": " + trial.key());
         if (!t) { (void)cudaGetLastError(); continue; }
         if (!found || *t < best_us) { best_us = *t; found = true; nhwc_ig->splits = sp; impl = trial.key(); }
