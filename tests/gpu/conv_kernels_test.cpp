@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -466,6 +467,73 @@ TEST(ConvKernels, DepthwisePointwiseRefusesMismatchedPairs) {
 // where the separate kernels store them) and against our three separate kernels (expand pointwise 32x32 → depthwise →
 // project pointwise 32x32): equal up to the projection's fp32 summation order (split over the cluster's blocks), so
 // at most a few fp16 ulps. Every cluster size whose shared memory the device allows; outputs poisoned with NaN.
+// The expand (1x1, bias, ReLU6) → depthwise (bias, ReLU6) chain of an MBConv block on one seed, shared by the fused
+// MBConv and expand → depthwise tests: fp16-rounded operands (x, weights; biases fp32), the CPU reference (e rounded to
+// fp16 where the expand kernel stores it; d_ref after its activation, in float), the operands and epilogues on the
+// device, and our two separate kernels' d (pointwise 32x32 without split-K, then depthwise) in `dd` (poisoned first).
+// Weights are scaled so that the activations stay O(1) through the 1x1 sums (fan-in up to 1152); `k` scales the taps.
+// v · f, rounded to fp16 (random weights scaled to a fan-in).
+std::vector<float> scaled_half(std::vector<float> v, double f) {
+  for (float& q : v) q = float(q * f);
+  return test::round_to_half(v);
+}
+
+struct ExDwChain {
+  size_t xn = 0, en = 0, dn = 0;
+  std::vector<float> x, we, wd, be, bd, d_ref;
+  double max_d = 0;  // max |d_ref|
+  std::unique_ptr<DeviceBuf> dx, dwe, dwd, dbe, dbd, de, dd;
+  kernels::ConvEpilogue ee, ed;
+};
+void make_exdw_chain(const Conv2dGeometry& ge, const Conv2dGeometry& gd, int64_t k, uint64_t seed, ExDwChain& c) {
+  c.xn = size_t(ge.n * ge.c_in * ge.in_h * ge.in_w);
+  c.en = size_t(ge.n * ge.c_out * ge.out_h * ge.out_w);
+  c.dn = size_t(gd.n * gd.c_out * gd.out_h * gd.out_w);
+  const size_t wen = size_t(ge.c_out * ge.c_in), wdn = size_t(gd.c_out * gd.kernel_h * gd.kernel_w);
+  const size_t inner_e = size_t(ge.out_h * ge.out_w), inner_d = size_t(gd.out_h * gd.out_w), ce = size_t(ge.c_out);
+  c.x = test::round_to_half(test::random_values(c.xn, seed));
+  c.we = scaled_half(test::random_values(wen, seed + 1), 2.0 / std::sqrt(double(ge.c_in)));
+  c.wd = scaled_half(test::random_values(wdn, seed + 2), 1.0 / double(k));
+  c.be = test::random_values(ce, seed + 5);
+  c.bd = test::random_values(ce, seed + 6);
+  std::vector<float> e(c.en);
+  c.d_ref.assign(c.dn, 0.0f);
+  ref::conv_nd(c.x.data(), c.we.data(), nullptr, e.data(), conv_params(ge));
+  for (size_t i = 0; i < c.en; ++i) e[i] = host_act(e[i] + c.be[(i / inner_e) % ce], Activation::kClip);
+  e = test::round_to_half(e);
+  ref::conv_nd(e.data(), c.wd.data(), nullptr, c.d_ref.data(), conv_params(gd));
+  for (size_t i = 0; i < c.dn; ++i) {
+    c.d_ref[i] = host_act(c.d_ref[i] + c.bd[(i / inner_d) % ce], Activation::kClip);
+    c.max_d = std::max(c.max_d, std::fabs(double(c.d_ref[i])));
+  }
+  c.dx = std::make_unique<DeviceBuf>(c.xn * 2);
+  c.dwe = std::make_unique<DeviceBuf>(wen * 2);
+  c.dwd = std::make_unique<DeviceBuf>(wdn * 2);
+  c.dbe = std::make_unique<DeviceBuf>(ce * 4);
+  c.dbd = std::make_unique<DeviceBuf>(ce * 4);
+  c.de = std::make_unique<DeviceBuf>(c.en * 2);
+  c.dd = std::make_unique<DeviceBuf>(c.dn * 2);
+  upload(ElemType::kFloat16, c.x, c.dx->p);
+  upload(ElemType::kFloat16, c.we, c.dwe->p);
+  upload(ElemType::kFloat16, c.wd, c.dwd->p);
+  ASSERT_EQ(::ws::test::upload_sync(c.dbe->p, c.be.data(), ce * 4), cudaSuccess);
+  ASSERT_EQ(::ws::test::upload_sync(c.dbd->p, c.bd.data(), ce * 4), cudaSuccess);
+  c.ee.bias = static_cast<const float*>(c.dbe->p);
+  c.ed.bias = static_cast<const float*>(c.dbd->p);
+  for (kernels::ConvEpilogue* q : {&c.ee, &c.ed}) {
+    q->act = Activation::kClip;
+    q->params.min = 0.0f;
+    q->params.max = 6.0f;
+  }
+  ASSERT_EQ(::ws::test::memset_sync(c.de->p, 0xFF, c.en * 2), cudaSuccess);
+  ASSERT_EQ(::ws::test::memset_sync(c.dd->p, 0xFF, c.dn * 2), cudaSuccess);
+  Status st = kernels::conv2d_pointwise(ElemType::kFloat16, kernels::PointwiseTile::k32x32, ge, c.dx->p, c.dwe->p, c.de->p, c.ee, nullptr);
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  st = kernels::conv2d_depthwise(ElemType::kFloat16, gd, c.de->p, c.dwd->p, c.dd->p, c.ed, nullptr, 1);
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
 TEST(ConvKernels, MbConvMatchesReferenceAndTheThreeKernels) {
   WS_REQUIRE_LANES_GPU();
   int dev = 0, major = 0, optin = 0;
@@ -490,60 +558,34 @@ TEST(ConvKernels, MbConvMatchesReferenceAndTheThreeKernels) {
     const Conv2dGeometry gp = geo(c.n, c.ce, gd.out_h, gd.out_w, c.cout, 1, 1, 1, 1, 1, {0, 0, 0, 0});
     ASSERT_EQ(kernels::conv2d_mbconv_mismatch(ge, gd, gp), "");
     const uint64_t seed = test::seed_for(std::string("mbconv-") + c.name);
-    const size_t xn = size_t(c.n * c.cin * c.h * c.w), en = size_t(c.n * c.ce * c.h * c.w), dn = size_t(c.n * c.ce * gd.out_h * gd.out_w);
-    const size_t yn = size_t(c.n * c.cout * gd.out_h * gd.out_w), inner_e = size_t(c.h * c.w), inner_d = size_t(gd.out_h * gd.out_w);
-    const size_t wen = size_t(c.ce * c.cin), wdn = size_t(c.ce * c.k * c.k), wpn = size_t(c.cout * c.ce);
-    const auto x = test::round_to_half(test::random_values(xn, seed));
-    // weights scaled so that the activations stay O(1) through the two 1x1 sums (fan-in up to 1152)
-    auto scaled = [](std::vector<float> v, double s) { for (float& f : v) f = float(f * s); return test::round_to_half(v); };
-    const auto we = scaled(test::random_values(wen, seed + 1), 2.0 / std::sqrt(double(c.cin)));
-    const auto wd = scaled(test::random_values(wdn, seed + 2), 1.0 / c.k);
-    const auto wp = scaled(test::random_values(wpn, seed + 3), 2.0 / std::sqrt(double(c.ce)));
+    ExDwChain ch;
+    ASSERT_NO_FATAL_FAILURE(make_exdw_chain(ge, gd, c.k, seed, ch));
+    const size_t yn = size_t(c.n * c.cout * gd.out_h * gd.out_w), inner_d = size_t(gd.out_h * gd.out_w);
+    const size_t wpn = size_t(c.cout * c.ce);
+    const auto wp = scaled_half(test::random_values(wpn, seed + 3), 2.0 / std::sqrt(double(c.ce)));
     const auto res = test::round_to_half(test::random_values(yn, seed + 4));
-    const auto be = test::random_values(size_t(c.ce), seed + 5), bd = test::random_values(size_t(c.ce), seed + 6);
     const auto bp = test::random_values(size_t(c.cout), seed + 7);
-    std::vector<float> e(en), d(dn), ref(yn);
-    ref::conv_nd(x.data(), we.data(), nullptr, e.data(), conv_params(ge));
-    for (size_t i = 0; i < en; ++i) e[i] = host_act(e[i] + be[(i / inner_e) % size_t(c.ce)], Activation::kClip);
-    e = test::round_to_half(e);
-    ref::conv_nd(e.data(), wd.data(), nullptr, d.data(), conv_params(gd));
-    for (size_t i = 0; i < dn; ++i) d[i] = host_act(d[i] + bd[(i / inner_d) % size_t(c.ce)], Activation::kClip);
-    d = test::round_to_half(d);
+    const std::vector<float> d = test::round_to_half(ch.d_ref);  // d as the depthwise kernel stores it
+    std::vector<float> ref(yn);
     ref::conv_nd(d.data(), wp.data(), nullptr, ref.data(), conv_params(gp));
     double max_ref = 0;
     for (size_t i = 0; i < yn; ++i) {
       ref[i] += bp[(i / inner_d) % size_t(c.cout)] + (c.residual ? res[i] : 0.0f);
       max_ref = std::max(max_ref, std::fabs(double(ref[i])));
     }
-    DeviceBuf dx(xn * 2), dwe(wen * 2), dwd(wdn * 2), dwp(wpn * 2), dres(yn * 2), dbe(be.size() * 4), dbd(bd.size() * 4), dbp(bp.size() * 4),
-        de(en * 2), dd(dn * 2), y_fused(yn * 2), y_three(yn * 2);
-    upload(ElemType::kFloat16, x, dx.p);
-    upload(ElemType::kFloat16, we, dwe.p);
-    upload(ElemType::kFloat16, wd, dwd.p);
+    DeviceBuf dwp(wpn * 2), dres(yn * 2), dbp(bp.size() * 4), y_fused(yn * 2), y_three(yn * 2);
     upload(ElemType::kFloat16, wp, dwp.p);
     upload(ElemType::kFloat16, res, dres.p);
-    ASSERT_EQ(::ws::test::upload_sync(dbe.p, be.data(), be.size() * 4), cudaSuccess);
-    ASSERT_EQ(::ws::test::upload_sync(dbd.p, bd.data(), bd.size() * 4), cudaSuccess);
     ASSERT_EQ(::ws::test::upload_sync(dbp.p, bp.data(), bp.size() * 4), cudaSuccess);
-    kernels::ConvEpilogue ee, ed, ep;
-    ee.bias = static_cast<const float*>(dbe.p);
-    ed.bias = static_cast<const float*>(dbd.p);
-    for (kernels::ConvEpilogue* q : {&ee, &ed}) {
-      q->act = Activation::kClip;
-      q->params.min = 0.0f;
-      q->params.max = 6.0f;
-    }
+    const kernels::ConvEpilogue& ee = ch.ee;
+    const kernels::ConvEpilogue& ed = ch.ed;
+    kernels::ConvEpilogue ep;
     ep.bias = static_cast<const float*>(dbp.p);
     ep.residual = c.residual ? dres.p : nullptr;
-    // the three separate kernels
-    ASSERT_EQ(::ws::test::memset_sync(de.p, 0xFF, en * 2), cudaSuccess);
-    ASSERT_EQ(::ws::test::memset_sync(dd.p, 0xFF, dn * 2), cudaSuccess);
+    const DeviceBuf &dx = *ch.dx, &dwe = *ch.dwe, &dwd = *ch.dwd;
+    // the three separate kernels: the chain's expand and depthwise (above), then the projection
     ASSERT_EQ(::ws::test::memset_sync(y_three.p, 0xFF, yn * 2), cudaSuccess);
-    Status s = kernels::conv2d_pointwise(ElemType::kFloat16, kernels::PointwiseTile::k32x32, ge, dx.p, dwe.p, de.p, ee, nullptr);
-    ASSERT_TRUE(s.is_ok()) << s.to_string();
-    s = kernels::conv2d_depthwise(ElemType::kFloat16, gd, de.p, dwd.p, dd.p, ed, nullptr, 1);
-    ASSERT_TRUE(s.is_ok()) << s.to_string();
-    s = kernels::conv2d_pointwise(ElemType::kFloat16, kernels::PointwiseTile::k32x32, gp, dd.p, dwp.p, y_three.p, ep, nullptr);
+    Status s = kernels::conv2d_pointwise(ElemType::kFloat16, kernels::PointwiseTile::k32x32, gp, ch.dd->p, dwp.p, y_three.p, ep, nullptr);
     ASSERT_TRUE(s.is_ok()) << s.to_string();
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     const auto three = download(ElemType::kFloat16, y_three.p, yn);
@@ -613,45 +655,16 @@ TEST(ConvKernels, ExpandDepthwiseMatchesReferenceAndThePair) {
     const Conv2dGeometry gd = geo(c.n, c.ce, c.h, c.w, c.ce, c.ce, c.k, c.kw ? c.kw : c.k, c.stride, 1, c.pads);
     ASSERT_EQ(kernels::conv2d_expand_depthwise_mismatch(ge, gd), "");
     const uint64_t seed = test::seed_for(std::string("exdw-") + c.name);
-    const size_t xn = size_t(c.n * c.cin * c.h * c.w), en = size_t(c.n * c.ce * c.h * c.w), dn = size_t(c.n * c.ce * gd.out_h * gd.out_w);
-    const size_t inner_e = size_t(c.h * c.w), inner_d = size_t(gd.out_h * gd.out_w);
-    const size_t wen = size_t(c.ce * c.cin), wdn = size_t(c.ce * gd.kernel_h * gd.kernel_w);
-    const auto x = test::round_to_half(test::random_values(xn, seed));
-    auto scaled = [](std::vector<float> v, double s) { for (float& f : v) f = float(f * s); return test::round_to_half(v); };
-    const auto we = scaled(test::random_values(wen, seed + 1), 2.0 / std::sqrt(double(c.cin)));
-    const auto wd = scaled(test::random_values(wdn, seed + 2), 1.0 / c.k);
-    const auto be = test::random_values(size_t(c.ce), seed + 5), bd = test::random_values(size_t(c.ce), seed + 6);
-    std::vector<float> e(en), ref(dn);
-    ref::conv_nd(x.data(), we.data(), nullptr, e.data(), conv_params(ge));
-    for (size_t i = 0; i < en; ++i) e[i] = host_act(e[i] + be[(i / inner_e) % size_t(c.ce)], Activation::kClip);
-    e = test::round_to_half(e);
-    ref::conv_nd(e.data(), wd.data(), nullptr, ref.data(), conv_params(gd));
-    double max_ref = 0;
-    for (size_t i = 0; i < dn; ++i) {
-      ref[i] = host_act(ref[i] + bd[(i / inner_d) % size_t(c.ce)], Activation::kClip);
-      max_ref = std::max(max_ref, std::fabs(double(ref[i])));
-    }
-    DeviceBuf dx(xn * 2), dwe(wen * 2), dwd(wdn * 2), dbe(be.size() * 4), dbd(bd.size() * 4), de(en * 2), y_pair(dn * 2), y_fused(dn * 2);
-    upload(ElemType::kFloat16, x, dx.p);
-    upload(ElemType::kFloat16, we, dwe.p);
-    upload(ElemType::kFloat16, wd, dwd.p);
-    ASSERT_EQ(::ws::test::upload_sync(dbe.p, be.data(), be.size() * 4), cudaSuccess);
-    ASSERT_EQ(::ws::test::upload_sync(dbd.p, bd.data(), bd.size() * 4), cudaSuccess);
-    kernels::ConvEpilogue ee, ed;
-    ee.bias = static_cast<const float*>(dbe.p);
-    ed.bias = static_cast<const float*>(dbd.p);
-    for (kernels::ConvEpilogue* q : {&ee, &ed}) {
-      q->act = Activation::kClip;
-      q->params.min = 0.0f;
-      q->params.max = 6.0f;
-    }
-    ASSERT_EQ(::ws::test::memset_sync(de.p, 0xFF, en * 2), cudaSuccess);
-    ASSERT_EQ(::ws::test::memset_sync(y_pair.p, 0xFF, dn * 2), cudaSuccess);
-    Status s = kernels::conv2d_pointwise(ElemType::kFloat16, kernels::PointwiseTile::k32x32, ge, dx.p, dwe.p, de.p, ee, nullptr);
-    ASSERT_TRUE(s.is_ok()) << s.to_string();
-    s = kernels::conv2d_depthwise(ElemType::kFloat16, gd, de.p, dwd.p, y_pair.p, ed, nullptr, 1);
-    ASSERT_TRUE(s.is_ok()) << s.to_string();
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ExDwChain ch;
+    ASSERT_NO_FATAL_FAILURE(make_exdw_chain(ge, gd, c.k, seed, ch));
+    const size_t dn = ch.dn;
+    const std::vector<float>& ref = ch.d_ref;
+    const double max_ref = ch.max_d;
+    const kernels::ConvEpilogue& ee = ch.ee;
+    const kernels::ConvEpilogue& ed = ch.ed;
+    const DeviceBuf &dx = *ch.dx, &dwe = *ch.dwe, &dwd = *ch.dwd, &y_pair = *ch.dd;
+    DeviceBuf y_fused(dn * 2);
+    Status s = Status::ok();
     const auto pair = download(ElemType::kFloat16, y_pair.p, dn);
     for (int rows : kernels::kExpandDepthwiseRows) {
       SCOPED_TRACE("rows " + std::to_string(rows));

@@ -252,9 +252,7 @@ TEST(ConvNhwc, EngineWithTheTacticMatchesCpu) {
     std::string err;
     auto cmp = test::run_both(g, Precision::kFloat16, 2e-2, 2e-2, test::test_seed(what), &err, o);  // same options and cache
     ASSERT_TRUE(err.empty()) << err;
-    std::vector<test::Operand> operands;
-    for (size_t i = 0; i < cmp.inputs.size(); ++i) operands.emplace_back(cmp.input_names[i], cmp.inputs[i]);
-    EXPECT_TRUE(test::near_dump(what, cmp.got, cmp.ref, {.abs = 2e-2, .rel = 2e-2}, operands));
+    EXPECT_TRUE(test::near_dump_inputs(what, cmp, {.abs = 2e-2, .rel = 2e-2}));
     EXPECT_GT(cmp.max_ref, 0.0);
     std::printf("[ nhwc     ] %-52s max|diff| %.3g (max|ref| %.3g); %zu of 3 convs on our implicit GEMM\n", what.c_str(), cmp.max_abs,
                 cmp.max_ref, ours);

@@ -51,9 +51,7 @@ void run_forms(Precision p, double abs_tol, double rel_tol) {
     ASSERT_TRUE(err.empty()) << what << ": " << err;
     std::printf("[ einsum   ] %-22s %s max|diff| %.3g (max|ref| %.3g, %zu values)\n", f.eq, precision_name(p),
                 cmp.max_abs, cmp.max_ref, cmp.count);
-    std::vector<test::Operand> operands;
-    for (size_t i = 0; i < cmp.inputs.size(); ++i) operands.emplace_back(cmp.input_names[i], cmp.inputs[i]);
-    EXPECT_TRUE(test::near_dump(what, cmp.got, cmp.ref, {.abs = abs_tol, .rel = rel_tol}, operands));
+    EXPECT_TRUE(test::near_dump_inputs(what, cmp, {.abs = abs_tol, .rel = rel_tol}));
   }
 }
 

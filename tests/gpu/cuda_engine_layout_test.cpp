@@ -98,9 +98,7 @@ TEST(CudaEngineLayout, NhwcSegmentsMatchCpu) {
         ASSERT_TRUE(err.empty()) << err;
         std::printf("[ layout   ] %-34s max|diff| %.3g  max rel %.3g  (max|ref| %.3g, %zu values)\n", what.c_str(), cmp.max_abs, cmp.max_rel,
                     cmp.max_ref, cmp.count);
-        std::vector<test::Operand> operands;
-        for (size_t i = 0; i < cmp.inputs.size(); ++i) operands.emplace_back(cmp.input_names[i], cmp.inputs[i]);
-        EXPECT_TRUE(test::near_dump(what, cmp.got, cmp.ref, {.abs = tol, .rel = tol}, operands));
+        EXPECT_TRUE(test::near_dump_inputs(what, cmp, {.abs = tol, .rel = tol}));
         EXPECT_GT(cmp.max_ref, 0.0);
         // What the build chose: every Conv and pool NHWC (nhwc) or none (nchw); the planned reformats.
         o.precision = p;
@@ -140,9 +138,7 @@ void expect_nhwc_matches_cpu(const ir::Graph& g, const std::string& label, size_
     std::string err;
     auto cmp = test::run_both(g, p, tol, tol, test::test_seed(what), &err, o);
     ASSERT_TRUE(err.empty()) << err;
-    std::vector<test::Operand> operands;
-    for (size_t i = 0; i < cmp.inputs.size(); ++i) operands.emplace_back(cmp.input_names[i], cmp.inputs[i]);
-    EXPECT_TRUE(test::near_dump(what, cmp.got, cmp.ref, {.abs = tol, .rel = tol}, operands));
+    EXPECT_TRUE(test::near_dump_inputs(what, cmp, {.abs = tol, .rel = tol}));
     o.precision = p;
     auto e = CudaEngine::build(g, o);
     ASSERT_TRUE(e.is_ok()) << e.status().to_string();

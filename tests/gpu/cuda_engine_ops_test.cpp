@@ -127,9 +127,7 @@ void run_all(Precision p, double abs_tol, double rel_tol) {
       ++forms;
       std::printf("[ op       ] %-36s %s max|diff| %.3g  max rel %.3g  (max|ref| %.3g, %zu values)\n", s.label.c_str(),
                   precision_name(p), cmp.max_abs, cmp.max_rel, cmp.max_ref, cmp.count);
-      std::vector<test::Operand> operands;
-      for (size_t i = 0; i < cmp.inputs.size(); ++i) operands.emplace_back(cmp.input_names[i], cmp.inputs[i]);
-      EXPECT_TRUE(test::near_dump(what, cmp.got, cmp.ref, {.abs = abs_tol, .rel = rel_tol}, operands));
+      EXPECT_TRUE(test::near_dump_inputs(what, cmp, {.abs = abs_tol, .rel = rel_tol}));
     }
   }
   EXPECT_GT(forms, 0u);

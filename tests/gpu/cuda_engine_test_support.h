@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "support/compare_dump.h"
 #include "support/cuda_check.h"
 #include "support/seed.h"
 #include "cuda/cuda_util.h"
@@ -117,6 +118,14 @@ inline Comparison compare(const std::vector<float>& got, const std::vector<float
     if (!ok && c.bad++ == 0) c.first_bad = "index " + std::to_string(i) + ": gpu " + std::to_string(got[i]) + " cpu " + std::to_string(ref[i]);
   }
   return c;
+}
+
+/// near_dump of a run_both comparison: output 0 of the CUDA executor against the CPU executor's, the graph inputs both
+/// saw as the operands a mismatch dumps.
+inline ::testing::AssertionResult near_dump_inputs(std::string_view what, const Comparison& c, Tolerance t) {
+  std::vector<Operand> operands;
+  for (size_t i = 0; i < c.inputs.size(); ++i) operands.emplace_back(c.input_names[i], c.inputs[i]);
+  return near_dump(what, c.got, c.ref, t, operands);
 }
 
 /// Runs `graph` on the CPU executor and the CUDA executor (precision p) on the same random inputs (input i

@@ -164,9 +164,7 @@ TEST(CudnnFeConv, BottleneckEngineMatchesCpu) {
     auto cmp = test::run_both(g, Precision::kFloat16, 2e-2, 2e-2, test::test_seed(what), &err, o);
     ASSERT_TRUE(err.empty()) << err;
     std::printf("[ fe conv  ] %-44s max|diff| %.3g (max|ref| %.3g, %zu values)\n", what.c_str(), cmp.max_abs, cmp.max_ref, cmp.count);
-    std::vector<test::Operand> operands;
-    for (size_t i = 0; i < cmp.inputs.size(); ++i) operands.emplace_back(cmp.input_names[i], cmp.inputs[i]);
-    EXPECT_TRUE(test::near_dump(what, cmp.got, cmp.ref, {.abs = 2e-2, .rel = 2e-2}, operands));
+    EXPECT_TRUE(test::near_dump_inputs(what, cmp, {.abs = 2e-2, .rel = 2e-2}));
     EXPECT_GT(cmp.max_ref, 0.0);
     o.precision = Precision::kFloat16;
     auto e = CudaEngine::build(g, o);
