@@ -146,6 +146,17 @@ int run_bench(const BenchArgs& a) {
   if (!sources) return fail(sources.status(), 2);
   auto layout = ws::parse_layout(a.layout);
   if (!layout) return fail(layout.status(), 2);
+  // The opt-in NHWC tactic families act only on channels-last fp16 convs: a request that rules them out is refused.
+  for (const auto& [on, flag] : {std::pair{a.cudnn_graph, "--cudnn-graph"}, std::pair{a.nhwc_igemm, "--nhwc-igemm"}}) {
+    if (on && precision == ws::Precision::kFloat32)
+      return fail(ws::invalid_argument(std::string(flag) + " applies to fp16 channels-last convs: not with --precision fp32"), 2);
+    if (on && *layout == ws::Layout::kNchw)
+      return fail(ws::invalid_argument(std::string(flag) + " applies to channels-last convs: not with --layout nchw"), 2);
+  }
+  if (a.nhwc_igemm && !(*sources & ws::kTacticWarpStream))
+    return fail(ws::invalid_argument("--nhwc-igemm is a warpstream tactic: --tactic-sources must include warpstream"), 2);
+  if (a.cudnn_graph && !(*sources & ws::kTacticCudnn))
+    return fail(ws::invalid_argument("--cudnn-graph is a cudnn tactic: --tactic-sources must include cudnn"), 2);
   // Every host-side check before the device starts: a typo must not cost a GPU start-up or a finished run.
   // the recorders reserve 20,000 samples per second up front (no allocation while timing): bound it
   if (a.duration_given && !(std::isfinite(a.duration_s) && a.duration_s > 0 && a.duration_s <= 600))

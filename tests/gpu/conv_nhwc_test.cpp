@@ -201,6 +201,11 @@ TEST(ConvNhwc, ImplicitGemmRefusesWhatItDoesNotCover) {
   epi.residual = buf + 8;  // a misaligned residual
   expect_invalid(g, 1, p, nullptr, nullptr, "not 16-byte aligned");
   epi.residual = nullptr;
+  // huge dimensions: a 40000 x 40000 map (1.6e9 output pixels), a 2^20-channel 1x1 conv (2^32 weights)
+  Conv2dGeometry big = geometry({"big", 1, 32, 40000, 40000, 32, 1, 1, 1, 1, 0, 0, 0, 0, false, kernels::Activation::kNone});
+  expect_invalid(big, 1, p, nullptr, nullptr, "2^30");
+  Conv2dGeometry deep = geometry({"deep", 1, int64_t{1} << 20, 1, 1, 4096, 1, 1, 1, 1, 0, 0, 0, 0, false, kernels::Activation::kNone});
+  expect_invalid(deep, 1, p, nullptr, nullptr, "2^30");
   EXPECT_EQ(kernels::conv2d_nhwc_igemm_workspace_bytes(g, 1), 0u);
   EXPECT_EQ(kernels::conv2d_nhwc_igemm_workspace_bytes(g, 4), size_t(4 * 64 * 64 * 4));
   EXPECT_EQ(kernels::conv2d_nhwc_igemm_tile_counters(g, 4), 1u);
@@ -257,6 +262,49 @@ TEST(ConvNhwc, EngineWithTheTacticMatchesCpu) {
     std::printf("[ nhwc     ] %-52s max|diff| %.3g (max|ref| %.3g); %zu of 3 convs on our implicit GEMM\n", what.c_str(), cmp.max_abs,
                 cmp.max_ref, ours);
   }
+  std::filesystem::remove(cache);
+  std::filesystem::remove(cache + ".lock");
+}
+
+// A timing cache whose Conv entries name tactics this build cannot rebuild (a cuDNN graph engine at heuristic index
+// 123456, an NHWC split count the kernel is never timed at, a negative index) is not trusted: the build succeeds,
+// re-times those convs and binds none of the bogus choices.
+TEST(ConvNhwc, BogusTimingCacheEntriesAreRetimed) {
+  WS_REQUIRE_LANES_GPU();
+  const ir::Graph g = test::bottleneck_graph(256, 64, 14, 1, "bogus_cache");
+  const std::string cache = (std::filesystem::temp_directory_path() / ("ws_conv_nhwc_bogus_" + std::to_string(::getpid()) + ".json")).string();
+  CudaBuildOptions o;
+  o.layout = Layout::kNhwc;
+  o.precision = Precision::kFloat16;
+  o.nhwc_igemm = true;
+  o.cudnn_graph_convs = true;
+  o.timing_cache_path = cache;
+  {
+    auto first = CudaEngine::build(g, o);
+    ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  }
+  nlohmann::json j;
+  {
+    std::ifstream in(cache);
+    ASSERT_TRUE(in.good()) << cache;
+    j = nlohmann::json::parse(in);
+  }
+  const nlohmann::json bogus[] = {nlohmann::json{{"impl", "cudnn_fe"}, {"algo", 123456}, {"time_us", 0.5}},
+                                  nlohmann::json{{"impl", "ws_nhwc_igemm_s7"}, {"time_us", 0.5}},
+                                  nlohmann::json{{"impl", "cudnn_fe"}, {"algo", -3}, {"time_us", 0.5}}};
+  size_t n = 0;
+  for (auto& [key, entry] : j.at("entries").items())
+    if (key.find("|Conv|") != std::string::npos) entry = bogus[n++ % 3];
+  ASSERT_GT(n, 0u);
+  std::ofstream(cache) << j.dump(1) << "\n";
+  auto e = CudaEngine::build(g, o);
+  ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+  for (const TacticRecord& t : (*e)->tactics())
+    if (t.op_type == "Conv") {
+      std::printf("[ nhwc     ]   %-4s %7.2f us%s  %s\n", t.node.c_str(), t.time_us, t.from_cache ? " (cache)" : "", t.choice.c_str());
+      EXPECT_FALSE(t.from_cache) << t.node << " kept a bogus cache entry: " << t.choice;
+      EXPECT_EQ(t.choice.find("split-K 7"), std::string::npos) << t.choice;
+    }
   std::filesystem::remove(cache);
   std::filesystem::remove(cache + ".lock");
 }

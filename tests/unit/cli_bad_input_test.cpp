@@ -247,6 +247,12 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --samples " + quote(dir_.path().string())), {"cannot write", "is a directory"});
   expect_one_error(cli("bench --model " + m + " --tactic-sources nope"), {"--tactic-sources", "nope"});
   expect_one_error(cli("bench --model " + m + " --pdl --no-pdl"), {"--no-pdl", "excludes", "--pdl"});
+  // the opt-in NHWC tactic families: a malformed value, or a request that rules them out
+  expect_one_error(cli("bench --model " + m + " --nhwc-igemm=banana"), {"--nhwc-igemm", "banana"});
+  expect_one_error(cli("bench --model " + m + " --cudnn-graph --precision fp32"), {"--cudnn-graph", "not with --precision fp32"});
+  expect_one_error(cli("bench --model " + m + " --nhwc-igemm --precision fp16 --layout nchw"), {"--nhwc-igemm", "not with --layout nchw"});
+  expect_one_error(cli("bench --model " + m + " --nhwc-igemm --precision fp16 --tactic-sources cudnn"), {"--nhwc-igemm", "must include warpstream"});
+  expect_one_error(cli("bench --model " + m + " --cudnn-graph --precision fp16 --tactic-sources warpstream"), {"--cudnn-graph", "must include cudnn"});
   expect_one_error(cli("bench --model " + m + " --layout bogus"), {"--layout", "'bogus'", "auto, nchw or nhwc"});
   expect_one_error(cli("bench --model " + m + " --profile-layers -1"), {"--profile-layers"});
   expect_one_error(cli("bench --model " + m + " --precision fp4"), {"--precision", "'fp4'", "fp32, fp16 or fp8"});
