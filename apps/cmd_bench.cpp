@@ -60,6 +60,7 @@ struct BenchArgs {
   bool no_exdw_fusion = false;          // --no-exdw-fusion (CudaBuildOptions::fuse_expand_depthwise = false)
   bool cudnn_graph = false;             // --cudnn-graph (CudaBuildOptions::cudnn_graph_convs = true)
   bool nhwc_igemm = false;              // --nhwc-igemm (CudaBuildOptions::nhwc_igemm = true)
+  bool cutlass_conv = false;            // --cutlass-conv (CudaBuildOptions::cutlass_convs = true)
   std::string calibration;              // --calibration DIR (precision fp8)
   bool fp8_obey = false;                // --fp8-obey (CudaBuildOptions::fp8_obey_precision)
   bool no_progress = false;
@@ -147,7 +148,8 @@ int run_bench(const BenchArgs& a) {
   auto layout = ws::parse_layout(a.layout);
   if (!layout) return fail(layout.status(), 2);
   // The opt-in NHWC tactic families act only on channels-last fp16 convs: a request that rules them out is refused.
-  for (const auto& [on, flag] : {std::pair{a.cudnn_graph, "--cudnn-graph"}, std::pair{a.nhwc_igemm, "--nhwc-igemm"}}) {
+  for (const auto& [on, flag] :
+       {std::pair{a.cudnn_graph, "--cudnn-graph"}, std::pair{a.nhwc_igemm, "--nhwc-igemm"}, std::pair{a.cutlass_conv, "--cutlass-conv"}}) {
     if (on && precision == ws::Precision::kFloat32)
       return fail(ws::invalid_argument(std::string(flag) + " applies to fp16 channels-last convs: not with --precision fp32"), 2);
     if (on && *layout == ws::Layout::kNchw)
@@ -155,6 +157,8 @@ int run_bench(const BenchArgs& a) {
   }
   if (a.nhwc_igemm && !(*sources & ws::kTacticWarpStream))
     return fail(ws::invalid_argument("--nhwc-igemm is a warpstream tactic: --tactic-sources must include warpstream"), 2);
+  if (a.cutlass_conv && !(*sources & ws::kTacticWarpStream))
+    return fail(ws::invalid_argument("--cutlass-conv is a warpstream tactic: --tactic-sources must include warpstream"), 2);
   if (a.cudnn_graph && !(*sources & ws::kTacticCudnn))
     return fail(ws::invalid_argument("--cudnn-graph is a cudnn tactic: --tactic-sources must include cudnn"), 2);
   // Every host-side check before the device starts: a typo must not cost a GPU start-up or a finished run.
@@ -261,6 +265,7 @@ int run_bench(const BenchArgs& a) {
   bo.fuse_expand_depthwise = !a.no_exdw_fusion;
   bo.cudnn_graph_convs = a.cudnn_graph;
   bo.nhwc_igemm = a.nhwc_igemm;
+  bo.cutlass_convs = a.cutlass_conv;
   if (precision == ws::Precision::kFloat8) {
     bo.fp8_activation_amax = std::move(fp8_amax);
     bo.fp8_obey_precision = a.fp8_obey;
@@ -308,6 +313,9 @@ int run_bench(const BenchArgs& a) {
            "NHWC fp16 dense convs in a build with the cudnn-frontend headers, scripts/fetch-cudnn-frontend.sh; or the legacy algorithms were faster");
     opt_in(a.nhwc_igemm, "ws nhwc implicit GEMM", "engine_nhwc_igemm", "--nhwc-igemm",
            "NHWC fp16 dense convs with c_in % 32 == 0 and c_out % 8 == 0, tactic source warpstream; or cuDNN was faster");
+    opt_in(a.cutlass_conv, "cutlass implicit GEMM", "engine_cutlass_conv", "--cutlass-conv",
+           "NHWC fp16 dense convs without a fused residual, c_in and c_out multiples of 8, tactic source warpstream, compute "
+           "capability 9.0, in a build with the CUTLASS headers (scripts/fetch-cutlass-headers.sh); or cuDNN was faster");
   }
   {  // the layout asked for, and the one the build ran (nhwc when any step runs channels-last)
     size_t reformats = 0, nhwc_steps = 0;
@@ -583,6 +591,9 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_flag("--nhwc-igemm", a->nhwc_igemm,
                                    "also time our NHWC fp16 implicit-GEMM conv with split-K for channels-last convs (default off: "
                                    "not yet run on a GPU; docs/cuda-executor.md)");
+                      sub.add_flag("--cutlass-conv", a->cutlass_conv,
+                                   "also time CUTLASS's implicit-GEMM conv with serial split-K for channels-last convs without a residual "
+                                   "(default off: not yet run on a GPU; needs the CUTLASS headers at build; docs/cuda-executor.md)");
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
                                    "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
                       sub.add_option("--layout", a->layout,

@@ -223,6 +223,14 @@ struct CudaBuildOptions {
   /// 2026-12-05 without a GPU, not yet run (its test: ConvNhwc.*); `warpstream bench --nhwc-igemm`. Part of the
   /// timing-cache identity when on.
   bool nhwc_igemm = false;
+  /// CUTLASS's implicit-GEMM conv2d fprop (kernels/conv/conv_cutlass.h: the CUTLASS 2.x conv API's multistage mma.sync
+  /// kernels with serial split-K, bias + ReLU in the epilogue; tiles 64×64×32 / 64×64×64) timed as a tactic of
+  /// channels-last dense fp16 convs without a fused residual, c_in and c_out multiples of 8, tactic source warpstream,
+  /// compute capability 9.0, at split counts 1, 2, 4, ... (timing-cache impl "cutlass_conv_<tile>_s<splits>"). Needs a
+  /// build with the CUTLASS headers (scripts/fetch-cutlass-headers.sh); without them the option binds nothing. The split
+  /// slices add into y in fp16 (one rounding per slice). OFF by default: written 2026-12-05 without a GPU, not yet run
+  /// (its test: ConvCutlass.*); `warpstream bench --cutlass-conv`. Part of the timing-cache identity when on.
+  bool cutlass_convs = false;
 };
 
 /// One build-time choice, for reports ("node 'conv_3' Conv: cudnn algo 1 (IMPLICIT_PRECOMP_GEMM), NHWC, 12.3 µs").

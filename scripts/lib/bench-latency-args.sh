@@ -11,7 +11,7 @@ bench_latency_check_args() {
       return 2
     fi
   done
-  for v in WS_BENCH_OURS WS_BENCH_COMPILE WS_BENCH_PDL WS_BENCH_SPLITK2 WS_BENCH_DWPW WS_BENCH_EXDW WS_BENCH_CUDNNGRAPH WS_BENCH_NHWCIGEMM WS_BENCH_FP8; do
+  for v in WS_BENCH_OURS WS_BENCH_COMPILE WS_BENCH_PDL WS_BENCH_SPLITK2 WS_BENCH_DWPW WS_BENCH_EXDW WS_BENCH_CUDNNGRAPH WS_BENCH_NHWCIGEMM WS_BENCH_CUTLASSCONV WS_BENCH_NHWCALL WS_BENCH_FP8; do
     x=${!v:-}
     if [ -n "$x" ] && [ "$x" != 0 ] && [ "$x" != 1 ]; then
       printf 'error: %s=%q must be 0 or 1\n' "$v" "$x"

@@ -41,12 +41,7 @@ namespace {
 using kernels::Conv2dGeometry;
 using test::DevHalf;
 
-struct Case {
-  const char* name;
-  int64_t n, c, h, w, k, kh, kw, stride, dil, pt, pl, pb, pr;
-  bool residual;
-  kernels::Activation act;
-};
+using Case = test::NhwcCase;
 
 // Split-K's fp32 workspace and zeroed tile counters for one launch configuration (none for splits = 1).
 struct SplitKBuffers {
@@ -66,15 +61,7 @@ struct SplitKBuffers {
   }
 };
 
-Conv2dGeometry geometry(const Case& k) {
-  Conv2dGeometry g;
-  g.n = k.n; g.c_in = k.c; g.in_h = k.h; g.in_w = k.w; g.c_out = k.k; g.group = 1;
-  g.kernel_h = k.kh; g.kernel_w = k.kw; g.stride_h = g.stride_w = k.stride; g.dilation_h = g.dilation_w = k.dil;
-  g.pad_top = k.pt; g.pad_left = k.pl; g.pad_bottom = k.pb; g.pad_right = k.pr;
-  g.out_h = (k.h + k.pt + k.pb - k.dil * (k.kh - 1) - 1) / k.stride + 1;
-  g.out_w = (k.w + k.pl + k.pr - k.dil * (k.kw - 1) - 1) / k.stride + 1;
-  return g;
-}
+Conv2dGeometry geometry(const Case& k) { return test::nhwc_geometry(k); }
 
 TEST(ConvNhwc, ImplicitGemmMatchesTheReferenceAtEverySplit) {
   WS_REQUIRE_LANES_GPU();
@@ -96,37 +83,10 @@ TEST(ConvNhwc, ImplicitGemmMatchesTheReferenceAtEverySplit) {
     const Conv2dGeometry g = geometry(k);
     ASSERT_TRUE(kernels::conv2d_nhwc_igemm_applicable(g));
     const std::string tag = k.name;
-    const size_t xn = size_t(g.n * g.in_h * g.in_w * g.c_in), wn = size_t(g.c_out * g.kernel_h * g.kernel_w * g.c_in);
     const size_t yn = size_t(g.n * g.out_h * g.out_w * g.c_out);
-    const std::vector<float> x = test::random_half(xn, tag + " x", -1.f, 1.f);
-    const float wb = 1.0f / std::sqrt(float(g.c_in * g.kernel_h * g.kernel_w));
-    const std::vector<float> w = test::random_half(wn, tag + " w", -wb, wb);  // KRSC
-    const std::vector<float> bias = test::random_values(size_t(g.c_out), test::test_seed(tag + " bias"), -0.5f, 0.5f);
-    const std::vector<float> z = test::random_half(k.residual ? yn : 0, tag + " z", -1.f, 1.f);
-    // Reference: per image, NCHW conv of the same values, back to NHWC, + bias + residual, activation.
-    ref::ConvParams cp;
-    cp.rank = 2; cp.n = 1; cp.c_in = g.c_in; cp.c_out = g.c_out; cp.groups = 1;
-    cp.in[0] = g.in_h; cp.in[1] = g.in_w; cp.kernel[0] = g.kernel_h; cp.kernel[1] = g.kernel_w;
-    cp.stride[0] = cp.stride[1] = k.stride; cp.dilation[0] = cp.dilation[1] = k.dil;
-    cp.pad_begin[0] = k.pt; cp.pad_begin[1] = k.pl; cp.pad_end[0] = k.pb; cp.pad_end[1] = k.pr;
-    cp.out[0] = g.out_h; cp.out[1] = g.out_w;
-    const std::vector<float> w_nchw = test::to_nchw(w, g.c_out, g.kernel_h, g.kernel_w, g.c_in);
-    const int64_t plane_in = g.in_h * g.in_w * g.c_in, plane_out = g.out_h * g.out_w;
-    std::vector<float> ref(yn);
-    double max_ref = 0;
-    for (int64_t img = 0; img < g.n; ++img) {
-      const std::vector<float> xi(x.begin() + img * plane_in, x.begin() + (img + 1) * plane_in);
-      std::vector<float> out(size_t(plane_out * g.c_out));
-      ref::conv_nd(test::to_nchw(xi, 1, g.in_h, g.in_w, g.c_in).data(), w_nchw.data(), nullptr, out.data(), cp);
-      for (int64_t p = 0; p < plane_out; ++p)
-        for (int64_t ch = 0; ch < g.c_out; ++ch) {
-          const size_t o = size_t((img * plane_out + p) * g.c_out + ch);
-          float v = out[size_t(ch * plane_out + p)] + bias[size_t(ch)] + (k.residual ? z[o] : 0.f);
-          if (k.act == Activation::kRelu) v = std::max(v, 0.f);
-          ref[o] = v;
-          max_ref = std::max(max_ref, std::fabs(double(v)));
-        }
-    }
+    const test::NhwcOperands ops = test::nhwc_operands(k);
+    const std::vector<float>&x = ops.x, &w = ops.w, &bias = ops.bias, &z = ops.z, &ref = ops.ref;
+    const double max_ref = ops.max_ref;
     DevHalf dx(x), dw(w), dz(z), dy(std::vector<float>(yn, 0.f));
     float* dbias = nullptr;
     ASSERT_EQ(cudaMalloc(&dbias, bias.size() * sizeof(float)), cudaSuccess);
@@ -211,59 +171,13 @@ TEST(ConvNhwc, ImplicitGemmRefusesWhatItDoesNotCover) {
   EXPECT_EQ(kernels::conv2d_nhwc_igemm_tile_counters(g, 4), 1u);
 }
 
-// The engine with the tactic on (CudaBuildOptions::nhwc_igemm): a ResNet-50 layer3 bottleneck (1x1 1024->256, 3x3 256,
-// 1x1 256->1024 + residual, ReLUs) at 14x14, NHWC fp16, against the CPU executor (2e-2 abs + rel). So that the kernel
-// surely runs (timing alone may keep cuDNN), a first build writes its timing cache, every Conv entry is rewritten to
-// "ws_nhwc_igemm_s2", and the compared engine is built from that cache (the cache-hit path); its tactics must name our
-// kernel for the NHWC convs (c1, c2 at least). Built with the option off (no cache), no conv names it.
+// The engine with the tactic on (CudaBuildOptions::nhwc_igemm), forced through its timing cache onto a ResNet-50 layer3
+// bottleneck, against the CPU executor (nhwc_test_support.h). c1 and c2 run channels-last; c3, whose residual Add ends the
+// graph, may run NCHW (then it has no NHWC tactic).
 TEST(ConvNhwc, EngineWithTheTacticMatchesCpu) {
   WS_REQUIRE_LANES_GPU();
-  const ir::Graph g = test::bottleneck_graph(1024, 256, 14, 1, "layer3_bottleneck");
-  const std::string cache = (std::filesystem::temp_directory_path() / ("ws_conv_nhwc_test_" + std::to_string(::getpid()) + ".json")).string();
-  for (bool on : {true, false}) {
-    const std::string what = std::string("layer3 bottleneck fp16 nhwc, nhwc_igemm ") + (on ? "on (forced through the cache)" : "off");
-    SCOPED_TRACE(what);
-    CudaBuildOptions o;
-    o.layout = Layout::kNhwc;
-    o.precision = Precision::kFloat16;
-    o.nhwc_igemm = on;
-    if (on) {
-      o.timing_cache_path = cache;
-      auto first = CudaEngine::build(g, o);  // writes the cache
-      ASSERT_TRUE(first.is_ok()) << first.status().to_string();
-      std::ifstream in(cache);
-      ASSERT_TRUE(in.good()) << cache;
-      nlohmann::json j = nlohmann::json::parse(in);
-      size_t forced = 0;
-      for (auto& [key, entry] : j.at("entries").items())
-        if (key.find("|Conv|") != std::string::npos) {
-          entry = nlohmann::json{{"impl", "ws_nhwc_igemm_s2"}, {"time_us", 1.0}};
-          ++forced;
-        }
-      ASSERT_GT(forced, 0u) << "no Conv entry in " << cache;
-      std::ofstream(cache) << j.dump(1) << "\n";
-    }
-    auto e = CudaEngine::build(g, o);
-    ASSERT_TRUE(e.is_ok()) << e.status().to_string();
-    size_t ours = 0;
-    for (const TacticRecord& t : (*e)->tactics())
-      if (t.op_type == "Conv") {
-        std::printf("[ nhwc     ]   %-4s %7.2f us%s  %s\n", t.node.c_str(), t.time_us, t.from_cache ? " (cache)" : "", t.choice.c_str());
-        ours += t.choice.rfind("ws nhwc implicit GEMM", 0) == 0;
-      }
-    // c1 and c2 run channels-last; c3, whose residual Add ends the graph, may run NCHW (then it has no NHWC tactic).
-    if (on) EXPECT_GE(ours, 2u) << "the forced cache entries did not bind our kernel to c1 and c2";
-    else EXPECT_EQ(ours, 0u);
-    std::string err;
-    auto cmp = test::run_both(g, Precision::kFloat16, 2e-2, 2e-2, test::test_seed(what), &err, o);  // same options and cache
-    ASSERT_TRUE(err.empty()) << err;
-    EXPECT_TRUE(test::near_dump_inputs(what, cmp, {.abs = 2e-2, .rel = 2e-2}));
-    EXPECT_GT(cmp.max_ref, 0.0);
-    std::printf("[ nhwc     ] %-52s max|diff| %.3g (max|ref| %.3g); %zu of 3 convs on our implicit GEMM\n", what.c_str(), cmp.max_abs,
-                cmp.max_ref, ours);
-  }
-  std::filesystem::remove(cache);
-  std::filesystem::remove(cache + ".lock");
+  test::expect_forced_conv_tactic_matches_cpu("nhwc_igemm", [](CudaBuildOptions& o) { o.nhwc_igemm = true; }, "ws_nhwc_igemm_s2",
+                                              "ws nhwc implicit GEMM", 2);
 }
 
 // A timing cache whose Conv entries name tactics this build cannot rebuild (a cuDNN graph engine at heuristic index
@@ -320,9 +234,6 @@ TEST(ConvNhwc, DISABLED_TimesResNet50ThreeByThree) {
   };
   cudaStream_t st = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
-  cudaEvent_t a = nullptr, b = nullptr;
-  ASSERT_EQ(cudaEventCreate(&a), cudaSuccess);
-  ASSERT_EQ(cudaEventCreate(&b), cudaSuccess);
   for (const Case& k : cases) {
     const Conv2dGeometry g = geometry(k);
     const size_t xn = size_t(g.in_h * g.in_w * g.c_in), wn = size_t(g.c_out * 9 * g.c_in), yn = size_t(g.out_h * g.out_w * g.c_out);
@@ -331,37 +242,12 @@ TEST(ConvNhwc, DISABLED_TimesResNet50ThreeByThree) {
     epi.act = k.act;
     for (int splits : {1, 2, 4, 8, 16, 32}) {
       SplitKBuffers sk(g, splits);
-      const Status warm = kernels::conv2d_nhwc_igemm(g, splits, dx.p, dw.p, dy.p, epi, sk.ws, sk.counters, st);  // outside capture
-      ASSERT_TRUE(warm.is_ok()) << warm.to_string();
-      ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
-      cudaGraph_t graph = nullptr;
-      cudaGraphExec_t exec = nullptr;
-      ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-      Status captured = Status::ok();
-      for (int i = 0; i < 50 && captured.is_ok(); ++i) captured = kernels::conv2d_nhwc_igemm(g, splits, dx.p, dw.p, dy.p, epi, sk.ws, sk.counters, st);
-      ASSERT_EQ(cudaStreamEndCapture(st, &graph), cudaSuccess);
-      ASSERT_TRUE(captured.is_ok()) << captured.to_string();
-      ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
-      std::vector<float> per;
-      for (int rep = 0; rep < 21; ++rep) {
-        ASSERT_EQ(cudaEventRecord(a, st), cudaSuccess);
-        ASSERT_EQ(cudaGraphLaunch(exec, st), cudaSuccess);
-        ASSERT_EQ(cudaEventRecord(b, st), cudaSuccess);
-        ASSERT_EQ(cudaEventSynchronize(b), cudaSuccess);
-        float ms = 0;
-        ASSERT_EQ(cudaEventElapsedTime(&ms, a, b), cudaSuccess);
-        if (rep > 0) per.push_back(ms * 1000.f / 50.f);
-      }
-      std::sort(per.begin(), per.end());
-      std::printf("[ nhwc t   ] %-24s splits %2d  %7.2f us per conv (median of %zu graphs of 50; grid %lld x %lld x %d)\n", k.name, splits,
-                  per[per.size() / 2], per.size(), static_cast<long long>((g.out_h * g.out_w + 63) / 64),
-                  static_cast<long long>((g.c_out + 63) / 64), splits);
-      cudaGraphExecDestroy(exec);
-      cudaGraphDestroy(graph);
+      const float us = test::median_replay_us(
+          st, [&](cudaStream_t s) { return kernels::conv2d_nhwc_igemm(g, splits, dx.p, dw.p, dy.p, epi, sk.ws, sk.counters, s); });
+      std::printf("[ nhwc t   ] %-24s splits %2d  %7.2f us per conv (median of 20 graphs of 50; grid %lld x %lld x %d)\n", k.name, splits, us,
+                  static_cast<long long>((g.out_h * g.out_w + 63) / 64), static_cast<long long>((g.c_out + 63) / 64), splits);
     }
   }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
   cudaStreamDestroy(st);
 }
 

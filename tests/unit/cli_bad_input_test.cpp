@@ -253,6 +253,9 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --nhwc-igemm --precision fp16 --layout nchw"), {"--nhwc-igemm", "not with --layout nchw"});
   expect_one_error(cli("bench --model " + m + " --nhwc-igemm --precision fp16 --tactic-sources cudnn"), {"--nhwc-igemm", "must include warpstream"});
   expect_one_error(cli("bench --model " + m + " --cudnn-graph --precision fp16 --tactic-sources warpstream"), {"--cudnn-graph", "must include cudnn"});
+  expect_one_error(cli("bench --model " + m + " --cutlass-conv --precision fp32"), {"--cutlass-conv", "not with --precision fp32"});
+  expect_one_error(cli("bench --model " + m + " --cutlass-conv --precision fp16 --layout nchw"), {"--cutlass-conv", "not with --layout nchw"});
+  expect_one_error(cli("bench --model " + m + " --cutlass-conv --precision fp16 --tactic-sources cudnn"), {"--cutlass-conv", "must include warpstream"});
   expect_one_error(cli("bench --model " + m + " --layout bogus"), {"--layout", "'bogus'", "auto, nchw or nhwc"});
   expect_one_error(cli("bench --model " + m + " --profile-layers -1"), {"--profile-layers"});
   expect_one_error(cli("bench --model " + m + " --precision fp4"), {"--precision", "'fp4'", "fp32, fp16 or fp8"});

@@ -226,6 +226,7 @@ Result<nlohmann::json> cache_identity(int device, const std::string& hash, const
   // Only named when on, so the caches of default builds keep their identity.
   if (o.cudnn_graph_convs) id["cudnn_graph_convs"] = true;
   if (o.nhwc_igemm) id["nhwc_igemm"] = true;
+  if (o.cutlass_convs) id["cutlass_convs"] = true;
   return id;
 }
 

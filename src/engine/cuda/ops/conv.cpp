@@ -22,6 +22,7 @@
 #include "engine/cuda/op_util.h"
 #include "engine/cuda/ops/lift_1d.h"
 #include "kernels/conv/conv_nd.h"
+#include "kernels/conv/conv_cutlass.h"
 #include "kernels/conv/conv_nhwc.h"
 
 namespace ws::cudaexec {
@@ -461,6 +462,38 @@ std::vector<int> nhwc_igemm_splits(const kernels::Conv2dGeometry& g, size_t max_
   return out;
 }
 
+// CUTLASS's implicit-GEMM conv2d fprop with serial split-K (kernels/conv/conv_cutlass.h) as a tactic of channels-last
+// convs without a residual (CudaBuildOptions::cutlass_convs, opt-in until run on a GPU): timing-cache impl
+// "cutlass_conv_<tile>_s<splits>". Its semaphores are the step's tile counters (zero in the arena, left zero by each run).
+struct CutlassConv {
+  kernels::Conv2dGeometry g;
+  kernels::CutlassConvTile tile = kernels::CutlassConvTile::k64x64x32s4;
+  int splits = 1;
+  Activation act = Activation::kNone;
+  const void* weight = nullptr;  // KRSC fp16
+  const void* bias = nullptr;    // fp16 [c_out]; zeros when the node has none
+  std::string key() const { return std::string("cutlass_conv_") + kernels::cutlass_conv_tile_name(tile) + "_s" + std::to_string(splits); }
+  size_t semaphores() const {
+    size_t n = 0;
+    return kernels::conv2d_cutlass_check(g, tile, act, splits, &n).is_ok() ? n : 0;
+  }
+  Status run(const void* x, void* y, unsigned* counters, cudaStream_t st) const {
+    static_assert(sizeof(unsigned) == sizeof(int));
+    return kernels::conv2d_cutlass(g, tile, splits, x, weight, bias, y, act, reinterpret_cast<int*>(counters), st);
+  }
+};
+
+// (tile, split count) pairs worth timing for `g`: every tile at split 1, then powers of two while the grid stays within
+// ~2 waves of 132 SMs and CUTLASS accepts the split (each slice takes whole K-deep channel chunks).
+std::vector<std::pair<kernels::CutlassConvTile, int>> cutlass_conv_forms(const kernels::Conv2dGeometry& g, Activation act) {
+  std::vector<std::pair<kernels::CutlassConvTile, int>> out;
+  const int64_t tiles = ((g.n * g.out_h * g.out_w + 63) / 64) * ((g.c_out + 63) / 64);  // both tiles are 64 x 64
+  for (kernels::CutlassConvTile t : kernels::kCutlassConvTiles)
+    for (int sp = 1; sp <= kernels::kCutlassConvMaxSplits && (sp == 1 || tiles * sp <= 264); sp *= 2)
+      if (kernels::conv2d_cutlass_check(g, t, act, sp).is_ok()) out.emplace_back(t, sp);
+  return out;
+}
+
 Status bind_conv(BindContext& c, Step& s) {
   if (conv_needs_direct(c)) return bind_window_direct(c, s, false);
   if (in_t(c, 0).shape.size() == 3) {  // 1-D: the 2-D form over [N, C, 1, L] (lift_1d.h)
@@ -603,6 +636,18 @@ Status bind_conv(BindContext& c, Step& s) {
     nhwc_ig->weight = p.weight;
     nhwc_ig->epi = own->epi;
   }
+  std::shared_ptr<CutlassConv> cutlass;  // CUTLASS's conv, when it applies and is enabled
+  std::vector<std::pair<kernels::CutlassConvTile, int>> cutlass_forms;
+  if (c.nhwc && half_storage(c.precision) && c.options.cutlass_convs && (sources & kTacticWarpStream) && cc_major * 10 + cc_minor == 90 &&
+      fp16_weights && !resid && kernels::conv2d_cutlass_built() &&
+      !(cutlass_forms = cutlass_conv_forms(own->g, c.fused_act)).empty()) {
+    cutlass = std::make_shared<CutlassConv>();
+    cutlass->g = own->g;
+    cutlass->act = c.fused_act;
+    cutlass->weight = p.weight;
+    cutlass->bias = p.bias_act;  // fp16 [c_out], zeros without a bias input (uploaded for cuDNN above)
+    if (!cutlass->bias) return internal_error(c.node.describe(c.graph.opset) + ": no fp16 bias for the CUTLASS conv");
+  }
   // The fused cuDNN path expresses bias + ReLU / bias only (identity only with IMPLICIT_PRECOMP_GEMM).
   const bool fusable = c.fused_act == Activation::kRelu || c.fused_act == Activation::kNone;
 
@@ -644,6 +689,13 @@ Status bind_conv(BindContext& c, Step& s) {
     if (nhwc_ig)
       for (int sp : nhwc_igemm_splits(nhwc_ig->g, c.options.max_workspace_bytes))
         if (ci == "ws_nhwc_igemm_s" + std::to_string(sp)) { nhwc_ig->splits = sp; impl = ci; }
+    if (cutlass)
+      for (const auto& [t, sp] : cutlass_forms) {
+        CutlassConv trial = *cutlass;
+        trial.tile = t;
+        trial.splits = sp;
+        if (ci == trial.key()) { *cutlass = trial; impl = ci; }
+      }
     if (!impl.empty()) {
       best_us = e->time_us;
       if (same_problem) c.cache.put(key, *e);  // the file names every node
@@ -776,6 +828,19 @@ Status bind_conv(BindContext& c, Step& s) {
         if (!found || *t < best_us) { best_us = *t; found = true; nhwc_ig->splits = sp; impl = trial.key(); }
       }
     }
+    if (cutlass) {  // CUTLASS's conv at each tile and split count, as graph replay, against the best so far
+      for (const auto& [t, sp] : cutlass_forms) {
+        CutlassConv trial = *cutlass;
+        trial.tile = t;
+        trial.splits = sp;
+        WS_ASSIGN_OR_RETURN(const SplitKScratch sk, split_k_scratch(c, 0, trial.semaphores()));
+        if (!sk.ok) continue;
+        auto t_us = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, sk.counters, st); }, 0, true,
+                                  c.node.describe(c.graph.opset) + ": " + trial.key());
+        if (!t_us) { (void)cudaGetLastError(); continue; }
+        if (!found || *t_us < best_us) { best_us = *t_us; found = true; *cutlass = trial; impl = trial.key(); }
+      }
+    }
     if (!found) {
       if (!use_cudnn) return refuse(c, "no WarpStream conv kernel ran (enabled tactic sources: " + tactic_sources_string(sources) + ")");
       return refuse(c, "no cuDNN forward algorithm runs within max_workspace_bytes = " + std::to_string(c.options.max_workspace_bytes) +
@@ -790,7 +855,8 @@ Status bind_conv(BindContext& c, Step& s) {
   std::string dwpw_note;  // why a depthwise -> pointwise pair stayed two kernels (appended to the tactic string)
   const bool on_cudnn = impl == "cudnn" || impl == "cudnn_fe";
   const bool on_nhwc_igemm = nhwc_ig && impl == nhwc_ig->key();
-  const bool on_own_nchw = !on_cudnn && !on_nhwc_igemm;  // one of our NCHW kernels (WsConvPlan): what the fusions absorb
+  const bool on_cutlass = cutlass && impl == cutlass->key();
+  const bool on_own_nchw = !on_cudnn && !on_nhwc_igemm && !on_cutlass;  // one of our NCHW kernels (WsConvPlan): what the fusions absorb
   if (c.pointwise_producer && on_own_nchw && !resid) {  // a depthwise conv after a 1x1 expand on our kernel: one fused kernel if faster
     WS_ASSIGN_OR_RETURN(const bool fused, bind_expand_depthwise(c, s, *own, best_us, cc_major, &dwpw_note));
     if (fused) return Status::ok();
@@ -799,7 +865,7 @@ Status bind_conv(BindContext& c, Step& s) {
     WS_ASSIGN_OR_RETURN(const bool fused, bind_mbconv(c, s, *own, best_us, resid, cc_major, &dwpw_note));
     if (fused) return Status::ok();
   }
-  if (c.depthwise_producer && !on_nhwc_igemm) {  // a pointwise conv after a depthwise one on our kernel: one fused kernel if faster
+  if (c.depthwise_producer && !on_nhwc_igemm && !on_cutlass) {  // a pointwise conv after a depthwise one on our kernel: one fused kernel if faster
     std::string pair_note;
     WS_ASSIGN_OR_RETURN(const bool fused, bind_depthwise_pointwise(c, s, *own, best_us, resid, cc_major, &pair_note));
     dwpw_note += pair_note;
@@ -818,6 +884,19 @@ Status bind_conv(BindContext& c, Step& s) {
     s.run = [ig, resid](const StepIo& io, const ContextLibs&, cudaStream_t st) {
       return ig->run(io.in[0], io.out[0], resid ? io.in[3] : nullptr, io.workspace, io.tile_counters, st);
     };
+    return Status::ok();
+  }
+  if (on_cutlass) {
+    s.time_us = best_us;
+    s.tile_counters = cutlass->semaphores();
+    s.kernels = 1;
+    c.tactics.push_back({c.node.name, "Conv", std::string("cutlass implicit GEMM ") + kernels::cutlass_conv_tile_name(cutlass->tile) +
+                                                  " (mma.sync tensor cores), split-K " + std::to_string(cutlass->splits) +
+                                                  (cutlass->splits > 1 ? " serial" : "") + ", NHWC, " + precision_name(c.precision) +
+                                                  ", fused bias+" + kernels::activation_name(c.fused_act),
+                         best_us, from_cache, reused});
+    std::shared_ptr<const CutlassConv> cc = cutlass;
+    s.run = [cc](const StepIo& io, const ContextLibs&, cudaStream_t st) { return cc->run(io.in[0], io.out[0], io.tile_counters, st); };
     return Status::ok();
   }
   if (!on_cudnn) {

@@ -1,0 +1,40 @@
+#pragma once
+/// \file conv_cutlass_impl.h
+/// Plain-C++ interface between the CUTLASS conv instantiation files (src/kernels/conv/cutlass/*.cu, compiled for sm_90a
+/// with the CUTLASS headers, only when they are found) and the dispatcher conv_cutlass.cpp. No CUTLASS types here.
+/// Each instantiation checks one problem (can_implement + the semaphore count) or launches it; nothing is kept between
+/// calls, so one function serves every context and thread. See conv_cutlass.h for what is computed.
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+namespace ws::kernels::cutlass_conv {
+
+enum class RunResult { kOk, kUnsupported, kError };
+
+/// One batch of a dense NHWC fp16 conv: x [n][h][w][c], w KRSC [k][r][s][c], y [n][p][q][k]; bias fp16 [k] (read
+/// through a stride-0 C operand), pads top / left (bottom / right follow from p, q).
+struct ConvArgs {
+  int n, h, w, c, k, r, s, p, q;
+  int pad_h, pad_w, stride_h, stride_w, dilation_h, dilation_w;
+  int splits;  ///< serial split-K slices (CUTLASS SplitKMode::kSerial), >= 1
+  const void* x;
+  const void* weight;
+  const void* bias;
+  void* y;
+  int* semaphore;  ///< splits > 1: one int per output tile, zero before the first launch (each launch leaves them zero)
+  cudaStream_t stream;
+};
+
+/// launch == false: can_implement only, *semaphore_ints = the tiles' semaphore count for args.splits (0 when 1), no
+/// device work. launch == true: the same checks, then one kernel launch on args.stream (capturable; no allocation, no
+/// synchronisation; the first launch on a device sets the kernel's dynamic shared-memory limit).
+using ConvFn = RunResult (*)(const ConvArgs& a, bool launch, size_t* semaphore_ints);
+
+RunResult f16_relu_64x64x32_s4(const ConvArgs& a, bool launch, size_t* semaphore_ints);
+RunResult f16_linear_64x64x32_s4(const ConvArgs& a, bool launch, size_t* semaphore_ints);
+RunResult f16_relu_64x64x64_s3(const ConvArgs& a, bool launch, size_t* semaphore_ints);
+RunResult f16_linear_64x64x64_s3(const ConvArgs& a, bool launch, size_t* semaphore_ints);
+
+}  // namespace ws::kernels::cutlass_conv
