@@ -3,8 +3,8 @@
 /// The CUDA executor for the engine's fixed-shape IR (host-only header; no device code).
 /// Build once: passes, per-node kernel choice (tactics timed on the device, persisted in a timing
 /// cache), weights uploaded, one arena size fixed. Then any number of ExecutionContexts (one per
-/// lane), each owning its own arena; ExecutionContext::enqueue allocates nothing, synchronises
-/// nothing and is capturable into a CUDA Graph.
+/// lane), each owning its own arena; ExecutionContext::enqueue allocates nothing in the steady state (see there),
+/// synchronises nothing and is capturable into a CUDA Graph.
 ///
 /// Precision: fp32, fp16 or fp8, chosen at build. In fp16 mode the network input tensor is fp16 (the fused
 /// preprocess writes fp16 directly); the network output is always float32 (a cast is appended), so Top-K and
@@ -301,10 +301,13 @@ class ExecutionContext {
   virtual Status set_input_address(size_t i, const void* ptr) = 0;
   /// Device pointer of output i (valid after the enqueued work completes).
   virtual const void* output(size_t i) const = 0;
-  /// Enqueues the whole network on `stream`. No device allocation, no synchronisation; capturable. Host heap: our own
-  /// kernels and cuBLASLt allocate nothing, but cuDNN's convolution calls do (device run 70: ~90 operator-new calls per
-  /// legacy cuDNN conv call, ~26 per cuDNN graph-engine call, in an NHWC fp16 build). Replaying a CUDA graph captured
-  /// from enqueue() (what the lanes do) makes no host call and so allocates nothing.
+  /// Enqueues the whole network on `stream`. No device allocation, no synchronisation; capturable. When `stream` is being
+  /// captured (the lanes capture one enqueue into their CUDA graph), the steps are launched into that capture. Otherwise
+  /// (direct enqueue) the first call launches the steps (warm-up: lazy module loading, library first-call work), the second
+  /// captures them once on the context's own stream into a CUDA graph, and every later call is one cudaGraphLaunch on
+  /// `stream`: no host allocation in the steady state (launching the steps themselves would allocate: cuDNN's convolution
+  /// calls make ~90 operator-new calls each, device run 70). set_input_address drops that graph (the next call captures
+  /// again). If capture or instantiation fails, every later call launches the steps, as the first does.
   virtual Status enqueue(cudaStream_t stream) = 0;
   /// Debug: device pointer of a runtime tensor by id (valid after enqueue only when built with
   /// debug_keep_all_tensors); its dtype is the engine precision's activation type.

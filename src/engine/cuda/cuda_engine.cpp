@@ -65,6 +65,7 @@ class EngineImpl final : public CudaEngine {
 class ContextImpl final : public ExecutionContext {
  public:
   ~ContextImpl() override {
+    if (replay_) cudaGraphExecDestroy(replay_);
     prepared_.clear();  // per-context step state (Step::prepare) goes before the handles it was built with
     if (libs_.cudnn) cudnnDestroy(libs_.cudnn);
     if (libs_.lt) cublasLtDestroy(libs_.lt);
@@ -84,14 +85,26 @@ class ContextImpl final : public ExecutionContext {
     const void* p = ptr != nullptr ? ptr : base() + engine_->input_offsets_[i];
     for (const auto& [step, k] : engine_->input_uses_[i]) io_[step].in[k] = p;
     bound_[i] = ptr;
+    drop_replay();  // it holds the old address; the next direct enqueue captures again
     return Status::ok();
   }
   const void* output(size_t i) const override { return base() + engine_->output_offsets_[i]; }
+  // Direct enqueue (the caller is not capturing `stream`): the first call launches the steps (warm-up: lazy module
+  // loading, library first-call work); the second captures them once on the context's own stream into a CUDA graph;
+  // from then on each call is one cudaGraphLaunch on `stream`, which makes no host allocation (cuDNN's convolution
+  // calls allocate on every call: device run 70, ~90 operator-new calls per legacy call). A caller capturing `stream`
+  // (the lanes) gets the steps launched into its capture. If the capture or instantiation fails, every later call
+  // launches the steps (as before), and replay_note() says why.
   Status enqueue(cudaStream_t stream) override {
-    for (size_t i = 0; i < engine_->steps_.size(); ++i) {
-      Status s = engine_->steps_[i].run(io_[i], libs_, stream);
-      if (!s.is_ok()) return Status(s.code(), "step " + std::to_string(i) + " (node '" + engine_->steps_[i].node + "', " + engine_->steps_[i].op_type + "): " + s.message());
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess) {  // e.g. the legacy stream while another thread captures
+      (void)cudaGetLastError();
+      cs = cudaStreamCaptureStatusActive;
     }
+    if (cs != cudaStreamCaptureStatusNone) return launch_steps(stream);
+    if (!replay_ && replay_note_.empty() && direct_calls_++ >= 1) capture_replay();
+    if (!replay_) return launch_steps(stream);
+    WS_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(replay_, stream));
     return Status::ok();
   }
   const void* tensor(ir::TensorId id) const override {
@@ -103,7 +116,39 @@ class ContextImpl final : public ExecutionContext {
   Result<std::vector<LayerTiming>> profile_layers(cudaStream_t stream, int reps) override;
 
   char* base() const { return arena_.as<char>(); }
+  Status launch_steps(cudaStream_t stream) {
+    for (size_t i = 0; i < engine_->steps_.size(); ++i) {
+      Status s = engine_->steps_[i].run(io_[i], libs_, stream);
+      if (!s.is_ok()) return Status(s.code(), "step " + std::to_string(i) + " (node '" + engine_->steps_[i].node + "', " + engine_->steps_[i].op_type + "): " + s.message());
+    }
+    return Status::ok();
+  }
+  // The steps captured once on capture_stream_ (thread-local mode) and instantiated; on failure replay_ stays null and
+  // replay_note_ records why (direct launches from then on).
+  void capture_replay() {
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamBeginCapture(capture_stream_.get(), cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+      (void)cudaGetLastError();
+      replay_note_ = "stream capture did not begin";
+      return;
+    }
+    const Status launched = launch_steps(capture_stream_.get());
+    const cudaError_t ended = cudaStreamEndCapture(capture_stream_.get(), &graph);
+    if (launched.is_ok() && ended == cudaSuccess && graph && cudaGraphInstantiate(&replay_, graph, 0) != cudaSuccess) replay_ = nullptr;
+    if (graph) cudaGraphDestroy(graph);
+    (void)cudaGetLastError();
+    if (!replay_) replay_note_ = launched.is_ok() ? "capture or instantiation failed: " + std::string(cudaGetErrorName(ended)) : launched.message();
+  }
+  void drop_replay() {
+    if (replay_) cudaGraphExecDestroy(replay_);
+    replay_ = nullptr;
+    replay_note_.clear();
+  }
   const EngineImpl* engine_ = nullptr;
+  cuda::Stream capture_stream_;        // where the replay graph is captured (created with the context)
+  cudaGraphExec_t replay_ = nullptr;   // the steps as one graph, after the second direct enqueue
+  std::string replay_note_;            // why there is no replay graph (empty: none tried yet, or it exists)
+  int direct_calls_ = 0;
   cuda::DeviceBuffer arena_;
   ContextLibs libs_;
   std::vector<StepIo> io_;
@@ -183,6 +228,7 @@ Result<std::unique_ptr<ExecutionContext>> EngineImpl::create_context() {
   WS_CUDNN_RETURN_IF_ERROR(cudnnCreate(&ctx->libs_.cudnn));
   WS_CUBLAS_RETURN_IF_ERROR(cublasLtCreate(&ctx->libs_.lt));
   ctx->libs_.workspace_bytes = workspace_bytes_;
+  WS_ASSIGN_OR_RETURN(ctx->capture_stream_, cuda::Stream::create());
   char* base = ctx->base();
   for (const Step& s : steps_) {
     StepIo io;
