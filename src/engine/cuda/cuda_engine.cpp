@@ -17,6 +17,7 @@
 #include "engine/cuda/build_stages.h"
 #include "kernels/conv/conv.h"
 #include "engine/cuda/cuda_ops.h"
+#include "engine/cuda/cudnn_fe_conv.h"
 #include "engine/ir/timing_cache.h"
 #include "warpstream/arena.h"
 
@@ -270,7 +271,7 @@ Result<nlohmann::json> cache_identity(int device, const std::string& hash, const
                     {"split_k_reduction", o.split_k_in_kernel ? "timed: second kernel or in-kernel" : "second kernel"}};
   // The opt-in tactic families widen the candidate set: a cache timed without them would keep their convs on cuDNN.
   // Only named when on, so the caches of default builds keep their identity.
-  if (o.cudnn_graph_convs) id["cudnn_graph_convs"] = true;
+  if (o.cudnn_graph_convs) id["cudnn_graph_convs"] = cudnn_fe_version();  // the frontend version: indices are per version
   if (o.nhwc_igemm) id["nhwc_igemm"] = true;
   if (o.cutlass_convs) id["cutlass_convs"] = true;
   return id;

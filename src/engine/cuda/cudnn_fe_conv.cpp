@@ -93,6 +93,7 @@ struct FeConv::Impl {
 };
 
 bool cudnn_fe_conv_built() { return true; }
+int cudnn_fe_version() { return CUDNN_FRONTEND_VERSION; }
 
 Result<std::unique_ptr<FeConv>> FeConv::build(cudnnHandle_t handle, const FeConvShape& s, const std::string& name, int max_plans,
                                               int max_rtc_plans, int64_t max_workspace, int64_t only_graph_index) {
@@ -222,6 +223,7 @@ Status FeConv::run(cudnnHandle_t handle, int i, const void* x, const void* w, co
 struct FeConv::Impl {};
 
 bool cudnn_fe_conv_built() { return false; }
+int cudnn_fe_version() { return 0; }
 
 Result<std::unique_ptr<FeConv>> FeConv::build(cudnnHandle_t, const FeConvShape&, const std::string& name, int, int, int64_t, int64_t) {
   return unsupported("cuDNN graph conv '" + name + "': not built (no cudnn-frontend headers; run scripts/fetch-cudnn-frontend.sh and reconfigure)");

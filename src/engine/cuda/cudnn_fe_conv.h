@@ -50,6 +50,10 @@ struct FeConvShape {
 
 /// True when this build has cudnn-frontend (WS_HAVE_CUDNN_FRONTEND).
 bool cudnn_fe_conv_built();
+/// CUDNN_FRONTEND_VERSION of the headers this build used (major·10000 + minor·100 + patch); 0 when not built. Part of the
+/// timing-cache identity when the graph convs are on: the cache keeps heuristic indices, which another frontend (or
+/// cuDNN) version may map to other engines.
+int cudnn_fe_version();
 
 class FeConv {
  public:
