@@ -176,6 +176,31 @@ TEST(ConvCutlass, RefusesWhatItDoesNotCover) {
   EXPECT_EQ(nsem, 16u);
 }
 
+// The epilogue the kernels are built with, evaluated on the host (no GPU needed): with split-K, every slice but the last
+// stores acc + source unclamped (a negative running sum must survive to the next slice), the last one applies the ReLU;
+// the bias (slice 0's source) is added once. A NaN anywhere is a failure: CUTLASS's LinearCombinationRelu, tried first,
+// stores NaN from every non-last slice (its "off" threshold is NaN and ReLu is a NaN-propagating max).
+TEST(ConvCutlass, EpilogueSkipsTheActivationUntilTheLastSlice) {
+  if (!kernels::conv2d_cutlass_built()) {
+    EXPECT_EQ(kernels::conv2d_cutlass_epilogue_on_host(Activation::kRelu, 1.f, 0.f, 0, 1).status().code(), StatusCode::kUnsupported);
+    return;
+  }
+  auto run = [](Activation act, float acc, float src, int k, int count) {
+    auto r = kernels::conv2d_cutlass_epilogue_on_host(act, acc, src, k, count);
+    EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+    return r.is_ok() ? *r : std::nanf("");
+  };
+  EXPECT_EQ(run(Activation::kRelu, -3.f, 0.5f, 0, 2), -2.5f);  // slice 0 of 2: acc + bias, not clamped
+  EXPECT_EQ(run(Activation::kRelu, 1.f, -2.5f, 1, 2), 0.f);    // last slice: relu(-1.5)
+  EXPECT_EQ(run(Activation::kRelu, 4.f, -2.5f, 1, 2), 1.5f);
+  EXPECT_EQ(run(Activation::kRelu, -3.f, 0.5f, 0, 1), 0.f);     // no split: relu(acc + bias)
+  EXPECT_EQ(run(Activation::kRelu, -1.f, -1.f, 3, 8), -2.f);    // a middle slice: running sum only
+  EXPECT_EQ(run(Activation::kNone, -3.f, 0.5f, 1, 2), -2.5f);   // linear: acc + source on every slice
+  EXPECT_EQ(run(Activation::kNone, -3.f, 0.5f, 0, 1), -2.5f);
+  EXPECT_EQ(kernels::conv2d_cutlass_epilogue_on_host(Activation::kSigmoid, 1.f, 0.f, 0, 1).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::conv2d_cutlass_epilogue_on_host(Activation::kRelu, 1.f, 0.f, 2, 2).status().code(), StatusCode::kInvalidArgument);
+}
+
 // The engine with the tactic on (CudaBuildOptions::cutlass_convs), forced through its timing cache onto a ResNet-50 layer3
 // bottleneck, against the CPU executor (nhwc_test_support.h): c1 (1x1 1024->256 + ReLU) and c2 (3x3 + ReLU) take it; c3
 // carries the residual Add, which the CUTLASS form does not cover, so its forced entry is re-timed.

@@ -122,6 +122,18 @@ Status conv2d_cutlass_check(const Conv2dGeometry& g, CutlassConvTile tile, Activ
 #endif
 }
 
+Result<float> conv2d_cutlass_epilogue_on_host(Activation act, float acc, float src, int k, int count) {
+#ifndef WS_HAVE_CUTLASS
+  (void)act, (void)acc, (void)src, (void)k, (void)count;
+  return unsupported("conv2d_cutlass: not built");
+#else
+  if (act != Activation::kRelu && act != Activation::kNone) return invalid_argument("conv2d_cutlass_epilogue_on_host: ReLU or none");
+  if (count < 1 || k < 0 || k >= count) return invalid_argument("conv2d_cutlass_epilogue_on_host: slice k outside 0..count-1");
+  return act == Activation::kRelu ? cutlass_conv::f16_relu_epilogue_on_host(acc, src, k, count)
+                                  : cutlass_conv::f16_linear_epilogue_on_host(acc, src, k, count);
+#endif
+}
+
 Status conv2d_cutlass(const Conv2dGeometry& g, CutlassConvTile tile, int splits, const void* x, const void* w, const void* bias, void* y,
                       Activation act, int* semaphores, cudaStream_t stream) {
 #ifndef WS_HAVE_CUTLASS

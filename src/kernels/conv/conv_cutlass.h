@@ -45,6 +45,12 @@ bool conv2d_cutlass_built();
 /// can_implement accepts them; *semaphore_ints (optional) = the int semaphores split-K needs (0 for splits 1).
 Status conv2d_cutlass_check(const Conv2dGeometry& g, CutlassConvTile tile, Activation act, int splits, size_t* semaphore_ints = nullptr);
 
+/// The kernels' epilogue functor (tile 64x64x32_s4) evaluated on the host for one output element: split slice k of
+/// `count`, fp32 accumulator `acc`, source `src` (the bias for slice 0, y's fp16 running sum for later slices); what
+/// the kernel stores, as float. For a test that needs no GPU. kUnsupported when not built; kInvalidArgument for an
+/// activation other than ReLU / none or k outside 0..count-1.
+Result<float> conv2d_cutlass_epilogue_on_host(Activation act, float acc, float src, int k, int count);
+
 /// y = act(conv(x, w) + bias) as described above, one kernel on `stream` (capturable; no allocation, no synchronisation).
 /// `semaphores`: conv2d_cutlass_check's count of ints, zero before the first launch, left zero by each launch; may be null
 /// for splits 1.

@@ -32,6 +32,11 @@ struct ConvArgs {
 /// synchronisation; the first launch on a device sets the kernel's dynamic shared-memory limit).
 using ConvFn = RunResult (*)(const ConvArgs& a, bool launch, size_t* semaphore_ints);
 
+/// The ReLU / linear epilogue of the 64x64x32_s4 instantiations run on the host for one element: slice k of `count`,
+/// accumulator `acc`, source `src` (bias for slice 0, the fp16 running sum after); returns what the kernel stores.
+float f16_relu_epilogue_on_host(float acc, float src, int k, int count);
+float f16_linear_epilogue_on_host(float acc, float src, int k, int count);
+
 RunResult f16_relu_64x64x32_s4(const ConvArgs& a, bool launch, size_t* semaphore_ints);
 RunResult f16_linear_64x64x32_s4(const ConvArgs& a, bool launch, size_t* semaphore_ints);
 RunResult f16_relu_64x64x64_s3(const ConvArgs& a, bool launch, size_t* semaphore_ints);

@@ -11,6 +11,9 @@
 // slices by threadblock K chunks: filter_c_delta = kK · splits). The slices of one output tile finish in order 0, 1, ...
 // on the tile's semaphore: slice 0 writes alpha·acc + bias to y, slice j > 0 reads y back as its source and adds its
 // partial; only the last applies the activation (set_k_partition), and it resets the semaphore to 0 for the next launch.
+// The ReLU form is LinearCombinationGeneric<ReLu> (skips the activation on all but the last slice), NOT
+// LinearCombinationRelu: that one "disables" ReLU on earlier slices with a NaN threshold, and CUTLASS 4.2's ReLu is a
+// NaN-propagating max (max.NaN.f32), so every slice but the last would store NaN (found in review, 2026-12-05).
 // The running sum is stored as fp16 between slices (one rounding per slice).
 // Thread mapping: grid (ceil(M / TB::kM), ceil(N / TB::kN), splits); 32 · (TB / Warp) threads; each warp a Warp tile of
 // mma.sync fragments; Stages-deep cp.async pipeline in dynamic shared memory.
@@ -26,7 +29,8 @@
 #include "cutlass/conv/kernel/default_conv2d_fprop.h"
 #include "cutlass/cutlass.h"
 #include "cutlass/epilogue/thread/linear_combination.h"
-#include "cutlass/epilogue/thread/linear_combination_relu.h"
+#include "cutlass/epilogue/thread/activation.h"
+#include "cutlass/epilogue/thread/linear_combination_generic.h"
 #include "cutlass/gemm/threadblock/threadblock_swizzle.h"
 #include "kernels/conv/cutlass/conv_cutlass_impl.h"
 
@@ -38,9 +42,10 @@ struct ConvConfig {
   using Layout = cutlass::layout::TensorNHWC;
   static constexpr int kVector = 8;  // 16-byte accesses of fp16
   using Scale = cutlass::epilogue::thread::ScaleType;
-  using Epilogue = std::conditional_t<Relu,
-                                      cutlass::epilogue::thread::LinearCombinationRelu<Element, kVector, float, float, Scale::NoBetaScaling>,
-                                      cutlass::epilogue::thread::LinearCombination<Element, kVector, float, float, Scale::NoBetaScaling>>;
+  using Epilogue = std::conditional_t<
+      Relu,
+      cutlass::epilogue::thread::LinearCombinationGeneric<cutlass::epilogue::thread::ReLu, Element, kVector, float, float, Scale::NoBetaScaling>,
+      cutlass::epilogue::thread::LinearCombination<Element, kVector, float, float, Scale::NoBetaScaling>>;
   using Kernel = typename cutlass::conv::kernel::DefaultConv2dFprop<
       Element, Layout, Element, Layout, Element, Layout, float, cutlass::arch::OpClassTensorOp, cutlass::arch::Sm80,
       cutlass::gemm::GemmShape<TbM, TbN, TbK>, cutlass::gemm::GemmShape<WarpM, WarpN, TbK>, cutlass::gemm::GemmShape<16, 8, 16>, Epilogue,
@@ -48,6 +53,22 @@ struct ConvConfig {
       cutlass::conv::IteratorAlgorithm::kOptimized, cutlass::conv::StrideSupport::kStrided, kVector, kVector>::Kernel;
   using Op = cutlass::conv::device::ImplicitGemmConvolution<Kernel>;
 };
+
+// The configured epilogue functor run on the host for one element (kVector lanes of the same value): slice k of
+// `count` with accumulator `acc` and source `src` (the bias for slice 0, y's running sum after). What the kernel's
+// epilogue computes for that element, without a GPU (ConvCutlass.EpilogueSkipsTheActivationUntilTheLastSlice).
+template <class Cfg>
+float epilogue_on_host(float acc, float src, int k, int count) {
+  using Op = typename Cfg::Epilogue;
+  Op op(typename Op::Params(1.0f));
+  op.set_k_partition(k, count);
+  typename Op::FragmentAccumulator a;
+  typename Op::FragmentSource c;
+  a.fill(acc);
+  c.fill(typename Cfg::Element(src));
+  const typename Op::FragmentOutput d = op(a, c);
+  return float(d[0]);
+}
 
 template <class Cfg>
 RunResult run_config(const ConvArgs& a, bool launch, size_t* semaphore_ints) {

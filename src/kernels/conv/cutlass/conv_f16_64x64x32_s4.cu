@@ -13,4 +13,12 @@ RunResult f16_linear_64x64x32_s4(const ConvArgs& a, bool launch, size_t* semapho
   return run_config<ConvConfig<64, 64, 32, 32, 32, 4, false>>(a, launch, semaphore_ints);
 }
 
+float f16_relu_epilogue_on_host(float acc, float src, int k, int count) {
+  return epilogue_on_host<ConvConfig<64, 64, 32, 32, 32, 4, true>>(acc, src, k, count);
+}
+
+float f16_linear_epilogue_on_host(float acc, float src, int k, int count) {
+  return epilogue_on_host<ConvConfig<64, 64, 32, 32, 32, 4, false>>(acc, src, k, count);
+}
+
 }  // namespace ws::kernels::cutlass_conv
