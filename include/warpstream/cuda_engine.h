@@ -306,9 +306,16 @@ class ExecutionContext {
   /// (direct enqueue) the first call launches the steps (warm-up: lazy module loading, library first-call work), the second
   /// captures them once on the context's own stream into a CUDA graph, and every later call is one cudaGraphLaunch on
   /// `stream`: no host allocation in the steady state (launching the steps themselves would allocate: cuDNN's convolution
-  /// calls make ~90 operator-new calls each, device run 70). set_input_address drops that graph (the next call captures
-  /// again). If capture or instantiation fails, every later call launches the steps, as the first does.
+  /// calls make ~90 operator-new calls each, device run 70). set_input_address with a new address drops that graph (the
+  /// second call with the new binding captures again). If capture or instantiation fails, every later call launches the
+  /// steps, as the first does (direct_replay_state() says why). Errors: a failed step (named); kFailedPrecondition when
+  /// `stream` cannot be used now (the legacy stream while another stream of the device is being captured).
   virtual Status enqueue(cudaStream_t stream) = 0;
+  /// Direct enqueue's graph replay (above) on (default) or off: off, every direct enqueue launches the steps (what the
+  /// lanes' non-graph mode measures, `bench --no-cuda-graph`). Not concurrent with enqueue() on this context.
+  virtual void set_direct_replay(bool on) = 0;
+  /// Where direct enqueue stands: "on: ... replays ...", "off: ...", or "launching the steps: <why the capture failed>".
+  virtual std::string direct_replay_state() const = 0;
   /// Debug: device pointer of a runtime tensor by id (valid after enqueue only when built with
   /// debug_keep_all_tensors); its dtype is the engine precision's activation type.
   virtual const void* tensor(ir::TensorId id) const = 0;

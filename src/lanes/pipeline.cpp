@@ -201,6 +201,8 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(std::shared_ptr<CudaEngine> en
     auto ctx = p->engine_->create_context();
     if (!ctx) return Status(ctx.status().code(), ctx.status().message() + lane_name);
     l->context = std::move(ctx).value();
+    // Non-graph mode measures the steps launched per frame (the lane's "direct" mode), not the context's own replay.
+    if (!options.use_cuda_graph) l->context->set_direct_replay(false);
     WS_ASSIGN_OR_RETURN(l->stream, cuda::Stream::create(cudaStreamNonBlocking));
     WS_ASSIGN_OR_RETURN(l->start, cuda::Event::create(cudaEventDefault));
     WS_ASSIGN_OR_RETURN(l->end, cuda::Event::create(cudaEventDefault));

@@ -142,6 +142,11 @@ TEST(CudaEngineModel, ThousandEnqueuesAllocateNothing) {
     host_allocs = scope.count();
   }
   EXPECT_EQ(host_allocs, 0u) << "operator new calls during " << n << " direct enqueues";
+  EXPECT_EQ(b.ctx->direct_replay_state().rfind("on:", 0), 0u) << b.ctx->direct_replay_state();
+  b.ctx->set_direct_replay(false);  // plain launches again (the lanes' non-graph mode)
+  EXPECT_EQ(b.ctx->direct_replay_state().rfind("off:", 0), 0u) << b.ctx->direct_replay_state();
+  ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());
+  b.ctx->set_direct_replay(true);
   WS_ASSERT_CUDA(cudaEventRecord(stop.get(), b.stream.get()));
   ASSERT_EQ(cudaStreamSynchronize(b.stream.get()), cudaSuccess);
   WS_ASSERT_CUDA(cudaMemGetInfo(&free1, &total));

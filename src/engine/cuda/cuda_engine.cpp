@@ -83,26 +83,42 @@ class ContextImpl final : public ExecutionContext {
       return invalid_argument("set_input_address: input " + ::ws::quoted(d.name) + ": address is not 256-byte aligned");
     if (engine_->input_is_output_[i])
       return unsupported("set_input_address: input " + ::ws::quoted(d.name) + " is also a graph output; it cannot be re-bound");
+    if (ptr == bound_[i]) return Status::ok();  // unchanged: the replay graph (if any) stays valid
     const void* p = ptr != nullptr ? ptr : base() + engine_->input_offsets_[i];
     for (const auto& [step, k] : engine_->input_uses_[i]) io_[step].in[k] = p;
     bound_[i] = ptr;
-    drop_replay();  // it holds the old address; the next direct enqueue captures again
+    // The replay graph holds the old address: dropped, and captured again only once this binding has served one direct
+    // call (a caller re-binding before every call, as the Python binding may, keeps plain launches, never a capture per call).
+    drop_replay();
+    direct_calls_ = 0;
     return Status::ok();
   }
   const void* output(size_t i) const override { return base() + engine_->output_offsets_[i]; }
+  void set_direct_replay(bool on) override {
+    replay_enabled_ = on;
+    if (!on) drop_replay();
+  }
+  std::string direct_replay_state() const override {
+    if (!replay_enabled_) return "off: every direct enqueue launches the steps";
+    if (replay_) return "on: direct enqueue replays the context's CUDA graph";
+    if (!replay_note_.empty()) return "launching the steps: " + replay_note_;
+    return "launching the steps until the second direct enqueue captures them";
+  }
   // Direct enqueue (the caller is not capturing `stream`): the first call launches the steps (warm-up: lazy module
   // loading, library first-call work); the second captures them once on the context's own stream into a CUDA graph;
   // from then on each call is one cudaGraphLaunch on `stream`, which makes no host allocation (cuDNN's convolution
   // calls allocate on every call: device run 70, ~90 operator-new calls per legacy call). A caller capturing `stream`
   // (the lanes) gets the steps launched into its capture. If the capture or instantiation fails, every later call
-  // launches the steps (as before), and replay_note() says why.
+  // launches the steps (as before), and direct_replay_state() says why. set_direct_replay(false) keeps plain launches.
   Status enqueue(cudaStream_t stream) override {
     cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess) {  // e.g. the legacy stream while another thread captures
-      (void)cudaGetLastError();
-      cs = cudaStreamCaptureStatusActive;
+    if (const cudaError_t e = cudaStreamIsCapturing(stream, &cs); e != cudaSuccess) {
+      (void)cudaGetLastError();  // e.g. cudaErrorStreamCaptureImplicit: the legacy stream while a blocking stream captures
+      return failed_precondition(std::string("enqueue: cannot use this stream now (") + cudaGetErrorName(e) +
+                                 "; the legacy default stream cannot be used while another stream of the device is being captured: "
+                                 "use a non-blocking stream)");
     }
-    if (cs != cudaStreamCaptureStatusNone) return launch_steps(stream);
+    if (cs != cudaStreamCaptureStatusNone || !replay_enabled_) return launch_steps(stream);
     if (!replay_ && replay_note_.empty() && direct_calls_++ >= 1) capture_replay();
     if (!replay_) return launch_steps(stream);
     WS_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(replay_, stream));
@@ -135,10 +151,15 @@ class ContextImpl final : public ExecutionContext {
     }
     const Status launched = launch_steps(capture_stream_.get());
     const cudaError_t ended = cudaStreamEndCapture(capture_stream_.get(), &graph);
-    if (launched.is_ok() && ended == cudaSuccess && graph && cudaGraphInstantiate(&replay_, graph, 0) != cudaSuccess) replay_ = nullptr;
+    cudaError_t inst = cudaSuccess;
+    if (launched.is_ok() && ended == cudaSuccess && graph && (inst = cudaGraphInstantiate(&replay_, graph, 0)) != cudaSuccess) replay_ = nullptr;
     if (graph) cudaGraphDestroy(graph);
-    (void)cudaGetLastError();
-    if (!replay_) replay_note_ = launched.is_ok() ? "capture or instantiation failed: " + std::string(cudaGetErrorName(ended)) : launched.message();
+    (void)cudaGetLastError();  // a failed capture or instantiation leaves its (non-sticky) error: not the caller's
+    if (!replay_)
+      replay_note_ = !launched.is_ok() ? "a step failed under capture: " + launched.message()
+                     : ended != cudaSuccess ? std::string("stream capture failed: ") + cudaGetErrorName(ended)
+                     : !graph ? std::string("stream capture produced no graph")
+                              : std::string("graph instantiation failed: ") + cudaGetErrorName(inst);
   }
   void drop_replay() {
     if (replay_) cudaGraphExecDestroy(replay_);
@@ -150,6 +171,7 @@ class ContextImpl final : public ExecutionContext {
   cudaGraphExec_t replay_ = nullptr;   // the steps as one graph, after the second direct enqueue
   std::string replay_note_;            // why there is no replay graph (empty: none tried yet, or it exists)
   int direct_calls_ = 0;
+  bool replay_enabled_ = true;
   cuda::DeviceBuffer arena_;
   ContextLibs libs_;
   std::vector<StepIo> io_;
