@@ -142,11 +142,6 @@ TEST(CudaEngineModel, ThousandEnqueuesAllocateNothing) {
     host_allocs = scope.count();
   }
   EXPECT_EQ(host_allocs, 0u) << "operator new calls during " << n << " direct enqueues";
-  EXPECT_EQ(b.ctx->direct_replay_state().rfind("on:", 0), 0u) << b.ctx->direct_replay_state();
-  b.ctx->set_direct_replay(false);  // plain launches again (the lanes' non-graph mode)
-  EXPECT_EQ(b.ctx->direct_replay_state().rfind("off:", 0), 0u) << b.ctx->direct_replay_state();
-  ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());
-  b.ctx->set_direct_replay(true);
   WS_ASSERT_CUDA(cudaEventRecord(stop.get(), b.stream.get()));
   ASSERT_EQ(cudaStreamSynchronize(b.stream.get()), cudaSuccess);
   WS_ASSERT_CUDA(cudaMemGetInfo(&free1, &total));
@@ -155,8 +150,14 @@ TEST(CudaEngineModel, ThousandEnqueuesAllocateNothing) {
   // so there the reading is printed; this process's own count (cuda_allocation_count) is asserted either way.
   if (!test::small_gpu_tests()) EXPECT_EQ(free0, free1) << "device free memory changed during " << n << " enqueues";
   else std::printf("[ enqueue  ] device free memory %zu -> %zu B (shared GPU: not asserted)\n", free0, free1);
-  std::printf("[ enqueue  ] demo fp32: %.2f us per enqueue (%d back to back, direct), arena %zu B, weights %zu B\n",
+  std::printf("[ enqueue  ] demo fp32: %.2f us per enqueue (%d back to back, direct: the context's graph replay), arena %zu B, weights %zu B\n",
               *cuda::elapsed_ms(start, stop) * 1000.0f / n, n, b.engine->arena_bytes(), b.engine->weight_bytes());
+  // After the measurement (dropping the graph frees its device memory): the state, and plain launches on request.
+  EXPECT_EQ(b.ctx->direct_replay_state().rfind("on:", 0), 0u) << b.ctx->direct_replay_state();
+  b.ctx->set_direct_replay(false);  // plain launches again (the lanes' non-graph mode)
+  EXPECT_EQ(b.ctx->direct_replay_state().rfind("off:", 0), 0u) << b.ctx->direct_replay_state();
+  ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());
+  ASSERT_EQ(cudaStreamSynchronize(b.stream.get()), cudaSuccess);
 }
 
 // set_input_address (zero-copy input, as TensorRT's setTensorAddress): enqueue reads the caller's buffer, whose
@@ -184,18 +185,29 @@ TEST(CudaEngineModel, SetInputAddressReadsCallerBuffer) {
     EXPECT_EQ(b.ctx->input(0), slot) << "a refused binding must change nothing";
     ASSERT_TRUE(b.ctx->set_input_address(0, mine).is_ok());
     EXPECT_EQ(b.ctx->input(0), mine);
-    WS_ASSERT_CUDA(::ws::test::memset_sync(const_cast<void*>(b.ctx->output(0)), 0xFF, out_bytes));
-    ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());
-    WS_ASSERT_CUDA(cudaStreamSynchronize(b.stream.get()));
-    WS_ASSERT_CUDA(cudaMemcpy(got.data(), b.ctx->output(0), out_bytes, cudaMemcpyDeviceToHost));
-    EXPECT_EQ(got, ref) << "bound input: output differs from the arena-slot run";
-    // Unbind: the (poisoned) slot is read again, so the output is no longer the reference.
+    // Three direct enqueues per binding: plain launches, then the capture of the context's replay graph, then its
+    // replay — each must read the bound buffer (the graph is re-captured after each re-binding).
+    for (int call = 0; call < 3; ++call) {
+      SCOPED_TRACE("bound, direct enqueue " + std::to_string(call) + " (" + b.ctx->direct_replay_state() + ")");
+      WS_ASSERT_CUDA(::ws::test::memset_sync(const_cast<void*>(b.ctx->output(0)), 0xFF, out_bytes));
+      ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());
+      WS_ASSERT_CUDA(cudaStreamSynchronize(b.stream.get()));
+      WS_ASSERT_CUDA(cudaMemcpy(got.data(), b.ctx->output(0), out_bytes, cudaMemcpyDeviceToHost));
+      EXPECT_EQ(got, ref) << "bound input: output differs from the arena-slot run";
+    }
+    EXPECT_EQ(b.ctx->direct_replay_state().rfind("on:", 0), 0u) << b.ctx->direct_replay_state();
+    ASSERT_TRUE(b.ctx->set_input_address(0, mine).is_ok());  // the same address again: the graph stays
+    EXPECT_EQ(b.ctx->direct_replay_state().rfind("on:", 0), 0u) << b.ctx->direct_replay_state();
+    // Unbind: the (poisoned) slot is read again, so the output is no longer the reference — on every call.
     ASSERT_TRUE(b.ctx->set_input_address(0, nullptr).is_ok());
     EXPECT_EQ(b.ctx->input(0), slot);
-    ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());
-    WS_ASSERT_CUDA(cudaStreamSynchronize(b.stream.get()));
-    WS_ASSERT_CUDA(cudaMemcpy(got.data(), b.ctx->output(0), out_bytes, cudaMemcpyDeviceToHost));
-    EXPECT_NE(got, ref) << "after unbinding, the context must read its (poisoned) arena slot";
+    for (int call = 0; call < 3; ++call) {
+      SCOPED_TRACE("unbound, direct enqueue " + std::to_string(call) + " (" + b.ctx->direct_replay_state() + ")");
+      ASSERT_TRUE(b.ctx->enqueue(b.stream.get()).is_ok());
+      WS_ASSERT_CUDA(cudaStreamSynchronize(b.stream.get()));
+      WS_ASSERT_CUDA(cudaMemcpy(got.data(), b.ctx->output(0), out_bytes, cudaMemcpyDeviceToHost));
+      EXPECT_NE(got, ref) << "after unbinding, the context must read its (poisoned) arena slot";
+    }
     WS_EXPECT_CUDA(cudaFree(mine));
   }
 }
