@@ -151,12 +151,18 @@ int run_bench(const BenchArgs& a) {
   for (const auto& [on, flag] :
        {std::pair{a.cudnn_graph, "--cudnn-graph"}, std::pair{a.nhwc_igemm, "--nhwc-igemm"}, std::pair{a.cutlass_conv, "--cutlass-conv"}}) {
     if (on && precision == ws::Precision::kFloat32)
-      return fail(ws::invalid_argument(std::string(flag) + " applies to fp16 channels-last convs: not with --precision fp32"), 2);
+      return fail(ws::invalid_argument(std::string(flag) + " applies to fp16 channels-last convs: not with --precision fp32 (bench's default; "
+                                       "add --precision fp16)"), 2);
     if (on && *layout == ws::Layout::kNchw)
       return fail(ws::invalid_argument(std::string(flag) + " applies to channels-last convs: not with --layout nchw"), 2);
   }
   if (a.nhwc_igemm && !(*sources & ws::kTacticWarpStream))
     return fail(ws::invalid_argument("--nhwc-igemm is a warpstream tactic: --tactic-sources must include warpstream"), 2);
+  // Channels-last segments run only with tactic source cudnn (assign_layouts): without it these families never act.
+  for (const auto& [on, flag] : {std::pair{a.nhwc_igemm, "--nhwc-igemm"}, std::pair{a.cutlass_conv, "--cutlass-conv"}})
+    if (on && !(*sources & ws::kTacticCudnn))
+      return fail(ws::invalid_argument(std::string(flag) + " acts on channels-last convs, which need tactic source cudnn: "
+                                       "--tactic-sources must include cudnn"), 2);
   if (a.cutlass_conv && !(*sources & ws::kTacticWarpStream))
     return fail(ws::invalid_argument("--cutlass-conv is a warpstream tactic: --tactic-sources must include warpstream"), 2);
   if (a.cudnn_graph && !(*sources & ws::kTacticCudnn))
@@ -312,10 +318,10 @@ int run_bench(const BenchArgs& a) {
     opt_in(a.cudnn_graph, "cudnn graph", "engine_cudnn_graph", "--cudnn-graph",
            "NHWC fp16 dense convs in a build with the cudnn-frontend headers, scripts/fetch-cudnn-frontend.sh; or the legacy algorithms were faster");
     opt_in(a.nhwc_igemm, "ws nhwc implicit GEMM", "engine_nhwc_igemm", "--nhwc-igemm",
-           "NHWC fp16 dense convs with c_in % 32 == 0 and c_out % 8 == 0, tactic source warpstream; or cuDNN was faster");
+           "NHWC fp16 dense convs with c_in % 32 == 0 and c_out % 8 == 0, tactic sources warpstream and cudnn; or cuDNN was faster");
     opt_in(a.cutlass_conv, "cutlass implicit GEMM", "engine_cutlass_conv", "--cutlass-conv",
-           "NHWC fp16 dense convs without a fused residual, c_in and c_out multiples of 8, tactic source warpstream, compute "
-           "capability 9.0, in a build with the CUTLASS headers (scripts/fetch-cutlass-headers.sh); or cuDNN was faster");
+           "NHWC fp16 dense convs without a fused residual, c_in and c_out multiples of 8, tactic sources warpstream and cudnn, "
+           "compute capability 9.0, in a build with the CUTLASS headers (scripts/fetch-cutlass-headers.sh); or cuDNN was faster");
   }
   {  // the layout asked for, and the one the build ran (nhwc when any step runs channels-last)
     size_t reformats = 0, nhwc_steps = 0;
@@ -592,8 +598,9 @@ WS_REGISTER_COMMAND(bench, "bench",
                                    "also time our NHWC fp16 implicit-GEMM conv with split-K for channels-last convs (default off: "
                                    "not yet run on a GPU; docs/cuda-executor.md)");
                       sub.add_flag("--cutlass-conv", a->cutlass_conv,
-                                   "also time CUTLASS's implicit-GEMM conv with serial split-K for channels-last convs without a residual "
-                                   "(default off: not yet run on a GPU; needs the CUTLASS headers at build; docs/cuda-executor.md)");
+                                   "also time CUTLASS's implicit-GEMM conv with serial split-K for channels-last fp16 convs without a "
+                                   "residual, compute capability 9.0 only (default off: not yet run on a GPU; needs the CUTLASS headers at "
+                                   "build, scripts/fetch-cutlass-headers.sh; docs/cuda-executor.md)");
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
                                    "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
                       sub.add_option("--layout", a->layout,

@@ -385,8 +385,9 @@ def main():
     ap.add_argument("--iterations", type=int, default=1000)
     ap.add_argument("--eager-iterations", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=3,
-                    help="timed rounds per report (each --iterations frames, back to back); the round with the lowest "
-                         "host p99 is reported, every round's p50/p99 kept under metrics.rounds")
+                    help="timed rounds per report (each --iterations frames, --eager-iterations in eager mode, back to "
+                         "back; streams mode: one); the round with the lowest host p99 is reported, every round's "
+                         "p50/p99 kept under the report's peer_rounds")
     ap.add_argument("--topk", type=int, default=5)
     ap.add_argument("--streams", type=int, default=4, help="lanes (CUDA streams) of the `streams` mode")
     ap.add_argument("--allow-tf32", action="store_true",
@@ -395,6 +396,11 @@ def main():
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--samples", action="store_true", help="also write per-sample CSVs")
     args = ap.parse_args()
+    for name in ("rounds", "iterations", "eager_iterations"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if args.warmup < 0:
+        ap.error(f"--warmup must be >= 0, got {args.warmup}")
 
     torch.manual_seed(0)
     torch.backends.cudnn.benchmark = True
@@ -460,11 +466,23 @@ def main():
                             print(f"[peer] {prec} {scope} {mode}: no step ({notes[-1]})", flush=True)
                             continue
                         iters = args.eager_iterations if mode == "eager" else args.iterations
-                        runs = [timed_loop(step, args.warmup if r == 0 else 0, iters) for r in range(max(1, args.rounds))]
-                        (host, gpu, wall), best, round_stats = best_round(runs)
+                        runs = []
+                        try:  # a round that fails ends this report only: the rounds so far are kept, other modes go on
+                            for r in range(args.rounds):
+                                runs.append(timed_loop(step, args.warmup if r == 0 else 0, iters))
+                        except Exception as e:
+                            torch.cuda.synchronize()
+                            notes.append(f"round {len(runs) + 1} of {args.rounds} failed: {type(e).__name__}: "
+                                         f"{str(e).splitlines()[0][:200] if str(e) else ''}")
+                            print(f"[peer] {prec} {scope} {mode}: {notes[-1]}", flush=True)
+                            if not runs:
+                                continue
+                        (host, gpu, wall), best, stats_per_round = best_round(runs)
                         if len(runs) > 1:
-                            notes.append(f"best of {len(runs)} rounds of {iters} frames by host p99 (round {best}; "
-                                         "every round under metrics.rounds)")
+                            round_stats = stats_per_round
+                            notes.append(f"best of {len(runs)} rounds of {iters} frames by host p99 (round {best + 1}, "
+                                         "counting from 1; every round's p50/p99 under peer_rounds); only the first "
+                                         f"round had the {args.warmup} warm-up frames")
                         top = w.idx_host.tolist() if scope == "end_to_end" else None
                 nvml_point(env, "end")
                 runtime = {"eager": "pytorch-eager", "cuda_graph": "pytorch-cuda-graph", "compile": "pytorch-compile",
@@ -494,7 +512,8 @@ def main():
                     "dropped_samples": 0, "warnings": [], "samples_csv": None,
                 }
                 if round_stats:
-                    rep["peer_rounds"] = {"selected": best, "by": "lowest host_latency_us p99", "host_latency_us": round_stats}
+                    rep["peer_rounds"] = {"selected": best + 1, "counting": "from 1", "by": "lowest host_latency_us p99",
+                                          "host_latency_us": round_stats}
                 stem = f"torch_{args.model}_{prec}_{mode}_{scope}"
                 if args.samples:
                     csv = Path(args.out_dir) / f"{stem}.csv"

@@ -3,7 +3,8 @@
 /// The CUDA executor for the engine's fixed-shape IR (host-only header; no device code).
 /// Build once: passes, per-node kernel choice (tactics timed on the device, persisted in a timing
 /// cache), weights uploaded, one arena size fixed. Then any number of ExecutionContexts (one per
-/// lane), each owning its own arena; ExecutionContext::enqueue allocates nothing in the steady state (see there),
+/// lane), each owning its own arena; ExecutionContext::enqueue allocates nothing in the steady state when replay is on
+/// and its capture worked, or when the caller captures it into a CUDA Graph (see there),
 /// synchronises nothing and is capturable into a CUDA Graph.
 ///
 /// Precision: fp32, fp16 or fp8, chosen at build. In fp16 mode the network input tensor is fp16 (the fused
@@ -226,7 +227,8 @@ struct CudaBuildOptions {
   /// CUTLASS's implicit-GEMM conv2d fprop (kernels/conv/conv_cutlass.h: the CUTLASS 2.x conv API's multistage mma.sync
   /// kernels with serial split-K, bias + ReLU in the epilogue; tiles 64×64×32 / 64×64×64) timed as a tactic of
   /// channels-last dense fp16 convs without a fused residual, c_in and c_out multiples of 8, tactic source warpstream,
-  /// compute capability 9.0, at split counts 1, 2, 4, ... (timing-cache impl "cutlass_conv_<tile>_s<splits>"). Needs a
+  /// compute capability 9.0, at split counts 1, 2, 4, ... (timing-cache impl "cutlass_conv_<tile>_split<splits>", e.g.
+  /// "cutlass_conv_64x64x32_s4_split2"). Needs a
   /// build with the CUTLASS headers (scripts/fetch-cutlass-headers.sh); without them the option binds nothing. The split
   /// slices add into y in fp16 (one rounding per slice). OFF by default: written 2026-12-05 without a GPU, not yet run
   /// (its test: ConvCutlass.*); `warpstream bench --cutlass-conv`. Part of the timing-cache identity when on.
@@ -277,7 +279,8 @@ class CudaEngine {
   virtual const ir::Graph& graph() const = 0;
 
   /// Allocates one arena (and per-context library handles/workspaces) and binds every address.
-  /// All allocation happens here, never in enqueue.
+  /// All device allocation for running happens here. Direct enqueue's second call captures and instantiates its replay
+  /// graph (see ExecutionContext::enqueue); after that, nothing is allocated.
   virtual Result<std::unique_ptr<ExecutionContext>> create_context() = 0;
 };
 
@@ -290,7 +293,8 @@ class ExecutionContext {
   /// Binds input i to caller-owned device memory (TensorRT's IExecutionContext::setTensorAddress): every later
   /// enqueue() reads input i from `ptr` instead of the arena slot, so a producer's tensor is used in place (no
   /// device-to-device copy). nullptr restores the arena slot. A cheap host call (rewrites the bound addresses of
-  /// the steps that read the input; no CUDA call, no allocation); not concurrent with enqueue() on this context.
+  /// the steps that read the input, no allocation; a new address destroys direct enqueue's replay graph, the one CUDA
+  /// call); not concurrent with enqueue() on this context.
   /// Contract: `ptr` holds input_desc(i).bytes of the input's dtype, dense row-major, on the engine's device, and
   /// is 256-byte aligned (as arena slots are; kernels may use vector loads). The context only reads it; it must
   /// stay valid and unmodified until the enqueued work that reads it has completed (stream order).

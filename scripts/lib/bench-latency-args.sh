@@ -11,6 +11,22 @@ bench_latency_check_args() {
       return 2
     fi
   done
+  for v in WS_BENCH_ITERS WS_BENCH_PROFILE_REPS; do  # counts of timed things: at least 1
+    x=${!v:-}
+    if [ -n "$x" ] && [ "$((10#$x))" -lt 1 ]; then
+      printf 'error: %s=%q must be at least 1\n' "$v" "$x"
+      return 2
+    fi
+  done
+  x=${WS_BENCH_LANES:-}  # lane counts: whole numbers 1..64, separated by spaces
+  if [ -n "$x" ]; then
+    for v in $x; do
+      if ! [[ "$v" =~ ^[0-9]{1,2}$ ]] || [ "$((10#$v))" -lt 1 ] || [ "$((10#$v))" -gt 64 ]; then
+        printf 'error: WS_BENCH_LANES=%q: %q is not a lane count in 1..64\n' "$x" "$v"
+        return 2
+      fi
+    done
+  fi
   for v in WS_BENCH_OURS WS_BENCH_COMPILE WS_BENCH_PDL WS_BENCH_SPLITK2 WS_BENCH_DWPW WS_BENCH_EXDW WS_BENCH_CUDNNGRAPH WS_BENCH_NHWCIGEMM WS_BENCH_CUTLASSCONV WS_BENCH_NHWCALL WS_BENCH_FP8; do
     x=${!v:-}
     if [ -n "$x" ] && [ "$x" != 0 ] && [ "$x" != 1 ]; then

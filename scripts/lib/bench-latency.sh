@@ -3,7 +3,7 @@
 # the launch-cost microbenchmark, the PyTorch peers (eager, CUDA Graph, torch.compile) network-only and end to
 # end, PyTorch with N CUDA streams beside our N lanes (frames/s; mode `streams`), compare tables, the floor table and CDF plots. Needs .assets carried (scripts/bench-assets.sh).
 # Iteration counts are modest (WS_BENCH_ITERS=1000 timed frames per run after WS_BENCH_WARMUP=100 per lane;
-# peers 1000) and every stage checks the call's deadline: a stage that would not fit is skipped and the
+# peers: the best of 3 rounds of 1000, bench/peers/pytorch_peer.py --rounds) and every stage checks the call's deadline: a stage that would not fit is skipped and the
 # summary says so. torch.compile is tried for fp16 only, max-autotune capped per attempt.
 # Under $OUT: compare.txt, floor.md, cdf_efficientnet_lite0.png, cdf_resnet50.png, reports.tar.gz.
 source scripts/lib/bench-latency-args.sh
@@ -42,8 +42,9 @@ CUDNNGRAPH=${WS_BENCH_CUDNNGRAPH:-1}
 # docs/cuda-executor.md), fp16, graph, mapped, 1 lane, for models auto runs channels-last (ResNet-50's 3×3 convs). 0: not run.
 NHWCIGEMM=${WS_BENCH_NHWCIGEMM:-1}
 # The default configuration with CUTLASS's implicit-GEMM conv (serial split-K) timed beside cuDNN (--cutlass-conv, off by
-# default: docs/cuda-executor.md; binds nothing in a build without .cutlass/), fp16, graph, mapped, 1 lane, for models
-# auto runs channels-last. 0: not run.
+# default: docs/cuda-executor.md; binds nothing in a build without the CUTLASS headers — .cutlass/ carried, WS_CUTLASS_DIR
+# or the nvidia-cutlass package — or below compute capability 9.0), fp16, graph, mapped, 1 lane, for models auto runs
+# channels-last. 0: not run.
 CUTLASSCONV=${WS_BENCH_CUTLASSCONV:-1}
 # Every opt-in NHWC tactic family at once (--cudnn-graph --nhwc-igemm --cutlass-conv: each conv takes the fastest of all),
 # fp16, graph, mapped, 1 lane and the most lanes of LANESET, for models auto runs channels-last. 0: not run.

@@ -209,7 +209,7 @@ TEST(ConvCutlass, EngineWithTheTacticMatchesCpu) {
   WS_REQUIRE_CUTLASS_CONV();
   if (!compute_capability_90()) GTEST_SKIP() << "the CUTLASS conv kernels are sm_90a only";
   test::expect_forced_conv_tactic_matches_cpu("cutlass_convs", [](CudaBuildOptions& o) { o.cutlass_convs = true; },
-                                              "cutlass_conv_64x64x32_s2", "cutlass implicit GEMM", 2);
+                                              "cutlass_conv_64x64x32_s4_split2", "cutlass implicit GEMM", 2);
 }
 
 // Benchmark (not a test): CUDA-graph replay of 50 launches, median of 20 graphs, per tile and split, ResNet-50's 3×3 convs.

@@ -256,6 +256,10 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --cutlass-conv --precision fp32"), {"--cutlass-conv", "not with --precision fp32"});
   expect_one_error(cli("bench --model " + m + " --cutlass-conv --precision fp16 --layout nchw"), {"--cutlass-conv", "not with --layout nchw"});
   expect_one_error(cli("bench --model " + m + " --cutlass-conv --precision fp16 --tactic-sources cudnn"), {"--cutlass-conv", "must include warpstream"});
+  expect_one_error(cli("bench --model " + m + " --cutlass-conv"), {"--cutlass-conv", "bench's default", "--precision fp16"});
+  expect_one_error(cli("bench --model " + m + " --cutlass-conv --precision fp16 --tactic-sources warpstream"), {"--cutlass-conv", "must include cudnn"});
+  expect_one_error(cli("bench --model " + m + " --nhwc-igemm --precision fp16 --tactic-sources warpstream --layout nhwc"),
+                   {"--nhwc-igemm", "must include cudnn"});
   expect_one_error(cli("bench --model " + m + " --layout bogus"), {"--layout", "'bogus'", "auto, nchw or nhwc"});
   expect_one_error(cli("bench --model " + m + " --profile-layers -1"), {"--profile-layers"});
   expect_one_error(cli("bench --model " + m + " --precision fp4"), {"--precision", "'fp4'", "fp32, fp16 or fp8"});

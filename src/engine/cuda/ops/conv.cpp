@@ -464,7 +464,8 @@ std::vector<int> nhwc_igemm_splits(const kernels::Conv2dGeometry& g, size_t max_
 
 // CUTLASS's implicit-GEMM conv2d fprop with serial split-K (kernels/conv/conv_cutlass.h) as a tactic of channels-last
 // convs without a residual (CudaBuildOptions::cutlass_convs, opt-in until run on a GPU): timing-cache impl
-// "cutlass_conv_<tile>_s<splits>". Its semaphores are the step's tile counters (zero in the arena, left zero by each run).
+// "cutlass_conv_<tile>_split<splits>" (e.g. "cutlass_conv_64x64x32_s4_split2": s4 = 4 pipeline stages). Its semaphores
+// are the step's tile counters (zero in the arena, left zero by each run).
 struct CutlassConv {
   kernels::Conv2dGeometry g;
   kernels::CutlassConvTile tile = kernels::CutlassConvTile::k64x64x32s4;
@@ -472,7 +473,7 @@ struct CutlassConv {
   Activation act = Activation::kNone;
   const void* weight = nullptr;  // KRSC fp16
   const void* bias = nullptr;    // fp16 [c_out]; zeros when the node has none
-  std::string key() const { return std::string("cutlass_conv_") + kernels::cutlass_conv_tile_name(tile) + "_s" + std::to_string(splits); }
+  std::string key() const { return std::string("cutlass_conv_") + kernels::cutlass_conv_tile_name(tile) + "_split" + std::to_string(splits); }
   size_t semaphores() const {
     size_t n = 0;
     return kernels::conv2d_cutlass_check(g, tile, act, splits, &n).is_ok() ? n : 0;
