@@ -62,17 +62,14 @@ TEST(ConvCutlass, MatchesTheReferenceAtEveryTileAndSplit) {
   WS_REQUIRE_LANES_GPU();
   WS_REQUIRE_CUTLASS_CONV();
   if (!compute_capability_90()) GTEST_SKIP() << "the CUTLASS conv kernels are sm_90a only";
-  const NhwcCase cases[] = {
-      {"3x3 64 56x56 relu", 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu},
-      {"3x3 128 56->28 s2 relu", 1, 128, 56, 56, 128, 3, 3, 2, 1, 1, 1, 1, 1, false, Activation::kRelu},
-      {"3x3 256 14x14 relu", 1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu},
-      {"3x3 512 7x7 relu", 1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu},
+  std::vector<NhwcCase> cases = test::resnet50_3x3_cases();
+  cases.insert(cases.end(), {
       {"1x1 1024->256 14x14 relu", 1, 1024, 14, 14, 256, 1, 1, 1, 1, 0, 0, 0, 0, false, Activation::kRelu},
       {"1x1 s2 512->1024 downsample", 1, 512, 28, 28, 1024, 1, 1, 2, 1, 0, 0, 0, 0, false, Activation::kNone},
       {"3x3 32->24 batch 2 9x11 asym pads", 2, 32, 9, 11, 24, 3, 3, 1, 1, 0, 1, 2, 1, false, Activation::kNone},
       {"5x5 dil 2 64->40 relu", 1, 64, 12, 10, 40, 5, 5, 1, 2, 4, 4, 4, 4, false, Activation::kRelu},
       {"3x3 64->96 10x10 relu (partial channel tile)", 1, 64, 10, 10, 96, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu},
-  };
+  });
   size_t runs = 0;
   for (const NhwcCase& k : cases) {
     SCOPED_TRACE(k.name);
@@ -217,12 +214,7 @@ TEST(ConvCutlass, DISABLED_TimesResNet50ThreeByThree) {
   WS_REQUIRE_LANES_GPU();
   WS_REQUIRE_CUTLASS_CONV();
   if (!compute_capability_90()) GTEST_SKIP() << "the CUTLASS conv kernels are sm_90a only";
-  const NhwcCase cases[] = {
-      {"layer1 3x3 64 56x56", 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu},
-      {"layer2 3x3 128 28x28", 1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu},
-      {"layer3 3x3 256 14x14", 1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu},
-      {"layer4 3x3 512 7x7", 1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu},
-  };
+  const std::vector<NhwcCase> cases = test::resnet50_3x3_timing_cases();
   cudaStream_t st = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
   for (const NhwcCase& k : cases) {

@@ -54,6 +54,25 @@ struct NhwcCase {
   kernels::Activation act;
 };
 
+/// ResNet-50's 3×3 convs at batch 1 with ReLU: layer1 (56×56, 64), layer2's first (128 channels, 56×56 → 28×28 at stride
+/// 2), layer3 (14×14, 256), layer4 (7×7, 512).
+inline std::vector<NhwcCase> resnet50_3x3_cases() {
+  using kernels::Activation;
+  return {{"3x3 64 56x56 relu", 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu},
+          {"3x3 128 56->28 s2 relu", 1, 128, 56, 56, 128, 3, 3, 2, 1, 1, 1, 1, 1, false, Activation::kRelu},
+          {"3x3 256 14x14 relu", 1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu},
+          {"3x3 512 7x7 relu", 1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu}};
+}
+
+/// The four 3×3 convs of ResNet-50's steady blocks (stride 1 on their own maps), for the timing benchmarks.
+inline std::vector<NhwcCase> resnet50_3x3_timing_cases() {
+  using kernels::Activation;
+  return {{"layer1 3x3 64 56x56", 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu},
+          {"layer2 3x3 128 28x28", 1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu},
+          {"layer3 3x3 256 14x14", 1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu},
+          {"layer4 3x3 512 7x7", 1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu}};
+}
+
 inline kernels::Conv2dGeometry nhwc_geometry(const NhwcCase& k) {
   kernels::Conv2dGeometry g;
   g.n = k.n; g.c_in = k.c; g.in_h = k.h; g.in_w = k.w; g.c_out = k.k; g.group = 1;
