@@ -1,8 +1,8 @@
 // CUTLASS's implicit-GEMM conv2d fprop tactic (src/kernels/conv/conv_cutlass.h) against the CPU reference (ref::conv_nd on
 // the same fp16-rounded operands, bias fp16-rounded as the kernel reads it, activation, in float): |got − ref| <=
 // 2e-2·max|ref| (fp16 storage of y and of the serial split-K running sums; fp32 accumulation). Every tile at every split
-// count CUTLASS accepts; y poisoned (NaN) before each launch; two launches each, and the semaphores must be zero again
-// after them; a mismatch dumps the operands; random operands print their seed (WS_SEED replays).
+// count CUTLASS accepts; y poisoned (NaN) before each launch; two launches each (the second with programmatic dependent
+// launch, on a stream behind the poisoning memset), and the semaphores must be zero again after them; a mismatch dumps the operands; random operands print their seed (WS_SEED replays).
 // Cases: ResNet-50's 3×3 convs (56×56, 28×28 stride 2, 14×14, 7×7), its 1×1 1024→256 reduce and 512→1024 stride-2
 // downsample, batch 2 with asymmetric pads, a 5×5 dilated kernel, 96 output channels (a partial 64-channel tile).
 // Also: what the launcher refuses (no GPU needed; without the CUTLASS headers: "not built"), and the engine with the
@@ -70,6 +70,8 @@ TEST(ConvCutlass, MatchesTheReferenceAtEveryTileAndSplit) {
       {"5x5 dil 2 64->40 relu", 1, 64, 12, 10, 40, 5, 5, 1, 2, 4, 4, 4, 4, false, Activation::kRelu},
       {"3x3 64->96 10x10 relu (partial channel tile)", 1, 64, 10, 10, 96, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu},
   });
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   size_t runs = 0;
   for (const NhwcCase& k : cases) {
     SCOPED_TRACE(k.name);
@@ -94,11 +96,12 @@ TEST(ConvCutlass, MatchesTheReferenceAtEveryTileAndSplit) {
         Semaphores sem(nsem);
         double max_diff = 0;
         for (int launch = 0; launch < 2; ++launch) {
-          SCOPED_TRACE("launch " + std::to_string(launch));
-          ASSERT_EQ(test::memset_sync(dy.p, 0xFF, yn * sizeof(__half)), cudaSuccess);  // NaN poison
-          const Status st = kernels::conv2d_cutlass(g, tile, splits, dx.p, dw.p, dbias.p, dy.p, k.act, sem.p, nullptr);
+          SCOPED_TRACE("launch " + std::to_string(launch) + (launch == 1 ? " (PDL)" : ""));
+          // NaN poison, stream-ordered before the launch (with PDL the kernel must wait for it)
+          ASSERT_EQ(cudaMemsetAsync(dy.p, 0xFF, yn * sizeof(__half), stream), cudaSuccess);
+          const Status st = kernels::conv2d_cutlass(g, tile, splits, dx.p, dw.p, dbias.p, dy.p, k.act, sem.p, stream, launch == 1);
           ASSERT_TRUE(st.is_ok()) << st.to_string();
-          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+          ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
           const std::vector<float> got = dy.read(yn);
           for (size_t j = 0; j < yn; ++j) max_diff = std::max(max_diff, std::fabs(double(got[j]) - double(ops.ref[j])));
           EXPECT_TRUE(test::near_dump(std::string(k.name) + " " + form + " launch " + std::to_string(launch), got, ops.ref, {.abs = tol, .rel = 0},
@@ -114,6 +117,7 @@ TEST(ConvCutlass, MatchesTheReferenceAtEveryTileAndSplit) {
         ++runs;
       }
   }
+  cudaStreamDestroy(stream);
   EXPECT_GT(runs, 0u);
 }
 
@@ -227,10 +231,13 @@ TEST(ConvCutlass, DISABLED_TimesResNet50ThreeByThree) {
         size_t nsem = 0;
         if (!kernels::conv2d_cutlass_check(g, tile, k.act, splits, &nsem).is_ok()) continue;
         Semaphores sem(nsem);
-        const float us = test::median_replay_us(
-            st, [&](cudaStream_t s) { return kernels::conv2d_cutlass(g, tile, splits, dx.p, dw.p, dbias.p, dy.p, k.act, sem.p, s); });
-        std::printf("[ cutlass t] %-24s %-12s splits %2d  %7.2f us per conv (median of 20 graphs of 50)\n", k.name,
-                    kernels::cutlass_conv_tile_name(tile), splits, us);
+        float us[2] = {0, 0};
+        for (int pdl = 0; pdl < 2; ++pdl)
+          us[pdl] = test::median_replay_us(st, [&](cudaStream_t s) {
+            return kernels::conv2d_cutlass(g, tile, splits, dx.p, dw.p, dbias.p, dy.p, k.act, sem.p, s, pdl == 1);
+          });
+        std::printf("[ cutlass t] %-24s %-12s splits %2d  %7.2f us per conv, %7.2f with PDL (median of 20 graphs of 50)\n", k.name,
+                    kernels::cutlass_conv_tile_name(tile), splits, us[0], us[1]);
       }
   }
   cudaStreamDestroy(st);

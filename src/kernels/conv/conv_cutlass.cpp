@@ -135,9 +135,9 @@ Result<float> conv2d_cutlass_epilogue_on_host(Activation act, float acc, float s
 }
 
 Status conv2d_cutlass(const Conv2dGeometry& g, CutlassConvTile tile, int splits, const void* x, const void* w, const void* bias, void* y,
-                      Activation act, int* semaphores, cudaStream_t stream) {
+                      Activation act, int* semaphores, cudaStream_t stream, bool pdl) {
 #ifndef WS_HAVE_CUTLASS
-  (void)x, (void)w, (void)bias, (void)y, (void)semaphores, (void)stream;
+  (void)x, (void)w, (void)bias, (void)y, (void)semaphores, (void)stream, (void)pdl;
   return conv2d_cutlass_check(g, tile, act, splits);
 #else
   size_t sem = 0;
@@ -150,7 +150,7 @@ Status conv2d_cutlass(const Conv2dGeometry& g, CutlassConvTile tile, int splits,
     return invalid_argument("conv2d_cutlass: split-K " + std::to_string(splits) + " needs " + std::to_string(sem) + " zeroed int semaphores");
   WS_RETURN_IF_ERROR(require_sm90());
   cutlass_conv::ConvArgs a = conv_args(g, splits);
-  a.x = x; a.weight = w; a.bias = bias; a.y = y; a.semaphore = semaphores; a.stream = stream;
+  a.x = x; a.weight = w; a.bias = bias; a.y = y; a.semaphore = semaphores; a.stream = stream; a.pdl = pdl;
   switch (conv_fn(tile, act)(a, true, nullptr)) {
     case cutlass_conv::RunResult::kOk: return Status::ok();
     case cutlass_conv::RunResult::kUnsupported: return invalid_argument("conv2d_cutlass: CUTLASS refused the launch");

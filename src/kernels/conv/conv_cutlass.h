@@ -54,7 +54,9 @@ Result<float> conv2d_cutlass_epilogue_on_host(Activation act, float acc, float s
 /// y = act(conv(x, w) + bias) as described above, one kernel on `stream` (capturable; no allocation, no synchronisation).
 /// `semaphores`: conv2d_cutlass_check's count of ints, zero before the first launch, left zero by each launch; may be null
 /// for splits 1.
+/// `pdl`: launch with programmatic dependent launch (kernels/pdl.cuh; sm_90): the kernel waits for its predecessor before
+/// any memory access and lets its dependents be scheduled from its start (conv_cutlass_kernel.cuh says why there).
 Status conv2d_cutlass(const Conv2dGeometry& g, CutlassConvTile tile, int splits, const void* x, const void* w, const void* bias, void* y,
-                      Activation act, int* semaphores, cudaStream_t stream);
+                      Activation act, int* semaphores, cudaStream_t stream, bool pdl = false);
 
 }  // namespace ws::kernels

@@ -473,6 +473,7 @@ struct CutlassConv {
   Activation act = Activation::kNone;
   const void* weight = nullptr;  // KRSC fp16
   const void* bias = nullptr;    // fp16 [c_out]; zeros when the node has none
+  bool pdl = false;              // programmatic dependent launch (as our kernels: CudaBuildOptions, sm_90)
   std::string key() const { return std::string("cutlass_conv_") + kernels::cutlass_conv_tile_name(tile) + "_split" + std::to_string(splits); }
   size_t semaphores() const {
     size_t n = 0;
@@ -480,7 +481,7 @@ struct CutlassConv {
   }
   Status run(const void* x, void* y, unsigned* counters, cudaStream_t st) const {
     static_assert(sizeof(unsigned) == sizeof(int));
-    return kernels::conv2d_cutlass(g, tile, splits, x, weight, bias, y, act, reinterpret_cast<int*>(counters), st);
+    return kernels::conv2d_cutlass(g, tile, splits, x, weight, bias, y, act, reinterpret_cast<int*>(counters), st, pdl);
   }
 };
 
@@ -645,6 +646,7 @@ Status bind_conv(BindContext& c, Step& s) {
     cutlass = std::make_shared<CutlassConv>();
     cutlass->g = own->g;
     cutlass->act = c.fused_act;
+    cutlass->pdl = own->epi.pdl;
     cutlass->weight = p.weight;
     cutlass->bias = p.bias_act;  // fp16 [c_out], zeros without a bias input (uploaded for cuDNN above)
     if (!cutlass->bias) return internal_error(c.node.describe(c.graph.opset) + ": no fp16 bias for the CUTLASS conv");

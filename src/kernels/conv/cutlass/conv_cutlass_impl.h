@@ -25,6 +25,7 @@ struct ConvArgs {
   void* y;
   int* semaphore;  ///< splits > 1: one int per output tile, zero before the first launch (each launch leaves them zero)
   cudaStream_t stream;
+  bool pdl;  ///< launch with programmatic dependent launch (sm_90): the kernel waits for its predecessor first
 };
 
 /// launch == false: can_implement only, *semaphore_ints = the tiles' semaphore count for args.splits (0 when 1), no

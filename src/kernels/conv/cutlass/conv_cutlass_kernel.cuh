@@ -17,6 +17,13 @@
 // The running sum is stored as fp16 between slices (one rounding per slice).
 // Thread mapping: grid (ceil(M / TB::kM), ceil(N / TB::kN), splits); 32 · (TB / Warp) threads; each warp a Warp tile of
 // mma.sync fragments; Stages-deep cp.async pipeline in dynamic shared memory.
+// Launch: through pdl_conv_kernel below — cutlass::Kernel's body (the operator on dynamic shared memory) preceded, when
+// launched with programmatic dependent launch, by griddepcontrol.wait (the predecessor has completed and its memory is
+// visible before any global access) and griddepcontrol.launch_dependents. CUTLASS's mainloop cannot be entered to
+// trigger after it (kernels/pdl.cuh's rule for our kernels), so the trigger is at the start: the dependent's blocks may
+// become resident early and wait in their own griddepcontrol.wait. That only takes SM slots this grid needs when the
+// grid exceeds one wave; the engine's split counts keep it within two 132-SM waves at several blocks per SM (4 warps,
+// 32–48 KB of shared memory). Without the launch attribute both instructions are no-ops.
 // Test: tests/gpu/conv_cutlass_test.cpp (ws_gpu_tests --gtest_filter='ConvCutlass*': against the CPU reference at every
 // split count; timing: --gtest_also_run_disabled_tests --gtest_filter='ConvCutlass.DISABLED_*').
 #include <cuda_runtime.h>
@@ -70,6 +77,18 @@ float epilogue_on_host(float acc, float src, int k, int count) {
   return float(d[0]);
 }
 
+// cutlass::Kernel<Kernel> with the PDL wait and trigger in front (see the file comment).
+template <class Kernel>
+__global__ void __launch_bounds__(Kernel::kThreadCount) pdl_conv_kernel(typename Kernel::Params params) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+  extern __shared__ int shared_base[];
+  Kernel op;
+  op(params, *reinterpret_cast<typename Kernel::SharedStorage*>(shared_base));
+}
+
 template <class Cfg>
 RunResult run_config(const ConvArgs& a, bool launch, size_t* semaphore_ints) {
   using Op = typename Cfg::Op;
@@ -104,7 +123,7 @@ RunResult run_config(const ConvArgs& a, bool launch, size_t* semaphore_ints) {
     if (!done[dev].load(std::memory_order_acquire)) {
       std::lock_guard<std::mutex> lock(mu);
       if (!done[dev].load(std::memory_order_relaxed)) {
-        if (cudaFuncSetAttribute(cutlass::Kernel<Kernel>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem) != cudaSuccess)
+        if (cudaFuncSetAttribute(pdl_conv_kernel<Kernel>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem) != cudaSuccess)
           return RunResult::kError;
         done[dev].store(true, std::memory_order_release);
       }
@@ -120,7 +139,12 @@ RunResult run_config(const ConvArgs& a, bool launch, size_t* semaphore_ints) {
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = kSmem;
   cfg.stream = a.stream;
-  return cudaLaunchKernelEx(&cfg, cutlass::Kernel<Kernel>, params) == cudaSuccess ? RunResult::kOk : RunResult::kError;
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = a.pdl ? attr : nullptr;
+  cfg.numAttrs = a.pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, pdl_conv_kernel<Kernel>, params) == cudaSuccess ? RunResult::kOk : RunResult::kError;
 }
 
 }  // namespace ws::kernels::cutlass_conv
