@@ -3,7 +3,8 @@
 #   bash scripts/device.sh SUITE [SUITE...]
 # Suites (run in the order given, sharing one build in build-dev/ and one 580 s budget):
 #   test           build the CLI + GPU tests, run every GPU test (ctest label gpu = ws_gpu_tests; the CUTLASS
-#                  GEMM tests run, and must not skip, when .cutlass/ is carried)
+#                  GEMM tests run, and must not skip, when .cutlass/ is carried); WS_GTEST_FILTER selects tests, and
+#                  several ';'-separated filters run as separate processes (a kernel fault ends only its own part)
 #   sanitize       compute-sanitizer memcheck, racecheck, synccheck, initcheck over the whole GPU suite, in
 #                  parallel, with a canary per tool (scripts/lib/sanitize.sh: what each tool checks, exclusions).
 #                  All four in one 580 s call do not finish (device run 10 of 2026-12-01); use two calls:
@@ -54,11 +55,19 @@ mark() { [ "$1" -eq 0 ] || FAILED=1; }
 
 suite_test() {
   ws_build warpstream ws_gpu_tests || { FAILED=1; return; }
-  timeout $(( $(left) > 300 ? 300 : $(left) )) "$GT" ${WS_GTEST_FILTER:+--gtest_filter=$WS_GTEST_FILTER} \
-    > "$L/gpu-tests.txt" 2>&1
-  local rc=$?; mark $rc
-  row "gpu tests (ws_gpu_tests)" "rc=$rc $(gtest_result "$L/gpu-tests.txt") ($(elapsed) s)"
-  grep -E '^\[  FAILED  \] [A-Za-z]' "$L/gpu-tests.txt" | sort -u | head -20 | sed 's/^/    /' | tee -a "$SUM"
+  # WS_GTEST_FILTER="A*:B*;C*" runs one test process per ';'-separated part (each capped at 300 s and at what is left),
+  # so that a kernel fault in one part (a sticky CUDA error ends its process) cannot cost the others their results.
+  local parts=() part i=0 rc
+  if [ -n "${WS_GTEST_FILTER:-}" ]; then IFS=';' read -r -a parts <<< "$WS_GTEST_FILTER"; else parts=(""); fi
+  : > "$L/gpu-tests.txt"
+  for part in "${parts[@]}"; do
+    i=$((i + 1))
+    timeout $(( $(left) > 300 ? 300 : $(left) )) "$GT" ${part:+--gtest_filter=$part} > "$L/gpu-tests-$i.txt" 2>&1
+    rc=$?; mark $rc
+    cat "$L/gpu-tests-$i.txt" >> "$L/gpu-tests.txt"
+    row "gpu tests (ws_gpu_tests${part:+ $part})" "rc=$rc $(gtest_result "$L/gpu-tests-$i.txt") ($(elapsed) s)"
+    grep -E '^\[  FAILED  \] [A-Za-z]' "$L/gpu-tests-$i.txt" | sort -u | head -20 | sed 's/^/    /' | tee -a "$SUM"
+  done
   # CUTLASS carried -> the backend is built (ws_configure finds .cutlass/include) and its tests must run.
   if [ -f .cutlass/include/cutlass/cutlass.h ] && [ -z "${WS_GTEST_FILTER:-}" ]; then
     local cs; cs=$(grep -cE '^\[       OK \] GemmS8Gpu\.Cutlass' "$L/gpu-tests.txt")
