@@ -5,7 +5,8 @@
 # Iteration counts are modest (WS_BENCH_ITERS=1000 timed frames per run after WS_BENCH_WARMUP=100 per lane;
 # peers: the best of 3 rounds of 1000, bench/peers/pytorch_peer.py --rounds) and every stage checks the call's deadline: a stage that would not fit is skipped and the
 # summary says so. torch.compile is tried for fp16 only, max-autotune capped per attempt.
-# Under $OUT: compare.txt, floor.md, cdf_efficientnet_lite0.png, cdf_resnet50.png, reports.tar.gz.
+# Under $OUT: compare.txt, targets.md (issue 13's targets, tools/lanes_targets.py; also in the summary), floor.md,
+# cdf_efficientnet_lite0.png, cdf_resnet50.png, reports.tar.gz.
 source scripts/lib/bench-latency-args.sh
 if ! ARG_ERR=$(bench_latency_check_args); then row "bench-latency" "$ARG_ERR"; FAILED=1; return; fi
 ITERS=${WS_BENCH_ITERS:-1000}
@@ -175,6 +176,10 @@ fi
   done; done
 } > "$OUT/compare.txt" 2>&1
 row "compare tables" "$(grep -c '^## ' "$OUT/compare.txt") tables"
+# Issue 13's targets (ours 1 lane p99 <= 0.5 x the best PyTorch network-only p99, tail, moonshots): every fp16 row
+python3 tools/lanes_targets.py --reports $J --moonshot resnet50=350 --moonshot efficientnet_lite0=150 > "$OUT/targets.md" 2>&1
+row "issue 13 targets" "rc=$? (targets.md)"
+sed 's/^/    /' "$OUT/targets.md" | tee -a "$SUM"
 KERN=""
 for m in efficientnet_lite0 resnet50; do
   k=$(python3 -c "import json;print(json.load(open('$J/ours_${m}_fp16_graph_mapped_1L.json'))['env']['engine_kernels_per_enqueue'])" 2>/dev/null) \
