@@ -60,11 +60,19 @@ suite_test() {
   local parts=() part i=0 rc
   if [ -n "${WS_GTEST_FILTER:-}" ]; then IFS=';' read -r -a parts <<< "$WS_GTEST_FILTER"; else parts=(""); fi
   : > "$L/gpu-tests.txt"
+  local t
   for part in "${parts[@]}"; do
+    part=${part//[[:space:]]/}
+    [ -n "$part" ] || [ ${#parts[@]} -eq 1 ] || continue  # an empty part (";;", a trailing ';') is not "every test"
     i=$((i + 1))
-    timeout $(( $(left) > 300 ? 300 : $(left) )) "$GT" ${part:+--gtest_filter=$part} > "$L/gpu-tests-$i.txt" 2>&1
+    t=$(left)
+    if [ "$t" -lt 30 ]; then row "gpu tests (ws_gpu_tests${part:+ $part})" "SKIPPED (budget: $t s left)"; FAILED=1; continue; fi
+    timeout $(( t > 300 ? 300 : t )) "$GT" ${part:+"--gtest_filter=$part"} > "$L/gpu-tests-$i.txt" 2>&1
     rc=$?; mark $rc
     cat "$L/gpu-tests-$i.txt" >> "$L/gpu-tests.txt"
+    if [ -n "$part" ] && ! grep -qE '^\[==========\] [1-9][0-9]* tests? from' "$L/gpu-tests-$i.txt"; then
+      FAILED=1; row "gpu tests (ws_gpu_tests $part)" "rc=$rc: the filter ran no test"; continue
+    fi
     row "gpu tests (ws_gpu_tests${part:+ $part})" "rc=$rc $(gtest_result "$L/gpu-tests-$i.txt") ($(elapsed) s)"
     grep -E '^\[  FAILED  \] [A-Za-z]' "$L/gpu-tests-$i.txt" | sort -u | head -20 | sed 's/^/    /' | tee -a "$SUM"
   done

@@ -8,8 +8,9 @@ over the peer's network reports: eager, CUDA Graph, torch.compile).
   tail      ours p99.9 / p50 <= tail                     (default 1.15)
   moonshot  ours p99 <= the model's moonshot in us       (--moonshot MODEL=US; issue 13: resnet50=350, efficientnet_lite0=150)
 
-Prints one markdown table per model: met, or missed by how many microseconds. A benchmark summary, not a test: the exit
-status is 0 whatever the numbers (2 for bad arguments or unreadable reports).
+Prints one markdown table per model: met, or missed by how many microseconds; unreadable or incomplete reports are
+named on a "skipped" line. A benchmark summary, not a test: the exit status is 0 whatever the numbers (2 for bad
+arguments).
   python3 tools/lanes_targets.py --reports DIR [--ratio 0.5] [--tail 1.15] [--moonshot resnet50=350 ...]
   python3 tools/lanes_targets.py --self-test
 """
@@ -29,29 +30,45 @@ def host(report):
     return m["p50"], m["p99"], m["p99_9"]
 
 
-def load(path):
+def usable(report):
+    """A report with host p50 / p99 / p99.9 as positive numbers (a run with no samples has none)."""
     try:
-        return json.loads(Path(path).read_text())
-    except (OSError, ValueError) as e:
-        raise SystemExit(f"error: {path}: {e}")
+        return all(isinstance(v, (int, float)) and v > 0 for v in host(report))
+    except (KeyError, TypeError):
+        return False
 
 
-def collect(directory):
+def collect(directory, skipped):
+    """Our fp16 one-lane graph/mapped rows and the peer's network-only reports, by model; unreadable or incomplete
+    reports are named in `skipped` instead."""
     ours, peers = {}, {}
     for p in sorted(Path(directory).glob("*.json")):
-        if (m := OURS.match(p.name)) and not (m["variant"] or "").endswith(("nchw", "nhwc")):
-            ours.setdefault(m["model"], []).append((m["variant"] or "default", load(p)))
-        elif m := PEER.match(p.name):
-            peers.setdefault(m["model"], []).append((m["mode"], load(p)))
+        m = OURS.match(p.name)
+        kind = "ours" if m and (m["variant"] or "") not in ("nchw", "nhwc") else None
+        if not kind and (m := PEER.match(p.name)):
+            kind = "peer"
+        if not kind:
+            continue
+        try:
+            r = json.loads(p.read_text())
+        except (OSError, ValueError) as e:
+            skipped.append(f"{p.name}: {e}")
+            continue
+        if not usable(r):
+            skipped.append(f"{p.name}: no host p50 / p99 / p99.9")
+            continue
+        if kind == "ours":
+            ours.setdefault(m["model"], []).append((m["variant"] or "default", r))
+        else:
+            peers.setdefault(m["model"], []).append((m["mode"], r))
     return ours, peers
 
 
 def table(model, rows, peers, ratio, tail, moonshot):
     out = [f"## {model} fp16: 1 lane, CUDA Graph, mapped 1080p input, end to end, against the best PyTorch network-only p99"]
-    usable = [(mode, r) for mode, r in peers if "host_latency_us" in r.get("metrics", {})]
-    if not usable:
+    if not peers:
         return out + ["no PyTorch network-only report in this call: no ratio", ""]
-    mode, best = min(usable, key=lambda mr: host(mr[1])[1])
+    mode, best = min(peers, key=lambda mr: host(mr[1])[1])
     bp50, bp99, _ = host(best)
     rounds = best.get("peer_rounds", {}).get("host_latency_us", [])
     per_round = "/".join(f"{r['p99']:.1f}" for r in rounds)
@@ -87,7 +104,7 @@ def main(argv=None):
     if a.self_test:
         return self_test()
     if not a.reports or not Path(a.reports).is_dir():
-        ap.error("--reports DIR is required (a directory)")
+        ap.error("--reports DIR is required (a directory)")  # exit status 2
     if not (0 < a.ratio <= 10) or not (1 <= a.tail <= 10):
         ap.error("--ratio must be in (0, 10], --tail in [1, 10]")
     moon = {}
@@ -97,11 +114,14 @@ def main(argv=None):
             moon[name] = float(us)
         except ValueError:
             ap.error(f"--moonshot {item!r}: expected MODEL=US")
-    ours, peers = collect(a.reports)
+    skipped = []
+    ours, peers = collect(a.reports, skipped)
     if not ours:
         print("no fp16 one-lane graph/mapped report of ours in " + a.reports)
     for model in sorted(ours):
         print("\n".join(table(model, ours[model], peers.get(model, []), a.ratio, a.tail, moon.get(model))))
+    for s in skipped:
+        print(f"skipped {s}")
     return 0
 
 
@@ -120,11 +140,16 @@ def self_test():
             "torch_resnet50_fp16_cuda_graph_network.json": report(1051.9, 1063.5, 1083.2),
             "torch_resnet50_fp16_compile_network.json": report(613.8, 626.8, 636.3, "torch compile", [700.0, 626.8, 650.0]),
             "torch_resnet50_fp16_compile_end_to_end.json": report(10, 10, 10),       # end to end: not the target's peer
+            "torch_resnet50_fp16_eager_network.json": {"metrics": {"host_latency_us": {"count": 0}}},  # no samples
+            "ours_resnet50_fp16_splitk2_graph_mapped_1L.json": "{not json",
         }
         for name, r in files.items():
-            (Path(d) / name).write_text(json.dumps(r))
-        ours, peers = collect(d)
+            (Path(d) / name).write_text(r if isinstance(r, str) else json.dumps(r))
+        skipped = []
+        ours, peers = collect(d, skipped)
         assert sorted(v for v, _ in ours["resnet50"]) == ["default", "nhwcall"], ours
+        assert sorted(m for m, _ in peers["resnet50"]) == ["compile", "cuda_graph"], peers
+        assert len(skipped) == 2 and "no host p50" in " ".join(skipped), skipped
         lines = table("resnet50", ours["resnet50"], peers["resnet50"], 0.5, 1.15, 350.0)
         text = "\n".join(lines)
         assert "target p99 <= 0.5 x 626.8 = 313.4 us" in text, text

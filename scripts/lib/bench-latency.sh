@@ -45,7 +45,7 @@ NHWCIGEMM=${WS_BENCH_NHWCIGEMM:-1}
 # The default configuration with CUTLASS's implicit-GEMM conv (serial split-K) timed beside cuDNN (--cutlass-conv, off by
 # default: docs/cuda-executor.md; binds nothing in a build without the CUTLASS headers — .cutlass/ carried, WS_CUTLASS_DIR
 # or the nvidia-cutlass package — or below compute capability 9.0), fp16, graph, mapped, 1 lane, for models auto runs
-# channels-last. 0: not run.
+# channels-last; with WS_BENCH_PDL=1 also row cutlassnopdl (the same with --no-pdl). 0: not run.
 CUTLASSCONV=${WS_BENCH_CUTLASSCONV:-1}
 # Every opt-in NHWC tactic family at once (--cudnn-graph --nhwc-igemm --cutlass-conv: each conv takes the fastest of all),
 # fp16, graph, mapped, 1 lane and the most lanes of LANESET, for models auto runs channels-last. 0: not run.
@@ -96,6 +96,7 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
   [ "$variant" = cudnngraph ] && flag="$flag --cudnn-graph"
   [ "$variant" = nhwcigemm ] && flag="$flag --nhwc-igemm"
   [ "$variant" = cutlassconv ] && flag="$flag --cutlass-conv"
+  [ "$variant" = cutlassnopdl ] && flag="$flag --cutlass-conv --no-pdl"
   [ "$variant" = nhwcall ] && flag="$flag --cudnn-graph --nhwc-igemm --cutlass-conv"
   [ "$prec" = fp8 ] && flag="$flag --calibration $CALIB"
   # obey: every calibrated pointwise conv in FP8, which needs NCHW (a build where no conv can run FP8 is refused)
@@ -143,7 +144,9 @@ matrix() {  # model onnx
     case " $PRECS " in *" fp16 "*) if [ "$CUDNNGRAPH" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto cudnngraph
                                       [ "$MAXL" -gt 1 ] && ours $1 $2 fp16 $MAXL graph mapped auto cudnngraph; fi ;; esac
     case " $PRECS " in *" fp16 "*) if [ "$NHWCIGEMM" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nhwcigemm; fi ;; esac
-    case " $PRECS " in *" fp16 "*) if [ "$CUTLASSCONV" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto cutlassconv; fi ;; esac
+    case " $PRECS " in *" fp16 "*) if [ "$CUTLASSCONV" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto cutlassconv
+                                      # PDL's effect with CUTLASS's start-of-kernel trigger (conv_cutlass_kernel.cuh)
+                                      [ "$PDL" = 1 ] && ours $1 $2 fp16 1 graph mapped auto cutlassnopdl; fi ;; esac
     case " $PRECS " in *" fp16 "*) if [ "$NHWCALL" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nhwcall
                                       [ "$MAXL" -gt 1 ] && ours $1 $2 fp16 $MAXL graph mapped auto nhwcall; fi ;; esac
   fi

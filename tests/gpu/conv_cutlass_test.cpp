@@ -1,8 +1,9 @@
 // CUTLASS's implicit-GEMM conv2d fprop tactic (src/kernels/conv/conv_cutlass.h) against the CPU reference (ref::conv_nd on
 // the same fp16-rounded operands, bias fp16-rounded as the kernel reads it, activation, in float): |got − ref| <=
 // 2e-2·max|ref| (fp16 storage of y and of the serial split-K running sums; fp32 accumulation). Every tile at every split
-// count CUTLASS accepts; y poisoned (NaN) before each launch; two launches each (the second with programmatic dependent
-// launch, on a stream behind the poisoning memset), and the semaphores must be zero again after them; a mismatch dumps the operands; random operands print their seed (WS_SEED replays).
+// count CUTLASS accepts; y poisoned (NaN) before each launch; two launches each — the second with programmatic dependent
+// launch right behind a kernel that writes x (x poisoned with NaN, then copied in by test::copy_bytes, one thread per
+// byte): a launch that did not wait for its predecessor would read NaN — and the semaphores must be zero again after; a mismatch dumps the operands; random operands print their seed (WS_SEED replays).
 // Cases: ResNet-50's 3×3 convs (56×56, 28×28 stride 2, 14×14, 7×7), its 1×1 1024→256 reduce and 512→1024 stride-2
 // downsample, batch 2 with asymmetric pads, a 5×5 dilated kernel, 96 output channels (a partial 64-channel tile).
 // Also: what the launcher refuses (no GPU needed; without the CUTLASS headers: "not built"), and the engine with the
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "device_test_kernels.h"
 #include "kernels/conv/conv_cutlass.h"
 #include "lanes_gpu_support.h"
 #include "nhwc_test_support.h"
@@ -70,15 +72,20 @@ TEST(ConvCutlass, MatchesTheReferenceAtEveryTileAndSplit) {
       {"5x5 dil 2 64->40 relu", 1, 64, 12, 10, 40, 5, 5, 1, 2, 4, 4, 4, 4, false, Activation::kRelu},
       {"3x3 64->96 10x10 relu (partial channel tile)", 1, 64, 10, 10, 96, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu},
   });
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  struct OwnedStream {
+    cudaStream_t s = nullptr;
+    ~OwnedStream() { cudaStreamDestroy(s); }
+  } owned;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&owned.s, cudaStreamNonBlocking), cudaSuccess);
+  cudaStream_t stream = owned.s;
   size_t runs = 0;
   for (const NhwcCase& k : cases) {
     SCOPED_TRACE(k.name);
     const Conv2dGeometry g = test::nhwc_geometry(k);
     const size_t yn = size_t(g.n * g.out_h * g.out_w * g.c_out);
     const test::NhwcOperands ops = test::nhwc_operands(k, /*half_bias=*/true);
-    DevHalf dx(ops.x), dw(ops.w), dbias(ops.bias), dy(std::vector<float>(yn, 0.f));
+    DevHalf dx(ops.x), dx_stage(ops.x), dw(ops.w), dbias(ops.bias), dy(std::vector<float>(yn, 0.f));
+    const size_t xbytes = ops.x.size() * sizeof(__half);
     const double tol = 2e-2 * std::max(ops.max_ref, 1e-3);
     for (CutlassConvTile tile : kernels::kCutlassConvTiles)
       for (int splits : {1, 2, 4, 8, 16}) {
@@ -97,8 +104,13 @@ TEST(ConvCutlass, MatchesTheReferenceAtEveryTileAndSplit) {
         double max_diff = 0;
         for (int launch = 0; launch < 2; ++launch) {
           SCOPED_TRACE("launch " + std::to_string(launch) + (launch == 1 ? " (PDL)" : ""));
-          // NaN poison, stream-ordered before the launch (with PDL the kernel must wait for it)
+          // NaN poison, stream-ordered before the launch
           ASSERT_EQ(cudaMemsetAsync(dy.p, 0xFF, yn * sizeof(__half), stream), cudaSuccess);
+          if (launch == 1) {  // x rewritten by a kernel just before the PDL launch, which must wait for it
+            ASSERT_EQ(cudaMemsetAsync(dx.p, 0xFF, xbytes, stream), cudaSuccess);
+            ASSERT_EQ(test::copy_bytes(reinterpret_cast<const uint8_t*>(dx_stage.p), reinterpret_cast<uint8_t*>(dx.p), xbytes, stream),
+                      cudaSuccess);
+          }
           const Status st = kernels::conv2d_cutlass(g, tile, splits, dx.p, dw.p, dbias.p, dy.p, k.act, sem.p, stream, launch == 1);
           ASSERT_TRUE(st.is_ok()) << st.to_string();
           ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
@@ -117,7 +129,6 @@ TEST(ConvCutlass, MatchesTheReferenceAtEveryTileAndSplit) {
         ++runs;
       }
   }
-  cudaStreamDestroy(stream);
   EXPECT_GT(runs, 0u);
 }
 

@@ -20,10 +20,13 @@
 // Launch: through pdl_conv_kernel below — cutlass::Kernel's body (the operator on dynamic shared memory) preceded, when
 // launched with programmatic dependent launch, by griddepcontrol.wait (the predecessor has completed and its memory is
 // visible before any global access) and griddepcontrol.launch_dependents. CUTLASS's mainloop cannot be entered to
-// trigger after it (kernels/pdl.cuh's rule for our kernels), so the trigger is at the start: the dependent's blocks may
-// become resident early and wait in their own griddepcontrol.wait. That only takes SM slots this grid needs when the
-// grid exceeds one wave; the engine's split counts keep it within two 132-SM waves at several blocks per SM (4 warps,
-// 32–48 KB of shared memory). Without the launch attribute both instructions are no-ops.
+// trigger after it (kernels/pdl.cuh's rule for our kernels), so the trigger is at the start. The dependent grid is
+// scheduled once every block of this one has triggered (its last wave resident), so it never takes slots this grid
+// still needs; its blocks then wait in their own griddepcontrol.wait holding registers and shared memory while this
+// kernel runs — what kernels/pdl.cuh measured as 16–20 µs slower on EfficientNet-Lite0 with our kernels triggering at
+// their start (device runs 40, 44). Whether it pays here is unmeasured: the disabled timing test prints each form with
+// and without PDL, and bench-latency's row `cutlassconv` runs beside `cutlassnopdl` (`--no-pdl`). Without the launch
+// attribute both instructions are no-ops.
 // Test: tests/gpu/conv_cutlass_test.cpp (ws_gpu_tests --gtest_filter='ConvCutlass*': against the CPU reference at every
 // split count; timing: --gtest_also_run_disabled_tests --gtest_filter='ConvCutlass.DISABLED_*').
 #include <cuda_runtime.h>
