@@ -33,6 +33,8 @@
 #   bash scripts/pack-carry.sh             -> .carry/           (xz of .cutlass, .onnxdata, .cudnn_frontend: one call carries all)
 # In this workplace, through the device tool:
 #   run(command="bash scripts/device.sh test sanitize", carry=[".debs", ".whl", ".carry", ".assets"])   (~60 MiB of 64)
+# build-dev is configured once per machine, with WS_CMAKE_ARGS if set (e.g. -DWS_CUTLASS_GEMM=OFF: CUTLASS's conv kernels
+# without its INT8 GEMM translation units, for calls that run no GEMM).
 # Writes under $OUT: summary.txt (also printed last), logs.tgz (every log), plus suite files (compare.txt, ...).
 # Never changes the GPU's settings. Exit status: 0 when every stage passed, else 1.
 set -u

@@ -1,5 +1,5 @@
 // Dispatcher of the CUTLASS conv2d fprop tactic (see conv_cutlass.h). The kernels live in cutlass/*.cu (the CUTLASS
-// static library compiled for sm_90a, only when the headers are found at configure time).
+// static library compiled for sm_90a, only when the headers are found at configure time: WS_HAVE_CUTLASS_CONV).
 #include "kernels/conv/conv_cutlass.h"
 
 #include <atomic>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cuda/cuda_util.h"
-#ifdef WS_HAVE_CUTLASS
+#ifdef WS_HAVE_CUTLASS_CONV
 #include "kernels/conv/cutlass/conv_cutlass_impl.h"
 #endif
 
@@ -25,7 +25,7 @@ const char* cutlass_conv_tile_name(CutlassConvTile t) {
 int cutlass_conv_tile_k(CutlassConvTile t) { return t == CutlassConvTile::k64x64x64s3 ? 64 : 32; }
 
 bool conv2d_cutlass_built() {
-#ifdef WS_HAVE_CUTLASS
+#ifdef WS_HAVE_CUTLASS_CONV
   return true;
 #else
   return false;
@@ -61,7 +61,7 @@ std::string not_covered(const Conv2dGeometry& g, CutlassConvTile tile, Activatio
   return {};
 }
 
-#ifdef WS_HAVE_CUTLASS
+#ifdef WS_HAVE_CUTLASS_CONV
 cutlass_conv::ConvFn conv_fn(CutlassConvTile tile, Activation act) {
   using namespace cutlass_conv;
   const bool relu = act == Activation::kRelu;
@@ -107,7 +107,7 @@ Status require_sm90() {
 
 Status conv2d_cutlass_check(const Conv2dGeometry& g, CutlassConvTile tile, Activation act, int splits, size_t* semaphore_ints) {
   if (semaphore_ints) *semaphore_ints = 0;
-#ifndef WS_HAVE_CUTLASS
+#ifndef WS_HAVE_CUTLASS_CONV
   (void)g, (void)tile, (void)act, (void)splits;
   return unsupported("conv2d_cutlass: not built (configure with the CUTLASS headers: scripts/fetch-cutlass-headers.sh or -DWS_CUTLASS_DIR)");
 #else
@@ -123,7 +123,7 @@ Status conv2d_cutlass_check(const Conv2dGeometry& g, CutlassConvTile tile, Activ
 }
 
 Result<float> conv2d_cutlass_epilogue_on_host(Activation act, float acc, float src, int k, int count) {
-#ifndef WS_HAVE_CUTLASS
+#ifndef WS_HAVE_CUTLASS_CONV
   (void)act, (void)acc, (void)src, (void)k, (void)count;
   return unsupported("conv2d_cutlass: not built");
 #else
@@ -136,7 +136,7 @@ Result<float> conv2d_cutlass_epilogue_on_host(Activation act, float acc, float s
 
 Status conv2d_cutlass(const Conv2dGeometry& g, CutlassConvTile tile, int splits, const void* x, const void* w, const void* bias, void* y,
                       Activation act, int* semaphores, cudaStream_t stream, bool pdl) {
-#ifndef WS_HAVE_CUTLASS
+#ifndef WS_HAVE_CUTLASS_CONV
   (void)x, (void)w, (void)bias, (void)y, (void)semaphores, (void)stream, (void)pdl;
   return conv2d_cutlass_check(g, tile, act, splits);
 #else
