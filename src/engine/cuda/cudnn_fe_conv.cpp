@@ -13,6 +13,8 @@
 
 #ifdef WS_HAVE_CUDNN_FRONTEND
 #include <cudnn_frontend.h>
+
+#include "cuda/cudnn_fe_status.h"
 #endif
 
 namespace ws::cudaexec {
@@ -25,8 +27,7 @@ namespace {
 enum Uid : int64_t { kX = 1, kW = 2, kBias = 3, kZ = 4, kY = 5 };
 
 Status fe_status(fe::error_t e, const std::string& name, const char* step, bool refusal) {
-  std::string msg = "cuDNN graph conv '" + name + "': " + step + " failed: " + e.get_message();
-  return refusal ? unsupported(std::move(msg)) : Status(StatusCode::kCuda, std::move(msg));
+  return cuda::cudnn_fe_status(e, "cuDNN graph conv '" + name + "'", step, refusal);
 }
 
 std::shared_ptr<fe::graph::Graph> make_graph(const FeConvShape& s) {

@@ -12,6 +12,8 @@
 #ifdef WS_HAVE_CUDNN_FRONTEND
 #include <cudnn.h>
 #include <cudnn_frontend.h>
+
+#include "cuda/cudnn_fe_status.h"
 #endif
 
 namespace ws::flow {
@@ -23,8 +25,7 @@ namespace {
 enum Uid : int64_t { kQ = 1, kK = 2, kV = 3, kO = 4, kBias = 5 };
 
 Status fe_status(fe::error_t e, const std::string& name, const char* step, bool refusal) {
-  std::string msg = "cuDNN SDPA '" + name + "': " + step + " failed: " + e.get_message();
-  return refusal ? unsupported(std::move(msg)) : Status(StatusCode::kCuda, std::move(msg));
+  return cuda::cudnn_fe_status(e, "cuDNN SDPA '" + name + "'", step, refusal);
 }
 }  // namespace
 
