@@ -158,6 +158,12 @@ def self_test():
         assert "| nhwcall | 300.0 | 305.0 | 360.0 | 0.487 | met by 8.4 us | 1.200 (over 1.15) | met (350) |" in text, text
         assert text.index("| default") < text.index("| nhwcall"), text
         assert "no ratio" in "\n".join(table("m", ours["resnet50"], [], 0.5, 1.15, None))
+        for bad in (["--reports", str(Path(d) / "missing")], ["--reports", d, "--ratio", "0"], ["--reports", d, "--moonshot", "resnet50=fast"]):
+            try:
+                main(bad)
+                raise AssertionError(f"accepted {bad}")
+            except SystemExit as e:
+                assert e.code == 2, (bad, e.code)
     print("lanes_targets self-test: ok")
     return 0
 

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -178,8 +179,8 @@ TEST(ConvNhwc, EngineWithTheTacticMatchesCpu) {
 }
 
 // A timing cache whose Conv entries name tactics this build cannot rebuild (a cuDNN graph engine at heuristic index
-// 123456, an NHWC split count the kernel is never timed at, a negative index) is not trusted: the build succeeds,
-// re-times those convs and binds none of the bogus choices.
+// 123456, an NHWC split count the kernel is never timed at, a negative index, a CUTLASS split or tile that does not
+// exist) is not trusted: the build succeeds, re-times those convs and binds none of the bogus choices.
 TEST(ConvNhwc, BogusTimingCacheEntriesAreRetimed) {
   WS_REQUIRE_LANES_GPU();
   const ir::Graph g = test::bottleneck_graph(256, 64, 14, 1, "bogus_cache");
@@ -189,6 +190,7 @@ TEST(ConvNhwc, BogusTimingCacheEntriesAreRetimed) {
   o.precision = Precision::kFloat16;
   o.nhwc_igemm = true;
   o.cudnn_graph_convs = true;
+  o.cutlass_convs = true;
   o.timing_cache_path = cache;
   {
     auto first = CudaEngine::build(g, o);
@@ -202,10 +204,12 @@ TEST(ConvNhwc, BogusTimingCacheEntriesAreRetimed) {
   }
   const nlohmann::json bogus[] = {nlohmann::json{{"impl", "cudnn_fe"}, {"algo", 123456}, {"time_us", 0.5}},
                                   nlohmann::json{{"impl", "ws_nhwc_igemm_s7"}, {"time_us", 0.5}},
-                                  nlohmann::json{{"impl", "cudnn_fe"}, {"algo", -3}, {"time_us", 0.5}}};
+                                  nlohmann::json{{"impl", "cudnn_fe"}, {"algo", -3}, {"time_us", 0.5}},
+                                  nlohmann::json{{"impl", "cutlass_conv_64x64x32_s4_split7"}, {"time_us", 0.5}},
+                                  nlohmann::json{{"impl", "cutlass_conv_999x1x1_s9_split2"}, {"time_us", 0.5}}};
   size_t n = 0;
   for (auto& [key, entry] : j.at("entries").items())
-    if (key.find("|Conv|") != std::string::npos) entry = bogus[n++ % 3];
+    if (key.find("|Conv|") != std::string::npos) entry = bogus[n++ % std::size(bogus)];
   ASSERT_GT(n, 0u);
   std::ofstream(cache) << j.dump(1) << "\n";
   auto e = CudaEngine::build(g, o);
@@ -215,6 +219,7 @@ TEST(ConvNhwc, BogusTimingCacheEntriesAreRetimed) {
       std::printf("[ nhwc     ]   %-4s %7.2f us%s  %s\n", t.node.c_str(), t.time_us, t.from_cache ? " (cache)" : "", t.choice.c_str());
       EXPECT_FALSE(t.from_cache) << t.node << " kept a bogus cache entry: " << t.choice;
       EXPECT_EQ(t.choice.find("split-K 7"), std::string::npos) << t.choice;
+      EXPECT_EQ(t.choice.find("999x1x1"), std::string::npos) << t.choice;
     }
   std::filesystem::remove(cache);
   std::filesystem::remove(cache + ".lock");
