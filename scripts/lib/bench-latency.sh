@@ -60,7 +60,7 @@ PEER_MODES=${WS_BENCH_PEER_MODES:-eager,cuda_graph}
 # The lanes' throughput peer (issue 13): PyTorch with as many CUDA streams (one CUDA graph each) as our most lanes.
 MAXL=1; for l in $LANESET; do [ "$l" -gt "$MAXL" ] && MAXL=$l; done
 PEER_EXTRA=""
-if [ "$MAXL" -gt 1 ] && [[ ",$PEER_MODES," != *",streams,"* ]]; then PEER_MODES="$PEER_MODES,streams"; fi
+if [ "$MAXL" -gt 1 ] && [ "$PEER_MODES" != none ] && [[ ",$PEER_MODES," != *",streams,"* ]]; then PEER_MODES="$PEER_MODES,streams"; fi
 [[ ",$PEER_MODES," == *",streams,"* ]] && PEER_EXTRA="--streams $MAXL"
 W=/tmp/wsbench; J=$W/reports; M=$W/models
 rm -rf "$W"; mkdir -p "$J" "$M"
