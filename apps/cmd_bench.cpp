@@ -61,6 +61,7 @@ struct BenchArgs {
   bool cudnn_graph = false;             // --cudnn-graph (CudaBuildOptions::cudnn_graph_convs = true)
   bool nhwc_igemm = false;              // --nhwc-igemm (CudaBuildOptions::nhwc_igemm = true)
   bool cutlass_conv = false;            // --cutlass-conv (CudaBuildOptions::cutlass_convs = true)
+  bool hwc8 = false;                    // --hwc8 (CudaBuildOptions::hwc8_input = true)
   std::string calibration;              // --calibration DIR (precision fp8)
   bool fp8_obey = false;                // --fp8-obey (CudaBuildOptions::fp8_obey_precision)
   bool no_progress = false;
@@ -149,7 +150,8 @@ int run_bench(const BenchArgs& a) {
   if (!layout) return fail(layout.status(), 2);
   // The opt-in NHWC tactic families act only on channels-last fp16 convs: a request that rules them out is refused.
   for (const auto& [on, flag] :
-       {std::pair{a.cudnn_graph, "--cudnn-graph"}, std::pair{a.nhwc_igemm, "--nhwc-igemm"}, std::pair{a.cutlass_conv, "--cutlass-conv"}}) {
+       {std::pair{a.cudnn_graph, "--cudnn-graph"}, std::pair{a.nhwc_igemm, "--nhwc-igemm"}, std::pair{a.cutlass_conv, "--cutlass-conv"},
+        std::pair{a.hwc8, "--hwc8"}}) {
     if (on && precision == ws::Precision::kFloat32)
       return fail(ws::invalid_argument(std::string(flag) + " applies to fp16 channels-last convs: not with --precision fp32 (bench's default; "
                                        "add --precision fp16)"), 2);
@@ -159,7 +161,8 @@ int run_bench(const BenchArgs& a) {
   if (a.nhwc_igemm && !(*sources & ws::kTacticWarpStream))
     return fail(ws::invalid_argument("--nhwc-igemm is a warpstream tactic: --tactic-sources must include warpstream"), 2);
   // Channels-last segments run only with tactic source cudnn (assign_layouts): without it these families never act.
-  for (const auto& [on, flag] : {std::pair{a.nhwc_igemm, "--nhwc-igemm"}, std::pair{a.cutlass_conv, "--cutlass-conv"}})
+  for (const auto& [on, flag] :
+       {std::pair{a.nhwc_igemm, "--nhwc-igemm"}, std::pair{a.cutlass_conv, "--cutlass-conv"}, std::pair{a.hwc8, "--hwc8"}})
     if (on && !(*sources & ws::kTacticCudnn))
       return fail(ws::invalid_argument(std::string(flag) + " acts on channels-last convs, which need tactic source cudnn: "
                                        "--tactic-sources must include cudnn"), 2);
@@ -272,6 +275,7 @@ int run_bench(const BenchArgs& a) {
   bo.cudnn_graph_convs = a.cudnn_graph;
   bo.nhwc_igemm = a.nhwc_igemm;
   bo.cutlass_convs = a.cutlass_conv;
+  bo.hwc8_input = a.hwc8;
   if (precision == ws::Precision::kFloat8) {
     bo.fp8_activation_amax = std::move(fp8_amax);
     bo.fp8_obey_precision = a.fp8_obey;
@@ -324,15 +328,18 @@ int run_bench(const BenchArgs& a) {
            "compute capability 9.0, in a build with the CUTLASS headers (scripts/fetch-cutlass-headers.sh); or cuDNN was faster");
   }
   {  // the layout asked for, and the one the build ran (nhwc when any step runs channels-last)
-    size_t reformats = 0, nhwc_steps = 0;
+    size_t reformats = 0, nhwc_steps = 0, hwc8 = 0;
     for (const auto& r : engine->tactics()) {
       reformats += r.op_type == "Reformat";
+      hwc8 += r.op_type == "Reformat" && r.choice.find("(kHWC8)") != std::string::npos;
       nhwc_steps += r.op_type != "Reformat" && r.choice.find("NHWC") != std::string::npos;
     }
     rep.env.set("engine_layout_requested", ws::layout_name(*layout));
     rep.env.set("engine_layout", nhwc_steps > 0 ? "nhwc" : "nchw");
     rep.env.set("engine_reformats", reformats);
     rep.env.set("engine_nhwc_steps", nhwc_steps);
+    rep.env.set("engine_hwc8", !a.hwc8 ? "off" : hwc8 ? "on" : "on: no reformat padded (no channels-last input with under 8 channels read by convs only)");
+    rep.env.set("engine_hwc8_pads", hwc8);
   }
   {
     nlohmann::json t = nlohmann::json::array();  // per node: the tactic chosen at build and its timed µs
@@ -601,6 +608,9 @@ WS_REGISTER_COMMAND(bench, "bench",
                                    "also time CUTLASS's implicit-GEMM conv with serial split-K for channels-last fp16 convs without a "
                                    "residual, compute capability 9.0 only (default off: not yet run on a GPU; needs the CUTLASS headers at "
                                    "build, scripts/fetch-cutlass-headers.sh; docs/cuda-executor.md)");
+                      sub.add_flag("--hwc8", a->hwc8,
+                                   "pad a channels-last first-layer input (fewer than 8 channels, e.g. RGB) to 8 zero channels and its "
+                                   "convs' weights to match (TensorRT's kHWC8; default off: not yet run on a GPU; docs/cuda-executor.md)");
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
                                    "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
                       sub.add_option("--layout", a->layout,

@@ -123,6 +123,7 @@ inline Result<Layout> parse_layout(const std::string& text) {
 struct LayoutPlan {
   Layout layout = Layout::kNchw;
   size_t convs = 0, nhwc_convs = 0, nhwc_nodes = 0, reformats = 0;
+  size_t hwc8_pads = 0;  ///< reformats that also pad the channels to 8 (CudaBuildOptions::hwc8_input)
 };
 
 struct CudaBuildOptions {
@@ -233,6 +234,14 @@ struct CudaBuildOptions {
   /// slices add into y in fp16 (one rounding per slice). OFF by default: written 2026-12-05 without a GPU, not yet run
   /// (its test: ConvCutlass.*); `warpstream bench --cutlass-conv`. Part of the timing-cache identity when on.
   bool cutlass_convs = false;
+  /// First-layer channel padding (TensorRT's kHWC8 format): where a channels-last plan reformats a tensor with fewer
+  /// than 8 channels (an RGB network input) and every reader of the reformatted copy is a dense Conv, the reformat writes
+  /// NHWC with the channels zero-padded to 8 (kernels::nchw_to_nhwc_pad_channels) and those Convs get weights zero-padded
+  /// to [K, 8, R, S]: the same sums, with 16-byte pixels that tensor-core conv kernels take (ResNet-50's 7×7 stem, c_in 3;
+  /// CUTLASS needs c_in % 8 == 0). LayoutPlan::hwc8_pads counts them. OFF by default: written 2026-12-05 without a GPU,
+  /// not yet run (its test: CudaEngineLayout.*); `warpstream bench --hwc8`. The padded convs are other problems for the
+  /// timing cache (their input shapes differ), so it is not part of the cache identity.
+  bool hwc8_input = false;
 };
 
 /// One build-time choice, for reports ("node 'conv_3' Conv: cudnn algo 1 (IMPLICIT_PRECOMP_GEMM), NHWC, 12.3 µs").

@@ -1,7 +1,8 @@
 // Channels-last segments of the CUDA executor (CudaBuildOptions::layout, build_stages.h assign_layouts): NHWC
 // cuDNN convolutions (dense, grouped, depthwise; fused bias / ReLU / residual), NHWC cuDNN pooling (max, average
 // with and without padding in the count, global average), layout-free elementwise ops inside a segment, and the
-// reformat steps where a segment meets an NCHW-only op. Each graph runs on the CPU executor (the oracle) and on
+// reformat steps where a segment meets an NCHW-only op (the RGB input's padded to 8 channels with hwc8_input,
+// kernels::nchw_to_nhwc_pad_channels, its stem on whichever opt-in tactic wins). Each graph runs on the CPU executor (the oracle) and on
 // the CUDA executor with layout nhwc and nchw, fp32 (tolerance abs 1e-4 + rel 1e-4) and fp16 (abs 2e-2 + rel
 // 2e-2), on random inputs whose seed is printed (WS_SEED reproduces); a mismatch dumps the operands.
 //   build/tests/ws_gpu_tests --gtest_filter='CudaEngineLayout.*'
@@ -75,23 +76,28 @@ struct Case {
   bool softmax, depthwise;
   int64_t incl;
   size_t reformats;  // with layout nhwc
+  bool hwc8 = false;  // CudaBuildOptions::hwc8_input, with every opt-in NHWC tactic family (layout nhwc only)
 };
 
 TEST(CudaEngineLayout, NhwcSegmentsMatchCpu) {
   WS_REQUIRE_LANES_GPU();
   const Case cases[] = {{"resnet_like", false, false, 0, 1},
                         {"softmax_inside", true, false, 1, 3},
-                        {"depthwise_pair", false, true, 0, 1}};
+                        {"depthwise_pair", false, true, 0, 1},
+                        {"resnet_like_hwc8", false, false, 0, 1, true}};
   for (const Case& k : cases)
     for (Precision p : {Precision::kFloat32, Precision::kFloat16})
       for (Layout l : {Layout::kNhwc, Layout::kNchw}) {
         if (p == Precision::kFloat16 && test::gpu_test_fp32_only()) continue;  // racecheck's form (small_tests.h)
+        if (k.hwc8 && l != Layout::kNhwc) continue;
         const std::string what = std::string(k.name) + " " + precision_name(p) + " " + layout_name(l);
         SCOPED_TRACE(what);
         const uint32_t seed = test::test_seed(what);
         const ir::Graph g = net(k.softmax, k.depthwise, k.incl);
         CudaBuildOptions o;
         o.layout = l;
+        // the stem's RGB input padded to 8 channels (and its weights to match); the tactic families that need c_in % 8
+        o.hwc8_input = o.cutlass_convs = o.nhwc_igemm = o.cudnn_graph_convs = k.hwc8;
         const double tol = p == Precision::kFloat32 ? 1e-4 : 2e-2;
         std::string err;
         auto cmp = test::run_both(g, p, tol, tol, seed, &err, o);
@@ -104,9 +110,11 @@ TEST(CudaEngineLayout, NhwcSegmentsMatchCpu) {
         o.precision = p;
         auto e = CudaEngine::build(g, o);
         ASSERT_TRUE(e.is_ok()) << e.status().to_string();
-        size_t reformats = 0, nhwc_convs = 0, convs = 0, nhwc_pools = 0;
+        size_t reformats = 0, nhwc_convs = 0, convs = 0, nhwc_pools = 0, hwc8 = 0;
         for (const TacticRecord& t : (*e)->tactics()) {
           reformats += t.op_type == "Reformat";
+          hwc8 += t.op_type == "Reformat" && t.choice.find("(kHWC8)") != std::string::npos;
+          if (k.hwc8) std::printf("[ layout   ]   %s: %s\n", t.node.c_str(), t.choice.c_str());
           if (t.op_type == "Conv") { ++convs; nhwc_convs += t.choice.find("NHWC") != std::string::npos; }
           if (t.op_type.find("Pool") != std::string::npos) nhwc_pools += t.choice.find("NHWC") != std::string::npos;
         }
@@ -114,6 +122,7 @@ TEST(CudaEngineLayout, NhwcSegmentsMatchCpu) {
           EXPECT_EQ(reformats, k.reformats);
           EXPECT_EQ(nhwc_convs, convs) << "every Conv of these graphs can run channels-last";
           EXPECT_EQ(nhwc_pools, 3u) << "MaxPool, AveragePool, GlobalAveragePool";
+          EXPECT_EQ(hwc8, k.hwc8 ? 1u : 0u) << "the input's reformat pads 3 channels to 8 only with hwc8_input";
         } else {
           EXPECT_EQ(reformats, 0u);
           EXPECT_EQ(nhwc_convs, 0u);

@@ -254,6 +254,9 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --nhwc-igemm --precision fp16 --tactic-sources cudnn"), {"--nhwc-igemm", "must include warpstream"});
   expect_one_error(cli("bench --model " + m + " --cudnn-graph --precision fp16 --tactic-sources warpstream"), {"--cudnn-graph", "must include cudnn"});
   expect_one_error(cli("bench --model " + m + " --cutlass-conv --precision fp32"), {"--cutlass-conv", "not with --precision fp32"});
+  expect_one_error(cli("bench --model " + m + " --hwc8"), {"--hwc8", "not with --precision fp32"});
+  expect_one_error(cli("bench --model " + m + " --hwc8 --precision fp16 --layout nchw"), {"--hwc8", "not with --layout nchw"});
+  expect_one_error(cli("bench --model " + m + " --hwc8 --precision fp16 --tactic-sources warpstream"), {"--hwc8", "must include cudnn"});
   expect_one_error(cli("bench --model " + m + " --cutlass-conv --precision fp16 --layout nchw"), {"--cutlass-conv", "not with --layout nchw"});
   expect_one_error(cli("bench --model " + m + " --cutlass-conv --precision fp16 --tactic-sources cudnn"), {"--cutlass-conv", "must include warpstream"});
   expect_one_error(cli("bench --model " + m + " --cutlass-conv"), {"--cutlass-conv", "bench's default", "--precision fp16"});

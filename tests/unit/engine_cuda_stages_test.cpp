@@ -352,6 +352,79 @@ TEST(EngineCudaStages, ExplicitNhwcWithoutCudnnIsRefused) {
   EXPECT_NE(og.status().message().find("needs tactic source cudnn"), std::string::npos) << og.status().message();
 }
 
+// An RGB stem (TensorRT's kHWC8; CudaBuildOptions::hwc8_input): x [1,3,8,8] -> Conv 3x3 (weights 0.001·index) and, with
+// `pool_too`, MaxPool of x as well -> Add -> GlobalAveragePool -> Flatten -> y.
+ir::Graph rgb_stem(bool pool_too) {
+  ir::ModelBuilder b(13, "rgb_stem");
+  b.input("x", ir::DType::kFloat32, {1, 3, 8, 8});
+  std::vector<float> w(4 * 3 * 9);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.001f * static_cast<float>(i + 1);
+  b.initializer("w", {4, 3, 3, 3}, w);
+  b.initializer("wp", {3, 3, 1, 1}, std::vector<float>(9, 0.5f));
+  b.node("Conv", {"x", "w"}, {"c"}, "stem").ints("pads", {1, 1, 1, 1});
+  std::string last = "c";
+  if (pool_too) {
+    b.node("MaxPool", {"x"}, {"p"}, "pool").ints("kernel_shape", {3, 3}).ints("pads", {1, 1, 1, 1});
+    b.initializer("wq", {4, 3, 1, 1}, std::vector<float>(12, 0.25f));
+    b.node("Conv", {"p", "wq"}, {"q"}, "pool_proj");
+    b.node("Add", {"c", "q"}, {"s"}, "join");
+    last = "s";
+  }
+  b.node("GlobalAveragePool", {last}, {"g"}, "gap");
+  b.node("Flatten", {"g"}, {"y"}, "flatten");
+  b.output("y");
+  return import(b);
+}
+
+TEST(EngineCudaStages, Hwc8PadsAnRgbStemInputAndItsWeights) {
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat16;
+  o.hwc8_input = true;
+  auto og = optimize_for_cuda(rgb_stem(false), o);
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  const ir::Graph& g = og->graph;
+  ASSERT_EQ(og->layout, Layout::kNhwc);
+  EXPECT_EQ(og->reformats, 1);
+  EXPECT_EQ(og->hwc8_pads, 1);
+  const ir::Node& r = g.nodes[0];
+  ASSERT_NE(r.find(kReformatAttr), nullptr) << r.name;
+  EXPECT_EQ(g.tensor(r.inputs[0]).shape, (ir::Shape{1, 3, 8, 8})) << "the graph input keeps its shape";
+  EXPECT_EQ(g.tensor(r.outputs[0]).shape, (ir::Shape{1, 8, 8, 8})) << "the reformatted copy has 8 channels";
+  const ir::Node* stem = nullptr;
+  for (const ir::Node& n : g.nodes)
+    if (n.name == "stem") stem = &n;
+  ASSERT_NE(stem, nullptr);
+  EXPECT_EQ(stem->inputs[0], r.outputs[0]);
+  const ir::Tensor& w = g.tensor(stem->inputs[1]);
+  ASSERT_EQ(w.shape, (ir::Shape{4, 8, 3, 3}));
+  ASSERT_TRUE(w.is_constant());
+  const float* v = w.data_as<float>();
+  for (int64_t k = 0; k < 4; ++k)
+    for (int64_t c = 0; c < 8; ++c)
+      for (int64_t e = 0; e < 9; ++e) {
+        const float want = c < 3 ? 0.001f * static_cast<float>((k * 3 + c) * 9 + e + 1) : 0.0f;
+        ASSERT_EQ(v[(k * 8 + c) * 9 + e], want) << "k " << k << " c " << c << " tap " << e;
+      }
+  // Off by default: the same graph keeps 3 channels.
+  o.hwc8_input = false;
+  auto plain = optimize_for_cuda(rgb_stem(false), o);
+  ASSERT_TRUE(plain.is_ok());
+  EXPECT_EQ(plain->hwc8_pads, 0);
+  EXPECT_EQ(plain->graph.tensor(plain->graph.nodes[0].outputs[0]).shape, (ir::Shape{1, 3, 8, 8}));
+}
+
+TEST(EngineCudaStages, Hwc8LeavesAnInputThatANonConvAlsoReads) {
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat16;
+  o.hwc8_input = true;
+  auto og = optimize_for_cuda(rgb_stem(true), o);
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  ASSERT_EQ(og->layout, Layout::kNhwc);
+  EXPECT_EQ(og->hwc8_pads, 0) << "the MaxPool reads the reformatted copy too: padding it would change the pool's channels";
+  for (const ir::Node& n : og->graph.nodes)
+    if (n.find(kReformatAttr)) EXPECT_EQ(og->graph.tensor(n.outputs[0]).shape[1], 3) << n.name;
+}
+
 // x -> Conv -> Mul by a constant scalar -> Add a constant scalar -> GlobalAveragePool -> Conv 1x1 on [1,16,1,1] (an SE
 // squeeze) -> Sigmoid -> Flatten -> y: the scalar ops stay in the segment and the [N, C, 1, 1] tensors are never
 // reformatted, so the only reformat is the input's.

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -69,6 +70,8 @@ struct OptimizedGraph {
   /// Per node of `graph` (same order): it runs channels-last (BindContext::nhwc). Empty when nothing does.
   std::vector<bool> nhwc_nodes;
   int reformats = 0;
+  /// Stage 1b' (pad_hwc8): the reformats to NHWC that also pad the channels to 8 (CudaBuildOptions::hwc8_input).
+  int hwc8_pads = 0;
   Layout layout = Layout::kNchw;  ///< the layout chosen (kAuto resolved)
   /// Stage 1c (depthwise_pointwise_pairs): the pointwise Convs that may absorb the depthwise Conv just before them.
   std::set<std::string> depthwise_pointwise;
@@ -284,6 +287,61 @@ inline Status assign_layouts(OptimizedGraph& og, const CudaBuildOptions& options
   return Status::ok();
 }
 
+/// Stage 1b' (CudaBuildOptions::hwc8_input; TensorRT's kHWC8): each reformat to NHWC whose source has 1..7 channels
+/// and whose output is read only as input 0 of dense Convs (group 1, constant float32 [K, C, R, S] weights) writes the
+/// channels zero-padded to 8: its output tensor becomes [N, 8, H, W] (stored NHWC, 16-byte pixels) and each of those
+/// Convs reads a new weight initializer zero-padded to [K, 8, R, S], so every sum is unchanged. bind_reformat sees the
+/// channel counts differ and launches kernels::nchw_to_nhwc_pad_channels. Device-free; no error.
+inline void pad_hwc8(OptimizedGraph& og) {
+  ir::Graph& g = og.graph;
+  for (size_t ri = 0; ri < g.nodes.size(); ++ri) {
+    const ir::Node& r = g.nodes[ri];
+    const ir::Attribute* a = r.find(kReformatAttr);
+    if (!a || a->s != "nhwc" || r.inputs.size() != 1 || r.outputs.size() != 1) continue;
+    const ir::TensorId out = r.outputs[0];
+    const int64_t c = g.tensor(r.inputs[0]).shape[1];
+    constexpr int64_t kPad = 8;
+    if (c < 1 || c >= kPad) continue;
+    std::vector<size_t> readers;
+    bool only_convs = true;
+    for (size_t i = 0; i < g.nodes.size() && only_convs; ++i)
+      for (size_t k = 0; k < g.nodes[i].inputs.size(); ++k) {
+        if (g.nodes[i].inputs[k] != out) continue;
+        const ir::Node& n = g.nodes[i];
+        const bool dense = n.op_type == "Conv" && k == 0 && n.inputs.size() >= 2 && detail::attr_int(n, "group", 1) == 1 &&
+                           g.tensor(n.inputs[1]).is_constant() && g.tensor(n.inputs[1]).dtype == ir::DType::kFloat32 &&
+                           g.tensor(n.inputs[1]).shape.size() == 4 && g.tensor(n.inputs[1]).shape[1] == c;
+        if (!dense) {
+          only_convs = false;
+          break;
+        }
+        readers.push_back(i);
+      }
+    for (ir::TensorId o : g.outputs) only_convs = only_convs && o != out;
+    if (!only_convs || readers.empty()) continue;
+    g.tensor(out).shape[1] = kPad;
+    for (size_t i : readers) {
+      const ir::Tensor& w = g.tensor(g.nodes[i].inputs[1]);
+      const int64_t kk = w.shape[0], rs = w.shape[2] * w.shape[3];
+      ir::Tensor p;
+      p.name = w.name + "/hwc8";
+      p.dtype = ir::DType::kFloat32;
+      p.shape = {kk, kPad, w.shape[2], w.shape[3]};
+      p.shape_known = true;
+      std::vector<float> v(static_cast<size_t>(kk * kPad * rs), 0.0f);
+      const float* src = w.data_as<float>();
+      for (int64_t o = 0; o < kk; ++o)
+        for (int64_t ci = 0; ci < c; ++ci)
+          for (int64_t e = 0; e < rs; ++e) v[static_cast<size_t>((o * kPad + ci) * rs + e)] = src[(o * c + ci) * rs + e];
+      p.data.emplace(v.size() * sizeof(float));
+      std::memcpy(p.data->data(), v.data(), p.data->size());
+      g.tensors.push_back(std::move(p));
+      g.nodes[i].inputs[1] = static_cast<ir::TensorId>(g.tensors.size() - 1);
+    }
+    ++og.hwc8_pads;
+  }
+}
+
 /// Folds Relu / Clip (constant bounds) after a Conv — the Conv's output has a single consumer, is 4-D and is
 /// not a graph output — into the Conv's epilogue: the Conv writes the activation's output; the activation
 /// node disappears. Returns conv name -> the folded activation node.
@@ -473,6 +531,7 @@ inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuild
   if (!options.debug_keep_all_tensors) r.fused_activation = fuse_conv_activations(graph);
   r.graph = std::move(graph);
   WS_RETURN_IF_ERROR(assign_layouts(r, options));
+  if (options.hwc8_input) pad_hwc8(r);
   r.depthwise_pointwise = depthwise_pointwise_pairs(r, options);
   r.mbconv = mbconv_blocks(r);
   r.expand_depthwise = expand_depthwise_pairs(r, options);

@@ -592,6 +592,7 @@ Status CudaEngine::check_support(ir::Graph graph, const CudaBuildOptions& option
     *plan = LayoutPlan{};
     plan->layout = og.layout;
     plan->reformats = static_cast<size_t>(og.reformats);
+    plan->hwc8_pads = static_cast<size_t>(og.hwc8_pads);
     for (size_t i = 0; i < og.graph.nodes.size(); ++i) {
       const bool nhwc = i < og.nhwc_nodes.size() && og.nhwc_nodes[i];
       plan->nhwc_nodes += nhwc;

@@ -1,7 +1,7 @@
 // Elementwise kernels of the CUDA executor: per-channel bias + activation epilogue (after cuDNN
 // convolutions; with bias = nullptr it is the plain unary op: Relu, Clip, Sigmoid, HardSigmoid,
-// HardSwish), numpy-broadcast Add/Sub/Mul/Div, float32 <-> float16 casts, N-d transpose and zero padding
-// of NCHW planes (asymmetric conv pads, which the legacy cuDNN API lacks).
+// HardSwish), numpy-broadcast Add/Sub/Mul/Div, float32 <-> float16 casts, N-d transpose, NCHW -> NHWC with
+// zero-padded channels (kHWC8) and zero padding of NCHW planes (asymmetric conv pads, which the legacy cuDNN API lacks).
 // Element type float32 or float16; arithmetic always in float32 (the formulas of ws::ref::unary).
 // Thread mapping: one thread per output element, grid-stride loop, 256-thread blocks.
 // Test: tests/gpu/cuda_engine_ops_test.cpp (ws_gpu_tests --gtest_filter='CudaEngineOps*'): every op
@@ -101,6 +101,16 @@ Status check_elem_type(ElemType t, const char* what) {
   return unsupported(std::string(what) + ": element type " + dtype_name(t) + " (float32 or float16 only)");
 }
 
+// y [n][hw][c_pad] from x [n][c][hw]: one thread per element of y; channels >= c are written as zero.
+template <typename T>
+__global__ void nchw_to_nhwc_pad_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t c, int64_t hw, int64_t c_pad,
+                                        int64_t count) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < count; e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t k = e % c_pad, pix = e / c_pad, i = pix / hw, p = pix % hw;
+    y[e] = k < c ? x[(i * c + k) * hw + p] : T(0.0f);
+  }
+}
+
 }  // namespace
 
 Status pad_2d_zero(ElemType t, const void* x, void* y, int64_t planes, int64_t in_h, int64_t in_w, int64_t top,
@@ -194,6 +204,25 @@ Status transpose(int elem_bytes, const void* x, void* y, const TransposeDims& d,
     transpose_kernel<__half><<<grid_for(count), kThreads, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), d, count);
   else
     return invalid_argument("transpose: element size " + std::to_string(elem_bytes));
+  WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return Status::ok();
+}
+
+Status nchw_to_nhwc_pad_channels(int elem_bytes, const void* x, void* y, int64_t n, int64_t c, int64_t hw, int64_t c_pad,
+                                 cudaStream_t stream) {
+  if (n < 1 || hw < 1 || c < 1 || c_pad < c || c_pad > 64 || !x || !y)
+    return invalid_argument("nchw_to_nhwc_pad_channels: n " + std::to_string(n) + ", c " + std::to_string(c) + ", hw " +
+                            std::to_string(hw) + ", c_pad " + std::to_string(c_pad) + " (need n, hw >= 1, 1 <= c <= c_pad <= 64, "
+                            "non-null pointers)");
+  const int64_t count = n * hw * c_pad;
+  if (elem_bytes == 4)
+    nchw_to_nhwc_pad_kernel<float><<<grid_for(count), kThreads, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), c,
+                                                                             hw, c_pad, count);
+  else if (elem_bytes == 2)
+    nchw_to_nhwc_pad_kernel<__half><<<grid_for(count), kThreads, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y),
+                                                                              c, hw, c_pad, count);
+  else
+    return invalid_argument("nchw_to_nhwc_pad_channels: element size " + std::to_string(elem_bytes));
   WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();
 }

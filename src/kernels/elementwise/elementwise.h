@@ -67,6 +67,13 @@ struct TransposeDims {
 };
 Status transpose(int elem_bytes, const void* x, void* y, const TransposeDims& d, cudaStream_t stream);
 
+/// NCHW -> NHWC with the channels zero-padded (TensorRT's kHWC8 form of a first-layer input): x [n][c][hw] into
+/// y [n][hw][c_pad], y[i][p][k] = x[i][k][p] for k < c, 0 for c <= k < c_pad (every element of y is written: the
+/// padding needs no earlier memset). elem_bytes 2 or 4; 1 <= c <= c_pad <= 64. Thread mapping: one thread per
+/// element of y, grid-stride, 256-thread blocks. Errors: kInvalidArgument for bad sizes (nothing enqueued).
+Status nchw_to_nhwc_pad_channels(int elem_bytes, const void* x, void* y, int64_t n, int64_t c, int64_t hw, int64_t c_pad,
+                                 cudaStream_t stream);
+
 /// Zero padding of NCHW planes: y[pl][h][w] = x[pl][h - top][w - left] inside x, 0 outside;
 /// y is planes × out_h × out_w. (Asymmetric convolution pads, which cuDNN's legacy API lacks.)
 Status pad_2d_zero(ElemType t, const void* x, void* y, int64_t planes, int64_t in_h, int64_t in_w, int64_t top,

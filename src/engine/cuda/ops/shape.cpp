@@ -145,10 +145,25 @@ std::vector<CudaOpDef> shape_ops() {
 }
 
 // A reformat node of assign_layouts (build_stages.h): NCHW -> NHWC ("nhwc") or NHWC -> NCHW ("nchw"), one
-// transpose kernel; the tensor's logical shape stays [N, C, H, W].
+// transpose kernel; the tensor's logical shape stays [N, C, H, W]. A reformat to NHWC whose output has more channels
+// than its input is pad_hwc8's (CudaBuildOptions::hwc8_input): NHWC with the channels zero-padded.
 Status bind_reformat(BindContext& c, Step& s) {
   const ir::Shape& x = in_t(c, 0).shape;
   const bool to_nhwc = attr_s(c.node, kReformatAttr, "") == "nhwc";
+  const ir::Shape& y = c.graph.tensor(c.node.outputs[0]).shape;
+  if (to_nhwc && y.size() == 4 && y[1] != x[1]) {
+    if (y[1] < x[1] || y[0] != x[0] || y[2] != x[2] || y[3] != x[3])
+      return refuse(c, "reformat output " + ir::shape_string(y) + " does not pad input " + ir::shape_string(x) + " along channels");
+    const int eb = static_cast<int>(c.elem_bytes);
+    const int64_t n = x[0], ch = x[1], hw = x[2] * x[3], cp = y[1];
+    s.op_type = "Reformat";
+    c.tactics.push_back({c.node.name, "Reformat", "NCHW -> NHWC transpose, channels " + std::to_string(ch) + " zero-padded to " +
+                         std::to_string(cp) + " (kHWC8), " + precision_name(c.precision), 0.0f, false});
+    s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+      return kernels::nchw_to_nhwc_pad_channels(eb, io.in[0], io.out[0], n, ch, hw, cp, st);
+    };
+    return Status::ok();
+  }
   const kernels::TransposeDims d = to_nhwc ? permuted_view(x, {0, 2, 3, 1}) : permuted_view({x[0], x[2], x[3], x[1]}, {0, 3, 1, 2});
   const int eb = static_cast<int>(c.elem_bytes);
   s.op_type = "Reformat";
