@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "engine/ir/model_builder.h"
 #include "support/engine_util.h"
@@ -117,6 +118,33 @@ TEST(CudaEngineRefusals, PowIntegerExponentBeyondFloatPrecision) {
   EXPECT_TRUE(support(three).is_ok()) << support(three).to_string();
   ModelBuilder big = pow_int((int64_t{1} << 24) + 1);
   expect_refused(big, "power", "Pow", "beyond");
+}
+
+// Not a refusal: kHWC8 (CudaBuildOptions::hwc8_input) on a ResNet-50 stem (RGB [1,3,32,32] -> Conv 7x7 s2 p3 ->
+// MaxPool) passes the support checks with the padded copy and weights (the CPU op table analyses the Conv on 8
+// channels), and LayoutPlan counts the one padded reformat; without the option nothing is padded. Device-free.
+TEST(CudaEngineRefusals, Hwc8StemPassesTheSupportChecks) {
+  ModelBuilder b(13);
+  b.input("x", DType::kFloat32, {1, 3, 32, 32});
+  b.initializer("w", {8, 3, 7, 7}, std::vector<float>(8 * 3 * 49, 0.01f));
+  b.node("Conv", {"x", "w"}, {"c"}, "stem").ints("kernel_shape", {7, 7}).ints("strides", {2, 2}).ints("pads", {3, 3, 3, 3});
+  b.node("MaxPool", {"c"}, {"p"}, "pool").ints("kernel_shape", {3, 3}).ints("strides", {2, 2}).ints("pads", {1, 1, 1, 1});
+  b.node("GlobalAveragePool", {"p"}, {"g"}, "gap");
+  b.node("Flatten", {"g"}, {"y"}, "flatten");
+  b.output("y");
+  for (bool on : {true, false}) {
+    auto g = test::import_builder(b);
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    CudaBuildOptions o;
+    o.precision = Precision::kFloat16;
+    o.hwc8_input = on;
+    LayoutPlan plan;
+    const Status s = CudaEngine::check_support(std::move(g).value(), o, &plan);
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    EXPECT_EQ(plan.layout, Layout::kNhwc);
+    EXPECT_EQ(plan.reformats, 1u);
+    EXPECT_EQ(plan.hwc8_pads, on ? 1u : 0u);
+  }
 }
 
 }  // namespace
