@@ -425,6 +425,41 @@ TEST(EngineCudaStages, Hwc8LeavesAnInputThatANonConvAlsoReads) {
     if (n.find(kReformatAttr)) EXPECT_EQ(og->graph.tensor(n.outputs[0]).shape[1], 3) << n.name;
 }
 
+// Two convs of the RGB input sharing one weight initializer: both read the one padded copy of it. A weight whose
+// bytes do not match its shape is refused (kInvalidModel naming it) by the graph passes before pad_hwc8 would read it.
+TEST(EngineCudaStages, Hwc8SharesOnePaddedCopyOfASharedWeight) {
+  ir::ModelBuilder b(13, "shared_weight");
+  b.input("x", ir::DType::kFloat32, {1, 3, 8, 8});
+  b.initializer("w", {8, 3, 3, 3}, std::vector<float>(8 * 3 * 9, 0.01f));
+  b.node("Conv", {"x", "w"}, {"a"}, "conv_a").ints("pads", {1, 1, 1, 1});
+  b.node("Conv", {"x", "w"}, {"c"}, "conv_c").ints("pads", {1, 1, 1, 1});
+  b.node("Add", {"a", "c"}, {"s"}, "join");
+  b.node("GlobalAveragePool", {"s"}, {"g"}, "gap");
+  b.node("Flatten", {"g"}, {"y"}, "flatten");
+  b.output("y");
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat16;
+  o.hwc8_input = true;
+  auto og = optimize_for_cuda(import(b), o);
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  EXPECT_EQ(og->hwc8_pads, 1);
+  std::set<ir::TensorId> weights;
+  for (const ir::Node& n : og->graph.nodes)
+    if (n.op_type == "Conv") {
+      weights.insert(n.inputs[1]);
+      EXPECT_EQ(og->graph.tensor(n.inputs[1]).shape, (ir::Shape{8, 8, 3, 3})) << n.name;
+    }
+  EXPECT_EQ(weights.size(), 1u) << "one padded copy serves both convs";
+
+  ir::Graph bad = import(b);
+  for (ir::Tensor& t : bad.tensors)
+    if (t.name == "w") t.data->resize(t.data->size() - 4);  // one float short of its shape
+  auto og_bad = optimize_for_cuda(std::move(bad), o);  // refused by the graph passes before pad_hwc8 reads it
+  ASSERT_FALSE(og_bad.is_ok());
+  EXPECT_EQ(og_bad.status().code(), StatusCode::kInvalidModel);
+  EXPECT_NE(og_bad.status().message().find("'w'"), std::string::npos) << og_bad.status().message();
+}
+
 // x -> Conv -> Mul by a constant scalar -> Add a constant scalar -> GlobalAveragePool -> Conv 1x1 on [1,16,1,1] (an SE
 // squeeze) -> Sigmoid -> Flatten -> y: the scalar ops stay in the segment and the [N, C, 1, 1] tensors are never
 // reformatted, so the only reformat is the input's.

@@ -294,6 +294,7 @@ inline Status assign_layouts(OptimizedGraph& og, const CudaBuildOptions& options
 /// channel counts differ and launches kernels::nchw_to_nhwc_pad_channels. Device-free; no error.
 inline void pad_hwc8(OptimizedGraph& og) {
   ir::Graph& g = og.graph;
+  std::map<ir::TensorId, ir::TensorId> padded;  // weight -> its padded copy (convs sharing a weight share the copy)
   for (size_t ri = 0; ri < g.nodes.size(); ++ri) {
     const ir::Node& r = g.nodes[ri];
     const ir::Attribute* a = r.find(kReformatAttr);
@@ -308,9 +309,11 @@ inline void pad_hwc8(OptimizedGraph& og) {
       for (size_t k = 0; k < g.nodes[i].inputs.size(); ++k) {
         if (g.nodes[i].inputs[k] != out) continue;
         const ir::Node& n = g.nodes[i];
-        const bool dense = n.op_type == "Conv" && k == 0 && n.inputs.size() >= 2 && detail::attr_int(n, "group", 1) == 1 &&
-                           g.tensor(n.inputs[1]).is_constant() && g.tensor(n.inputs[1]).dtype == ir::DType::kFloat32 &&
-                           g.tensor(n.inputs[1]).shape.size() == 4 && g.tensor(n.inputs[1]).shape[1] == c;
+        const ir::Tensor* w = n.inputs.size() >= 2 ? &g.tensor(n.inputs[1]) : nullptr;
+        // the weight's bytes are checked against its shape here: this runs before the op table's analysis
+        const bool dense = n.op_type == "Conv" && k == 0 && w && detail::attr_int(n, "group", 1) == 1 && w->is_constant() &&
+                           w->dtype == ir::DType::kFloat32 && w->shape.size() == 4 && w->shape[1] == c &&
+                           w->data->size() == static_cast<size_t>(w->elements()) * sizeof(float);
         if (!dense) {
           only_convs = false;
           break;
@@ -321,7 +324,12 @@ inline void pad_hwc8(OptimizedGraph& og) {
     if (!only_convs || readers.empty()) continue;
     g.tensor(out).shape[1] = kPad;
     for (size_t i : readers) {
-      const ir::Tensor& w = g.tensor(g.nodes[i].inputs[1]);
+      if (auto it = padded.find(g.nodes[i].inputs[1]); it != padded.end()) {
+        g.nodes[i].inputs[1] = it->second;
+        continue;
+      }
+      const ir::TensorId wid = g.nodes[i].inputs[1];
+      const ir::Tensor& w = g.tensor(wid);
       const int64_t kk = w.shape[0], rs = w.shape[2] * w.shape[3];
       ir::Tensor p;
       p.name = w.name + "/hwc8";
@@ -336,7 +344,7 @@ inline void pad_hwc8(OptimizedGraph& og) {
       p.data.emplace(v.size() * sizeof(float));
       std::memcpy(p.data->data(), v.data(), p.data->size());
       g.tensors.push_back(std::move(p));
-      g.nodes[i].inputs[1] = static_cast<ir::TensorId>(g.tensors.size() - 1);
+      g.nodes[i].inputs[1] = padded[wid] = static_cast<ir::TensorId>(g.tensors.size() - 1);
     }
     ++og.hwc8_pads;
   }
