@@ -71,6 +71,9 @@ TEST(ConvCutlass, MatchesTheReferenceAtEveryTileAndSplit) {
       {"3x3 32->24 batch 2 9x11 asym pads", 2, 32, 9, 11, 24, 3, 3, 1, 1, 0, 1, 2, 1, false, Activation::kNone},
       {"5x5 dil 2 64->40 relu", 1, 64, 12, 10, 40, 5, 5, 1, 2, 4, 4, 4, 4, false, Activation::kRelu},
       {"3x3 64->96 10x10 relu (partial channel tile)", 1, 64, 10, 10, 96, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu},
+      // c_in 8: the fixed-channels tile (an RGB input padded to 8, hwc8_input); ResNet-50's stem and a small odd one
+      {"7x7 s2 8->64 224x224 relu (hwc8 stem)", 1, 8, 224, 224, 64, 7, 7, 2, 1, 3, 3, 3, 3, false, Activation::kRelu},
+      {"3x3 8->24 batch 2 9x11 asym pads", 2, 8, 9, 11, 24, 3, 3, 1, 1, 0, 1, 2, 1, false, Activation::kNone},
   });
   struct OwnedStream {
     cudaStream_t s = nullptr;
@@ -93,8 +96,10 @@ TEST(ConvCutlass, MatchesTheReferenceAtEveryTileAndSplit) {
         SCOPED_TRACE(form);
         size_t nsem = 0;
         const Status ok = kernels::conv2d_cutlass_check(g, tile, k.act, splits, &nsem);
-        // Split counts that leave a slice without a whole channel chunk are refused by name; every other form must run.
-        if (splits > 1 && g.c_in < int64_t{splits} * kernels::cutlass_conv_tile_k(tile)) {
+        // Split counts that leave a slice without a whole channel chunk are refused by name, and the fixed-channels tile
+        // anything but c_in 8 at split 1; every other form must run.
+        const bool fixed8 = tile == CutlassConvTile::k64x64x32s4c8;
+        if ((fixed8 && (g.c_in != 8 || splits != 1)) || (splits > 1 && g.c_in < int64_t{splits} * kernels::cutlass_conv_tile_k(tile))) {
           EXPECT_EQ(ok.code(), StatusCode::kInvalidArgument) << ok.to_string();
           continue;
         }
@@ -186,6 +191,14 @@ TEST(ConvCutlass, RefusesWhatItDoesNotCover) {
   EXPECT_EQ(nsem, 16u);
   EXPECT_TRUE(kernels::conv2d_cutlass_check(l3, t64, Activation::kRelu, 4, &nsem).is_ok());
   EXPECT_EQ(nsem, 16u);
+  // The fixed-channels tile: c_in 8 at split 1 only (ResNet-50's stem on an RGB input padded to 8).
+  const CutlassConvTile t8 = CutlassConvTile::k64x64x32s4c8;
+  const Conv2dGeometry stem = test::nhwc_geometry({"stem", 1, 8, 224, 224, 64, 7, 7, 2, 1, 3, 3, 3, 3, false, Activation::kRelu});
+  EXPECT_TRUE(kernels::conv2d_cutlass_check(stem, t8, Activation::kRelu, 1, &nsem).is_ok());
+  EXPECT_EQ(nsem, 0u);
+  EXPECT_TRUE(kernels::conv2d_cutlass_check(stem, t32, Activation::kRelu, 1).is_ok()) << "the general tile also covers c_in 8";
+  expect_invalid(stem, t8, 2, Activation::kRelu, p, nullptr, "c_in 8 at split 1 only");
+  expect_invalid(l3, t8, 1, Activation::kRelu, p, nullptr, "c_in 8 at split 1 only");
 }
 
 // The epilogue the kernels are built with, evaluated on the host (no GPU needed): with split-K, every slice but the last
@@ -224,17 +237,20 @@ TEST(ConvCutlass, EngineWithTheTacticMatchesCpu) {
                                               "cutlass_conv_64x64x32_s4_split2", "cutlass implicit GEMM", 2);
 }
 
-// Benchmark (not a test): CUDA-graph replay of 50 launches, median of 20 graphs, per tile and split, ResNet-50's 3×3 convs.
+// Benchmark (not a test): CUDA-graph replay of 50 launches, median of 20 graphs, per tile and split, ResNet-50's 3×3 convs
+// and its stem on an input padded to 8 channels.
 TEST(ConvCutlass, DISABLED_TimesResNet50ThreeByThree) {
   WS_REQUIRE_LANES_GPU();
   WS_REQUIRE_CUTLASS_CONV();
   if (!compute_capability_90()) GTEST_SKIP() << "the CUTLASS conv kernels are sm_90a only";
-  const std::vector<NhwcCase> cases = test::resnet50_3x3_timing_cases();
+  std::vector<NhwcCase> cases = test::resnet50_3x3_timing_cases();
+  cases.push_back({"stem 7x7 s2 8->64 (hwc8)", 1, 8, 224, 224, 64, 7, 7, 2, 1, 3, 3, 3, 3, false, Activation::kRelu});
   cudaStream_t st = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
   for (const NhwcCase& k : cases) {
     const Conv2dGeometry g = test::nhwc_geometry(k);
-    const size_t xn = size_t(g.in_h * g.in_w * g.c_in), wn = size_t(g.c_out * 9 * g.c_in), yn = size_t(g.out_h * g.out_w * g.c_out);
+    const size_t xn = size_t(g.in_h * g.in_w * g.c_in), wn = size_t(g.c_out * g.kernel_h * g.kernel_w * g.c_in),
+                 yn = size_t(g.out_h * g.out_w * g.c_out);
     DevHalf dx(std::vector<float>(xn, 0.1f)), dw(std::vector<float>(wn, 0.01f)), dbias(std::vector<float>(size_t(g.c_out), 0.f)),
         dy(std::vector<float>(yn, 0.f));
     for (CutlassConvTile tile : kernels::kCutlassConvTiles)

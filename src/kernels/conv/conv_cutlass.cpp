@@ -18,6 +18,7 @@ const char* cutlass_conv_tile_name(CutlassConvTile t) {
   switch (t) {
     case CutlassConvTile::k64x64x32s4: return "64x64x32_s4";
     case CutlassConvTile::k64x64x64s3: return "64x64x64_s3";
+    case CutlassConvTile::k64x64x32s4c8: return "64x64x32_s4_c8";
   }
   return "?";
 }
@@ -44,6 +45,9 @@ std::string not_covered(const Conv2dGeometry& g, CutlassConvTile tile, Activatio
     return std::string("activation ") + activation_name(act) + " is not covered (ReLU or none)";
   if (splits < 1 || splits > kCutlassConvMaxSplits)
     return "splits " + std::to_string(splits) + " outside 1.." + std::to_string(kCutlassConvMaxSplits);
+  if (tile == CutlassConvTile::k64x64x32s4c8 && (g.c_in != 8 || splits != 1))
+    return "tile 64x64x32_s4_c8 (fixed channels) covers c_in 8 at split 1 only (c_in " + std::to_string(g.c_in) + ", splits " +
+           std::to_string(splits) + ")";
   if (splits > 1 && g.c_in < int64_t{splits} * cutlass_conv_tile_k(tile))
     return "split-K " + std::to_string(splits) + " needs c_in >= " + std::to_string(splits * cutlass_conv_tile_k(tile)) + " (tile " +
            cutlass_conv_tile_name(tile) + ": each slice takes whole " + std::to_string(cutlass_conv_tile_k(tile)) + "-channel chunks)";
@@ -68,6 +72,7 @@ cutlass_conv::ConvFn conv_fn(CutlassConvTile tile, Activation act) {
   switch (tile) {
     case CutlassConvTile::k64x64x32s4: return relu ? f16_relu_64x64x32_s4 : f16_linear_64x64x32_s4;
     case CutlassConvTile::k64x64x64s3: return relu ? f16_relu_64x64x64_s3 : f16_linear_64x64x64_s3;
+    case CutlassConvTile::k64x64x32s4c8: return relu ? f16_relu_64x64x32_s4_c8 : f16_linear_64x64x32_s4_c8;
   }
   return nullptr;
 }

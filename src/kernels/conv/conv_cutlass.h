@@ -11,7 +11,7 @@
 /// Split-K (CUTLASS SplitKMode::kSerial): slice j of `splits` sums the channel chunks j, j + splits, ... of every tap; the
 /// slices of an output tile add into y in order 0, 1, ... on a per-tile semaphore, so y holds fp16 running sums between
 /// slices (one extra fp16 rounding per slice), and the last slice applies the activation and zeroes the semaphore.
-/// Covers: group 1, c_in % 8 == 0, c_out % 8 == 0, any kernel size / stride / dilation, pads top-left as given
+/// Covers: group 1, c_in % 8 == 0 (tile k64x64x32s4c8: c_in == 8, split 1), c_out % 8 == 0, any kernel size / stride / dilation, pads top-left as given
 /// (bottom-right follow from out_h, out_w), every tensor under 2^31 bytes, 16-byte aligned operands, splits 1..16 with
 /// c_in >= splits · tile K. Compute capability 9.0 only (the CUTLASS library target is built for sm_90a).
 /// Errors (Status, before any device work): kUnsupported when CUTLASS was not built (no headers at configure time) or the
@@ -30,10 +30,13 @@
 namespace ws::kernels {
 
 /// Threadblock tiles built: M pixels × N channels × K taps-channels, pipeline stages; 4 warps of 32×32 each.
-enum class CutlassConvTile { k64x64x32s4, k64x64x64s3 };
-inline constexpr CutlassConvTile kCutlassConvTiles[] = {CutlassConvTile::k64x64x32s4, CutlassConvTile::k64x64x64s3};
+/// k64x64x32s4c8: c_in == 8 exactly and split 1 only (CUTLASS's fixed-channels iterators: 4 taps of 8 channels per K step;
+/// the first layer of an RGB network whose input is padded to 8, CudaBuildOptions::hwc8_input).
+enum class CutlassConvTile { k64x64x32s4, k64x64x64s3, k64x64x32s4c8 };
+inline constexpr CutlassConvTile kCutlassConvTiles[] = {CutlassConvTile::k64x64x32s4, CutlassConvTile::k64x64x64s3,
+                                                        CutlassConvTile::k64x64x32s4c8};
 inline constexpr int kCutlassConvMaxSplits = 16;
-/// "64x64x32_s4", ... (timing-cache keys and reports).
+/// "64x64x32_s4", "64x64x64_s3", "64x64x32_s4_c8" (timing-cache keys and reports).
 const char* cutlass_conv_tile_name(CutlassConvTile t);
 /// The tile's K depth (channels per mainloop step): split s needs c_in >= s · this.
 int cutlass_conv_tile_k(CutlassConvTile t);

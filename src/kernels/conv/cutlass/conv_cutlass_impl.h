@@ -42,5 +42,8 @@ RunResult f16_relu_64x64x32_s4(const ConvArgs& a, bool launch, size_t* semaphore
 RunResult f16_linear_64x64x32_s4(const ConvArgs& a, bool launch, size_t* semaphore_ints);
 RunResult f16_relu_64x64x64_s3(const ConvArgs& a, bool launch, size_t* semaphore_ints);
 RunResult f16_linear_64x64x64_s3(const ConvArgs& a, bool launch, size_t* semaphore_ints);
+/// c == 8 exactly, splits 1 only (IteratorAlgorithm::kFixedChannels: 4 taps of 8 channels per 32-deep K step).
+RunResult f16_relu_64x64x32_s4_c8(const ConvArgs& a, bool launch, size_t* semaphore_ints);
+RunResult f16_linear_64x64x32_s4_c8(const ConvArgs& a, bool launch, size_t* semaphore_ints);
 
 }  // namespace ws::kernels::cutlass_conv

@@ -15,6 +15,10 @@
 // LinearCombinationRelu: that one "disables" ReLU on earlier slices with a NaN threshold, and CUTLASS 4.2's ReLu is a
 // NaN-propagating max (max.NaN.f32), so every slice but the last would store NaN (found in review, 2026-12-05).
 // The running sum is stored as fp16 between slices (one rounding per slice).
+// Fixed channels (IteratorAlgorithm::kFixedChannels, conv_f16_64x64x32_s4_c8.cu): for c == 8 exactly (an RGB input
+// padded to 8, CudaBuildOptions::hwc8_input) the K dimension packs 32 / 8 = 4 filter taps per mainloop step instead of
+// one tap's 32-channel chunk with 24 of them masked off (kOptimized): ResNet-50's 7×7 stem takes 13 steps instead of 49.
+// CUTLASS's iteration count for it ignores split-K slices, so that form runs at split 1 only (conv_cutlass.cpp).
 // Thread mapping: grid (ceil(M / TB::kM), ceil(N / TB::kN), splits); 32 · (TB / Warp) threads; each warp a Warp tile of
 // mma.sync fragments; Stages-deep cp.async pipeline in dynamic shared memory.
 // Launch: through pdl_conv_kernel below — cutlass::Kernel's body (the operator on dynamic shared memory) preceded, when
@@ -46,7 +50,8 @@
 
 namespace ws::kernels::cutlass_conv {
 
-template <int TbM, int TbN, int TbK, int WarpM, int WarpN, int Stages, bool Relu>
+template <int TbM, int TbN, int TbK, int WarpM, int WarpN, int Stages, bool Relu,
+          cutlass::conv::IteratorAlgorithm Algo = cutlass::conv::IteratorAlgorithm::kOptimized>
 struct ConvConfig {
   using Element = cutlass::half_t;
   using Layout = cutlass::layout::TensorNHWC;
@@ -60,7 +65,7 @@ struct ConvConfig {
       Element, Layout, Element, Layout, Element, Layout, float, cutlass::arch::OpClassTensorOp, cutlass::arch::Sm80,
       cutlass::gemm::GemmShape<TbM, TbN, TbK>, cutlass::gemm::GemmShape<WarpM, WarpN, TbK>, cutlass::gemm::GemmShape<16, 8, 16>, Epilogue,
       cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>, Stages, cutlass::arch::OpMultiplyAdd,
-      cutlass::conv::IteratorAlgorithm::kOptimized, cutlass::conv::StrideSupport::kStrided, kVector, kVector>::Kernel;
+      Algo, cutlass::conv::StrideSupport::kStrided, kVector, kVector>::Kernel;
   using Op = cutlass::conv::device::ImplicitGemmConvolution<Kernel>;
 };
 
