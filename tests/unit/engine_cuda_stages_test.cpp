@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/limits.h"
 #include "engine/cuda/build_stages.h"
 #include "engine/ir/model_builder.h"
 #include "warpstream/graph.h"
@@ -376,11 +377,16 @@ ir::Graph rgb_stem(bool pool_too) {
   return import(b);
 }
 
-TEST(EngineCudaStages, Hwc8PadsAnRgbStemInputAndItsWeights) {
+// fp16, layout auto, with hwc8_input as given.
+CudaBuildOptions fp16_hwc8(bool on = true) {
   CudaBuildOptions o;
   o.precision = Precision::kFloat16;
-  o.hwc8_input = true;
-  auto og = optimize_for_cuda(rgb_stem(false), o);
+  o.hwc8_input = on;
+  return o;
+}
+
+TEST(EngineCudaStages, Hwc8PadsAnRgbStemInputAndItsWeights) {
+  auto og = optimize_for_cuda(rgb_stem(false), fp16_hwc8());
   ASSERT_TRUE(og.is_ok()) << og.status().to_string();
   const ir::Graph& g = og->graph;
   ASSERT_EQ(og->layout, Layout::kNhwc);
@@ -406,23 +412,42 @@ TEST(EngineCudaStages, Hwc8PadsAnRgbStemInputAndItsWeights) {
         ASSERT_EQ(v[(k * 8 + c) * 9 + e], want) << "k " << k << " c " << c << " tap " << e;
       }
   // Off by default: the same graph keeps 3 channels.
-  o.hwc8_input = false;
-  auto plain = optimize_for_cuda(rgb_stem(false), o);
+  auto plain = optimize_for_cuda(rgb_stem(false), fp16_hwc8(false));
   ASSERT_TRUE(plain.is_ok());
   EXPECT_EQ(plain->hwc8_pads, 0);
   EXPECT_EQ(plain->graph.tensor(plain->graph.nodes[0].outputs[0]).shape, (ir::Shape{1, 3, 8, 8}));
 }
 
 TEST(EngineCudaStages, Hwc8LeavesAnInputThatANonConvAlsoReads) {
-  CudaBuildOptions o;
-  o.precision = Precision::kFloat16;
-  o.hwc8_input = true;
-  auto og = optimize_for_cuda(rgb_stem(true), o);
+  auto og = optimize_for_cuda(rgb_stem(true), fp16_hwc8());
   ASSERT_TRUE(og.is_ok()) << og.status().to_string();
   ASSERT_EQ(og->layout, Layout::kNhwc);
   EXPECT_EQ(og->hwc8_pads, 0) << "the MaxPool reads the reformatted copy too: padding it would change the pool's channels";
   for (const ir::Node& n : og->graph.nodes)
     if (n.find(kReformatAttr)) EXPECT_EQ(og->graph.tensor(n.outputs[0]).shape[1], 3) << n.name;
+}
+
+// Huge-dimension guard: padding multiplies the copy by 8/3. With max_tensor_elements set between the 3-channel input
+// (192 elements) and its 8-channel copy (512), the model still builds and is left unpadded; with room for the copy but
+// max_node_macs between the stem's work (4·64·27 = 6,912 MACs) and the padded one (18,432), also unpadded.
+TEST(EngineCudaStages, Hwc8NeverPushesAModelOverTheBuildLimits) {
+  const BuildLimits saved = build_limits();
+  BuildLimits l = saved;
+  l.max_tensor_elements = 300;
+  set_build_limits(l);
+  auto small = optimize_for_cuda(rgb_stem(false), fp16_hwc8());
+  l.max_tensor_elements = saved.max_tensor_elements;
+  l.max_node_macs = 10000;
+  set_build_limits(l);
+  auto lean = optimize_for_cuda(rgb_stem(false), fp16_hwc8());
+  set_build_limits(saved);
+  ASSERT_TRUE(small.is_ok()) << small.status().to_string();
+  EXPECT_EQ(small->hwc8_pads, 0) << "the 8-channel copy would exceed max_tensor_elements";
+  ASSERT_TRUE(lean.is_ok()) << lean.status().to_string();
+  EXPECT_EQ(lean->hwc8_pads, 0) << "the padded stem would exceed max_node_macs";
+  auto roomy = optimize_for_cuda(rgb_stem(false), fp16_hwc8());
+  ASSERT_TRUE(roomy.is_ok());
+  EXPECT_EQ(roomy->hwc8_pads, 1) << "the default limits leave room";
 }
 
 // Two convs of the RGB input sharing one weight initializer: both read the one padded copy of it. A weight whose
@@ -437,9 +462,7 @@ TEST(EngineCudaStages, Hwc8SharesOnePaddedCopyOfASharedWeight) {
   b.node("GlobalAveragePool", {"s"}, {"g"}, "gap");
   b.node("Flatten", {"g"}, {"y"}, "flatten");
   b.output("y");
-  CudaBuildOptions o;
-  o.precision = Precision::kFloat16;
-  o.hwc8_input = true;
+  const CudaBuildOptions o = fp16_hwc8();
   auto og = optimize_for_cuda(import(b), o);
   ASSERT_TRUE(og.is_ok()) << og.status().to_string();
   EXPECT_EQ(og->hwc8_pads, 1);

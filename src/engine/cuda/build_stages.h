@@ -22,7 +22,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/checked_math.h"
 #include "core/escape.h"
+#include "core/limits.h"
 #include "engine/ir/einsum_lowering.h"
 #include "engine/ir/fusion.h"
 #include "warpstream/arena.h"
@@ -309,11 +311,8 @@ inline void pad_hwc8(OptimizedGraph& og) {
       for (size_t k = 0; k < g.nodes[i].inputs.size(); ++k) {
         if (g.nodes[i].inputs[k] != out) continue;
         const ir::Node& n = g.nodes[i];
-        const ir::Tensor* w = n.inputs.size() >= 2 ? &g.tensor(n.inputs[1]) : nullptr;
-        // the weight's bytes are checked against its shape here: this runs before the op table's analysis
-        const bool dense = n.op_type == "Conv" && k == 0 && w && detail::attr_int(n, "group", 1) == 1 && w->is_constant() &&
-                           w->dtype == ir::DType::kFloat32 && w->shape.size() == 4 && w->shape[1] == c &&
-                           w->data->size() == static_cast<size_t>(w->elements()) * sizeof(float);
+        // a dense channels-last Conv (constant float32 [K, c, R, S] weights; their bytes were checked by ir::optimize)
+        const bool dense = n.op_type == "Conv" && k == 0 && detail::nhwc_capable(g, n, false) && g.tensor(n.inputs[1]).shape[1] == c;
         if (!dense) {
           only_convs = false;
           break;
@@ -322,6 +321,19 @@ inline void pad_hwc8(OptimizedGraph& og) {
       }
     for (ir::TensorId o : g.outputs) only_convs = only_convs && o != out;
     if (!only_convs || readers.empty()) continue;
+    // Padding multiplies the copy, the weights and the convs' work by up to 8: a model just inside the build limits
+    // (core/limits.h) is left unpadded rather than pushed over them (the stage is an optimization, never a refusal).
+    ir::Shape padded_shape = g.tensor(out).shape;
+    padded_shape[1] = kPad;
+    bool within = check_shape_within_limits(padded_shape, "hwc8 copy").is_ok();
+    for (size_t i : readers) {
+      const ir::Shape& w = g.tensor(g.nodes[i].inputs[1]).shape;
+      const ir::Shape wp = {w[0], kPad, w[2], w[3]};
+      const ir::Shape& y = g.tensor(g.nodes[i].outputs[0]).shape;
+      const auto macs = checked_mul(shape_elements(y), kPad * w[2] * w[3]);
+      within = within && check_shape_within_limits(wp, "hwc8 weight").is_ok() && check_work_within_limits(macs, "hwc8 conv").is_ok();
+    }
+    if (!within) continue;
     g.tensor(out).shape[1] = kPad;
     for (size_t i : readers) {
       if (auto it = padded.find(g.nodes[i].inputs[1]); it != padded.end()) {

@@ -3,7 +3,7 @@
 // HardSwish), numpy-broadcast Add/Sub/Mul/Div, float32 <-> float16 casts, N-d transpose, NCHW -> NHWC with
 // zero-padded channels (kHWC8) and zero padding of NCHW planes (asymmetric conv pads, which the legacy cuDNN API lacks).
 // Element type float32 or float16; arithmetic always in float32 (the formulas of ws::ref::unary).
-// Thread mapping: one thread per output element, grid-stride loop, 256-thread blocks.
+// Thread mapping: one thread per output element (the kHWC8 reformat: per pixel), grid-stride loop, 256-thread blocks.
 // Test: tests/gpu/cuda_engine_ops_test.cpp (ws_gpu_tests --gtest_filter='CudaEngineOps*'): every op
 // through the CUDA executor vs the CPU executor on random inputs.
 #include <cuda_fp16.h>
@@ -101,13 +101,16 @@ Status check_elem_type(ElemType t, const char* what) {
   return unsupported(std::string(what) + ": element type " + dtype_name(t) + " (float32 or float16 only)");
 }
 
-// y [n][hw][c_pad] from x [n][c][hw]: one thread per element of y; channels >= c are written as zero.
+// y [n][hw][c_pad] from x [n][c][hw]: one thread per pixel writes its c_pad contiguous channels (channels >= c as zero);
+// one index division per pixel, and the c loads of a warp are coalesced along hw.
 template <typename T>
 __global__ void nchw_to_nhwc_pad_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t c, int64_t hw, int64_t c_pad,
-                                        int64_t count) {
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < count; e += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t k = e % c_pad, pix = e / c_pad, i = pix / hw, p = pix % hw;
-    y[e] = k < c ? x[(i * c + k) * hw + p] : T(0.0f);
+                                        int64_t pixels) {
+  for (int64_t pix = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; pix < pixels; pix += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t i = pix / hw, p = pix - i * hw;
+    const T* xp = x + i * c * hw + p;
+    T* yp = y + pix * c_pad;
+    for (int64_t k = 0; k < c_pad; ++k) yp[k] = k < c ? xp[k * hw] : T(0.0f);
   }
 }
 
@@ -214,13 +217,13 @@ Status nchw_to_nhwc_pad_channels(int elem_bytes, const void* x, void* y, int64_t
     return invalid_argument("nchw_to_nhwc_pad_channels: n " + std::to_string(n) + ", c " + std::to_string(c) + ", hw " +
                             std::to_string(hw) + ", c_pad " + std::to_string(c_pad) + " (need n, hw >= 1, 1 <= c <= c_pad <= 64, "
                             "non-null pointers)");
-  const int64_t count = n * hw * c_pad;
+  const int64_t pixels = n * hw;
   if (elem_bytes == 4)
-    nchw_to_nhwc_pad_kernel<float><<<grid_for(count), kThreads, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), c,
-                                                                             hw, c_pad, count);
+    nchw_to_nhwc_pad_kernel<float><<<grid_for(pixels), kThreads, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), c,
+                                                                              hw, c_pad, pixels);
   else if (elem_bytes == 2)
-    nchw_to_nhwc_pad_kernel<__half><<<grid_for(count), kThreads, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y),
-                                                                              c, hw, c_pad, count);
+    nchw_to_nhwc_pad_kernel<__half><<<grid_for(pixels), kThreads, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y),
+                                                                               c, hw, c_pad, pixels);
   else
     return invalid_argument("nchw_to_nhwc_pad_channels: element size " + std::to_string(elem_bytes));
   WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());

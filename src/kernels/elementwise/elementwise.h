@@ -70,7 +70,7 @@ Status transpose(int elem_bytes, const void* x, void* y, const TransposeDims& d,
 /// NCHW -> NHWC with the channels zero-padded (TensorRT's kHWC8 form of a first-layer input): x [n][c][hw] into
 /// y [n][hw][c_pad], y[i][p][k] = x[i][k][p] for k < c, 0 for c <= k < c_pad (every element of y is written: the
 /// padding needs no earlier memset). elem_bytes 2 or 4; 1 <= c <= c_pad <= 64. Thread mapping: one thread per
-/// element of y, grid-stride, 256-thread blocks. Errors: kInvalidArgument for bad sizes (nothing enqueued).
+/// pixel (its c_pad channels), grid-stride, 256-thread blocks. Errors: kInvalidArgument for bad sizes (nothing enqueued).
 Status nchw_to_nhwc_pad_channels(int elem_bytes, const void* x, void* y, int64_t n, int64_t c, int64_t hw, int64_t c_pad,
                                  cudaStream_t stream);
 
