@@ -296,15 +296,20 @@ TEST_F(CliBadInput, ClassifyFp8NeedsCalibration) {
 }
 
 // The model is host work as well: truncated, empty, random-byte, gigabyte-initializer and wrongly shaped
-// models are reported by bench before it needs a device.
+// models are reported by bench before it needs a device, with and without --hwc8 (a missing file too).
 TEST_F(CliBadInput, BenchRejectsBadModelsBeforeTheDevice) {
   if (cli("bench --model " + quote(model_)).err.find("built without CUDA") != std::string::npos) GTEST_SKIP() << "CPU-only build";
   const std::string full = test::read_file(model_);
   const std::string truncated = dir_.file("truncated.onnx"), empty = dir_.file("empty.onnx");
   test::write_file(truncated, full.substr(0, full.size() / 2));
   test::write_file(empty, "");
-  expect_one_error(cli("bench --model " + quote(truncated)), {"truncated.onnx"});
-  expect_one_error(cli("bench --model " + quote(empty)), {"empty.onnx"});
+  // each also with the channels-last opt-ins (--hwc8 pads the RGB input: still host work, still refused first)
+  const std::string hwc8 = " --precision fp16 --hwc8 --cutlass-conv";
+  for (const std::string extra : {std::string(), hwc8}) {
+    expect_one_error(cli("bench --model " + quote(truncated) + extra), {"truncated.onnx"});
+    expect_one_error(cli("bench --model " + quote(empty) + extra), {"empty.onnx"});
+  }
+  expect_one_error(cli("bench --model " + quote(dir_.file("missing.onnx")) + hwc8), {"missing.onnx", "No such file or directory"});
   {
     ModelBuilder m(13);
     m.input("input", DType::kFloat32, {1, 3, 32, 32});
@@ -315,6 +320,7 @@ TEST_F(CliBadInput, BenchRejectsBadModelsBeforeTheDevice) {
     const std::string huge = dir_.file("huge.onnx");
     ASSERT_TRUE(m.save(huge).is_ok());
     expect_one_error(cli("bench --model " + quote(huge)), {"huge_weight"});
+    expect_one_error(cli("bench --model " + quote(huge) + hwc8), {"huge_weight"});
   }
   {
     ModelBuilder m(13);
@@ -326,6 +332,7 @@ TEST_F(CliBadInput, BenchRejectsBadModelsBeforeTheDevice) {
     const std::string mnist = dir_.file("mnist.onnx");
     ASSERT_TRUE(m.save(mnist).is_ok());
     expect_one_error(cli("bench --model " + quote(mnist)), {"'digits'", "[1, 1, 28, 28]", "[1, 3, H, W]"});
+    expect_one_error(cli("bench --model " + quote(mnist) + hwc8), {"'digits'", "[1, 1, 28, 28]", "[1, 3, H, W]"});
   }
 }
 
