@@ -5,6 +5,7 @@
 /// and the 256-byte alignment of arena and workspace ranges.
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,13 @@ inline Result<kernels::BroadcastDims> broadcast_dims(const ir::Shape& a, const i
   broadcast_strides(a, d.rank, d.a_strides);
   broadcast_strides(b, d.rank, d.b_strides);
   return d;
+}
+
+/// A build-time timing for tactic strings: one decimal ("7.2"), µs implied by the caller's text.
+inline std::string us1(float us) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", us);
+  return b;
 }
 
 inline int64_t attr_i(const ir::Node& n, const char* k, int64_t d) { const auto* a = n.find(k); return a ? a->i : d; }

@@ -201,12 +201,6 @@ Result<FusionDecision> decide_fusion(BindContext& c, const std::string& suffix, 
   return d;
 }
 
-std::string us1(float us) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f", us);
-  return b;
-}
-
 // Why a fusion was not taken, for the projection's tactic string:
 // "; <what> fused: best <key> 9.1 us >= <unfused> 8.0 us, kept <n> kernels" (or "no fused tactic ran").
 std::string unfused_note(const FusionDecision& d, const char* what, const char* unfused, float unfused_us, const char* kept) {

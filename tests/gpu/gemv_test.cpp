@@ -1,0 +1,165 @@
+// The few-row GEMM tactic (src/kernels/gemm/gemv.cu) against a double-precision host reference on the same
+// fp16-rounded operands, and the engine's Gemm / MatMul heads (where it competes with cuBLASLt at build) against the
+// CPU executor. Outputs are poisoned (0xFF: NaN in both storage types) before each launch; random operands print their
+// seed (WS_SEED=<n> replays); a mismatch dumps the operands (test::near_dump).
+//   ws_gpu_tests --gtest_filter='Gemv*'
+#include <cuda_fp16.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cuda/cuda_util.h"
+#include "cuda_engine_test_support.h"
+#include "engine/ir/model_builder.h"
+#include "kernels/gemm/gemv.h"
+#include "support/cuda_check.h"
+#include "support/compare_dump.h"
+#include "support/seed.h"
+#include "warpstream/cuda_engine.h"
+
+namespace ws {
+namespace {
+
+struct GemvCase {
+  const char* name;
+  int64_t m, n, k;
+  bool with_c;
+  float alpha, beta;
+  size_t a_offset_elems;  // A starts this many elements into its buffer (a misaligned base takes the scalar loop)
+};
+
+std::vector<float> rounded(std::vector<float> v, DType t) {
+  if (t == DType::kFloat16)
+    for (float& f : v) f = __half2float(__float2half_rn(f));
+  return v;
+}
+
+void upload(void* dev, const std::vector<float>& v, DType t) {
+  if (t == DType::kFloat32) {
+    ASSERT_EQ(test::upload_sync(dev, v.data(), v.size() * 4), cudaSuccess);
+    return;
+  }
+  std::vector<__half> h(v.size());
+  for (size_t i = 0; i < v.size(); ++i) h[i] = __float2half_rn(v[i]);
+  ASSERT_EQ(test::upload_sync(dev, h.data(), h.size() * 2), cudaSuccess);
+}
+
+std::vector<float> download(const void* dev, size_t n, DType t) {
+  std::vector<float> o(n);
+  if (t == DType::kFloat32) {
+    EXPECT_EQ(cudaMemcpy(o.data(), dev, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    return o;
+  }
+  std::vector<__half> h(n);
+  EXPECT_EQ(cudaMemcpy(h.data(), dev, n * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  for (size_t i = 0; i < n; ++i) o[i] = __half2float(h[i]);
+  return o;
+}
+
+TEST(Gemv, MatchesADoubleReferenceOnVectorAndScalarPaths) {
+  WS_SKIP_WITHOUT_GPU();
+  const GemvCase cases[] = {
+      {"resnet50_fc", 1, 1000, 2048, true, 1.0f, 1.0f, 0},
+      {"efficientnet_fc", 1, 1000, 1280, true, 1.0f, 1.0f, 0},
+      {"rows4_alpha_beta", 4, 77, 512, true, 0.5f, 2.0f, 0},
+      {"rows3_no_c_tail", 3, 9, 8 * 37, false, 1.0f, 0.0f, 0},  // nv = 37: the 4-deep loop and its remainder
+      {"odd_k_scalar", 2, 33, 101, true, 1.0f, 1.0f, 0},
+      {"misaligned_a_scalar", 1, 40, 256, true, 1.0f, 1.0f, 1},
+      {"single_output", 1, 1, 8, false, 1.0f, 0.0f, 0},
+  };
+  for (DType t : {DType::kFloat16, DType::kFloat32}) {
+    const size_t eb = t == DType::kFloat16 ? 2 : 4;
+    for (const GemvCase& k : cases) {
+      SCOPED_TRACE(std::string(k.name) + " " + dtype_name(t));
+      const std::string tag = std::string("gemv ") + k.name + " " + dtype_name(t);
+      const auto a = rounded(test::random_values(size_t(k.m * k.k), test::test_seed(tag + " a")), t);
+      const auto w = rounded(test::random_values(size_t(k.n * k.k), test::test_seed(tag + " w"), -0.05f, 0.05f), t);
+      const auto cm = rounded(test::random_values(size_t(k.m * k.n), test::test_seed(tag + " c")), t);
+      auto da = cuda::DeviceBuffer::allocate((a.size() + k.a_offset_elems) * eb);
+      auto dw = cuda::DeviceBuffer::allocate(w.size() * eb);
+      auto dc = cuda::DeviceBuffer::allocate(cm.size() * eb);
+      auto dy = cuda::DeviceBuffer::allocate(size_t(k.m * k.n) * eb);
+      ASSERT_TRUE(da.is_ok() && dw.is_ok() && dc.is_ok() && dy.is_ok());
+      void* a_ptr = static_cast<char*>(da->get()) + k.a_offset_elems * eb;
+      upload(a_ptr, a, t);
+      upload(dw->get(), w, t);
+      upload(dc->get(), cm, t);
+      ASSERT_EQ(test::memset_sync(dy->get(), 0xFF, size_t(k.m * k.n) * eb), cudaSuccess);
+      auto stream = cuda::Stream::create();
+      ASSERT_TRUE(stream.is_ok());
+      ASSERT_TRUE(kernels::gemv_rows(t, a_ptr, dw->get(), k.with_c ? dc->get() : nullptr, dy->get(), k.m, k.n, k.k, k.alpha, k.beta, false,
+                                     stream->get())
+                      .is_ok());
+      ASSERT_EQ(cudaStreamSynchronize(stream->get()), cudaSuccess);
+      const auto got = download(dy->get(), size_t(k.m * k.n), t);
+      std::vector<float> ref(got.size());
+      for (int64_t i = 0; i < k.m; ++i)
+        for (int64_t j = 0; j < k.n; ++j) {
+          double s = 0;
+          for (int64_t r = 0; r < k.k; ++r) s += double(a[size_t(i * k.k + r)]) * double(w[size_t(j * k.k + r)]);
+          double v = double(k.alpha) * s + (k.with_c ? double(k.beta) * double(cm[size_t(i * k.n + j)]) : 0.0);
+          ref[size_t(i * k.n + j)] = float(v);
+        }
+      // fp32 sums of fp16 products: the final rounding to fp16 (2^-11 relative) dominates; fp32 storage: summation order.
+      const test::Tolerance tol = t == DType::kFloat16 ? test::Tolerance{2e-3, 1e-3} : test::Tolerance{1e-5, 1e-5};
+      EXPECT_TRUE(test::near_dump(tag, got, ref, tol, {{"a", a}, {"w", w}, {"c", cm}}));
+    }
+  }
+}
+
+TEST(Gemv, RejectsBadArguments) {
+  WS_SKIP_WITHOUT_GPU();
+  auto buf = cuda::DeviceBuffer::allocate(4096);
+  ASSERT_TRUE(buf.is_ok());
+  void* p = buf->get();
+  EXPECT_EQ(kernels::gemv_rows(DType::kFloat16, p, p, nullptr, p, 0, 4, 4, 1, 0, false, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::gemv_rows(DType::kFloat16, p, p, nullptr, p, kernels::kGemvMaxRows + 1, 4, 4, 1, 0, false, nullptr).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::gemv_rows(DType::kFloat16, nullptr, p, nullptr, p, 1, 4, 4, 1, 0, false, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::gemv_rows(DType::kInt8, p, p, nullptr, p, 1, 4, 4, 1, 0, false, nullptr).code(), StatusCode::kUnsupported);
+}
+
+// A classifier head (Flatten → Gemm with transB = 1 and a bias, as ResNet-50's fc) and a MatMul with a constant
+// [K, N] weight (the tactic's transposed copy), both executors on the same inputs; the build times the few-row tactic
+// against cuBLASLt and the test prints which one it kept (both must match the CPU executor).
+TEST(Gemv, EngineHeadsMatchTheCpuExecutor) {
+  WS_SKIP_WITHOUT_GPU();
+  struct Head {
+    const char* name;
+    bool matmul;
+    int64_t k, n;
+  };
+  for (const Head& h : {Head{"gemm_transB_bias_2048x1000", false, 2048, 1000}, Head{"matmul_const_kn_300x77", true, 300, 77}}) {
+    ir::ModelBuilder b{13, h.name};
+    b.input("x", ir::DType::kFloat32, {1, h.k});
+    const uint64_t seed = test::test_seed(std::string("gemv head ") + h.name);
+    if (h.matmul) {
+      b.initializer("w", {h.k, h.n}, test::random_values(size_t(h.k * h.n), seed, -0.05f, 0.05f));
+      b.node("MatMul", {"x", "w"}, {"y"}, "head");
+    } else {
+      b.initializer("w", {h.n, h.k}, test::random_values(size_t(h.k * h.n), seed, -0.05f, 0.05f));
+      b.initializer("bias", {h.n}, test::random_values(size_t(h.n), seed + 1, -0.5f, 0.5f));
+      b.node("Gemm", {"x", "w", "bias"}, {"y"}, "head").i("transB", 1);
+    }
+    b.output("y");
+    const ir::Graph g = test::import_builder(b);
+    for (Precision p : {Precision::kFloat16, Precision::kFloat32}) {
+      SCOPED_TRACE(std::string(h.name) + " " + precision_name(p));
+      auto e = CudaEngine::build(g, CudaBuildOptions{.precision = p});
+      ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+      for (const TacticRecord& r : (*e)->tactics())
+        if (r.node == "head") std::printf("gemv head %s %s: %s (%.2f us)\n", h.name, precision_name(p), r.choice.c_str(), r.time_us);
+      std::string err;
+      const double tol = p == Precision::kFloat16 ? 3e-3 : 1e-5;
+      const test::Comparison c = test::run_both(g, p, tol, tol, seed, &err);
+      ASSERT_TRUE(err.empty()) << err;
+      EXPECT_TRUE(test::near_dump_inputs(std::string("gemv head ") + h.name, c, {tol, tol}));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ws
