@@ -62,6 +62,7 @@ class EngineImpl final : public CudaEngine {
   size_t weight_bytes_ = 0, arena_bytes_ = 0, workspace_offset_ = 0, workspace_bytes_ = 0, kernel_count_ = 0;
   size_t counters_offset_ = 0, counters_bytes_ = 0;  ///< split-K tile counters: after the workspace, zero-filled with the arena
   std::vector<TacticRecord> tactics_;
+  bool keep_all_tensors_ = false;  ///< CudaBuildOptions::debug_keep_all_tensors
 };
 
 class ContextImpl final : public ExecutionContext {
@@ -515,6 +516,26 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
   return std::make_pair(workspace, counters);
 }
 
+/// The step that writes graph output `id` when it offers Step::run_float32_out, writes that output as its only
+/// output and no step reads it (so the fp16 slot may stay unwritten); nullptr otherwise, or when every tensor must be
+/// kept (debug_keep_all_tensors: tensor() reads the fp16 slot).
+Step* fold_candidate(EngineImpl& e, ir::TensorId id) {
+  if (e.keep_all_tensors_) return nullptr;
+  const ir::Graph& g = e.graph_;
+  const ir::Node* producer = nullptr;
+  for (const ir::Node& n : g.nodes) {
+    for (ir::TensorId in : n.inputs)
+      if (in == id) return nullptr;
+    for (ir::TensorId o : n.outputs)
+      if (o == id) producer = &n;
+  }
+  if (!producer || producer->outputs.size() != 1) return nullptr;
+  if (std::count(g.outputs.begin(), g.outputs.end(), id) != 1) return nullptr;  // listed twice: two ports, two slots
+  for (Step& s : e.steps_)
+    if (s.node == producer->name && s.run_float32_out && s.outputs.size() == 1) return &s;
+  return nullptr;
+}
+
 /// The ports. fp16: the input is fp16 in place; each float32 output gets a float32 copy written by a cast step
 /// placed after `arena_end` (int / bool outputs are read where they are; a constant output gets a slot there and a
 /// copy step). Returns the new arena end.
@@ -562,6 +583,18 @@ Result<size_t> bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end
     e.outputs_.push_back(TensorDesc{t.name, ir::DType::kFloat32, t.shape, tensor_bytes(t, 4)});
     if (!half) {
       e.output_offsets_.push_back(plan.offsets[static_cast<size_t>(id)]);
+      continue;
+    }
+    // The producing step can write float32 itself (Step::run_float32_out) and no other step reads this output: it
+    // writes the port's slot directly, no cast step.
+    if (Step* producer = fold_candidate(e, id)) {
+      producer->outputs[0] = {Operand::Kind::kArena, arena_end, nullptr};
+      producer->run = std::move(producer->run_float32_out);
+      producer->run_float32_out = nullptr;
+      e.output_offsets_.push_back(arena_end);
+      arena_end += align_up(tensor_bytes(t, 4));
+      for (TacticRecord& r : e.tactics_)
+        if (r.node == producer->node) r.choice += "; writes the float32 output " + ::ws::quoted(t.name) + " itself (no cast step)";
       continue;
     }
     Step s;
@@ -656,6 +689,7 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
                                           "tactic source warpstream; this build's layout is ") + layout_name(og.layout) +
                               (og.layout == Layout::kNhwc ? ": use --layout nchw)" : "; check the calibration's tensor names and --tactic-sources)"));
   }
+  e->keep_all_tensors_ = options.debug_keep_all_tensors;
   WS_ASSIGN_OR_RETURN(const size_t arena_end, bind_ports(*e, plan, align_up(plan.bytes)));
   e->workspace_offset_ = arena_end;
   e->workspace_bytes_ = workspace;

@@ -68,6 +68,10 @@ struct Step {
   std::string op_type;
   std::vector<Operand> inputs, outputs;
   RunFn run;
+  /// The same work writing output 0 as float32 instead of the activation type (empty: not offered). In fp16 mode
+  /// bind_ports uses it for a float32 graph output no other step reads: the step then writes the port's float32
+  /// slot itself and the port's fp16 → fp32 cast step is not added (one kernel less; the value is not rounded to fp16).
+  RunFn run_float32_out;
   /// Called once per ExecutionContext at create_context, with that context's libraries, before any run: per-context
   /// state a step must not share with concurrent contexts (a cuDNN graph conv's own execution plan, cudnn_fe_conv.h).
   /// The context keeps the returned token until it is destroyed (before its library handles). Empty: nothing to do.

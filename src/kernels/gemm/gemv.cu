@@ -1,5 +1,6 @@
 // Few-row GEMM for classifier heads at batch 1: y[i, j] = alpha · Σ_k a[i, k] · w[j, k] + beta · c[i, j],
-// i < m ≤ kGemvMaxRows, w stored one row per output column ([n, k], row-major), float32 or fp16 storage, fp32 sums.
+// i < m ≤ kGemvMaxRows, w stored one row per output column ([n, k], row-major), float32 or fp16 storage, fp32 sums;
+// y in the storage type, or float32 (y_float32: an engine output's fp16 → fp32 cast folded in).
 // Thread mapping: one warp per output column j (8 warps, 256 threads per block, grid ceil(n / 8)); lane l reads the
 // 16-byte vectors l, l + 32, ... of w's row j (each weight byte once, coalesced 512-byte warp loads, four vectors in
 // flight per lane) and the same vectors of every row of a (4–8 KB, L1/L2 resident); a butterfly shuffle sums the 32
@@ -45,9 +46,9 @@ __device__ __forceinline__ float dot16(const uint4& a, const uint4& b, __half) {
   return s;
 }
 
-template <typename T, bool kVector>
+template <typename T, typename OutT, bool kVector>
 __global__ void __launch_bounds__(kWarps * 32)
-    gemv_rows_kernel(const T* __restrict__ a, const T* __restrict__ w, const T* __restrict__ c, T* __restrict__ y, int m, int n,
+    gemv_rows_kernel(const T* __restrict__ a, const T* __restrict__ w, const T* __restrict__ c, OutT* __restrict__ y, int m, int n,
                      int k, float alpha, float beta) {
   const int lane = threadIdx.x & 31;
   const int j = blockIdx.x * kWarps + (threadIdx.x >> 5);
@@ -113,7 +114,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
 }
 
-template <typename T>
+template <typename T, typename OutT>
 Status launch(const void* a, const void* w, const void* c, void* y, int m, int n, int k, float alpha, float beta, bool pdl,
               cudaStream_t stream) {
   constexpr int kVec = 16 / sizeof(T);
@@ -122,9 +123,9 @@ Status launch(const void* a, const void* w, const void* c, void* y, int m, int n
   const T* ta = static_cast<const T*>(a);
   const T* tw = static_cast<const T*>(w);
   const T* tc = static_cast<const T*>(c);
-  T* ty = static_cast<T*>(y);
-  const cudaError_t e = vec ? launch_kernel(pdl, gemv_rows_kernel<T, true>, grid, block, 0, stream, ta, tw, tc, ty, m, n, k, alpha, beta)
-                            : launch_kernel(pdl, gemv_rows_kernel<T, false>, grid, block, 0, stream, ta, tw, tc, ty, m, n, k, alpha, beta);
+  OutT* ty = static_cast<OutT*>(y);
+  const cudaError_t e = vec ? launch_kernel(pdl, gemv_rows_kernel<T, OutT, true>, grid, block, 0, stream, ta, tw, tc, ty, m, n, k, alpha, beta)
+                            : launch_kernel(pdl, gemv_rows_kernel<T, OutT, false>, grid, block, 0, stream, ta, tw, tc, ty, m, n, k, alpha, beta);
   WS_CUDA_RETURN_IF_ERROR(e);
   return Status::ok();
 }
@@ -132,13 +133,14 @@ Status launch(const void* a, const void* w, const void* c, void* y, int m, int n
 }  // namespace
 
 Status gemv_rows(DType t, const void* a, const void* w, const void* c, void* y, int64_t m, int64_t n, int64_t k, float alpha,
-                 float beta, bool pdl, cudaStream_t stream) {
+                 float beta, bool pdl, cudaStream_t stream, bool y_float32) {
   if (m < 1 || m > kGemvMaxRows || n < 1 || k < 1 || n >= (int64_t{1} << 31) || k >= (int64_t{1} << 31))
     return invalid_argument("gemv: m = " + std::to_string(m) + " (1.." + std::to_string(kGemvMaxRows) + "), n = " + std::to_string(n) +
                             ", k = " + std::to_string(k) + " (1..2^31 - 1)");
   if (!a || !w || !y) return invalid_argument("gemv: null a, w or y");
-  if (t == DType::kFloat16) return launch<__half>(a, w, c, y, int(m), int(n), int(k), alpha, beta, pdl, stream);
-  if (t == DType::kFloat32) return launch<float>(a, w, c, y, int(m), int(n), int(k), alpha, beta, pdl, stream);
+  if (t == DType::kFloat16 && y_float32) return launch<__half, float>(a, w, c, y, int(m), int(n), int(k), alpha, beta, pdl, stream);
+  if (t == DType::kFloat16) return launch<__half, __half>(a, w, c, y, int(m), int(n), int(k), alpha, beta, pdl, stream);
+  if (t == DType::kFloat32) return launch<float, float>(a, w, c, y, int(m), int(n), int(k), alpha, beta, pdl, stream);
   return unsupported("gemv: element type " + dtype_name(t) + " (float32 or float16 only)");
 }
 

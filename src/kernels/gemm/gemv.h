@@ -10,6 +10,8 @@
 ///
 /// Layouts (row-major, dense): a [m, k], w [n, k] (the weight transposed to one row per output: ONNX Gemm's B with
 /// transB = 1 as stored; the engine uploads a transposed copy otherwise), c [m, n] or nullptr (beta ignored), y [m, n].
+/// `y_float32`: y is float32 whatever `t` (an engine's float32 output port written directly, its fp16 → fp32 cast
+/// folded in); otherwise y has the storage type `t`.
 /// Element type float32 or float16 storage (`t`), float32 accumulation (products and sums in fp32, one rounding
 /// to the storage type at the end) — the summation order differs from cuBLASLt's, so fp16 results agree within
 /// rounding, not bit for bit.
@@ -32,6 +34,6 @@ namespace ws::kernels {
 inline constexpr int64_t kGemvMaxRows = 4;
 
 Status gemv_rows(DType t, const void* a, const void* w, const void* c, void* y, int64_t m, int64_t n, int64_t k, float alpha,
-                 float beta, bool pdl, cudaStream_t stream);
+                 float beta, bool pdl, cudaStream_t stream, bool y_float32 = false);
 
 }  // namespace ws::kernels

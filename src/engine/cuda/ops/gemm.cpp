@@ -239,6 +239,10 @@ Status bind_gemm(BindContext& c, Step& s) {
     s.run = [plan, gemv_w, cm, alpha, beta, et, m, n, k, gemv_pdl](const StepIo& io, const ContextLibs&, cudaStream_t st) {
       return kernels::gemv_rows(et, io.in[0], gemv_w, cm, io.out[0], m, n, k, alpha, beta, gemv_pdl, st);
     };
+    if (et == kernels::ElemType::kFloat16)  // a float32 output port written directly (bind_ports folds the cast)
+      s.run_float32_out = [plan, gemv_w, cm, alpha, beta, et, m, n, k, gemv_pdl](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+        return kernels::gemv_rows(et, io.in[0], gemv_w, cm, io.out[0], m, n, k, alpha, beta, gemv_pdl, st, true);
+      };
     return Status::ok();
   }
   s.workspace_bytes = align_up(g.ws);
