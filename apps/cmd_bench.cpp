@@ -62,6 +62,7 @@ struct BenchArgs {
   bool nhwc_igemm = false;              // --nhwc-igemm (CudaBuildOptions::nhwc_igemm = true)
   bool cutlass_conv = false;            // --cutlass-conv (CudaBuildOptions::cutlass_convs = true)
   bool hwc8 = false;                    // --hwc8 (CudaBuildOptions::hwc8_input = true)
+  bool hwc8_port = false;               // --hwc8-port (CudaBuildOptions::hwc8_input and hwc8_input_port = true)
   std::string calibration;              // --calibration DIR (precision fp8)
   bool fp8_obey = false;                // --fp8-obey (CudaBuildOptions::fp8_obey_precision)
   bool no_progress = false;
@@ -151,7 +152,7 @@ int run_bench(const BenchArgs& a) {
   // The opt-in NHWC tactic families act only on channels-last fp16 convs: a request that rules them out is refused.
   for (const auto& [on, flag] :
        {std::pair{a.cudnn_graph, "--cudnn-graph"}, std::pair{a.nhwc_igemm, "--nhwc-igemm"}, std::pair{a.cutlass_conv, "--cutlass-conv"},
-        std::pair{a.hwc8, "--hwc8"}}) {
+        std::pair{a.hwc8, "--hwc8"}, std::pair{a.hwc8_port, "--hwc8-port"}}) {
     if (on && precision == ws::Precision::kFloat32)
       return fail(ws::invalid_argument(std::string(flag) + " applies to fp16 channels-last convs: not with --precision fp32 (bench's default; "
                                        "add --precision fp16)"), 2);
@@ -162,7 +163,8 @@ int run_bench(const BenchArgs& a) {
     return fail(ws::invalid_argument("--nhwc-igemm is a warpstream tactic: --tactic-sources must include warpstream"), 2);
   // Channels-last segments run only with tactic source cudnn (assign_layouts): without it these families never act.
   for (const auto& [on, flag] :
-       {std::pair{a.nhwc_igemm, "--nhwc-igemm"}, std::pair{a.cutlass_conv, "--cutlass-conv"}, std::pair{a.hwc8, "--hwc8"}})
+       {std::pair{a.nhwc_igemm, "--nhwc-igemm"}, std::pair{a.cutlass_conv, "--cutlass-conv"}, std::pair{a.hwc8, "--hwc8"},
+        std::pair{a.hwc8_port, "--hwc8-port"}})
     if (on && !(*sources & ws::kTacticCudnn))
       return fail(ws::invalid_argument(std::string(flag) + " acts on channels-last convs, which need tactic source cudnn: "
                                        "--tactic-sources must include cudnn"), 2);
@@ -275,7 +277,8 @@ int run_bench(const BenchArgs& a) {
   bo.cudnn_graph_convs = a.cudnn_graph;
   bo.nhwc_igemm = a.nhwc_igemm;
   bo.cutlass_convs = a.cutlass_conv;
-  bo.hwc8_input = a.hwc8;
+  bo.hwc8_input = a.hwc8 || a.hwc8_port;
+  bo.hwc8_input_port = a.hwc8_port;
   if (precision == ws::Precision::kFloat8) {
     bo.fp8_activation_amax = std::move(fp8_amax);
     bo.fp8_obey_precision = a.fp8_obey;
@@ -328,18 +331,28 @@ int run_bench(const BenchArgs& a) {
            "compute capability 9.0, in a build with the CUTLASS headers (scripts/fetch-cutlass-headers.sh); or cuDNN was faster");
   }
   {  // the layout asked for, and the one the build ran (nhwc when any step runs channels-last)
-    size_t reformats = 0, nhwc_steps = 0, hwc8 = 0;
+    size_t reformats = 0, nhwc_steps = 0, hwc8 = 0, hwc8_ports = 0;
     for (const auto& r : engine->tactics()) {
       reformats += r.op_type == "Reformat";
       hwc8 += r.op_type == "Reformat" && r.choice.find("(kHWC8)") != std::string::npos;
+      hwc8_ports += r.op_type == "Port" && r.choice.find("kHWC8") != std::string::npos;
       nhwc_steps += r.op_type != "Reformat" && r.choice.find("NHWC") != std::string::npos;
     }
+    hwc8 += hwc8_ports;  // a padded copy the lanes' preprocess writes at the kHWC8 port (its reformat removed)
     rep.env.set("engine_layout_requested", ws::layout_name(*layout));
     rep.env.set("engine_layout", nhwc_steps > 0 ? "nhwc" : "nchw");
     rep.env.set("engine_reformats", reformats);
     rep.env.set("engine_nhwc_steps", nhwc_steps);
-    rep.env.set("engine_hwc8", !a.hwc8 ? "off" : hwc8 ? "on" : "on: no reformat padded (no channels-last input with under 8 channels read by convs only)");
+    const bool hwc8_on = a.hwc8 || a.hwc8_port;
+    rep.env.set("engine_hwc8", !hwc8_on ? "off" : hwc8 ? "on" : "on: no reformat padded (no channels-last input with under 8 channels read by convs only)");
     rep.env.set("engine_hwc8_pads", hwc8);
+    // the kHWC8 input port: the padded copy written by the lanes' NHWC8 preprocess, its reformat kernel gone
+    rep.env.set("engine_hwc8_port", !a.hwc8_port ? "off" : hwc8_ports ? "on"
+                                   : "on: no input taken in kHWC8 (its reformat was not padded, or the input has other readers)");
+    rep.env.set("engine_hwc8_ports", hwc8_ports);
+    if (a.hwc8_port && hwc8_ports == 0)
+      std::fprintf(stderr, "bench: warning: --hwc8-port: the input stays NCHW (no padded reformat of it to remove; "
+                           "engine_hwc8_pads %zu)\n", hwc8);
   }
   {
     nlohmann::json t = nlohmann::json::array();  // per node: the tactic chosen at build and its timed µs
@@ -611,6 +624,10 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_flag("--hwc8", a->hwc8,
                                    "pad a channels-last first-layer input (fewer than 8 channels, e.g. RGB) to 8 zero channels and its "
                                    "convs' weights to match (TensorRT's kHWC8; default off: not yet run on a GPU; docs/cuda-executor.md)");
+                      sub.add_flag("--hwc8-port", a->hwc8_port,
+                                   "--hwc8, and the engine takes that padded input in kHWC8 at its port: the lanes' preprocess writes "
+                                   "NHWC with 8 channels itself and the reformat kernel goes (TensorRT's setAllowedFormats(kHWC8); "
+                                   "default off: not yet run on a GPU; docs/cuda-executor.md)");
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
                                    "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
                       sub.add_option("--layout", a->layout,

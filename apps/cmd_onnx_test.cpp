@@ -159,6 +159,9 @@ struct Outputs {
 };
 
 Status check_input(const TensorDesc& d, const ir::Tensor& t) {
+  if (d.format != TensorFormat::kLinear)  // onnx-test writes the test's dense tensors as they are (never a kHWC8 port)
+    return unsupported("input " + ws::quoted(d.name) + " is taken in format " + tensor_format_name(d.format) +
+                       " by the engine; onnx-test writes linear (row-major) inputs only");
   if (t.shape != d.shape || t.dtype != ir::DType::kFloat32)
     return invalid_argument("input " + ws::quoted(d.name) + " data is " + ir::dtype_name(t.dtype) + " " +
                             ir::shape_string(t.shape) + " but the model declares " +

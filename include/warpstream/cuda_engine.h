@@ -96,7 +96,8 @@ inline Result<uint32_t> parse_tactic_sources(const std::string& text) {
   return r;
 }
 
-/// Memory layout of the 4-D activations inside the engine (the ports stay NCHW, as the model declares).
+/// Memory layout of the 4-D activations inside the engine (the ports stay NCHW, as the model declares, except an input
+/// taken in TensorFormat::kHWC8: CudaBuildOptions::hwc8_input_port).
 ///   kNchw: every tensor as ONNX declares it (NCHW).
 ///   kNhwc: channels-last segments. Every Conv that cuDNN runs in NHWC (2-D, constant weight, symmetric or VALID
 ///          pads) and every 2-D MaxPool / AveragePool (symmetric pads, floor mode, no Indices) runs channels-last;
@@ -122,8 +123,14 @@ inline Result<Layout> parse_layout(const std::string& text) {
 /// steps inserted.
 struct LayoutPlan {
   Layout layout = Layout::kNchw;
-  size_t convs = 0, nhwc_convs = 0, nhwc_nodes = 0, reformats = 0;
-  size_t hwc8_pads = 0;  ///< reformats that also pad the channels to 8 (CudaBuildOptions::hwc8_input)
+  size_t convs = 0, nhwc_convs = 0, nhwc_nodes = 0;
+  size_t reformats = 0;  ///< reformat steps in the plan (a reformat replaced by a kHWC8 input port is not one)
+  /// Copies padded to 8 channels (CudaBuildOptions::hwc8_input): written by a reformat step, or by the producer at a
+  /// kHWC8 input port (those are also counted in hwc8_ports).
+  size_t hwc8_pads = 0;
+  /// Graph inputs the engine takes in TensorFormat::kHWC8 (CudaBuildOptions::hwc8_input_port): their padding reformat
+  /// was removed from the plan.
+  size_t hwc8_ports = 0;
 };
 
 struct CudaBuildOptions {
@@ -242,6 +249,17 @@ struct CudaBuildOptions {
   /// not yet run (its test: CudaEngineLayout.*); `warpstream bench --hwc8`. The padded convs are other problems for the
   /// timing cache (their input shapes differ), so it is not part of the cache identity.
   bool hwc8_input = false;
+  /// kHWC8 input port (TensorRT's ITensor::setAllowedFormats(kHWC8) on a network input; needs hwc8_input): each graph
+  /// input whose only reader is a reformat hwc8_input padded (and that is no graph output) is taken by the engine in
+  /// TensorFormat::kHWC8 — input_desc(i) says format kHWC8, the model's name and logical [N, C, H, W] shape, and bytes
+  /// N·H·W·8 · element size — and that reformat is removed from the plan (one kernel less per enqueue): the producer
+  /// writes the padded channels-last tensor itself (the lanes' preprocess does: kernels::preprocess_rgb8_to_nhwc8).
+  /// Every other input stays TensorFormat::kLinear, silently (the stage did not pad it: a non-conv reader, more than 7
+  /// channels, a channels-first plan, the build limits; or the input has other readers); LayoutPlan::hwc8_ports and the
+  /// tactic list (op "Port", "... kHWC8 ...") say which were taken. Changes the plan, so the graph hash (timing-cache
+  /// identity) differs from the same build without it. Errors: set without hwc8_input, kInvalidArgument from build()
+  /// and check_support(). OFF by default: written 2026-12-06 without a GPU, not yet run; `warpstream bench --hwc8-port`.
+  bool hwc8_input_port = false;
 };
 
 /// One build-time choice, for reports ("node 'conv_3' Conv: cudnn algo 1 (IMPLICIT_PRECOMP_GEMM), NHWC, 12.3 µs").
@@ -274,7 +292,9 @@ class CudaEngine {
 
   virtual size_t num_inputs() const = 0;
   virtual size_t num_outputs() const = 0;
-  /// Device-side descriptors: dtype is float16 for the input in fp16 mode; outputs are float32.
+  /// Device-side descriptors: dtype is float16 for the input in fp16 mode; outputs are float32. An input's format is
+  /// TensorFormat::kLinear (NCHW for an image), or kHWC8 where CudaBuildOptions::hwc8_input_port took it padded
+  /// ([N, H, W, 8] in memory; shape stays the model's [N, C, H, W], bytes the padded size). Outputs are kLinear.
   virtual const TensorDesc& input_desc(size_t i) const = 0;
   virtual const TensorDesc& output_desc(size_t i) const = 0;
   /// Bytes of activation + workspace memory each ExecutionContext allocates (one arena).
@@ -297,14 +317,16 @@ class ExecutionContext {
  public:
   virtual ~ExecutionContext() = default;
   /// Device pointer where input i lives (write it before enqueue, e.g. with the preprocess kernel): the
-  /// context's own arena slot, or the caller's memory after set_input_address(i, ptr).
+  /// context's own arena slot, or the caller's memory after set_input_address(i, ptr). It holds input_desc(i).bytes in
+  /// input_desc(i).format: a kHWC8 input is written [N, H, W, 8] with channels C..7 zero (see TensorFormat).
   virtual void* input(size_t i) = 0;
   /// Binds input i to caller-owned device memory (TensorRT's IExecutionContext::setTensorAddress): every later
   /// enqueue() reads input i from `ptr` instead of the arena slot, so a producer's tensor is used in place (no
   /// device-to-device copy). nullptr restores the arena slot. A cheap host call (rewrites the bound addresses of
   /// the steps that read the input, no allocation; a new address destroys direct enqueue's replay graph, the one CUDA
   /// call); not concurrent with enqueue() on this context.
-  /// Contract: `ptr` holds input_desc(i).bytes of the input's dtype, dense row-major, on the engine's device, and
+  /// Contract: `ptr` holds input_desc(i).bytes of the input's dtype in input_desc(i).format (kLinear: dense row-major;
+  /// kHWC8: [N, H, W, 8], padding channels zero), on the engine's device, and
   /// is 256-byte aligned (as arena slots are; kernels may use vector loads). The context only reads it; it must
   /// stay valid and unmodified until the enqueued work that reads it has completed (stream order).
   /// CUDA graphs captured from enqueue() keep the addresses bound at capture: re-capture after re-binding (the

@@ -5,6 +5,9 @@
 ///   producer RGB8 ──► input(lane)   (mapped pinned slot; or pinned slot + copy; or a device pointer)
 ///     submit(lane):  record start event ─► graph launch (or direct enqueue) ─► record end event
 ///       graph = [memcpy H2D (copy mode)] ─► preprocess_rgb8_to_nchw ─► ExecutionContext::enqueue ─► topk
+///               (preprocess_rgb8_to_nhwc8 instead when the engine takes its input in TensorFormat::kHWC8:
+///               CudaBuildOptions::hwc8_input_port; the preprocess then writes fp16 [1, H, W, 8], channels 3..7 zero,
+///               and the engine runs no reformat of it)
 ///     wait(lane):    end event sync ─► span<const TopKEntry> read from the mapped result slot
 ///
 /// Everything that allocates, chooses or may fail for a reason other than misuse happens in
@@ -87,11 +90,14 @@ const char* lane_state_name(LaneState s);  ///< "free" / "acquired" / "submitted
 class Pipeline {
  public:
   /// Builds `options.lanes` lanes on `engine` (kept alive by the pipeline). The engine must have one
-  /// input [1, 3, H, W] (float32, or float16 in fp16 mode) and one float32 output of `classes` elements.
+  /// input of logical shape [1, 3, H, W] — float32 or float16 in TensorFormat::kLinear (NCHW), or float16 in kHWC8
+  /// (stored [1, H, W, 8]: an engine built with CudaBuildOptions::hwc8_input_port) — and one float32 output of
+  /// `classes` elements.
   /// Call ws::cuda::init_device (cuda/device.h) before the engine is built (mapped memory needs the
   /// map-host flag before the context exists).
   /// Errors: bad options (kInvalidArgument: lanes, sizes, k, device_inputs count / null), an engine of
-  /// the wrong shape (kUnsupported), CUDA failures incl. a failed capture (kCuda, names the stage).
+  /// the wrong shape, type or format (kUnsupported naming the input; e.g. a float32 kHWC8 input), CUDA failures
+  /// incl. a failed capture (kCuda, names the stage).
   static Result<std::unique_ptr<Pipeline>> build(std::shared_ptr<CudaEngine> engine, const PipelineOptions& options);
   ~Pipeline();
   Pipeline(const Pipeline&) = delete;
@@ -150,6 +156,7 @@ class Pipeline {
   PipelineOptions options_;
   int64_t classes_ = 0, in_h_ = 0, in_w_ = 0;
   bool input_fp16_ = false;
+  bool input_hwc8_ = false;  ///< the engine's input is TensorFormat::kHWC8: the NHWC8 preprocess writes it
   std::vector<std::unique_ptr<LaneSlot>> lanes_;
 };
 

@@ -301,7 +301,15 @@ class Engine {
       if (cudaError_t err = cudaEventCreateWithFlags(&e->done_, cudaEventDisableTiming); err != cudaSuccess) {
         raise({ws::StatusCode::kCuda, std::string("cudaEventCreate: ") + cudaGetErrorString(err)});
       }
-      for (size_t i = 0; i < e->cuda_->num_inputs(); ++i) e->in_.push_back(e->cuda_->input_desc(i));
+      for (size_t i = 0; i < e->cuda_->num_inputs(); ++i) {
+        // run() copies or binds dense NCHW arrays: an input taken in kHWC8 (CudaBuildOptions::hwc8_input_port, never set
+        // here) would be read wrongly, so it is refused rather than converted.
+        const ws::TensorDesc& d = e->cuda_->input_desc(i);
+        if (d.format != ws::TensorFormat::kLinear)
+          raise(ws::unsupported("input '" + d.name + "' is taken in format " + ws::tensor_format_name(d.format) +
+                                " by this engine; Engine.run writes linear (NCHW) inputs only"));
+        e->in_.push_back(d);
+      }
       for (size_t i = 0; i < e->cuda_->num_outputs(); ++i) e->out_.push_back(e->cuda_->output_desc(i));
 #else
       raise(ws::unsupported("device='" + device + "': this warpstream extension was built without the CUDA executor "

@@ -50,7 +50,11 @@ CUTLASSCONV=${WS_BENCH_CUTLASSCONV:-1}
 # The default configuration with the RGB input padded to 8 channels (--hwc8, TensorRT's kHWC8; off by default:
 # docs/cuda-executor.md), fp16, graph, mapped, 1 lane, for models auto runs channels-last. 0: not run.
 HWC8=${WS_BENCH_HWC8:-1}
-# Every opt-in NHWC tactic family at once (--cudnn-graph --nhwc-igemm --cutlass-conv --hwc8: each conv takes the fastest of all),
+# The same with the padded input taken at the engine's port (--hwc8-port: the lanes' preprocess writes NHWC with 8 channels,
+# the reformat kernel goes; off by default: docs/cuda-executor.md), fp16, graph, mapped, 1 lane, for models auto runs
+# channels-last. 0: not run.
+HWC8PORT=${WS_BENCH_HWC8PORT:-1}
+# Every opt-in NHWC tactic family at once (--cudnn-graph --nhwc-igemm --cutlass-conv --hwc8-port: each conv takes the fastest of all),
 # fp16, graph, mapped, 1 lane and the most lanes of LANESET, for models auto runs channels-last. 0: not run.
 NHWCALL=${WS_BENCH_NHWCALL:-1}
 # Precision fp8 (issue 13; E4M3 pointwise convs, sm_89+) beside fp16: graph, mapped, at the lane counts of LANESET,
@@ -101,7 +105,8 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
   [ "$variant" = cutlassconv ] && flag="$flag --cutlass-conv"
   [ "$variant" = cutlassnopdl ] && flag="$flag --cutlass-conv --no-pdl"
   [ "$variant" = hwc8 ] && flag="$flag --hwc8"
-  [ "$variant" = nhwcall ] && flag="$flag --cudnn-graph --nhwc-igemm --cutlass-conv --hwc8"
+  [ "$variant" = hwc8port ] && flag="$flag --hwc8-port"
+  [ "$variant" = nhwcall ] && flag="$flag --cudnn-graph --nhwc-igemm --cutlass-conv --hwc8-port"
   [ "$prec" = fp8 ] && flag="$flag --calibration $CALIB"
   # obey: every calibrated pointwise conv in FP8, which needs NCHW (a build where no conv can run FP8 is refused)
   [ "$variant" = obey ] && flag="${flag/--layout auto/--layout nchw} --fp8-obey"
@@ -110,7 +115,7 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
     --timing-cache $W/tc_${name}_${prec}_${layout}${variant:+_$variant}.json --label "$tag" --json $J/$tag.json --samples $J/$tag.csv \
     > $W/$tag.txt 2>&1
   local rc=$?; cat $W/$tag.txt >> "$LOG"
-  row "$tag" "rc=$rc $(python3 -c "import json;d=json.load(open('$J/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];e=d['env'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} us gpu p50 {g['p50']:.1f} {d['throughput_fps']:.0f} f/s; {e.get('engine_kernels_per_enqueue')} kernels, layout {e.get('engine_layout')}, {e.get('engine_reformats')} reformats, pdl {e.get('engine_pdl')}, {e.get('engine_dwpw_fused')} dw-pw fused, {e.get('engine_exdw_fused')} ex-dw fused, {e.get('engine_cudnn_graph_convs')} cudnn-graph convs, {e.get('engine_nhwc_igemm_convs')} nhwc-igemm convs, {e.get('engine_cutlass_conv_convs')} cutlass convs, {e.get('engine_hwc8_pads')} hwc8 pads\")" 2>/dev/null || tail -1 $W/$tag.txt)"
+  row "$tag" "rc=$rc $(python3 -c "import json;d=json.load(open('$J/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];e=d['env'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} us gpu p50 {g['p50']:.1f} {d['throughput_fps']:.0f} f/s; {e.get('engine_kernels_per_enqueue')} kernels, layout {e.get('engine_layout')}, {e.get('engine_reformats')} reformats, pdl {e.get('engine_pdl')}, {e.get('engine_dwpw_fused')} dw-pw fused, {e.get('engine_exdw_fused')} ex-dw fused, {e.get('engine_cudnn_graph_convs')} cudnn-graph convs, {e.get('engine_nhwc_igemm_convs')} nhwc-igemm convs, {e.get('engine_cutlass_conv_convs')} cutlass convs, {e.get('engine_hwc8_pads')} hwc8 pads, {e.get('engine_hwc8_ports')} hwc8 ports\")" 2>/dev/null || tail -1 $W/$tag.txt)"
 }
 peers() {  # model modes budget
   local model=$1 modes=$2 extra=$3
@@ -152,6 +157,7 @@ matrix() {  # model onnx
                                       # PDL's effect with CUTLASS's start-of-kernel trigger (conv_cutlass_kernel.cuh)
                                       [ "$PDL" = 1 ] && ours $1 $2 fp16 1 graph mapped auto cutlassnopdl; fi ;; esac
     case " $PRECS " in *" fp16 "*) if [ "$HWC8" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto hwc8; fi ;; esac
+    case " $PRECS " in *" fp16 "*) if [ "$HWC8PORT" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto hwc8port; fi ;; esac
     case " $PRECS " in *" fp16 "*) if [ "$NHWCALL" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nhwcall
                                       [ "$MAXL" -gt 1 ] && ours $1 $2 fp16 $MAXL graph mapped auto nhwcall; fi ;; esac
   fi

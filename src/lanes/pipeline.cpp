@@ -121,9 +121,14 @@ Status Pipeline::enqueue_frame(LaneSlot& l, int64_t w, int64_t h) {
   // NVTX ranges (host enqueue time of each stage; in graph mode this runs only under capture).
   {
     cuda::NvtxRange r("preprocess");
-    WS_RETURN_IF_ERROR(kernels::preprocess_rgb8_to_nchw(
-        l.source, h, w, 3 * w, l.context->input(0),
-        input_fp16_ ? DType::kFloat16 : DType::kFloat32, in_h_, in_w_, l.normalize, s));
+    if (input_hwc8_) {  // the engine takes its input in kHWC8 (CudaBuildOptions::hwc8_input_port): fp16 [1, H, W, 8]
+      WS_RETURN_IF_ERROR(kernels::preprocess_rgb8_to_nhwc8(l.source, h, w, 3 * w, l.context->input(0), DType::kFloat16, in_h_,
+                                                           in_w_, l.normalize, s));
+    } else {
+      WS_RETURN_IF_ERROR(kernels::preprocess_rgb8_to_nchw(
+          l.source, h, w, 3 * w, l.context->input(0),
+          input_fp16_ ? DType::kFloat16 : DType::kFloat32, in_h_, in_w_, l.normalize, s));
+    }
   }
   {
     cuda::NvtxRange r("network");
@@ -159,6 +164,18 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(std::shared_ptr<CudaEngine> en
     return unsupported("engine input " + ::ws::quoted(in.name) + " is " + ir::dtype_name(in.dtype) + " " + ir::shape_string(in.shape) +
                        "; a lane needs float32/float16 [1, 3, H, W]");
   }
+  if (in.format != TensorFormat::kLinear && in.format != TensorFormat::kHWC8) {
+    return unsupported("engine input " + ::ws::quoted(in.name) + " has format " + tensor_format_name(in.format) +
+                       "; a lane writes linear (NCHW) or kHWC8 inputs");
+  }
+  if (in.format == TensorFormat::kHWC8) {  // the NHWC8 preprocess writes fp16 [1, H, W, 8]
+    const size_t want = static_cast<size_t>(in.shape[2] * in.shape[3] * kHwc8Channels) * 2;
+    if (in.dtype != ir::DType::kFloat16 || in.bytes != want) {
+      return unsupported("engine input " + ::ws::quoted(in.name) + " is " + ir::dtype_name(in.dtype) + " " + ir::shape_string(in.shape) +
+                         " in kHWC8 (" + std::to_string(in.bytes) + " bytes); a lane writes kHWC8 in float16 only (" +
+                         std::to_string(want) + " bytes): build the engine in fp16, or without CudaBuildOptions::hwc8_input_port");
+    }
+  }
   const int64_t classes = ir::shape_elements(out.shape);
   if (out.dtype != ir::DType::kFloat32 || out.shape.empty() || out.shape[0] != 1 || classes < 1) {
     return unsupported("engine output " + ::ws::quoted(out.name) + " is " + ir::dtype_name(out.dtype) + " " +
@@ -190,6 +207,7 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(std::shared_ptr<CudaEngine> en
   p->in_h_ = in.shape[2];
   p->in_w_ = in.shape[3];
   p->input_fp16_ = in.dtype == ir::DType::kFloat16;
+  p->input_hwc8_ = in.format == TensorFormat::kHWC8;
   const size_t slot_bytes = p->input_slot_bytes();
   const std::string where = " (building lane ";
 

@@ -2,7 +2,8 @@
 // cuDNN convolutions (dense, grouped, depthwise; fused bias / ReLU / residual), NHWC cuDNN pooling (max, average
 // with and without padding in the count, global average), layout-free elementwise ops inside a segment, and the
 // reformat steps where a segment meets an NCHW-only op (the RGB input's padded to 8 channels with hwc8_input,
-// kernels::nchw_to_nhwc_pad_channels, its stem on whichever opt-in tactic wins). Each graph runs on the CPU executor (the oracle) and on
+// kernels::nchw_to_nhwc_pad_channels, its stem on whichever opt-in tactic wins; with hwc8_input_port that reformat is
+// gone and the test writes the input in kHWC8 itself, test::write_input). Each graph runs on the CPU executor (the oracle) and on
 // the CUDA executor with layout nhwc and nchw, fp32 (tolerance abs 1e-4 + rel 1e-4) and fp16 (abs 2e-2 + rel
 // 2e-2), on random inputs whose seed is printed (WS_SEED reproduces); a mismatch dumps the operands.
 //   build/tests/ws_gpu_tests --gtest_filter='CudaEngineLayout.*'
@@ -77,14 +78,38 @@ struct Case {
   int64_t incl;
   size_t reformats;  // with layout nhwc
   bool hwc8 = false;  // CudaBuildOptions::hwc8_input, with every opt-in NHWC tactic family (layout nhwc only)
+  bool port = false;  // with hwc8: CudaBuildOptions::hwc8_input_port (the input taken in kHWC8, its reformat removed)
 };
+
+// Sum of the kernels of a plan's steps (profile_layers, one rep), those of Reformat steps apart.
+struct StepKernels {
+  size_t reformat = 0, other = 0, reformat_steps = 0;
+};
+StepKernels step_kernels(CudaEngine& e) {
+  StepKernels k;
+  auto ctx = e.create_context();
+  EXPECT_TRUE(ctx.is_ok()) << ctx.status().to_string();
+  auto stream = cuda::Stream::create();
+  EXPECT_TRUE(stream.is_ok());
+  if (!ctx.is_ok() || !stream.is_ok()) return k;
+  EXPECT_EQ(test::memset_sync((*ctx)->input(0), 0, e.input_desc(0).bytes), cudaSuccess);  // defined input bytes
+  auto layers = (*ctx)->profile_layers(stream->get(), 1);
+  EXPECT_TRUE(layers.is_ok()) << layers.status().to_string();
+  if (!layers.is_ok()) return k;
+  for (const auto& l : *layers) {
+    (l.op_type == "Reformat" ? k.reformat : k.other) += size_t(l.kernels);
+    k.reformat_steps += l.op_type == "Reformat";
+  }
+  return k;
+}
 
 TEST(CudaEngineLayout, NhwcSegmentsMatchCpu) {
   WS_REQUIRE_LANES_GPU();
   const Case cases[] = {{"resnet_like", false, false, 0, 1},
                         {"softmax_inside", true, false, 1, 3},
                         {"depthwise_pair", false, true, 0, 1},
-                        {"resnet_like_hwc8", false, false, 0, 1, true}};
+                        {"resnet_like_hwc8", false, false, 0, 1, true},
+                        {"resnet_like_hwc8_port", false, false, 0, 0, true, true}};
   for (const Case& k : cases)
     for (Precision p : {Precision::kFloat32, Precision::kFloat16})
       for (Layout l : {Layout::kNhwc, Layout::kNchw}) {
@@ -98,6 +123,7 @@ TEST(CudaEngineLayout, NhwcSegmentsMatchCpu) {
         o.layout = l;
         // the stem's RGB input padded to 8 channels (and its weights to match); the tactic families that need c_in % 8
         o.hwc8_input = o.cutlass_convs = o.nhwc_igemm = o.cudnn_graph_convs = k.hwc8;
+        o.hwc8_input_port = k.port;  // run_both writes the input through test::write_input: [N, H, W, 8] for a kHWC8 port
         const double tol = p == Precision::kFloat32 ? 1e-4 : 2e-2;
         std::string err;
         auto cmp = test::run_both(g, p, tol, tol, seed, &err, o);
@@ -110,10 +136,11 @@ TEST(CudaEngineLayout, NhwcSegmentsMatchCpu) {
         o.precision = p;
         auto e = CudaEngine::build(g, o);
         ASSERT_TRUE(e.is_ok()) << e.status().to_string();
-        size_t reformats = 0, nhwc_convs = 0, convs = 0, nhwc_pools = 0, hwc8 = 0;
+        size_t reformats = 0, nhwc_convs = 0, convs = 0, nhwc_pools = 0, hwc8 = 0, ports = 0;
         for (const TacticRecord& t : (*e)->tactics()) {
           reformats += t.op_type == "Reformat";
           hwc8 += t.op_type == "Reformat" && t.choice.find("(kHWC8)") != std::string::npos;
+          ports += t.op_type == "Port" && t.choice.find("kHWC8") != std::string::npos;
           if (k.hwc8) std::printf("[ layout   ]   %s: %s\n", t.node.c_str(), t.choice.c_str());
           if (t.op_type == "Conv") { ++convs; nhwc_convs += t.choice.find("NHWC") != std::string::npos; }
           if (t.op_type.find("Pool") != std::string::npos) nhwc_pools += t.choice.find("NHWC") != std::string::npos;
@@ -122,10 +149,33 @@ TEST(CudaEngineLayout, NhwcSegmentsMatchCpu) {
           EXPECT_EQ(reformats, k.reformats);
           EXPECT_EQ(nhwc_convs, convs) << "every Conv of these graphs can run channels-last";
           EXPECT_EQ(nhwc_pools, 3u) << "MaxPool, AveragePool, GlobalAveragePool";
-          EXPECT_EQ(hwc8, k.hwc8 ? 1u : 0u) << "the input's reformat pads 3 channels to 8 only with hwc8_input";
+          EXPECT_EQ(hwc8, k.hwc8 && !k.port ? 1u : 0u) << "the input's reformat pads 3 channels to 8 only with hwc8_input";
+          EXPECT_EQ(ports, k.port ? 1u : 0u) << "with hwc8_input_port the padded input is taken at the port";
         } else {
           EXPECT_EQ(reformats, 0u);
           EXPECT_EQ(nhwc_convs, 0u);
+        }
+        const TensorDesc& in = (*e)->input_desc(0);
+        EXPECT_EQ(in.format, k.port ? TensorFormat::kHWC8 : TensorFormat::kLinear);
+        EXPECT_EQ(in.name, "x");
+        EXPECT_EQ(in.shape, (ir::Shape{1, 3, 32, 32})) << "the logical shape, in both formats";
+        EXPECT_EQ(in.bytes, size_t(32 * 32 * (k.port ? 8 : 3)) * (p == Precision::kFloat32 ? 4 : 2));
+        if (k.port) {  // one kernel less per enqueue than the same build without the port: its reformat
+          CudaBuildOptions padded = o;
+          padded.hwc8_input_port = false;
+          auto ep = CudaEngine::build(g, padded);
+          ASSERT_TRUE(ep.is_ok()) << ep.status().to_string();
+          const StepKernels sp = step_kernels(**e), sr = step_kernels(**ep);
+          EXPECT_EQ(sp.reformat_steps, 0u);
+          EXPECT_EQ(sr.reformat_steps, 1u);
+          EXPECT_EQ(sp.other, (*e)->kernel_count()) << "kernel_count() is the plan's steps";
+          EXPECT_EQ(sr.other + sr.reformat, (*ep)->kernel_count());
+          // the convs may choose other tactics in the two builds (timed apart; another kernel count for a split-K or
+          // an epilogue): the difference is one kernel once those are accounted for
+          std::printf("[ layout   ]   kernels per enqueue: %zu with the kHWC8 port, %zu without (%zu / %zu outside the reformat)\n",
+                      (*e)->kernel_count(), (*ep)->kernel_count(), sp.other, sr.other);
+          EXPECT_EQ((*e)->kernel_count() + 1 + sr.other - sp.other, (*ep)->kernel_count());
+          if (sp.other == sr.other) EXPECT_EQ((*e)->kernel_count() + 1, (*ep)->kernel_count());
         }
       }
 }

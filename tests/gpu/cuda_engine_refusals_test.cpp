@@ -122,7 +122,9 @@ TEST(CudaEngineRefusals, PowIntegerExponentBeyondFloatPrecision) {
 
 // Not a refusal: kHWC8 (CudaBuildOptions::hwc8_input) on a ResNet-50 stem (RGB [1,3,32,32] -> Conv 7x7 s2 p3 ->
 // MaxPool) passes the support checks with the padded copy and weights (the CPU op table analyses the Conv on 8
-// channels), and LayoutPlan counts the one padded reformat; without the option nothing is padded. Device-free.
+// channels), and LayoutPlan counts the one padded reformat; without the option nothing is padded. With the kHWC8 input
+// port (hwc8_input_port) the padded copy is the graph input: the conv reads it directly, no reformat is left and
+// LayoutPlan counts the port. Device-free.
 TEST(CudaEngineRefusals, Hwc8StemPassesTheSupportChecks) {
   ModelBuilder b(13);
   b.input("x", DType::kFloat32, {1, 3, 32, 32});
@@ -132,18 +134,20 @@ TEST(CudaEngineRefusals, Hwc8StemPassesTheSupportChecks) {
   b.node("GlobalAveragePool", {"p"}, {"g"}, "gap");
   b.node("Flatten", {"g"}, {"y"}, "flatten");
   b.output("y");
-  for (bool on : {true, false}) {
+  for (int mode : {0, 1, 2}) {  // off, hwc8_input, hwc8_input + hwc8_input_port
     auto g = test::import_builder(b);
     ASSERT_TRUE(g.is_ok()) << g.status().to_string();
     CudaBuildOptions o;
     o.precision = Precision::kFloat16;
-    o.hwc8_input = on;
+    o.hwc8_input = mode >= 1;
+    o.hwc8_input_port = mode == 2;
     LayoutPlan plan;
     const Status s = CudaEngine::check_support(std::move(g).value(), o, &plan);
-    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    ASSERT_TRUE(s.is_ok()) << "mode " << mode << ": " << s.to_string();
     EXPECT_EQ(plan.layout, Layout::kNhwc);
-    EXPECT_EQ(plan.reformats, 1u);
-    EXPECT_EQ(plan.hwc8_pads, on ? 1u : 0u);
+    EXPECT_EQ(plan.reformats, mode == 2 ? 0u : 1u) << "mode " << mode;
+    EXPECT_EQ(plan.hwc8_pads, mode >= 1 ? 1u : 0u) << "mode " << mode;
+    EXPECT_EQ(plan.hwc8_ports, mode == 2 ? 1u : 0u) << "mode " << mode;
   }
 }
 

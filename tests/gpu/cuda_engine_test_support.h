@@ -75,9 +75,26 @@ inline void add_random_conv(ir::ModelBuilder& b, const std::string& name, const 
   b.node("Conv", {in, name + "_w", name + "_b"}, {out}, name).i("group", group).ints("strides", strides).ints("pads", pads);
 }
 
-/// Uploads float inputs into a context (converted to fp16 when the engine's input is fp16).
-inline Status write_input(const CudaEngine& e, ExecutionContext& ctx, size_t i, const std::vector<float>& v) {
-  if (e.input_desc(i).dtype == ir::DType::kFloat16) {
+/// NCHW `v` of logical shape [N, C, H, W] (C <= 8) in TensorFormat::kHWC8: [N, H, W, 8], channels C..7 zero.
+inline std::vector<float> to_hwc8(const std::vector<float>& v, const ir::Shape& nchw) {
+  const int64_t n = nchw[0], c = nchw[1], hw = nchw[2] * nchw[3];
+  std::vector<float> r(size_t(n * hw * kHwc8Channels), 0.0f);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p) r[size_t((b * hw + p) * kHwc8Channels + ch)] = v[size_t((b * c + ch) * hw + p)];
+  return r;
+}
+
+/// Uploads float inputs (NCHW, the model's logical layout) into a context: converted to fp16 when the engine's input is
+/// fp16, and formatted [N, H, W, 8] with zero padding channels when it is taken in kHWC8 (hwc8_input_port).
+inline Status write_input(const CudaEngine& e, ExecutionContext& ctx, size_t i, const std::vector<float>& nchw) {
+  const TensorDesc& d = e.input_desc(i);
+  const std::vector<float> v = d.format == TensorFormat::kHWC8 ? to_hwc8(nchw, d.shape) : nchw;
+  const size_t elem = d.dtype == ir::DType::kFloat16 ? 2 : 4;
+  if (v.size() * elem != d.bytes)
+    return invalid_argument("write_input: " + std::to_string(v.size()) + " values for input '" + d.name + "' of " + std::to_string(d.bytes) +
+                            " bytes (" + tensor_format_name(d.format) + ")");
+  if (d.dtype == ir::DType::kFloat16) {
     std::vector<__half> h(v.size());
     for (size_t k = 0; k < v.size(); ++k) h[k] = __float2half_rn(v[k]);
     WS_CUDA_RETURN_IF_ERROR(::ws::test::upload_sync(ctx.input(i), h.data(), h.size() * 2));

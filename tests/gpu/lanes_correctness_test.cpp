@@ -5,7 +5,8 @@
 // each result read from the mapped result slot right after wait(), never a stale one.
 // Tolerances (logits vs CPU, |gpu − cpu| <= rel · max(|cpu|, 1)): fp32 1e-4 (cuDNN/our kernels sum in
 // another order than the reference; the demo net is 4 layers deep), fp16 2e-2 (the fp16 bar).
-// Frames are random (seed printed; WS_SEED=<n> replays).
+// Frames are random (seed printed; WS_SEED=<n> replays). Also the kHWC8 input port (LaneHwc8Port: a ResNet-like
+// fp16 engine built as `bench --hwc8-port`, the lane's NHWC8 preprocess) against the CPU classifier.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -112,6 +113,106 @@ INSTANTIATE_TEST_SUITE_P(LaneModes, LaneCorrectness,
                                           testing::Bool(),
                                           testing::Values(LaneInput::kMapped, LaneInput::kCopy, LaneInput::kDevice)),
                          mode_name);
+
+// The kHWC8 input port in a lane (bench --hwc8-port): a ResNet-like classifier (test::resnet_like_model_bytes) built fp16
+// channels-last with hwc8_input + hwc8_input_port takes its input in kHWC8, so the lane's graph runs the NHWC8 preprocess
+// (fp16 [1, H, W, 8]) and no reformat; its Top-5 must be the CPU classifier's (ref::preprocess → CpuEngine → ref::topk)
+// on the same frames, at the fp16 tolerance (near-ties within it excused and counted), in graph and direct mode, from
+// mapped, copy and device sources.
+TEST(LaneHwc8Port, ResNetLikeTop5MatchesCpu) {
+  WS_REQUIRE_LANES_GPU();
+  std::string why;
+  std::shared_ptr<CudaEngine> engine = test::resnet_like_hwc8_port_engine(&why);
+  ASSERT_TRUE(engine) << "CudaEngine::build(resnet_like, fp16, hwc8_input_port): " << why;
+  CpuEngine* cpu = test::resnet_like_cpu_engine();
+  ASSERT_TRUE(cpu);
+  const TensorDesc& in = engine->input_desc(0);
+  ASSERT_EQ(in.format, TensorFormat::kHWC8) << "the stem's padded copy must be taken at the port";
+  EXPECT_EQ(in.dtype, ir::DType::kFloat16);
+  EXPECT_EQ(in.name, "image");
+  EXPECT_EQ(in.shape, (ir::Shape{1, 3, 32, 32}));
+  EXPECT_EQ(in.bytes, size_t(32 * 32 * 8 * 2));
+  for (const TacticRecord& t : engine->tactics())
+    EXPECT_FALSE(t.op_type == "Reformat" && t.choice.find("(kHWC8)") != std::string::npos) << "a padding reformat is left: " << t.choice;
+  constexpr int kLanes = 2, kFrames = 3, kK = 5;
+  constexpr int64_t kW = 67, kH = 41;  // odd: a bilinear downscale to 32x32 at different ratios on the two axes
+  const double rel = rel_tol(Precision::kFloat16);
+  int excused = 0;
+  double worst_logit = 0;
+  for (bool graph : {true, false})
+    for (LaneInput input : {LaneInput::kMapped, LaneInput::kCopy, LaneInput::kDevice}) {
+      const std::string mode = std::string(graph ? "graph" : "direct") + "/" + lane_input_name(input);
+      SCOPED_TRACE(mode);
+      std::vector<cuda::DeviceBuffer> device_frames;
+      PipelineOptions o;
+      o.lanes = kLanes;
+      o.src_width = kW;
+      o.src_height = kH;
+      o.k = kK;
+      o.input = input;
+      o.use_cuda_graph = graph;
+      if (input == LaneInput::kDevice)
+        for (int i = 0; i < kLanes; ++i) {
+          auto b = cuda::DeviceBuffer::allocate(size_t(kW * kH * 3));
+          ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+          ASSERT_EQ(::ws::test::memset_sync(b->get(), 0, b->bytes()), cudaSuccess);
+          o.device_inputs.push_back(b->get());
+          device_frames.push_back(std::move(b).value());
+        }
+      auto built = Pipeline::build(engine, o);
+      ASSERT_TRUE(built.is_ok()) << built.status().to_string();
+      Pipeline& p = **built;
+      for (int f = 0; f < kFrames; ++f) {
+        auto lane = p.try_acquire();
+        ASSERT_TRUE(lane);
+        const auto frame = random_frame(kW, kH, test::seed_for("lanes-hwc8-port-" + std::to_string(f)));
+        if (input == LaneInput::kDevice) {
+          ASSERT_EQ(::ws::test::upload_sync(const_cast<void*>(p.device_input(*lane)), frame.data(), frame.size()), cudaSuccess);
+        } else {
+          auto slot = p.input(*lane);
+          ASSERT_EQ(slot.size(), frame.size());
+          std::memcpy(slot.data(), frame.data(), slot.size());
+        }
+        ASSERT_TRUE(p.submit(*lane, kW, kH).is_ok());
+        auto top = p.wait(*lane);
+        ASSERT_TRUE(top.is_ok()) << top.status().to_string();
+        const CpuFrame ref = cpu_reference(*cpu, frame, kW, kH, kK);
+        const std::string what = mode + " frame " + std::to_string(f);
+        excused += test::expect_topk_matches(*top, ref, rel, what);
+        std::vector<float> logits(size_t(p.classes()));
+        ASSERT_TRUE(p.copy_logits(*lane, logits).is_ok());
+        worst_logit = std::max(worst_logit, test::expect_logits_close(logits, ref.logits, rel, what));
+        ASSERT_TRUE(p.release(*lane).is_ok());
+      }
+    }
+  std::printf("lanes hwc8-port resnet_like fp16: %d frames, worst logit rel err %.3g, near-tie rank swaps %d\n", 6 * kFrames,
+              worst_logit, excused);
+}
+
+// A float32 engine cannot take a kHWC8 input from a lane (the NHWC8 preprocess writes fp16 only): with the port in
+// an fp32 build (channels-last forced, so the stem is padded and ported), Pipeline::build refuses it with kUnsupported
+// naming the input and the fix.
+TEST(LaneHwc8Port, Float32Hwc8InputIsRefused) {
+  WS_REQUIRE_LANES_GPU();
+  auto g = ir::import_onnx_bytes(test::resnet_like_model_bytes(), "resnet_like.onnx");
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  CudaBuildOptions bo;
+  bo.precision = Precision::kFloat32;
+  bo.layout = Layout::kNhwc;
+  bo.hwc8_input = bo.hwc8_input_port = true;
+  auto e = CudaEngine::build(std::move(g).value(), bo);
+  ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+  ASSERT_EQ((*e)->input_desc(0).format, TensorFormat::kHWC8);
+  PipelineOptions o;
+  o.lanes = 1;
+  o.src_width = 32;
+  o.src_height = 32;
+  auto p = Pipeline::build(std::move(e).value(), o);
+  ASSERT_FALSE(p.is_ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(p.status().message().find("'image'"), std::string::npos) << p.status().to_string();
+  EXPECT_NE(p.status().message().find("kHWC8 in float16 only"), std::string::npos) << p.status().to_string();
+}
 
 // Graph replay and direct enqueue run the same kernels with the same arguments: bitwise-equal logits.
 TEST(LaneGraphVsDirect, BitwiseEqualLogits) {

@@ -68,6 +68,28 @@ TEST(LanesKernelsTiming, DISABLED_Preprocess1080pTo224) {
   }
 }
 
+// The kHWC8 form (preprocess_rgb8_to_nhwc8: fp16 [1, 224, 224, 8], one 16-byte store per pixel), which an engine built
+// with CudaBuildOptions::hwc8_input_port takes directly: compare with the fp16 NCHW rows above plus the engine's
+// reformat kernel it replaces (≈ 3 µs, docs/cuda-executor.md).
+TEST(LanesKernelsTiming, DISABLED_Preprocess1080pTo224Nhwc8) {
+  WS_REQUIRE_LANES_GPU();
+  const int64_t w = 1920, h = 1080, bytes = w * h * 3;
+  auto dev = cuda::DeviceBuffer::allocate(size_t(bytes));
+  auto mapped = cuda::PinnedBuffer::allocate(size_t(bytes), cudaHostAllocMapped);
+  auto out = cuda::DeviceBuffer::allocate(224 * 224 * 8 * 2);
+  ASSERT_TRUE(dev.is_ok() && mapped.is_ok() && out.is_ok());
+  ASSERT_EQ(::ws::test::memset_sync(dev->get(), 0x7B, size_t(bytes)), cudaSuccess);
+  for (int64_t i = 0; i < bytes; ++i) mapped->as<uint8_t>()[i] = uint8_t(i * 31);
+  const kernels::PreprocessNormalize n;
+  time_launches("preprocess_rgb8_nhwc8 1920x1080->224x224 float16, device src", [&](cudaStream_t s) {
+    return kernels::preprocess_rgb8_to_nhwc8(dev->as<const uint8_t>(), h, w, 3 * w, out->get(), DType::kFloat16, 224, 224, n, s);
+  });
+  time_launches("preprocess_rgb8_nhwc8 1920x1080->224x224 float16, mapped src", [&](cudaStream_t s) {
+    return kernels::preprocess_rgb8_to_nhwc8(static_cast<const uint8_t*>(mapped->device_ptr()), h, w, 3 * w, out->get(),
+                                             DType::kFloat16, 224, 224, n, s);
+  });
+}
+
 TEST(LanesKernelsTiming, DISABLED_TopK) {
   WS_REQUIRE_LANES_GPU();
   auto logits = cuda::DeviceBuffer::allocate(21843 * 4);

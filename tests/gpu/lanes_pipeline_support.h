@@ -78,6 +78,92 @@ inline CpuEngine* demo_cpu_engine() {
   return engine.get();
 }
 
+/// A ResNet-like classifier with fixed random weights (mt19937_64 seeded with the FNV-1a hash of each tensor's name): input "image"
+/// [1, 3, 32, 32] → stem Conv 7×7 s2 p3 3→16 (+bias) → Relu → MaxPool 3×3 s2 p1 → basic block (Conv 3×3 16→16 + Relu,
+/// Conv 3×3 16→16, Add of the block input, Relu) → GlobalAveragePool → Flatten → Gemm 16→10 → "logits". No grouped conv:
+/// an fp16 build runs it channels-last (layout auto), so hwc8_input pads its RGB stem and hwc8_input_port takes the
+/// padded input at the port — the lane's form of `warpstream bench --hwc8-port` on ResNet-50.
+inline const std::vector<std::byte>& resnet_like_model_bytes() {
+  static const std::vector<std::byte> bytes = [] {
+    ir::ModelBuilder b(13, "resnet_like");
+    auto values = [](const std::string& name, size_t n, float scale) {
+      uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a of the name: the same weights on every platform
+      for (char ch : name) h = (h ^ uint8_t(ch)) * 0x100000001b3ull;
+      std::mt19937_64 rng(h);
+      std::uniform_real_distribution<float> d(-scale, scale);
+      std::vector<float> v(n);
+      for (auto& x : v) x = d(rng);
+      return v;
+    };
+    auto conv = [&](const std::string& name, const std::string& in, const std::string& out, std::vector<int64_t> w, int64_t stride,
+                    int64_t pad) {
+      const size_t fan_in = size_t(w[1] * w[2] * w[3]);
+      b.initializer(name + "_w", w, values(name + "_w", size_t(w[0]) * fan_in, 1.5f / std::sqrt(float(fan_in))));
+      b.initializer(name + "_b", {w[0]}, values(name + "_b", size_t(w[0]), 0.3f));
+      b.node("Conv", {in, name + "_w", name + "_b"}, {out}, name)
+          .ints("kernel_shape", {w[2], w[3]})
+          .ints("strides", {stride, stride})
+          .ints("pads", {pad, pad, pad, pad});
+    };
+    b.input("image", DType::kFloat32, {1, 3, 32, 32});
+    conv("stem", "image", "c0", {16, 3, 7, 7}, 2, 3);
+    b.node("Relu", {"c0"}, {"r0"}, "stem_relu");
+    b.node("MaxPool", {"r0"}, {"p0"}, "pool").ints("kernel_shape", {3, 3}).ints("strides", {2, 2}).ints("pads", {1, 1, 1, 1});
+    conv("b1", "p0", "a1", {16, 16, 3, 3}, 1, 1);
+    b.node("Relu", {"a1"}, {"a1r"}, "b1_relu");
+    conv("b2", "a1r", "a2", {16, 16, 3, 3}, 1, 1);
+    b.node("Add", {"a2", "p0"}, {"s"}, "add");
+    b.node("Relu", {"s"}, {"sr"}, "add_relu");
+    b.node("GlobalAveragePool", {"sr"}, {"g"}, "gap");
+    b.node("Flatten", {"g"}, {"f"}, "flatten");
+    b.initializer("fc_w", {10, 16}, values("fc_w", 160, 0.5f));
+    b.initializer("fc_b", {10}, values("fc_b", 10, 0.1f));
+    b.node("Gemm", {"f", "fc_w", "fc_b"}, {"logits"}, "fc").i("transB", 1);
+    b.output("logits");
+    return b.bytes();
+  }();
+  return bytes;
+}
+
+/// resnet_like_model_bytes() built fp16 by the CUDA executor with the kHWC8 input port (hwc8_input + hwc8_input_port, as
+/// `bench --hwc8-port`), once per process. Null (with the reason in *why) when the build fails.
+inline std::shared_ptr<CudaEngine> resnet_like_hwc8_port_engine(std::string* why) {
+  static std::shared_ptr<CudaEngine> engine;
+  static std::string error;
+  if (engine || !error.empty()) {
+    *why = error;
+    return engine;
+  }
+  auto g = ir::import_onnx_bytes(resnet_like_model_bytes(), "resnet_like.onnx");
+  if (!g) {
+    *why = error = g.status().to_string();
+    return nullptr;
+  }
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat16;
+  o.hwc8_input = o.hwc8_input_port = true;
+  auto e = CudaEngine::build(std::move(g).value(), o);
+  if (!e) {
+    *why = error = e.status().to_string();
+    return nullptr;
+  }
+  engine = std::move(e).value();
+  return engine;
+}
+
+/// resnet_like_model_bytes() on the CPU executor (the oracle).
+inline CpuEngine* resnet_like_cpu_engine() {
+  static std::unique_ptr<CpuEngine> engine = [] {
+    auto g = ir::import_onnx_bytes(resnet_like_model_bytes(), "resnet_like.onnx");
+    EXPECT_TRUE(g.is_ok()) << g.status().to_string();
+    if (!g) return std::unique_ptr<CpuEngine>();
+    auto e = CpuEngine::build(std::move(g).value());
+    EXPECT_TRUE(e.is_ok()) << e.status().to_string();
+    return e ? std::move(e).value() : std::unique_ptr<CpuEngine>();
+  }();
+  return engine.get();
+}
+
 /// Skip without a device; set up the device; build the demo engine or fail.
 #define WS_DEMO_ENGINE_OR_FAIL(var, precision)                                   \
   WS_REQUIRE_LANES_GPU();                                                        \

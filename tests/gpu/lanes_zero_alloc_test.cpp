@@ -3,7 +3,8 @@
 // tests/support/alloc_counter.cpp) and CUDA allocations (ws::cuda::cuda_allocation_count(): every
 // DeviceBuffer / PinnedBuffer in the project) both grow by zero. Demo model (tiny: fast cycles).
 // WS_LANES_ZERO_ALLOC_CYCLES=<n> sets the count; WS_GPU_TEST_SMALL=1 (the sanitizer runs) makes it 40 (same code
-// path, every counter still checked); the default is 10,000.
+// path, every counter still checked); the default is 10,000. LaneZeroAllocHwc8Port: the same cycles on a ResNet-like fp16
+// engine with the kHWC8 input port (bench --hwc8-port: the lane runs the NHWC8 preprocess; its convs run on cuDNN).
 // No gtest macro runs inside the counted loop (a passing EXPECT allocates nothing, but keep it plain).
 #include <gtest/gtest.h>
 
@@ -30,12 +31,8 @@ using ZeroAllocParam = std::tuple<bool /*graph*/, LaneInput, uint32_t /*tactic s
 
 class LaneZeroAlloc : public testing::TestWithParam<ZeroAllocParam> {};
 
-TEST_P(LaneZeroAlloc, SteadyStateCycles) {
-  const auto [graph, input, sources] = GetParam();
-  WS_REQUIRE_LANES_GPU();
-  std::string why;
-  std::shared_ptr<CudaEngine> engine = test::demo_cuda_engine(Precision::kFloat32, &why, sources);
-  ASSERT_TRUE(engine) << "CudaEngine::build(demo model, sources " << tactic_sources_string(sources) << "): " << why;
+// The counted cycles on `engine` (label: the engine, for the printed line).
+void steady_state_cycles(const std::shared_ptr<CudaEngine>& engine, bool graph, LaneInput input, const std::string& label) {
   bool uses_cudnn = false;
   for (const auto& t : engine->tactics()) uses_cudnn = uses_cudnn || t.choice.rfind("cudnn", 0) == 0;
   constexpr int kLanes = 2;
@@ -113,9 +110,18 @@ TEST_P(LaneZeroAlloc, SteadyStateCycles) {
   }
   EXPECT_EQ(cuda_after - cuda_before, 0u) << "CUDA allocations over " << n << " cycles";
   std::printf("zero-alloc %s/%s/%s%s: %d cycles, %llu heap allocations, %llu CUDA allocations (checksum %d)\n",
-              graph ? "graph" : "direct", lane_input_name(input), tactic_sources_string(sources).c_str(),
+              graph ? "graph" : "direct", lane_input_name(input), label.c_str(),
               uses_cudnn ? " (cuDNN convs)" : "", n, (unsigned long long)heap_count,
               (unsigned long long)(cuda_after - cuda_before), checksum);
+}
+
+TEST_P(LaneZeroAlloc, SteadyStateCycles) {
+  const auto [graph, input, sources] = GetParam();
+  WS_REQUIRE_LANES_GPU();
+  std::string why;
+  std::shared_ptr<CudaEngine> engine = test::demo_cuda_engine(Precision::kFloat32, &why, sources);
+  ASSERT_TRUE(engine) << "CudaEngine::build(demo model, sources " << tactic_sources_string(sources) << "): " << why;
+  steady_state_cycles(engine, graph, input, tactic_sources_string(sources));
 }
 
 INSTANTIATE_TEST_SUITE_P(LaneModes, LaneZeroAlloc,
@@ -126,6 +132,25 @@ INSTANTIATE_TEST_SUITE_P(LaneModes, LaneZeroAlloc,
                            return std::string(std::get<0>(info.param) ? "graph" : "direct") + "_" +
                                   lane_input_name(std::get<1>(info.param)) +
                                   (std::get<2>(info.param) == kAllTacticSources ? "" : "_ws");
+                         });
+
+using Hwc8PortParam = std::tuple<bool /*graph*/, LaneInput>;
+class LaneZeroAllocHwc8Port : public testing::TestWithParam<Hwc8PortParam> {};
+
+TEST_P(LaneZeroAllocHwc8Port, SteadyStateCycles) {
+  const auto [graph, input] = GetParam();
+  WS_REQUIRE_LANES_GPU();
+  std::string why;
+  std::shared_ptr<CudaEngine> engine = test::resnet_like_hwc8_port_engine(&why);
+  ASSERT_TRUE(engine) << "CudaEngine::build(resnet_like, fp16, hwc8_input_port): " << why;
+  ASSERT_EQ(engine->input_desc(0).format, TensorFormat::kHWC8);
+  steady_state_cycles(engine, graph, input, "resnet_like fp16 kHWC8 port");
+}
+
+INSTANTIATE_TEST_SUITE_P(LaneModes, LaneZeroAllocHwc8Port,
+                         testing::Combine(testing::Bool(), testing::Values(LaneInput::kMapped, LaneInput::kCopy, LaneInput::kDevice)),
+                         [](const testing::TestParamInfo<Hwc8PortParam>& info) {
+                           return std::string(std::get<0>(info.param) ? "graph" : "direct") + "_" + lane_input_name(std::get<1>(info.param));
                          });
 }  // namespace
 }  // namespace ws

@@ -1,7 +1,9 @@
 // GPU fused preprocess (src/kernels/preprocess) vs the CPU reference ws::ref::preprocess_rgb8_to_nchw.
 // float32: bit-identical expected (the kernel evaluates the reference's expressions with explicit
 // round-to-nearest intrinsics); the bar max|diff| <= 1e-5 is asserted too and the actual max is
-// printed. fp16: identical to the reference rounded to nearest-even (__float2half_rn).
+// printed. fp16: identical to the reference rounded to nearest-even (__float2half_rn). The NHWC8 variant
+// (preprocess_rgb8_to_nhwc8, TensorFormat::kHWC8): element [pixel·8 + c] == __float2half_rn(ref[c][pixel]) for
+// c < 3, and channels 3..7 exactly +0.
 // Sources: device memory and mapped pinned host memory (the device alias), row pitch with padding.
 // Outputs are poisoned with 0xFF bytes (NaN in fp32 and fp16) and guarded by a poisoned tail.
 // Random images are fresh per run; the seed is printed (WS_SEED=<n> replays).
@@ -195,6 +197,105 @@ TEST(PreprocessGpu, OddDestinationsAndPaddedRows) {
                      {1, 9, 5, 33, 2},        {4000, 3000, 1, 224, 0}};
   for (Source where : {Source::kDevice, Source::kMapped})
     for (const C& c : cases) check_case(c.sw, c.sh, c.dw, c.dh, c.pad, where);
+}
+
+/// Runs preprocess_rgb8_to_nhwc8 into a poisoned fp16 buffer; returns dst_h·dst_w·8 raw half bits and checks the
+/// guard tail. Empty on failure (already reported).
+std::vector<uint16_t> run_gpu_nhwc8(const SourceBuffer& src, const Image& im, int64_t dst_w, int64_t dst_h,
+                                    const ref::Normalize& norm) {
+  const size_t n = size_t(8 * dst_h * dst_w);
+  auto out = cuda::DeviceBuffer::allocate((n + kGuardElems) * sizeof(uint16_t));
+  EXPECT_TRUE(out.is_ok());
+  if (!out.is_ok() || !src.ptr) return {};
+  EXPECT_EQ(::ws::test::memset_sync(out->get(), 0xFF, out->bytes()), cudaSuccess);  // NaN everywhere, padding too
+  auto stream = cuda::Stream::create();
+  EXPECT_TRUE(stream.is_ok());
+  const Status st = kernels::preprocess_rgb8_to_nhwc8(src.ptr, im.h, im.w, im.pitch, out->get(), DType::kFloat16, dst_h,
+                                                      dst_w, norm, stream->get());
+  EXPECT_TRUE(st.is_ok()) << st.to_string();
+  EXPECT_EQ(cudaStreamSynchronize(stream->get()), cudaSuccess);
+  std::vector<uint16_t> all(n + kGuardElems);
+  EXPECT_EQ(cudaMemcpy(all.data(), out->get(), out->bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
+  for (size_t i = n; i < all.size(); ++i) {
+    EXPECT_EQ(all[i], uint16_t(0xFFFF)) << "write past the output tensor at element " << i;
+    if (all[i] != 0xFFFF) break;
+  }
+  all.resize(n);
+  return all;
+}
+
+/// The NHWC8 layout of one configuration against the NCHW reference: [pixel·8 + c] == RN_half(ref[c·plane + pixel]) for
+/// c < 3 (bit for bit), and the 5 padding channels exactly +0 (the poison must be overwritten on every call).
+void check_nhwc8_case(int64_t src_w, int64_t src_h, int64_t dst_w, int64_t dst_h, int64_t pad, Source where,
+                      const ref::Normalize& norm = {}) {
+  const std::string label = std::to_string(src_w) + "x" + std::to_string(src_h) + "+pad" + std::to_string(pad) +
+                            " -> " + std::to_string(dst_w) + "x" + std::to_string(dst_h) + " NHWC8 from " + source_name(where);
+  SCOPED_TRACE(label);
+  const Image im = random_image(src_w, src_h, pad, test::seed_for("nhwc8 image " + std::to_string(src_w) + "x" +
+                                                                   std::to_string(src_h) + "+" + std::to_string(pad)));
+  const std::vector<float> want = reference(im, dst_w, dst_h, norm);
+  const SourceBuffer src = upload(im, where);
+  const std::vector<uint16_t> got = run_gpu_nhwc8(src, im, dst_w, dst_h, norm);
+  const size_t plane = size_t(dst_w * dst_h);
+  ASSERT_EQ(got.size(), plane * 8);
+  size_t value_bad = 0, pad_bad = 0, first_value = SIZE_MAX, first_pad = SIZE_MAX;
+  for (size_t px = 0; px < plane; ++px)
+    for (size_t c = 0; c < 8; ++c) {
+      const uint16_t g = got[px * 8 + c];
+      if (c < 3) {
+        if (g != half_bits(__float2half_rn(want[c * plane + px])) && value_bad++ == 0) first_value = px * 8 + c;
+      } else if (g != 0 && pad_bad++ == 0) {
+        first_pad = px * 8 + c;
+      }
+    }
+  std::printf("preprocess %-46s fp16 %zu/%zu values not RN(ref), %zu padding channels not 0\n", label.c_str(), value_bad,
+              plane * 3, pad_bad);
+  EXPECT_EQ(value_bad, 0u) << "first at element " << first_value << " (pixel " << first_value / 8 << ", channel "
+                           << first_value % 8 << "): got bits " << (first_value == SIZE_MAX ? 0 : got[first_value]) << " want "
+                           << (first_value == SIZE_MAX ? 0.f : want[(first_value % 8) * plane + first_value / 8]);
+  EXPECT_EQ(pad_bad, 0u) << "first at element " << first_pad << ": bits "
+                         << (first_pad == SIZE_MAX ? 0 : got[first_pad]);
+}
+
+TEST(PreprocessGpu, Nhwc8MatchesTheReferenceRoundedToHalf) {
+  WS_REQUIRE_LANES_GPU();
+  struct C {
+    int64_t sw, sh, dw, dh, pad;
+  };
+  const C cases[] = {{1, 1, 1, 1, 0},         {7, 3, 224, 224, 0},    {1920, 1080, 224, 224, 0}, {1920, 1080, 13, 7, 5},
+                     {7, 3, 31, 17, 1},       {640, 480, 225, 223, 13}, {101, 37, 33, 9, 3},      {1, 9, 5, 33, 2},
+                     {4000, 3000, 1, 224, 0}, {224, 224, 224, 224, 0}};
+  for (Source where : {Source::kDevice, Source::kMapped})
+    for (const C& c : cases) check_nhwc8_case(c.sw, c.sh, c.dw, c.dh, c.pad, where);
+  // a per-channel normalisation other than ImageNet's: the channels must not be swapped in the 16-byte pixel
+  check_nhwc8_case(37, 29, 19, 23, 0, Source::kDevice, ref::Normalize{{0.1f, 0.5f, 0.9f}, {2.0f, 3.0f, 5.0f}});
+}
+
+TEST(PreprocessGpu, Nhwc8InvalidArgumentsAreRejected) {
+  WS_REQUIRE_LANES_GPU();
+  auto out = cuda::DeviceBuffer::allocate(4 * 4 * 8 * sizeof(uint16_t) + 64);
+  auto img = cuda::DeviceBuffer::allocate(64);
+  ASSERT_TRUE(out.is_ok() && img.is_ok());
+  ASSERT_EQ(::ws::test::memset_sync(img->get(), 0x40, 64), cudaSuccess);
+  const auto* p = img->as<const uint8_t>();
+  const kernels::PreprocessNormalize n;
+  auto call = [&](const uint8_t* src, int64_t sh, int64_t sw, int64_t pitch, void* o, DType dt, int64_t dh, int64_t dw) {
+    return kernels::preprocess_rgb8_to_nhwc8(src, sh, sw, pitch, o, dt, dh, dw, n, nullptr);
+  };
+  void* o = out->get();
+  const Status f32 = call(p, 4, 4, 12, o, DType::kFloat32, 4, 4);
+  EXPECT_EQ(f32.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(f32.message().find("float16 only"), std::string::npos) << f32.to_string();
+  const Status misaligned = call(p, 4, 4, 12, static_cast<char*>(o) + 2, DType::kFloat16, 4, 4);
+  EXPECT_EQ(misaligned.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(misaligned.message().find("16-byte"), std::string::npos) << misaligned.to_string();
+  EXPECT_EQ(call(p, 0, 4, 12, o, DType::kFloat16, 4, 4).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(call(p, 4, 4, 11, o, DType::kFloat16, 4, 4).code(), StatusCode::kInvalidArgument);  // pitch < 3*w
+  EXPECT_EQ(call(nullptr, 4, 4, 12, o, DType::kFloat16, 4, 4).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(call(p, 4, 4, 12, nullptr, DType::kFloat16, 4, 4).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(call(p, 4, 4, 12, o, DType::kFloat16, 4, kernels::kPreprocessMaxDstExtent + 1).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(call(p, 4, 4, 12, o, DType::kFloat16, 4, 4).code(), StatusCode::kOk);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
 TEST(PreprocessGpu, InvalidArgumentsAreRejected) {

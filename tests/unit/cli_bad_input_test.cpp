@@ -257,6 +257,11 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --hwc8"), {"--hwc8", "not with --precision fp32"});
   expect_one_error(cli("bench --model " + m + " --hwc8 --precision fp16 --layout nchw"), {"--hwc8", "not with --layout nchw"});
   expect_one_error(cli("bench --model " + m + " --hwc8 --precision fp16 --tactic-sources warpstream"), {"--hwc8", "must include cudnn"});
+  // --hwc8-port (--hwc8, and the padded input taken at the engine's port): refused where --hwc8 is
+  expect_one_error(cli("bench --model " + m + " --hwc8-port"), {"--hwc8-port", "not with --precision fp32"});
+  expect_one_error(cli("bench --model " + m + " --hwc8-port --precision fp16 --layout nchw"), {"--hwc8-port", "not with --layout nchw"});
+  expect_one_error(cli("bench --model " + m + " --hwc8-port --precision fp16 --tactic-sources warpstream"), {"--hwc8-port", "must include cudnn"});
+  expect_one_error(cli("bench --model " + m + " --hwc8-port=banana"), {"--hwc8-port", "banana"});
   expect_one_error(cli("bench --model " + m + " --cutlass-conv --precision fp16 --layout nchw"), {"--cutlass-conv", "not with --layout nchw"});
   expect_one_error(cli("bench --model " + m + " --cutlass-conv --precision fp16 --tactic-sources cudnn"), {"--cutlass-conv", "must include warpstream"});
   expect_one_error(cli("bench --model " + m + " --cutlass-conv"), {"--cutlass-conv", "bench's default", "--precision fp16"});
@@ -296,7 +301,7 @@ TEST_F(CliBadInput, ClassifyFp8NeedsCalibration) {
 }
 
 // The model is host work as well: truncated, empty, random-byte, gigabyte-initializer and wrongly shaped
-// models are reported by bench before it needs a device, with and without --hwc8 (a missing file too).
+// models are reported by bench before it needs a device, with and without --hwc8 or --hwc8-port (a missing file too).
 TEST_F(CliBadInput, BenchRejectsBadModelsBeforeTheDevice) {
   if (cli("bench --model " + quote(model_)).err.find("built without CUDA") != std::string::npos) GTEST_SKIP() << "CPU-only build";
   const std::string full = test::read_file(model_);
@@ -305,11 +310,13 @@ TEST_F(CliBadInput, BenchRejectsBadModelsBeforeTheDevice) {
   test::write_file(empty, "");
   // each also with the channels-last opt-ins (--hwc8 pads the RGB input: still host work, still refused first)
   const std::string hwc8 = " --precision fp16 --hwc8 --cutlass-conv";
-  for (const std::string extra : {std::string(), hwc8}) {
+  const std::string hwc8_port = " --precision fp16 --hwc8-port --cutlass-conv";
+  for (const std::string extra : {std::string(), hwc8, hwc8_port}) {
     expect_one_error(cli("bench --model " + quote(truncated) + extra), {"truncated.onnx"});
     expect_one_error(cli("bench --model " + quote(empty) + extra), {"empty.onnx"});
   }
   expect_one_error(cli("bench --model " + quote(dir_.file("missing.onnx")) + hwc8), {"missing.onnx", "No such file or directory"});
+  expect_one_error(cli("bench --model " + quote(dir_.file("missing.onnx")) + hwc8_port), {"missing.onnx", "No such file or directory"});
   {
     ModelBuilder m(13);
     m.input("input", DType::kFloat32, {1, 3, 32, 32});
@@ -321,6 +328,7 @@ TEST_F(CliBadInput, BenchRejectsBadModelsBeforeTheDevice) {
     ASSERT_TRUE(m.save(huge).is_ok());
     expect_one_error(cli("bench --model " + quote(huge)), {"huge_weight"});
     expect_one_error(cli("bench --model " + quote(huge) + hwc8), {"huge_weight"});
+    expect_one_error(cli("bench --model " + quote(huge) + hwc8_port), {"huge_weight"});
   }
   {
     ModelBuilder m(13);
@@ -333,6 +341,7 @@ TEST_F(CliBadInput, BenchRejectsBadModelsBeforeTheDevice) {
     ASSERT_TRUE(m.save(mnist).is_ok());
     expect_one_error(cli("bench --model " + quote(mnist)), {"'digits'", "[1, 1, 28, 28]", "[1, 3, H, W]"});
     expect_one_error(cli("bench --model " + quote(mnist) + hwc8), {"'digits'", "[1, 1, 28, 28]", "[1, 3, H, W]"});
+    expect_one_error(cli("bench --model " + quote(mnist) + hwc8_port), {"'digits'", "[1, 1, 28, 28]", "[1, 3, H, W]"});
   }
 }
 

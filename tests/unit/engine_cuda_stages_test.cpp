@@ -450,6 +450,139 @@ TEST(EngineCudaStages, Hwc8NeverPushesAModelOverTheBuildLimits) {
   EXPECT_EQ(roomy->hwc8_pads, 1) << "the default limits leave room";
 }
 
+// fp16, layout auto, hwc8_input and the kHWC8 input port (hwc8_input_port).
+CudaBuildOptions fp16_hwc8_port() {
+  CudaBuildOptions o = fp16_hwc8();
+  o.hwc8_input_port = true;
+  return o;
+}
+
+// TensorRT's setAllowedFormats(kHWC8) on the RGB input: the padded copy becomes the graph input and the reformat that
+// wrote it is gone (one step less); the model's input keeps its name and logical shape for the port's TensorDesc, and
+// is read by nothing (no arena range); the plan differs, so the graph hash does.
+TEST(EngineCudaStages, Hwc8PortTakesThePaddedCopyAtTheInput) {
+  auto og = optimize_for_cuda(rgb_stem(false), fp16_hwc8_port());
+  auto padded = optimize_for_cuda(rgb_stem(false), fp16_hwc8());
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  ASSERT_TRUE(padded.is_ok()) << padded.status().to_string();
+  const ir::Graph& g = og->graph;
+  ASSERT_EQ(og->layout, Layout::kNhwc);
+  EXPECT_EQ(og->hwc8_pads, 1) << "the copy is still padded (by the producer now)";
+  EXPECT_EQ(og->reformats, 0) << "the input's reformat is removed";
+  for (const ir::Node& n : g.nodes) EXPECT_EQ(n.find(kReformatAttr), nullptr) << n.name << " is a reformat left in the plan";
+  EXPECT_EQ(g.nodes.size() + 1, padded->graph.nodes.size()) << "one node (the reformat) less than hwc8 without the port";
+  EXPECT_EQ(og->nhwc_nodes.size(), g.nodes.size()) << "the per-node layout flags follow the removal";
+
+  ASSERT_EQ(g.inputs.size(), 1u);
+  ASSERT_EQ(og->hwc8_ports.size(), 1u);
+  ASSERT_EQ(og->hwc8_ports.count(0), 1u);
+  const ir::TensorId port = g.inputs[0], model = og->hwc8_ports.at(0);
+  EXPECT_EQ(g.tensor(port).shape, (ir::Shape{1, 8, 8, 8})) << "the engine input is the padded copy";
+  EXPECT_EQ(og->nhwc_tensors.count(port), 1u) << "stored channels-last";
+  EXPECT_EQ(og->hwc8_copies.count(port), 1u);
+  EXPECT_EQ(g.tensor(model).name, "x");
+  EXPECT_EQ(g.tensor(model).shape, (ir::Shape{1, 3, 8, 8})) << "the model's input keeps its logical shape";
+  const ir::Node* stem = nullptr;
+  for (const ir::Node& n : g.nodes) {
+    for (ir::TensorId id : n.inputs) EXPECT_NE(id, model) << n.name << " still reads the model's (linear) input";
+    if (n.name == "stem") stem = &n;
+  }
+  ASSERT_NE(stem, nullptr);
+  EXPECT_EQ(stem->inputs[0], port) << "the stem conv reads the port directly";
+  EXPECT_EQ(g.tensor(stem->inputs[1]).shape, (ir::Shape{4, 8, 3, 3})) << "with the padded weights";
+
+  const ArenaPlan plan = plan_cuda_arena(g, true, false);
+  EXPECT_NE(plan.offsets[static_cast<size_t>(port)], ArenaPlan::kNotInArena) << "the port's slot";
+  EXPECT_EQ(plan.offsets[static_cast<size_t>(model)], ArenaPlan::kNotInArena) << "the unread model input takes no arena";
+  EXPECT_NE(graph_hash(g), graph_hash(padded->graph)) << "the timing cache must not take one plan for the other";
+  EXPECT_EQ(graph_hash(g), graph_hash(optimize_for_cuda(rgb_stem(false), fp16_hwc8_port())->graph)) << "deterministic";
+}
+
+// An input is taken in kHWC8 only when its padded reformat is its only reader. The MaxPool of rgb_stem(true) reads the
+// reformatted copy, so nothing is padded and nothing is ported; a Sigmoid reading x itself (NCHW) beside the stem
+// leaves the stem's copy padded but x linear, with its reformat in place. Silent (no error): the option is a
+// permission, as TensorRT's allowed formats.
+TEST(EngineCudaStages, Hwc8PortLeavesAnInputThatANonConvAlsoReads) {
+  auto pooled = optimize_for_cuda(rgb_stem(true), fp16_hwc8_port());
+  ASSERT_TRUE(pooled.is_ok()) << pooled.status().to_string();
+  EXPECT_EQ(pooled->hwc8_pads, 0);
+  EXPECT_TRUE(pooled->hwc8_ports.empty());
+  EXPECT_EQ(pooled->graph.tensor(pooled->graph.inputs[0]).name, "x");
+
+  ir::ModelBuilder b(13, "rgb_stem_and_sigmoid");
+  b.input("x", ir::DType::kFloat32, {1, 3, 8, 8});
+  b.initializer("w", {4, 3, 3, 3}, std::vector<float>(4 * 3 * 9, 0.01f));
+  b.node("Conv", {"x", "w"}, {"c"}, "stem").ints("pads", {1, 1, 1, 1});
+  b.node("GlobalAveragePool", {"c"}, {"g"}, "gap");
+  b.node("Flatten", {"g"}, {"y"}, "flatten");
+  b.node("Sigmoid", {"x"}, {"s"}, "sig");
+  b.node("GlobalAveragePool", {"s"}, {"gs"}, "gap_s");
+  b.node("Flatten", {"gs"}, {"z"}, "flatten_s");
+  b.output("y");
+  b.output("z");
+  auto og = optimize_for_cuda(import(b), fp16_hwc8_port());
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  const ir::Graph& g = og->graph;
+  ASSERT_EQ(og->layout, Layout::kNhwc);
+  EXPECT_EQ(og->hwc8_pads, 1) << "the stem's copy is read by the conv only: padded";
+  EXPECT_TRUE(og->hwc8_ports.empty()) << "the Sigmoid reads x itself: x stays linear";
+  EXPECT_EQ(og->reformats, 1);
+  EXPECT_EQ(g.tensor(g.inputs[0]).name, "x");
+  EXPECT_EQ(g.tensor(g.inputs[0]).shape, (ir::Shape{1, 3, 8, 8}));
+  size_t reformats = 0;
+  for (const ir::Node& n : g.nodes) reformats += n.find(kReformatAttr) != nullptr;
+  EXPECT_EQ(reformats, 1u) << "the padded reformat stays in the plan";
+}
+
+// hwc8_input_port takes what hwc8_input pads: alone it is refused (kInvalidArgument naming both options), before any
+// other stage runs; with hwc8_input but a layout that pads nothing (NCHW) no input is ported, silently.
+TEST(EngineCudaStages, Hwc8PortWithoutHwc8InputIsRefused) {
+  CudaBuildOptions o = fp16_hwc8(false);
+  o.hwc8_input_port = true;
+  auto og = optimize_for_cuda(rgb_stem(false), o);
+  ASSERT_FALSE(og.is_ok());
+  EXPECT_EQ(og.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(og.status().message().find("hwc8_input_port"), std::string::npos) << og.status().message();
+  EXPECT_NE(og.status().message().find("needs hwc8_input"), std::string::npos) << og.status().message();
+  EXPECT_NE(og.status().message().find("--hwc8-port"), std::string::npos) << og.status().message();
+
+  CudaBuildOptions nchw = fp16_hwc8_port();
+  nchw.layout = Layout::kNchw;
+  auto plain = optimize_for_cuda(rgb_stem(false), nchw);
+  ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
+  EXPECT_EQ(plain->hwc8_pads, 0);
+  EXPECT_TRUE(plain->hwc8_ports.empty());
+  EXPECT_EQ(plain->graph.tensor(plain->graph.inputs[0]).shape, (ir::Shape{1, 3, 8, 8}));
+}
+
+#ifdef WS_HAVE_CUDA
+// CudaEngine::check_support (device-free) reports the port in its LayoutPlan: hwc8 alone pads one reformat; with the
+// port that reformat is gone (reformats 0) and hwc8_ports counts the input; the refusal reaches it too.
+TEST(EngineCudaStages, CheckSupportCountsTheHwc8Ports) {
+  LayoutPlan padded, ported;
+  ASSERT_TRUE(CudaEngine::check_support(rgb_stem(false), fp16_hwc8(), &padded).is_ok());
+  const Status s = CudaEngine::check_support(rgb_stem(false), fp16_hwc8_port(), &ported);
+  ASSERT_TRUE(s.is_ok()) << s.to_string();
+  EXPECT_EQ(padded.layout, Layout::kNhwc);
+  EXPECT_EQ(padded.reformats, 1u);
+  EXPECT_EQ(padded.hwc8_pads, 1u);
+  EXPECT_EQ(padded.hwc8_ports, 0u);
+  EXPECT_EQ(ported.layout, Layout::kNhwc);
+  EXPECT_EQ(ported.reformats, 0u);
+  EXPECT_EQ(ported.hwc8_pads, 1u);
+  EXPECT_EQ(ported.hwc8_ports, 1u);
+  EXPECT_EQ(ported.convs, padded.convs);
+  LayoutPlan none;
+  ASSERT_TRUE(CudaEngine::check_support(rgb_stem(true), fp16_hwc8_port(), &none).is_ok());
+  EXPECT_EQ(none.hwc8_ports, 0u);
+  CudaBuildOptions alone = fp16_hwc8(false);
+  alone.hwc8_input_port = true;
+  const Status refused = CudaEngine::check_support(rgb_stem(false), alone);
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << refused.to_string();
+  EXPECT_NE(refused.message().find("hwc8_input_port"), std::string::npos) << refused.message();
+}
+#endif
+
 // Two convs of the RGB input sharing one weight initializer: both read the one padded copy of it. A weight whose
 // bytes do not match its shape is refused (kInvalidModel naming it) by the graph passes before pad_hwc8 would read it.
 TEST(EngineCudaStages, Hwc8SharesOnePaddedCopyOfASharedWeight) {

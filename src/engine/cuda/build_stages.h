@@ -72,8 +72,14 @@ struct OptimizedGraph {
   /// Per node of `graph` (same order): it runs channels-last (BindContext::nhwc). Empty when nothing does.
   std::vector<bool> nhwc_nodes;
   int reformats = 0;
-  /// Stage 1b' (pad_hwc8): the reformats to NHWC that also pad the channels to 8 (CudaBuildOptions::hwc8_input).
+  /// Stage 1b' (pad_hwc8): the reformats to NHWC that also pad the channels to 8 (CudaBuildOptions::hwc8_input), and
+  /// their output tensors (the padded copies, [N, 8, H, W] stored NHWC).
   int hwc8_pads = 0;
+  std::set<ir::TensorId> hwc8_copies;
+  /// Stage 1b'' (port_hwc8, CudaBuildOptions::hwc8_input_port): graph input slot -> the model's input tensor it replaced.
+  /// graph.inputs[slot] is now that input's padded copy (TensorFormat::kHWC8 at the port) and the reformat that wrote
+  /// the copy is gone; the model's tensor keeps its name and logical shape for the port's TensorDesc and is read by no node.
+  std::map<size_t, ir::TensorId> hwc8_ports;
   Layout layout = Layout::kNchw;  ///< the layout chosen (kAuto resolved)
   /// Stage 1c (depthwise_pointwise_pairs): the pointwise Convs that may absorb the depthwise Conv just before them.
   std::set<std::string> depthwise_pointwise;
@@ -359,6 +365,37 @@ inline void pad_hwc8(OptimizedGraph& og) {
       g.nodes[i].inputs[1] = padded[wid] = static_cast<ir::TensorId>(g.tensors.size() - 1);
     }
     ++og.hwc8_pads;
+    og.hwc8_copies.insert(out);
+  }
+}
+
+/// Stage 1b'' (CudaBuildOptions::hwc8_input_port; TensorRT's ITensor::setAllowedFormats(kHWC8) on a network input):
+/// each graph input whose only reader is a reformat pad_hwc8 padded (OptimizedGraph::hwc8_copies), and that is no graph
+/// output, is replaced in graph.inputs by that reformat's output (the padded copy: the producer writes it in
+/// TensorFormat::kHWC8) and the reformat node is removed — one kernel less per enqueue. The model's input tensor stays in
+/// the graph, read by nothing, for the port's name and logical shape (OptimizedGraph::hwc8_ports). og.reformats counts
+/// the reformats left in the plan. Every other input is left as it is (format kLinear). Device-free; no error.
+inline void port_hwc8(OptimizedGraph& og) {
+  ir::Graph& g = og.graph;
+  for (size_t slot = 0; slot < g.inputs.size(); ++slot) {
+    const ir::TensorId x = g.inputs[slot];
+    if (std::find(g.outputs.begin(), g.outputs.end(), x) != g.outputs.end()) continue;
+    size_t reads = 0, reader = 0;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      for (ir::TensorId id : g.nodes[i].inputs)
+        if (id == x) {
+          ++reads;
+          reader = i;
+        }
+    if (reads != 1) continue;  // unread, or read by another node too (it needs the linear tensor)
+    const ir::Node& r = g.nodes[reader];
+    const ir::Attribute* a = r.find(kReformatAttr);
+    if (!a || a->s != "nhwc" || r.outputs.size() != 1 || !og.hwc8_copies.count(r.outputs[0])) continue;
+    g.inputs[slot] = r.outputs[0];
+    og.hwc8_ports[slot] = x;
+    g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(reader));
+    if (reader < og.nhwc_nodes.size()) og.nhwc_nodes.erase(og.nhwc_nodes.begin() + static_cast<std::ptrdiff_t>(reader));
+    --og.reformats;
   }
 }
 
@@ -527,10 +564,14 @@ inline bool cuda_output_dtype(ir::DType d) {
          d == ir::DType::kInt8 || d == ir::DType::kUInt8 || d == ir::DType::kBool;
 }
 
-/// Stage 1. Errors: kInvalidArgument for precision fp8 without calibrated ranges (fp8_activation_amax empty);
+/// Stage 1. Errors: kInvalidArgument for hwc8_input_port without hwc8_input, and for precision fp8 without calibrated
+/// ranges (fp8_activation_amax empty);
 /// ir::optimize's; kUnsupported for a non-float32 graph input or a graph output of another type than
 /// cuda_output_dtype (naming the tensor). A graph output may be a constant (folded at build).
 inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuildOptions& options) {
+  if (options.hwc8_input_port && !options.hwc8_input)
+    return invalid_argument("CudaBuildOptions::hwc8_input_port (bench --hwc8-port) needs hwc8_input (--hwc8): the kHWC8 input port "
+                            "takes the copy hwc8_input pads to 8 channels; set both, or neither");
   if (options.precision == Precision::kFloat8 && options.fp8_activation_amax.empty())
     return invalid_argument("precision fp8 needs calibrated activation ranges: give --calibration DIR (a few representative images; "
                             "CudaBuildOptions::fp8_activation_amax is empty)");
@@ -552,6 +593,7 @@ inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuild
   r.graph = std::move(graph);
   WS_RETURN_IF_ERROR(assign_layouts(r, options));
   if (options.hwc8_input) pad_hwc8(r);
+  if (options.hwc8_input_port) port_hwc8(r);
   r.depthwise_pointwise = depthwise_pointwise_pairs(r, options);
   r.mbconv = mbconv_blocks(r);
   r.expand_depthwise = expand_depthwise_pairs(r, options);

@@ -536,17 +536,41 @@ Step* fold_candidate(EngineImpl& e, ir::TensorId id) {
   return nullptr;
 }
 
-/// The ports. fp16: the input is fp16 in place; each float32 output gets a float32 copy written by a cast step
+/// The input ports, in graph-input order: in the activation type (fp16 in fp16 / fp8 mode), in the arena slot of the
+/// graph input. A kHWC8 port (OptimizedGraph::hwc8_ports) binds the padded copy (graph.inputs[i] after port_hwc8) and
+/// describes it by the model's input: its name and logical [N, C, H, W] shape, format kHWC8, the copy's bytes; it is
+/// listed in tactics() as op "Port".
+void bind_inputs(EngineImpl& e, const OptimizedGraph& og, const ArenaPlan& plan) {
+  const ir::Graph& g = e.graph_;
+  const bool half = half_storage(e.precision_);
+  const size_t elem = half ? 2 : 4;
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const ir::TensorId id = g.inputs[i];
+    const ir::Tensor& t = g.tensor(id);
+    TensorDesc d{t.name, half ? ir::DType::kFloat16 : ir::DType::kFloat32, t.shape, tensor_bytes(t, elem)};
+    if (auto p = og.hwc8_ports.find(i); p != og.hwc8_ports.end()) {
+      const ir::Tensor& model = g.tensor(p->second);
+      d.name = model.name;
+      d.shape = model.shape;
+      d.format = TensorFormat::kHWC8;
+      const ir::Shape stored = {t.shape[0], t.shape[2], t.shape[3], t.shape[1]};
+      e.tactics_.push_back({"input_port(" + model.name + ")", "Port",
+                            "input " + ::ws::quoted(model.name) + " " + ir::shape_string(model.shape) + " taken in kHWC8: stored " +
+                                ir::shape_string(stored) + ", channels " + std::to_string(model.shape[1]) + " zero-padded to " +
+                                std::to_string(t.shape[1]) + " by the producer (its reformat removed), " + precision_name(e.precision_),
+                            0.0f, false});
+    }
+    e.inputs_.push_back(std::move(d));
+    e.input_offsets_.push_back(plan.offsets[static_cast<size_t>(id)]);
+  }
+}
+
+/// The output ports. fp16: each float32 output gets a float32 copy written by a cast step
 /// placed after `arena_end` (int / bool outputs are read where they are; a constant output gets a slot there and a
 /// copy step). Returns the new arena end.
 Result<size_t> bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end) {
   const ir::Graph& g = e.graph_;
   const bool half = half_storage(e.precision_);
-  for (ir::TensorId id : g.inputs) {
-    const ir::Tensor& t = g.tensor(id);
-    e.inputs_.push_back(TensorDesc{t.name, half ? ir::DType::kFloat16 : ir::DType::kFloat32, t.shape, tensor_bytes(t, half ? 2 : 4)});
-    e.input_offsets_.push_back(plan.offsets[static_cast<size_t>(id)]);
-  }
   for (ir::TensorId id : g.outputs) {
     const ir::Tensor& t = g.tensor(id);
     if (t.is_constant()) {
@@ -626,6 +650,7 @@ Status CudaEngine::check_support(ir::Graph graph, const CudaBuildOptions& option
     plan->layout = og.layout;
     plan->reformats = static_cast<size_t>(og.reformats);
     plan->hwc8_pads = static_cast<size_t>(og.hwc8_pads);
+    plan->hwc8_ports = og.hwc8_ports.size();
     for (size_t i = 0; i < og.graph.nodes.size(); ++i) {
       const bool nhwc = i < og.nhwc_nodes.size() && og.nhwc_nodes[i];
       plan->nhwc_nodes += nhwc;
@@ -639,7 +664,8 @@ Status CudaEngine::check_support(ir::Graph graph, const CudaBuildOptions& option
 }
 
 // The stages, in order: optimize (build_stages.h) -> check support (no device work) -> plan the arena
-// (build_stages.h) -> choose tactics through the TimingCache while binding each node -> ports -> save the cache.
+// (build_stages.h) -> input ports -> choose tactics through the TimingCache while binding each node -> output ports ->
+// save the cache.
 Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const CudaBuildOptions& options) {
   using namespace cudaexec;
   WS_ASSIGN_OR_RETURN(OptimizedGraph og, optimize_for_cuda(std::move(graph), options));
@@ -679,6 +705,7 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
                          " code); rebuild with -DCMAKE_CUDA_ARCHITECTURES including " + std::to_string(prop.major) + std::to_string(prop.minor));
   }
   WS_ASSIGN_OR_RETURN(TimingCache cache, open_timing_cache(g, options));
+  bind_inputs(*e, og, plan);
   WS_ASSIGN_OR_RETURN(const auto bound, bind_steps(*e, og, analyzed, plan, options, dev, cache));
   const size_t workspace = bound.first;
   if (options.precision == Precision::kFloat8 && options.fp8_obey_precision) {  // as TensorRT's obey: a constraint no conv meets fails

@@ -1,16 +1,22 @@
 // Fused image preprocess: RGB8 interleaved [src_h, src_w, 3] (device memory or mapped pinned host
 // memory) → bilinear, pixel-centre aligned (half_pixel, no antialias) → ×1/255 → (x − mean[c])·inv_std[c]
-// → NCHW [1, 3, dst_h, dst_w] float32 or fp16, written straight into the network input tensor.
+// → written straight into the network input tensor, in one of two layouts:
+//   preprocess_rgb8_to_nchw:  NCHW [1, 3, dst_h, dst_w] float32 or fp16;
+//   preprocess_rgb8_to_nhwc8: fp16 [1, dst_h, dst_w, 8] (TensorFormat::kHWC8: channels 3..7 zero), for an engine
+//                             input taken in kHWC8 (CudaBuildOptions::hwc8_input_port).
 // Thread mapping: one thread per destination pixel (dx, dy) computes all three channels; block 32×8,
-// grid ceil(dst_w/32) × ceil(dst_h/8); warps write 32 consecutive floats of one row of each plane.
+// grid ceil(dst_w/32) × ceil(dst_h/8); NCHW: warps write 32 consecutive elements of one row of each plane;
+// NHWC8: each thread one 16-byte store (3 values + 5 zeros), a warp 512 contiguous bytes.
 // Exactness: the expressions and their order are those of src/reference/preprocess.cpp; every float
 // operation is an explicit round-to-nearest intrinsic (__fmul_rn/__fadd_rn/__fsub_rn), which nvcc
 // never contracts into an FMA whatever -fmad says, and scale_x/scale_y/1/255 are computed on the host
-// exactly as the reference does. So float32 output is bit-identical to the reference.
+// exactly as the reference does. So float32 output is bit-identical to the reference, and each fp16 value
+// (both layouts) is __float2half_rn of it.
 // Test: tests/gpu/preprocess_test.cpp (ws_gpu_tests --gtest_filter='PreprocessGpu*').
 // Time: ws_gpu_tests --gtest_also_run_disabled_tests --gtest_filter='LanesKernelsTiming*'.
 #include <cuda_fp16.h>
 
+#include <cstdint>
 #include <string>
 
 #include "cuda/cuda_util.h"
@@ -31,14 +37,9 @@ struct Params {
 __device__ __forceinline__ void store(float* out, int64_t i, float v) { out[i] = v; }
 __device__ __forceinline__ void store(__half* out, int64_t i, float v) { out[i] = __float2half_rn(v); }
 
-template <typename OutT>
-__global__ void __launch_bounds__(kBlockX* kBlockY)
-    preprocess_rgb8_to_nchw_kernel(const uint8_t* __restrict__ rgb, int src_h, int src_w, int64_t src_row_bytes,
-                                   OutT* __restrict__ out, int dst_h, int dst_w, Params p) {
-  const int dx = blockIdx.x * kBlockX + threadIdx.x;
-  const int dy = blockIdx.y * kBlockY + threadIdx.y;
-  if (dx >= dst_w || dy >= dst_h) return;
-
+// The three normalised channels of destination pixel (dx, dy): the reference's expressions, in its order.
+__device__ __forceinline__ void sample_pixel(const uint8_t* __restrict__ rgb, int src_h, int src_w, int64_t src_row_bytes,
+                                             int dx, int dy, const Params& p, float out[3]) {
   // sy = ((float)dy + 0.5f) * scale_y - 0.5f, clamped to [0, src_h - 1]; likewise x.
   float sy = __fsub_rn(__fmul_rn(__fadd_rn(float(dy), 0.5f), p.scale_y), 0.5f);
   sy = fminf(fmaxf(sy, 0.0f), p.max_y);
@@ -50,8 +51,6 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
 
   const uint8_t* row0 = rgb + int64_t(y0) * src_row_bytes;
   const uint8_t* row1 = rgb + int64_t(y1) * src_row_bytes;
-  const int64_t plane = int64_t(dst_h) * dst_w;
-  const int64_t o = int64_t(dy) * dst_w + dx;
 #pragma unroll
   for (int c = 0; c < 3; ++c) {
     const float p00 = float(row0[x0 * 3 + c]), p01 = float(row0[x1 * 3 + c]);
@@ -59,35 +58,66 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
     const float top = __fadd_rn(p00, __fmul_rn(__fsub_rn(p01, p00), fx));
     const float bottom = __fadd_rn(p10, __fmul_rn(__fsub_rn(p11, p10), fx));
     const float v = __fadd_rn(top, __fmul_rn(__fsub_rn(bottom, top), fy));
-    store(out, c * plane + o, __fmul_rn(__fsub_rn(__fmul_rn(v, p.inv255), p.mean[c]), p.inv_std[c]));
+    out[c] = __fmul_rn(__fsub_rn(__fmul_rn(v, p.inv255), p.mean[c]), p.inv_std[c]);
   }
 }
 
-}  // namespace
+template <typename OutT>
+__global__ void __launch_bounds__(kBlockX* kBlockY)
+    preprocess_rgb8_to_nchw_kernel(const uint8_t* __restrict__ rgb, int src_h, int src_w, int64_t src_row_bytes,
+                                   OutT* __restrict__ out, int dst_h, int dst_w, Params p) {
+  const int dx = blockIdx.x * kBlockX + threadIdx.x;
+  const int dy = blockIdx.y * kBlockY + threadIdx.y;
+  if (dx >= dst_w || dy >= dst_h) return;
+  float v[3];
+  sample_pixel(rgb, src_h, src_w, src_row_bytes, dx, dy, p, v);
+  const int64_t plane = int64_t(dst_h) * dst_w;
+  const int64_t o = int64_t(dy) * dst_w + dx;
+#pragma unroll
+  for (int c = 0; c < 3; ++c) store(out, c * plane + o, v[c]);
+}
 
-Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
-                               DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
-                               cudaStream_t stream) {
-  // Messages are built only on the error paths: this runs per frame in direct enqueue (no allocation there).
+// fp16 [1, dst_h, dst_w, 8]: pixel (dx, dy) is one 16-byte vector {R, G, B, 0, 0, 0, 0, 0}.
+__global__ void __launch_bounds__(kBlockX* kBlockY)
+    preprocess_rgb8_to_nhwc8_kernel(const uint8_t* __restrict__ rgb, int src_h, int src_w, int64_t src_row_bytes,
+                                    uint4* __restrict__ out, int dst_h, int dst_w, Params p) {
+  const int dx = blockIdx.x * kBlockX + threadIdx.x;
+  const int dy = blockIdx.y * kBlockY + threadIdx.y;
+  if (dx >= dst_w || dy >= dst_h) return;
+  float v[3];
+  sample_pixel(rgb, src_h, src_w, src_row_bytes, dx, dy, p, v);
+  // little-endian: channel 0 in the low half of px.x; channels 3..7 (the high half of px.y, px.z, px.w) +0
+  uint4 px;
+  px.x = unsigned(__half_as_ushort(__float2half_rn(v[0]))) | (unsigned(__half_as_ushort(__float2half_rn(v[1]))) << 16);
+  px.y = unsigned(__half_as_ushort(__float2half_rn(v[2])));
+  px.z = 0u;
+  px.w = 0u;
+  out[int64_t(dy) * dst_w + dx] = px;
+}
+
+// The launchers' shared argument checks (kInvalidArgument naming the bad value). Messages are built only on the
+// error paths: this runs per frame in direct enqueue (no allocation there).
+Status check_args(const char* what, const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, const void* out,
+                  int64_t dst_h, int64_t dst_w) {
   auto dims = [&] {
     return "source " + std::to_string(src_w) + "x" + std::to_string(src_h) + ", destination " + std::to_string(dst_w) +
            "x" + std::to_string(dst_h);
   };
   if (src_h < 1 || src_w < 1 || dst_h < 1 || dst_w < 1)
-    return invalid_argument("preprocess (GPU): image extents must be >= 1, got " + dims());
+    return invalid_argument(std::string(what) + ": image extents must be >= 1, got " + dims());
   if (src_h > kPreprocessMaxSrcExtent || src_w > kPreprocessMaxSrcExtent || dst_h > kPreprocessMaxDstExtent ||
       dst_w > kPreprocessMaxDstExtent)
-    return invalid_argument("preprocess (GPU): extents too large (" + dims() + "; limits: source side <= " +
+    return invalid_argument(std::string(what) + ": extents too large (" + dims() + "; limits: source side <= " +
                             std::to_string(kPreprocessMaxSrcExtent) + ", destination side <= " +
                             std::to_string(kPreprocessMaxDstExtent) + ")");
   if (src_row_bytes < 3 * src_w)
-    return invalid_argument("preprocess (GPU): row pitch " + std::to_string(src_row_bytes) +
+    return invalid_argument(std::string(what) + ": row pitch " + std::to_string(src_row_bytes) +
                             " bytes is less than 3 * width = " + std::to_string(3 * src_w));
-  if (!rgb || !out) return invalid_argument("preprocess (GPU): null image or output pointer");
-  if (out_dtype != DType::kFloat32 && out_dtype != DType::kFloat16)
-    return invalid_argument("preprocess (GPU): output element type " + dtype_name(out_dtype) +
-                            " (float32 or float16 only)");
+  if (!rgb || !out) return invalid_argument(std::string(what) + ": null image or output pointer");
+  return Status::ok();
+}
 
+Params make_params(int64_t src_h, int64_t src_w, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm) {
   Params p;
   p.scale_x = static_cast<float>(src_w) / static_cast<float>(dst_w);
   p.scale_y = static_cast<float>(src_h) / static_cast<float>(dst_h);
@@ -98,6 +128,19 @@ Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w,
     p.mean[c] = norm.mean[c];
     p.inv_std[c] = norm.inv_std[c];
   }
+  return p;
+}
+
+}  // namespace
+
+Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
+                               DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
+                               cudaStream_t stream) {
+  WS_RETURN_IF_ERROR(check_args("preprocess (GPU)", rgb, src_h, src_w, src_row_bytes, out, dst_h, dst_w));
+  if (out_dtype != DType::kFloat32 && out_dtype != DType::kFloat16)
+    return invalid_argument("preprocess (GPU): output element type " + dtype_name(out_dtype) +
+                            " (float32 or float16 only)");
+  const Params p = make_params(src_h, src_w, dst_h, dst_w, norm);
   const dim3 block(kBlockX, kBlockY);
   const dim3 grid(unsigned((dst_w + kBlockX - 1) / kBlockX), unsigned((dst_h + kBlockY - 1) / kBlockY));
   if (out_dtype == DType::kFloat16) {
@@ -107,6 +150,25 @@ Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w,
     preprocess_rgb8_to_nchw_kernel<float><<<grid, block, 0, stream>>>(
         rgb, int(src_h), int(src_w), src_row_bytes, static_cast<float*>(out), int(dst_h), int(dst_w), p);
   }
+  WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return Status::ok();
+}
+
+Status preprocess_rgb8_to_nhwc8(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
+                                DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
+                                cudaStream_t stream) {
+  WS_RETURN_IF_ERROR(check_args("preprocess NHWC8 (GPU)", rgb, src_h, src_w, src_row_bytes, out, dst_h, dst_w));
+  if (out_dtype != DType::kFloat16)
+    return invalid_argument("preprocess NHWC8 (GPU): output element type " + dtype_name(out_dtype) +
+                            " (float16 only: the kHWC8 port of an fp16 engine; a float32 engine takes NCHW, "
+                            "preprocess_rgb8_to_nchw)");
+  if (reinterpret_cast<uintptr_t>(out) % 16 != 0)
+    return invalid_argument("preprocess NHWC8 (GPU): output address is not 16-byte aligned (one 16-byte store per pixel)");
+  const Params p = make_params(src_h, src_w, dst_h, dst_w, norm);
+  const dim3 block(kBlockX, kBlockY);
+  const dim3 grid(unsigned((dst_w + kBlockX - 1) / kBlockX), unsigned((dst_h + kBlockY - 1) / kBlockY));
+  preprocess_rgb8_to_nhwc8_kernel<<<grid, block, 0, stream>>>(rgb, int(src_h), int(src_w), src_row_bytes,
+                                                              static_cast<uint4*>(out), int(dst_h), int(dst_w), p);
   WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();
 }

@@ -1,8 +1,9 @@
 #pragma once
 /// \file preprocess_rgb8.h
-/// Host-only launcher of the fused image preprocess: RGB8 interleaved → bilinear resize (half-pixel
-/// centres, no antialias) → ×1/255 → per-channel (x − mean)·inv_std → NCHW float32 or fp16, written
-/// straight into the network's input tensor. No intermediate image exists.
+/// Host-only launchers of the fused image preprocess: RGB8 interleaved → bilinear resize (half-pixel
+/// centres, no antialias) → ×1/255 → per-channel (x − mean)·inv_std → NCHW float32 or fp16, or fp16 NHWC with
+/// the channels padded to 8 (TensorFormat::kHWC8), written straight into the network's input tensor. No
+/// intermediate image exists.
 /// Computes exactly ws::ref::preprocess_rgb8_to_nchw (src/reference/preprocess.cpp): in float32 the
 /// result is bit-identical to the reference; in fp16 it is the reference rounded to nearest-even.
 
@@ -38,5 +39,16 @@ inline constexpr int64_t kPreprocessMaxSrcExtent = int64_t(1) << 24;
 Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
                                DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
                                cudaStream_t stream);
+
+/// As preprocess_rgb8_to_nchw, writing TensorFormat::kHWC8 (an engine input taken in kHWC8:
+/// CudaBuildOptions::hwc8_input_port): `out` is fp16 [1, dst_h, dst_w, 8], channel c of pixel (y, x) at
+/// (y·dst_w + x)·8 + c; channels 0..2 are R, G, B (each __float2half_rn of the reference's value), 3..7 are
+/// written 0 on every call. dst_h·dst_w·16 bytes.
+///   Thread mapping: one thread per destination pixel, one 16-byte store (3 values + 5 zeros), 32×8 blocks.
+/// Errors (kInvalidArgument, nothing enqueued): those of preprocess_rgb8_to_nchw; `out_dtype` other than
+/// DType::kFloat16 (float32 has no kHWC8 form here); `out` not 16-byte aligned. kCuda: the launch failed.
+Status preprocess_rgb8_to_nhwc8(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
+                                DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
+                                cudaStream_t stream);
 
 }  // namespace ws::kernels
