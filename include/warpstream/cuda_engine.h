@@ -59,10 +59,11 @@ inline Result<Precision> parse_precision(const std::string& text) {
 /// Tactic sources (as TensorRT's IBuilderConfig::setTacticSources): the kernel families a build may time
 /// and choose from; CudaBuildOptions::tactic_sources is a bitmask of these.
 ///  - kTacticCudnn: cuDNN convolutions (legacy API; + our bias/activation epilogue kernel where needed).
-///  - kTacticCublasLt: cuBLASLt GEMM/MatMul. Gemm/MatMul have no other implementation, so they always use
-///    cuBLASLt; the bit is reserved for when they do.
+///  - kTacticCublasLt: cuBLASLt GEMM/MatMul. Gemm/MatMul always time cuBLASLt (it covers every form); the bit is
+///    reserved for when it may be left out.
 ///  - kTacticWarpStream: our own fused convolution kernels (src/kernels/conv: depthwise, pointwise GEMM,
-///    direct), each one kernel with padding, bias and activation fused.
+///    direct), each one kernel with padding, bias and activation fused; and the few-row Gemm/MatMul (M ≤ 4, constant
+///    B: a classifier head at batch 1, src/kernels/gemm/gemv.h), timed beside cuBLASLt.
 /// A Conv for which no enabled source has a kernel fails the build (kUnsupported naming the node).
 enum TacticSource : uint32_t { kTacticCudnn = 1, kTacticCublasLt = 2, kTacticWarpStream = 4 };
 inline constexpr uint32_t kAllTacticSources = kTacticCudnn | kTacticCublasLt | kTacticWarpStream;
