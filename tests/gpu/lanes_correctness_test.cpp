@@ -46,20 +46,9 @@ TEST_P(LaneCorrectness, MatchesCpuOnRandomFrames) {
   constexpr int64_t kW = 67, kH = 41;
   std::vector<cuda::DeviceBuffer> device_frames;
   PipelineOptions o;
-  o.lanes = kLanes;
-  o.src_width = kW;
-  o.src_height = kH;
-  o.k = kK;
-  o.input = input;
-  o.use_cuda_graph = graph;
-  if (input == LaneInput::kDevice) {
-    for (int i = 0; i < kLanes; ++i) {
-      auto b = cuda::DeviceBuffer::allocate(size_t(kW * kH * 3));
-      ASSERT_TRUE(b.is_ok()) << b.status().to_string();
-      ASSERT_EQ(::ws::test::memset_sync(b->get(), 0, b->bytes()), cudaSuccess);
-      o.device_inputs.push_back(b->get());
-      device_frames.push_back(std::move(b).value());
-    }
+  {
+    const Status s = test::lane_test_options(&o, &device_frames, kLanes, kW, kH, kK, input, graph);
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
   }
   auto built = Pipeline::build(engine, o);
   ASSERT_TRUE(built.is_ok()) << built.status().to_string();
@@ -145,20 +134,10 @@ TEST(LaneHwc8Port, ResNetLikeTop5MatchesCpu) {
       SCOPED_TRACE(mode);
       std::vector<cuda::DeviceBuffer> device_frames;
       PipelineOptions o;
-      o.lanes = kLanes;
-      o.src_width = kW;
-      o.src_height = kH;
-      o.k = kK;
-      o.input = input;
-      o.use_cuda_graph = graph;
-      if (input == LaneInput::kDevice)
-        for (int i = 0; i < kLanes; ++i) {
-          auto b = cuda::DeviceBuffer::allocate(size_t(kW * kH * 3));
-          ASSERT_TRUE(b.is_ok()) << b.status().to_string();
-          ASSERT_EQ(::ws::test::memset_sync(b->get(), 0, b->bytes()), cudaSuccess);
-          o.device_inputs.push_back(b->get());
-          device_frames.push_back(std::move(b).value());
-        }
+      {
+        const Status s = test::lane_test_options(&o, &device_frames, kLanes, kW, kH, kK, input, graph);
+        ASSERT_TRUE(s.is_ok()) << s.to_string();
+      }
       auto built = Pipeline::build(engine, o);
       ASSERT_TRUE(built.is_ok()) << built.status().to_string();
       Pipeline& p = **built;

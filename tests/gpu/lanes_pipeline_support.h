@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "cuda/cuda_util.h"
 #include "engine/ir/model_builder.h"
+#include "support/cuda_check.h"
 #include "lanes_gpu_support.h"
 #include "reference/reference.h"
 #include "warpstream/cuda_engine.h"
@@ -65,16 +67,42 @@ inline std::shared_ptr<CudaEngine> demo_cuda_engine(Precision p, std::string* wh
   return shared;
 }
 
+/// PipelineOptions of the lane tests: `lanes` lanes, w × h RGB8 sources, Top-`k`, `input` mode, graph or direct. For
+/// LaneInput::kDevice one device frame per lane is allocated into `device_frames` (filled with `fill`) and
+/// registered; a failed allocation or fill is returned (the caller ASSERTs it).
+inline Status lane_test_options(PipelineOptions* o, std::vector<cuda::DeviceBuffer>* device_frames, int lanes, int64_t w, int64_t h, int k,
+                                LaneInput input, bool graph, int fill = 0) {
+  o->lanes = lanes;
+  o->src_width = w;
+  o->src_height = h;
+  o->k = k;
+  o->input = input;
+  o->use_cuda_graph = graph;
+  if (input != LaneInput::kDevice) return Status::ok();
+  for (int i = 0; i < lanes; ++i) {
+    WS_ASSIGN_OR_RETURN(cuda::DeviceBuffer b, cuda::DeviceBuffer::allocate(size_t(w * h * 3)));
+    if (cudaError_t e = ::ws::test::memset_sync(b.get(), fill, b.bytes()); e != cudaSuccess)
+      return internal_error(std::string("device frame fill: ") + cudaGetErrorString(e));
+    o->device_inputs.push_back(b.get());
+    device_frames->push_back(std::move(b));
+  }
+  return Status::ok();
+}
+
+/// A model's bytes imported and built on the CPU executor (the oracle); failures are test failures (nullptr).
+template <class Bytes>
+inline std::unique_ptr<CpuEngine> build_cpu_oracle(const Bytes& bytes, const char* name) {
+  auto g = ir::import_onnx_bytes(bytes, name);
+  EXPECT_TRUE(g.is_ok()) << g.status().to_string();
+  if (!g) return nullptr;
+  auto e = CpuEngine::build(std::move(g).value());
+  EXPECT_TRUE(e.is_ok()) << e.status().to_string();
+  return e ? std::move(e).value() : nullptr;
+}
+
 /// The demo model on the CPU executor (the oracle).
 inline CpuEngine* demo_cpu_engine() {
-  static std::unique_ptr<CpuEngine> engine = [] {
-    auto g = ir::import_onnx_bytes(demo_model_bytes(), "demo.onnx");
-    EXPECT_TRUE(g.is_ok()) << g.status().to_string();
-    if (!g) return std::unique_ptr<CpuEngine>();
-    auto e = CpuEngine::build(std::move(g).value());
-    EXPECT_TRUE(e.is_ok()) << e.status().to_string();
-    return e ? std::move(e).value() : std::unique_ptr<CpuEngine>();
-  }();
+  static std::unique_ptr<CpuEngine> engine = build_cpu_oracle(demo_model_bytes(), "demo.onnx");
   return engine.get();
 }
 
@@ -153,14 +181,7 @@ inline std::shared_ptr<CudaEngine> resnet_like_hwc8_port_engine(std::string* why
 
 /// resnet_like_model_bytes() on the CPU executor (the oracle).
 inline CpuEngine* resnet_like_cpu_engine() {
-  static std::unique_ptr<CpuEngine> engine = [] {
-    auto g = ir::import_onnx_bytes(resnet_like_model_bytes(), "resnet_like.onnx");
-    EXPECT_TRUE(g.is_ok()) << g.status().to_string();
-    if (!g) return std::unique_ptr<CpuEngine>();
-    auto e = CpuEngine::build(std::move(g).value());
-    EXPECT_TRUE(e.is_ok()) << e.status().to_string();
-    return e ? std::move(e).value() : std::unique_ptr<CpuEngine>();
-  }();
+  static std::unique_ptr<CpuEngine> engine = build_cpu_oracle(resnet_like_model_bytes(), "resnet_like.onnx");
   return engine.get();
 }
 

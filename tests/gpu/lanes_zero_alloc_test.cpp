@@ -39,20 +39,9 @@ void steady_state_cycles(const std::shared_ptr<CudaEngine>& engine, bool graph, 
   constexpr int64_t kW = 40, kH = 30;
   std::vector<cuda::DeviceBuffer> device_frames;
   PipelineOptions o;
-  o.lanes = kLanes;
-  o.src_width = kW;
-  o.src_height = kH;
-  o.k = 5;
-  o.use_cuda_graph = graph;
-  o.input = input;
-  if (input == LaneInput::kDevice) {
-    for (int i = 0; i < kLanes; ++i) {
-      auto b = cuda::DeviceBuffer::allocate(size_t(kW * kH * 3));
-      ASSERT_TRUE(b.is_ok());
-      ASSERT_EQ(::ws::test::memset_sync(b->get(), 1, b->bytes()), cudaSuccess);
-      o.device_inputs.push_back(b->get());
-      device_frames.push_back(std::move(b).value());
-    }
+  {
+    const Status s = test::lane_test_options(&o, &device_frames, kLanes, kW, kH, 5, input, graph, 1);
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
   }
   auto built = Pipeline::build(engine, o);
   ASSERT_TRUE(built.is_ok()) << built.status().to_string();
