@@ -223,14 +223,15 @@ struct CudaBuildOptions {
   /// frame equal) while every ExecutionContext shared the execution plans built at build: some engine keeps state outside
   /// the workspace we give it (in the plan or in the handle it was built with). Since then each context builds its own plan
   /// with its own handle at create_context (cudnn_fe_conv.h FeConv::prepare; CudnnFeConv.ConcurrentContextsMatchOneContext),
-  /// not yet run on a GPU: turn it on by default once that test and a 4-lane bench pass (`warpstream bench --cudnn-graph`).
+  /// which passes (device run 72); but ResNet-50 at 4 lanes still gave 16 of 1000 frames another top-1 (run 73), so it
+  /// stays off until a 4-lane bench passes (`warpstream bench --cudnn-graph`).
   /// Part of the timing-cache identity when on (a cache timed without the graph engines would never try them).
   bool cudnn_graph_convs = false;
   /// Our NHWC fp16 implicit-GEMM conv with in-kernel split-K (kernels/conv/conv_nhwc.h; channels-last dense convs with
   /// c_in % 32 == 0 and c_out % 8 == 0, tactic source warpstream, compute capability >= 7.0) timed as a tactic beside
   /// cuDNN at split counts 1, 2, 4, ... (timing-cache impl "ws_nhwc_igemm_s<splits>"). Aimed at ResNet-50's batch-1
-  /// 3×3 convs on 14×14 and 7×7 maps, where cuDNN's engines take 7.5–11 µs with few tiles in flight. OFF by default: written
-  /// 2026-12-05 without a GPU, not yet run (its test: ConvNhwc.*); `warpstream bench --nhwc-igemm`. Part of the
+  /// 3×3 convs on 14×14 and 7×7 maps, where cuDNN's engines take 7.5–11 µs with few tiles in flight. OFF by default: correct
+  /// (ConvNhwc.*, device run 72) but never faster than cuDNN on ResNet-50 there; `warpstream bench --nhwc-igemm`. Part of the
   /// timing-cache identity when on.
   bool nhwc_igemm = false;
   /// CUTLASS's implicit-GEMM conv2d fprop (kernels/conv/conv_cutlass.h: the CUTLASS 2.x conv API's multistage mma.sync
@@ -239,15 +240,16 @@ struct CudaBuildOptions {
   /// compute capability 9.0, at split counts 1, 2, 4, ... (timing-cache impl "cutlass_conv_<tile>_split<splits>", e.g.
   /// "cutlass_conv_64x64x32_s4_split2"). Needs a
   /// build with the CUTLASS headers (scripts/fetch-cutlass-headers.sh); without them the option binds nothing. The split
-  /// slices add into y in fp16 (one rounding per slice). OFF by default: written 2026-12-05 without a GPU, not yet run
-  /// (its test: ConvCutlass.*); `warpstream bench --cutlass-conv`. Part of the timing-cache identity when on.
+  /// slices add into y in fp16 (one rounding per slice). OFF by default: correct
+  /// (ConvCutlass.*, device run 72); on ResNet-50 it won only the kHWC8-padded stem (12.7 -> 9.2 µs, tile
+  /// 64x64x32_s4_c8), no 3×3 conv; `warpstream bench --cutlass-conv`. Part of the timing-cache identity when on.
   bool cutlass_convs = false;
   /// First-layer channel padding (TensorRT's kHWC8 format): where a channels-last plan reformats a tensor with fewer
   /// than 8 channels (an RGB network input) and every reader of the reformatted copy is a dense Conv, the reformat writes
   /// NHWC with the channels zero-padded to 8 (kernels::nchw_to_nhwc_pad_channels) and those Convs get weights zero-padded
   /// to [K, 8, R, S]: the same sums, with 16-byte pixels that tensor-core conv kernels take (ResNet-50's 7×7 stem, c_in 3;
-  /// CUTLASS needs c_in % 8 == 0). LayoutPlan::hwc8_pads counts them. OFF by default: written 2026-12-05 without a GPU,
-  /// not yet run (its test: CudaEngineLayout.*); `warpstream bench --hwc8`. The padded convs are other problems for the
+  /// CUTLASS needs c_in % 8 == 0). LayoutPlan::hwc8_pads counts them. OFF by default: correct
+  /// (CudaEngineLayout.*, device run 72); with cuDNN alone no faster, the gain is CUTLASS's c8 tile; `warpstream bench --hwc8`. The padded convs are other problems for the
   /// timing cache (their input shapes differ), so it is not part of the cache identity.
   bool hwc8_input = false;
   /// kHWC8 input port (TensorRT's ITensor::setAllowedFormats(kHWC8) on a network input; needs hwc8_input): each graph
@@ -259,7 +261,8 @@ struct CudaBuildOptions {
   /// channels, a channels-first plan, the build limits; or the input has other readers); LayoutPlan::hwc8_ports and the
   /// tactic list (op "Port", "... kHWC8 ...") say which were taken. Changes the plan, so the graph hash (timing-cache
   /// identity) differs from the same build without it. Errors: set without hwc8_input, kInvalidArgument from build()
-  /// and check_support(). OFF by default: written 2026-12-06 without a GPU, not yet run; `warpstream bench --hwc8-port`.
+  /// and check_support(). OFF by default (it changes the input's
+  /// layout contract): its tests passed on the GPU (device run 72); `warpstream bench --hwc8-port`.
   bool hwc8_input_port = false;
 };
 
