@@ -655,6 +655,8 @@ Status bind_conv(BindContext& c, Step& s) {
   const std::string problem = c.problem_key();
   float best_us = 0;
   std::string impl;  // chosen: "cudnn" or a WsConvPlan::key()
+  float ig_best_us = -1.0f, cu_best_us = -1.0f;  // the opt-in NHWC families' fastest form, when timed this build
+  std::string ig_best_key, cu_best_key;
   std::string fe_note;     // why the cuDNN graph form was not timed or its cache entry not used (appended to the tactic string)
   float legacy_us = -1.0f;  // the best legacy cuDNN algorithm's time when a graph engine was timed beside it
   // This node's entry from the file, else the entry an earlier node of the same problem chose in this build.
@@ -822,6 +824,7 @@ Status bind_conv(BindContext& c, Step& s) {
         auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, resid ? sz : nullptr, sk.ws, sk.counters, st); }, 0, true,
                                c.node.describe(c.graph.opset) + ": " + trial.key());
         if (!t) { (void)cudaGetLastError(); continue; }
+        if (ig_best_us < 0 || *t < ig_best_us) { ig_best_us = *t; ig_best_key = trial.key(); }
         if (!found || *t < best_us) { best_us = *t; found = true; nhwc_ig->splits = sp; impl = trial.key(); }
       }
     }
@@ -835,6 +838,7 @@ Status bind_conv(BindContext& c, Step& s) {
         auto t_us = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, sk.counters, st); }, 0, true,
                                   c.node.describe(c.graph.opset) + ": " + trial.key());
         if (!t_us) { (void)cudaGetLastError(); continue; }
+        if (cu_best_us < 0 || *t_us < cu_best_us) { cu_best_us = *t_us; cu_best_key = trial.key(); }
         if (!found || *t_us < best_us) { best_us = *t_us; found = true; *cutlass = trial; impl = trial.key(); }
       }
     }
@@ -849,7 +853,11 @@ Status bind_conv(BindContext& c, Step& s) {
     c.cache.put_problem(problem, entry);
     c.cache.put(key, std::move(entry));
   }
-  std::string dwpw_note;  // why a depthwise -> pointwise pair stayed two kernels (appended to the tactic string)
+  // The opt-in NHWC families' best form when it did not win (timed this build only): by how much they lost.
+  std::string lost_note;
+  if (ig_best_us >= 0 && !(nhwc_ig && impl == nhwc_ig->key())) lost_note += "; best " + ig_best_key + " " + us1(ig_best_us) + " us";
+  if (cu_best_us >= 0 && !(cutlass && impl == cutlass->key())) lost_note += "; best " + cu_best_key + " " + us1(cu_best_us) + " us";
+  std::string dwpw_note = lost_note;  // why a depthwise -> pointwise pair stayed two kernels (appended to the tactic string)
   const bool on_cudnn = impl == "cudnn" || impl == "cudnn_fe";
   const bool on_nhwc_igemm = nhwc_ig && impl == nhwc_ig->key();
   const bool on_cutlass = cutlass && impl == cutlass->key();
@@ -875,7 +883,7 @@ Status bind_conv(BindContext& c, Step& s) {
     s.kernels = 1;
     c.tactics.push_back({c.node.name, "Conv", "ws nhwc implicit GEMM 64x64 (wmma tensor cores), split-K " + std::to_string(nhwc_ig->splits) +
                                                   (nhwc_ig->splits > 1 ? " reduced in-kernel" : "") + ", NHWC, " + precision_name(c.precision) +
-                                                  ", fused bias+" + kernels::activation_name(c.fused_act) + (resid ? "+residual" : ""),
+                                                  ", fused bias+" + kernels::activation_name(c.fused_act) + (resid ? "+residual" : "") + lost_note,
                          best_us, from_cache, reused});
     std::shared_ptr<const NhwcIgemm> ig = nhwc_ig;
     s.run = [ig, resid](const StepIo& io, const ContextLibs&, cudaStream_t st) {
@@ -890,7 +898,7 @@ Status bind_conv(BindContext& c, Step& s) {
     c.tactics.push_back({c.node.name, "Conv", std::string("cutlass implicit GEMM ") + kernels::cutlass_conv_tile_name(cutlass->tile) +
                                                   " (mma.sync tensor cores), split-K " + std::to_string(cutlass->splits) +
                                                   (cutlass->splits > 1 ? " serial" : "") + ", NHWC, " + precision_name(c.precision) +
-                                                  ", fused bias+" + kernels::activation_name(c.fused_act),
+                                                  ", fused bias+" + kernels::activation_name(c.fused_act) + lost_note,
                          best_us, from_cache, reused});
     std::shared_ptr<const CutlassConv> cc = cutlass;
     s.run = [cc](const StepIo& io, const ContextLibs&, cudaStream_t st) { return cc->run(io.in[0], io.out[0], io.tile_counters, st); };
