@@ -169,5 +169,29 @@ TEST(Gemv, EngineHeadsMatchTheCpuExecutor) {
   }
 }
 
+// Node names need not be unique: two few-row Gemms both named "fc", the first one's output read by a Relu, the second
+// one's the graph output. The output cast is folded into the step that writes the output (matched by tensor, not by
+// name), so the Relu still reads the first Gemm's fp16 result (review of 2418d90: a name match wrote it into the port).
+TEST(Gemv, TwoHeadsWithOneNameMatchTheCpuExecutor) {
+  WS_SKIP_WITHOUT_GPU();
+  ir::ModelBuilder b{13, "gemv_two_heads"};
+  b.input("x", ir::DType::kFloat32, {1, 64});
+  const uint64_t seed = test::test_seed("gemv two heads");
+  b.initializer("w1", {32, 64}, test::random_values(32 * 64, seed, -0.2f, 0.2f));
+  b.initializer("w2", {10, 32}, test::random_values(10 * 32, seed + 1, -0.2f, 0.2f));
+  b.node("Gemm", {"x", "w1"}, {"h"}, "fc").i("transB", 1);
+  b.node("Relu", {"h"}, {"hr"}, "relu");
+  b.node("Gemm", {"hr", "w2"}, {"y"}, "fc").i("transB", 1);
+  b.output("y");
+  const ir::Graph g = test::import_builder(b);
+  auto e = CudaEngine::build(g, CudaBuildOptions{.precision = Precision::kFloat16});
+  ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+  for (const TacticRecord& r : (*e)->tactics()) std::printf("gemv two heads: %s %s: %s\n", r.node.c_str(), r.op_type.c_str(), r.choice.c_str());
+  std::string err;
+  const test::Comparison c = test::run_both(g, Precision::kFloat16, 3e-3, 3e-3, seed, &err);
+  ASSERT_TRUE(err.empty()) << err;
+  EXPECT_TRUE(test::near_dump_inputs("gemv two heads", c, {3e-3, 3e-3}));
+}
+
 }  // namespace
 }  // namespace ws

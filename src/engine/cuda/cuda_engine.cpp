@@ -463,6 +463,7 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
     Step s;
     s.node = node.name;
     s.op_type = node.op_type;
+    s.output_ids = node.outputs;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       Operand o;
       const ir::TensorId id = node.inputs[k];
@@ -522,17 +523,12 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
 Step* fold_candidate(EngineImpl& e, ir::TensorId id) {
   if (e.keep_all_tensors_) return nullptr;
   const ir::Graph& g = e.graph_;
-  const ir::Node* producer = nullptr;
-  for (const ir::Node& n : g.nodes) {
+  for (const ir::Node& n : g.nodes)
     for (ir::TensorId in : n.inputs)
       if (in == id) return nullptr;
-    for (ir::TensorId o : n.outputs)
-      if (o == id) producer = &n;
-  }
-  if (!producer || producer->outputs.size() != 1) return nullptr;
   if (std::count(g.outputs.begin(), g.outputs.end(), id) != 1) return nullptr;  // listed twice: two ports, two slots
   for (Step& s : e.steps_)
-    if (s.node == producer->name && s.run_float32_out && s.outputs.size() == 1) return &s;
+    if (s.output_ids.size() == 1 && s.output_ids[0] == id && s.outputs.size() == 1) return s.run_float32_out ? &s : nullptr;
   return nullptr;
 }
 
@@ -617,8 +613,11 @@ Result<size_t> bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end
       producer->run_float32_out = nullptr;
       e.output_offsets_.push_back(arena_end);
       arena_end += align_up(tensor_bytes(t, 4));
-      for (TacticRecord& r : e.tactics_)
-        if (r.node == producer->node) r.choice += "; writes the float32 output " + ::ws::quoted(t.name) + " itself (no cast step)";
+      for (auto r = e.tactics_.rbegin(); r != e.tactics_.rend(); ++r)  // this step's record: the last one of its node name
+        if (r->node == producer->node) {
+          r->choice += "; writes the float32 output " + ::ws::quoted(t.name) + " itself (no cast step)";
+          break;
+        }
       continue;
     }
     Step s;

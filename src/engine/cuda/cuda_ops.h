@@ -67,6 +67,9 @@ struct Step {
   std::string node;
   std::string op_type;
   std::vector<Operand> inputs, outputs;
+  /// The graph tensors the step writes, in `outputs` order (its node's outputs; empty for the ports' own steps): what
+  /// bind_ports matches a graph output against (node names need not be unique).
+  std::vector<ir::TensorId> output_ids;
   RunFn run;
   /// The same work writing output 0 as float32 instead of the activation type (empty: not offered). In fp16 mode
   /// bind_ports uses it for a float32 graph output no other step reads: the step then writes the port's float32

@@ -119,7 +119,7 @@ Status launch(const void* a, const void* w, const void* c, void* y, int m, int n
               cudaStream_t stream) {
   constexpr int kVec = 16 / sizeof(T);
   const bool vec = k % kVec == 0 && reinterpret_cast<uintptr_t>(a) % 16 == 0 && reinterpret_cast<uintptr_t>(w) % 16 == 0;
-  const dim3 grid(static_cast<unsigned>((n + kWarps - 1) / kWarps)), block(kWarps * 32);
+  const dim3 grid(static_cast<unsigned>((int64_t{n} + kWarps - 1) / kWarps)), block(kWarps * 32);  // 64-bit: n up to 2^31 - 1
   const T* ta = static_cast<const T*>(a);
   const T* tw = static_cast<const T*>(w);
   const T* tc = static_cast<const T*>(c);
@@ -134,7 +134,7 @@ Status launch(const void* a, const void* w, const void* c, void* y, int m, int n
 
 Status gemv_rows(DType t, const void* a, const void* w, const void* c, void* y, int64_t m, int64_t n, int64_t k, float alpha,
                  float beta, bool pdl, cudaStream_t stream, bool y_float32) {
-  if (m < 1 || m > kGemvMaxRows || n < 1 || k < 1 || n >= (int64_t{1} << 31) || k >= (int64_t{1} << 31))
+  if (m < 1 || m > kGemvMaxRows || n < 1 || k < 1 || n > kGemvMaxN || k > kGemvMaxK)
     return invalid_argument("gemv: m = " + std::to_string(m) + " (1.." + std::to_string(kGemvMaxRows) + "), n = " + std::to_string(n) +
                             ", k = " + std::to_string(k) + " (1..2^31 - 1)");
   if (!a || !w || !y) return invalid_argument("gemv: null a, w or y");

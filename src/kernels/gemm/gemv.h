@@ -18,7 +18,7 @@
 /// Enqueues on `stream`; no allocation, no synchronisation, capturable. `pdl`: launched with programmatic dependent
 /// launch (kernels/pdl.cuh; the kernel waits before its first global access and lets dependents start after
 /// its loop).
-/// Errors (nothing enqueued): kInvalidArgument for m < 1 or m > kGemvMaxRows, n < 1, k < 1, n or k ≥ 2^31,
+/// Errors (nothing enqueued): kInvalidArgument for m < 1 or m > kGemvMaxRows, n < 1, k < 1, n > kGemvMaxN, k > kGemvMaxK,
 /// a null a / w / y; kUnsupported for another element type; kCuda when the launch fails.
 
 #include <cuda_runtime.h>
@@ -32,6 +32,9 @@ namespace ws::kernels {
 
 /// Most rows of A one launch handles (each lane keeps m accumulators).
 inline constexpr int64_t kGemvMaxRows = 4;
+/// Largest n (the grid has ceil(n / 8) blocks, computed in 64 bits) and k (int32 indexing inside the kernel).
+inline constexpr int64_t kGemvMaxN = (int64_t{1} << 31) - 1;
+inline constexpr int64_t kGemvMaxK = (int64_t{1} << 31) - 1;
 
 Status gemv_rows(DType t, const void* a, const void* w, const void* c, void* y, int64_t m, int64_t n, int64_t k, float alpha,
                  float beta, bool pdl, cudaStream_t stream, bool y_float32 = false);

@@ -125,17 +125,30 @@ Status bind_gemm(BindContext& c, Step& s) {
   WS_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulAlgoGetHeuristic(c.dev.lt, g.op, g.a, g.b, g.cd, g.cd, pref, 8, heur, &returned));
   if (returned == 0) return refuse(c, "cuBLASLt has no algorithm for this GEMM");
 
+  // The few-row tactic (kernels/gemm/gemv.h): a classifier head at batch 1 is a matrix-vector product that
+  // cuBLASLt's tiles cover with a few blocks (ResNet-50's fc: 7.2 µs, run 71). Timed beside cuBLASLt's choice, both
+  // captured in a CUDA graph as the lanes replay them; the cache keeps the winner ("impl": "ws_gemv" or "cublaslt").
+  // B with transB = 1 is used as stored ([N, K]); otherwise a transposed copy is uploaded, only when the tactic is chosen.
+  const ir::Tensor& b_t = in_t(c, 1);
+  const bool gemv_ok = (c.options.tactic_sources & kTacticWarpStream) && !batched && m <= kernels::kGemvMaxRows && (ta == 0 || m == 1) &&
+                       g.weight != nullptr && !g.c_runtime && n <= kernels::kGemvMaxN && k <= kernels::kGemvMaxK &&
+                       (tb || (b_t.dtype == ir::DType::kFloat32 && b_t.data));
+
   const std::string key = c.cache_key();
   int choice = 0;
   float best_us = 0;
   // A cached entry without a usable heuristic index (another op's entry, or an index beyond what cuBLASLt
-  // returns now) is a miss: the node is timed again and the entry replaced.
+  // returns now) is a miss: the node is timed again and the entry replaced. So is, for a node the few-row tactic
+  // applies to, an entry that does not say which of the two won (written before that tactic existed).
+  auto usable = [&](const TimingEntry* t) {
+    return t && t->heuristic_index && *t->heuristic_index < returned && (!gemv_ok || (t->impl && (*t->impl == "ws_gemv" || *t->impl == "cublaslt")));
+  };
   const std::string problem = c.problem_key();
   // This node's entry from the file, else the entry an earlier node of the same problem chose in this build.
   const TimingEntry* cached = c.cache.find(key);
-  if (cached && (!cached->heuristic_index || *cached->heuristic_index >= returned)) cached = nullptr;
+  if (!usable(cached)) cached = nullptr;
   const bool same_problem = cached == nullptr && (cached = c.cache.find_problem(problem)) != nullptr;
-  if (cached && (!cached->heuristic_index || *cached->heuristic_index >= returned)) cached = nullptr;
+  if (!usable(cached)) cached = nullptr;
   if (cached) {
     choice = static_cast<int>(*cached->heuristic_index);
     best_us = cached->time_us;
@@ -169,62 +182,54 @@ Status bind_gemm(BindContext& c, Step& s) {
                                 " N=" + std::to_string(n) + " K=" + std::to_string(k) + ", " + precision_name(c.precision) +
                                 ", fp32 accumulate, workspace " + std::to_string(g.ws) + " B)";
 
-  // The few-row tactic (kernels/gemm/gemv.h): a classifier head at batch 1 is a matrix-vector product that
-  // cuBLASLt's tiles cover with a few blocks (ResNet-50's fc: 7.2 µs, run 71). Timed beside cuBLASLt's choice, both
-  // captured in a CUDA graph as the lanes replay them; the cache keeps the winner ("impl": "ws_gemv").
-  const bool gemv_ok = (c.options.tactic_sources & kTacticWarpStream) && !batched && m <= kernels::kGemvMaxRows && (ta == 0 || m == 1) &&
-                       g.weight != nullptr && !g.c_runtime && n < (int64_t{1} << 31) && k < (int64_t{1} << 31);
   bool use_gemv = false;
-  const void* gemv_w = nullptr;  // the weight as [N, K] rows
   bool gemv_pdl = false;
   std::string gemv_note;
   if (gemv_ok) {
-    if (tb) {
-      gemv_w = g.weight;  // Gemm's B with transB = 1 is stored [N, K]
-    } else {  // B stored [K, N]: a transposed copy (uploaded only when the tactic is chosen)
-      const ir::Tensor& bt = in_t(c, 1);
-      if (bt.dtype == ir::DType::kFloat32 && bt.data) {
-        std::vector<float> tr(static_cast<size_t>(n * k));
-        const float* src = bt.data_as<float>();
-        for (int64_t r = 0; r < k; ++r)
-          for (int64_t j = 0; j < n; ++j) tr[static_cast<size_t>(j * k + r)] = src[r * n + j];
-        WS_ASSIGN_OR_RETURN(gemv_w, c.upload_values(tr, false));
-      }
-    }
     int cc_major = 0;
     WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, c.options.device));
     gemv_pdl = c.options.programmatic_dependent_launch && cc_major >= 9;
-  }
-  if (gemv_w) {
-    if (cached && !same_problem) {
-      use_gemv = cached->impl && *cached->impl == "ws_gemv";
-    } else if (cached && same_problem) {
-      use_gemv = cached->impl && *cached->impl == "ws_gemv";
+    if (cached) {
+      use_gemv = *cached->impl == "ws_gemv";
     } else {
       const size_t eb = c.elem_bytes;
       WS_ASSIGN_OR_RETURN(void* sx, c.dev.get(0, static_cast<size_t>(m * k) * eb));
-      WS_ASSIGN_OR_RETURN(void* sy, c.dev.get(1, static_cast<size_t>(m * n) * eb + static_cast<size_t>(k * n) * eb));
+      WS_ASSIGN_OR_RETURN(void* sy, c.dev.get(1, static_cast<size_t>(m * n) * eb));
       WS_ASSIGN_OR_RETURN(void* sws, c.dev.get(2, ws_limit));
+      const void* w_timed = g.weight;  // [N, K] as stored, or a scratch of that size (the values do not change the time)
+      if (!tb) { WS_ASSIGN_OR_RETURN(w_timed, c.dev.get(3, static_cast<size_t>(n * k) * eb)); }
       const float alpha = g.alpha, beta = g.beta;
       const void* cm = g.cmat;
       const kernels::ElemType et = c.elem;
-      auto tg = c.dev.time_us([&](cudaStream_t st) { return kernels::gemv_rows(et, sx, gemv_w, cm, sy, m, n, k, alpha, beta, gemv_pdl, st); }, 0,
+      auto tg = c.dev.time_us([&](cudaStream_t st) { return kernels::gemv_rows(et, sx, w_timed, cm, sy, m, n, k, alpha, beta, gemv_pdl, st); }, 0,
                               true, c.node.describe(c.graph.opset) + ": ws gemv");
+      if (!tg) (void)cudaGetLastError();
       auto tl = c.dev.time_us([&](cudaStream_t st) { return g.run(c.dev.lt, sx, g.weight, cm, sy, sws, st); }, 0, true,
                               c.node.describe(c.graph.opset) + ": cublasLt heuristic " + std::to_string(choice) + " captured");
-      if (!tg) (void)cudaGetLastError();
       if (!tl) (void)cudaGetLastError();
       if (tg && (!tl || *tg < *tl)) {
         use_gemv = true;
         gemv_note = "; cublasLt's choice " + (tl ? us1(*tl) + " us" : std::string("failed when captured"));
         best_us = *tg;
-      } else if (tl) {
-        best_us = *tl;
+      } else {
+        if (tl) best_us = *tl;
         if (tg) gemv_note = "; ws gemv " + us1(*tg) + " us";
       }
-      const TimingEntry entry{.impl = use_gemv ? std::optional<std::string>("ws_gemv") : std::nullopt, .heuristic_index = choice, .time_us = best_us};
+      const TimingEntry entry{.impl = use_gemv ? "ws_gemv" : "cublaslt", .heuristic_index = choice, .time_us = best_us};
       c.cache.put_problem(problem, entry);
       c.cache.put(key, entry);
+    }
+  }
+  const void* gemv_w = nullptr;  // the weight as [N, K] rows
+  if (use_gemv) {
+    if (tb) {
+      gemv_w = g.weight;
+    } else {
+      std::vector<float> tr(static_cast<size_t>(n * k));
+      const float* src = b_t.data_as<float>();
+      for (int64_t r = 0; r < k; ++r)
+        for (int64_t j = 0; j < n; ++j) tr[static_cast<size_t>(j * k + r)] = src[r * n + j];
+      WS_ASSIGN_OR_RETURN(gemv_w, c.upload_values(tr, false));
     }
   }
   c.tactics.push_back({c.node.name, c.node.op_type,
