@@ -45,12 +45,7 @@ TEST_P(LaneCorrectness, MatchesCpuOnRandomFrames) {
   // An odd source size (bilinear downscale to 32x32 on both axes at different ratios).
   constexpr int64_t kW = 67, kH = 41;
   std::vector<cuda::DeviceBuffer> device_frames;
-  PipelineOptions o;
-  {
-    const Status s = test::lane_test_options(&o, &device_frames, kLanes, kW, kH, kK, input, graph);
-    ASSERT_TRUE(s.is_ok()) << s.to_string();
-  }
-  auto built = Pipeline::build(engine, o);
+  auto built = test::build_test_pipeline(engine, &device_frames, kLanes, kW, kH, kK, input, graph);
   ASSERT_TRUE(built.is_ok()) << built.status().to_string();
   Pipeline& p = **built;
   int excused = 0;
@@ -133,12 +128,7 @@ TEST(LaneHwc8Port, ResNetLikeTop5MatchesCpu) {
       const std::string mode = std::string(graph ? "graph" : "direct") + "/" + lane_input_name(input);
       SCOPED_TRACE(mode);
       std::vector<cuda::DeviceBuffer> device_frames;
-      PipelineOptions o;
-      {
-        const Status s = test::lane_test_options(&o, &device_frames, kLanes, kW, kH, kK, input, graph);
-        ASSERT_TRUE(s.is_ok()) << s.to_string();
-      }
-      auto built = Pipeline::build(engine, o);
+      auto built = test::build_test_pipeline(engine, &device_frames, kLanes, kW, kH, kK, input, graph);
       ASSERT_TRUE(built.is_ok()) << built.status().to_string();
       Pipeline& p = **built;
       for (int f = 0; f < kFrames; ++f) {

@@ -69,7 +69,7 @@ inline std::shared_ptr<CudaEngine> demo_cuda_engine(Precision p, std::string* wh
 
 /// PipelineOptions of the lane tests: `lanes` lanes, w × h RGB8 sources, Top-`k`, `input` mode, graph or direct. For
 /// LaneInput::kDevice one device frame per lane is allocated into `device_frames` (filled with `fill`) and
-/// registered; a failed allocation or fill is returned (the caller ASSERTs it).
+/// registered; a failed allocation or fill is returned (the caller ASSERTs it). build_test_pipeline below builds it.
 inline Status lane_test_options(PipelineOptions* o, std::vector<cuda::DeviceBuffer>* device_frames, int lanes, int64_t w, int64_t h, int k,
                                 LaneInput input, bool graph, int fill = 0) {
   o->lanes = lanes;
@@ -87,6 +87,15 @@ inline Status lane_test_options(PipelineOptions* o, std::vector<cuda::DeviceBuff
     device_frames->push_back(std::move(b));
   }
   return Status::ok();
+}
+
+/// A Pipeline over `engine` with lane_test_options(...) (the device frames, if any, land in `device_frames`, which must
+/// outlive the pipeline).
+inline Result<std::unique_ptr<Pipeline>> build_test_pipeline(std::shared_ptr<CudaEngine> engine, std::vector<cuda::DeviceBuffer>* device_frames,
+                                                             int lanes, int64_t w, int64_t h, int k, LaneInput input, bool graph, int fill = 0) {
+  PipelineOptions o;
+  WS_RETURN_IF_ERROR(lane_test_options(&o, device_frames, lanes, w, h, k, input, graph, fill));
+  return Pipeline::build(std::move(engine), o);
 }
 
 /// A model's bytes imported and built on the CPU executor (the oracle); failures are test failures (nullptr).

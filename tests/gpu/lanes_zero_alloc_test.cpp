@@ -38,12 +38,7 @@ void steady_state_cycles(const std::shared_ptr<CudaEngine>& engine, bool graph, 
   constexpr int kLanes = 2;
   constexpr int64_t kW = 40, kH = 30;
   std::vector<cuda::DeviceBuffer> device_frames;
-  PipelineOptions o;
-  {
-    const Status s = test::lane_test_options(&o, &device_frames, kLanes, kW, kH, 5, input, graph, 1);
-    ASSERT_TRUE(s.is_ok()) << s.to_string();
-  }
-  auto built = Pipeline::build(engine, o);
+  auto built = test::build_test_pipeline(engine, &device_frames, kLanes, kW, kH, 5, input, graph, 1);
   ASSERT_TRUE(built.is_ok()) << built.status().to_string();
   Pipeline& p = **built;
 
