@@ -613,21 +613,22 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_flag("--cudnn-graph", a->cudnn_graph,
                                    "also build each NHWC conv + bias (+ residual) (+ ReLU) as one cuDNN graph and time its engine "
                                    "configurations as tactics (default off: with several lanes running concurrently it gave wrong "
-                                   "frames in device run 71; docs/cuda-executor.md)");
+                                   "frames in device runs 71 and 73; docs/cuda-executor.md)");
                       sub.add_flag("--nhwc-igemm", a->nhwc_igemm,
                                    "also time our NHWC fp16 implicit-GEMM conv with split-K for channels-last convs (default off: "
-                                   "not yet run on a GPU; docs/cuda-executor.md)");
+                                   "cuDNN won every ResNet-50 conv in device run 72; docs/cuda-executor.md)");
                       sub.add_flag("--cutlass-conv", a->cutlass_conv,
                                    "also time CUTLASS's implicit-GEMM conv with serial split-K for channels-last fp16 convs without a "
-                                   "residual, compute capability 9.0 only (default off: not yet run on a GPU; needs the CUTLASS headers at "
+                                   "residual, compute capability 9.0 only (default off: it won only the --hwc8 stem in device run 72; needs the CUTLASS headers at "
                                    "build, scripts/fetch-cutlass-headers.sh; docs/cuda-executor.md)");
                       sub.add_flag("--hwc8", a->hwc8,
                                    "pad a channels-last first-layer input (fewer than 8 channels, e.g. RGB) to 8 zero channels and its "
-                                   "convs' weights to match (TensorRT's kHWC8; default off: not yet run on a GPU; docs/cuda-executor.md)");
+                                   "convs' weights to match (TensorRT's kHWC8; default off: with cuDNN alone no faster, the stem gains on --cutlass-conv's "
+                                   "c8 tile; docs/cuda-executor.md)");
                       sub.add_flag("--hwc8-port", a->hwc8_port,
                                    "--hwc8, and the engine takes that padded input in kHWC8 at its port: the lanes' preprocess writes "
                                    "NHWC with 8 channels itself and the reformat kernel goes (TensorRT's setAllowedFormats(kHWC8); "
-                                   "default off: not yet run on a GPU; docs/cuda-executor.md)");
+                                   "default off: it changes the engine input's layout; docs/cuda-executor.md)");
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
                                    "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
                       sub.add_option("--layout", a->layout,

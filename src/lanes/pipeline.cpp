@@ -164,10 +164,6 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(std::shared_ptr<CudaEngine> en
     return unsupported("engine input " + ::ws::quoted(in.name) + " is " + ir::dtype_name(in.dtype) + " " + ir::shape_string(in.shape) +
                        "; a lane needs float32/float16 [1, 3, H, W]");
   }
-  if (in.format != TensorFormat::kLinear && in.format != TensorFormat::kHWC8) {
-    return unsupported("engine input " + ::ws::quoted(in.name) + " has format " + tensor_format_name(in.format) +
-                       "; a lane writes linear (NCHW) or kHWC8 inputs");
-  }
   if (in.format == TensorFormat::kHWC8) {  // the NHWC8 preprocess writes fp16 [1, H, W, 8]
     const size_t want = static_cast<size_t>(in.shape[2] * in.shape[3] * kHwc8Channels) * 2;
     if (in.dtype != ir::DType::kFloat16 || in.bytes != want) {

@@ -62,7 +62,6 @@ class EngineImpl final : public CudaEngine {
   size_t weight_bytes_ = 0, arena_bytes_ = 0, workspace_offset_ = 0, workspace_bytes_ = 0, kernel_count_ = 0;
   size_t counters_offset_ = 0, counters_bytes_ = 0;  ///< split-K tile counters: after the workspace, zero-filled with the arena
   std::vector<TacticRecord> tactics_;
-  bool keep_all_tensors_ = false;  ///< CudaBuildOptions::debug_keep_all_tensors
 };
 
 class ContextImpl final : public ExecutionContext {
@@ -520,8 +519,8 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
 /// The step that writes graph output `id` when it offers Step::run_float32_out, writes that output as its only
 /// output and no step reads it (so the fp16 slot may stay unwritten); nullptr otherwise, or when every tensor must be
 /// kept (debug_keep_all_tensors: tensor() reads the fp16 slot).
-Step* fold_candidate(EngineImpl& e, ir::TensorId id) {
-  if (e.keep_all_tensors_) return nullptr;
+Step* fold_candidate(EngineImpl& e, ir::TensorId id, bool keep_all_tensors) {
+  if (keep_all_tensors) return nullptr;
   const ir::Graph& g = e.graph_;
   for (const ir::Node& n : g.nodes)
     for (ir::TensorId in : n.inputs)
@@ -564,7 +563,7 @@ void bind_inputs(EngineImpl& e, const OptimizedGraph& og, const ArenaPlan& plan)
 /// The output ports. fp16: each float32 output gets a float32 copy written by a cast step
 /// placed after `arena_end` (int / bool outputs are read where they are; a constant output gets a slot there and a
 /// copy step). Returns the new arena end.
-Result<size_t> bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end) {
+Result<size_t> bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end, bool keep_all_tensors) {
   const ir::Graph& g = e.graph_;
   const bool half = half_storage(e.precision_);
   for (ir::TensorId id : g.outputs) {
@@ -607,13 +606,13 @@ Result<size_t> bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end
     }
     // The producing step can write float32 itself (Step::run_float32_out) and no other step reads this output: it
     // writes the port's slot directly, no cast step.
-    if (Step* producer = fold_candidate(e, id)) {
+    if (Step* producer = fold_candidate(e, id, keep_all_tensors)) {
       producer->outputs[0] = {Operand::Kind::kArena, arena_end, nullptr};
       producer->run = std::move(producer->run_float32_out);
       producer->run_float32_out = nullptr;
       e.output_offsets_.push_back(arena_end);
       arena_end += align_up(tensor_bytes(t, 4));
-      for (auto r = e.tactics_.rbegin(); r != e.tactics_.rend(); ++r)  // this step's record: the last one of its node name
+      for (auto r = e.tactics_.rbegin(); r != e.tactics_.rend(); ++r)  // the last record of its node name (a report note only)
         if (r->node == producer->node) {
           r->choice += "; writes the float32 output " + ::ws::quoted(t.name) + " itself (no cast step)";
           break;
@@ -715,8 +714,7 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
                                           "tactic source warpstream; this build's layout is ") + layout_name(og.layout) +
                               (og.layout == Layout::kNhwc ? ": use --layout nchw)" : "; check the calibration's tensor names and --tactic-sources)"));
   }
-  e->keep_all_tensors_ = options.debug_keep_all_tensors;
-  WS_ASSIGN_OR_RETURN(const size_t arena_end, bind_ports(*e, plan, align_up(plan.bytes)));
+  WS_ASSIGN_OR_RETURN(const size_t arena_end, bind_ports(*e, plan, align_up(plan.bytes), options.debug_keep_all_tensors));
   e->workspace_offset_ = arena_end;
   e->workspace_bytes_ = workspace;
   e->counters_offset_ = align_up(arena_end + workspace);

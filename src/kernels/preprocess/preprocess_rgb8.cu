@@ -62,37 +62,41 @@ __device__ __forceinline__ void sample_pixel(const uint8_t* __restrict__ rgb, in
   }
 }
 
+// Where a destination pixel's three values go (the kernel's store policy): NCHW planes of OutT ...
 template <typename OutT>
-__global__ void __launch_bounds__(kBlockX* kBlockY)
-    preprocess_rgb8_to_nchw_kernel(const uint8_t* __restrict__ rgb, int src_h, int src_w, int64_t src_row_bytes,
-                                   OutT* __restrict__ out, int dst_h, int dst_w, Params p) {
-  const int dx = blockIdx.x * kBlockX + threadIdx.x;
-  const int dy = blockIdx.y * kBlockY + threadIdx.y;
-  if (dx >= dst_w || dy >= dst_h) return;
-  float v[3];
-  sample_pixel(rgb, src_h, src_w, src_row_bytes, dx, dy, p, v);
-  const int64_t plane = int64_t(dst_h) * dst_w;
-  const int64_t o = int64_t(dy) * dst_w + dx;
+struct NchwStore {
+  OutT* __restrict__ out;
+  int64_t plane;  // dst_h · dst_w
+  __device__ __forceinline__ void operator()(int64_t o, const float v[3]) const {
 #pragma unroll
-  for (int c = 0; c < 3; ++c) store(out, c * plane + o, v[c]);
-}
+    for (int c = 0; c < 3; ++c) store(out, c * plane + o, v[c]);
+  }
+};
 
-// fp16 [1, dst_h, dst_w, 8]: pixel (dx, dy) is one 16-byte vector {R, G, B, 0, 0, 0, 0, 0}.
+// ... or fp16 [1, dst_h, dst_w, 8]: pixel o is one 16-byte vector {R, G, B, 0, 0, 0, 0, 0}.
+struct Nhwc8Store {
+  uint4* __restrict__ out;
+  __device__ __forceinline__ void operator()(int64_t o, const float v[3]) const {
+    // little-endian: channel 0 in the low half of px.x; channels 3..7 (the high half of px.y, px.z, px.w) +0
+    uint4 px;
+    px.x = unsigned(__half_as_ushort(__float2half_rn(v[0]))) | (unsigned(__half_as_ushort(__float2half_rn(v[1]))) << 16);
+    px.y = unsigned(__half_as_ushort(__float2half_rn(v[2])));
+    px.z = 0u;
+    px.w = 0u;
+    out[o] = px;
+  }
+};
+
+template <class Store>
 __global__ void __launch_bounds__(kBlockX* kBlockY)
-    preprocess_rgb8_to_nhwc8_kernel(const uint8_t* __restrict__ rgb, int src_h, int src_w, int64_t src_row_bytes,
-                                    uint4* __restrict__ out, int dst_h, int dst_w, Params p) {
+    preprocess_rgb8_kernel(const uint8_t* __restrict__ rgb, int src_h, int src_w, int64_t src_row_bytes, int dst_h, int dst_w, Params p,
+                           Store store) {
   const int dx = blockIdx.x * kBlockX + threadIdx.x;
   const int dy = blockIdx.y * kBlockY + threadIdx.y;
   if (dx >= dst_w || dy >= dst_h) return;
   float v[3];
   sample_pixel(rgb, src_h, src_w, src_row_bytes, dx, dy, p, v);
-  // little-endian: channel 0 in the low half of px.x; channels 3..7 (the high half of px.y, px.z, px.w) +0
-  uint4 px;
-  px.x = unsigned(__half_as_ushort(__float2half_rn(v[0]))) | (unsigned(__half_as_ushort(__float2half_rn(v[1]))) << 16);
-  px.y = unsigned(__half_as_ushort(__float2half_rn(v[2])));
-  px.z = 0u;
-  px.w = 0u;
-  out[int64_t(dy) * dst_w + dx] = px;
+  store(int64_t(dy) * dst_w + dx, v);
 }
 
 // The launchers' shared argument checks (kInvalidArgument naming the bad value). Messages are built only on the
@@ -131,6 +135,18 @@ Params make_params(int64_t src_h, int64_t src_w, int64_t dst_h, int64_t dst_w, c
   return p;
 }
 
+// One launch of the kernel with `store` on `stream` (arguments already checked).
+template <class Store>
+Status launch(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, int64_t dst_h, int64_t dst_w,
+              const PreprocessNormalize& norm, Store store, cudaStream_t stream) {
+  const Params p = make_params(src_h, src_w, dst_h, dst_w, norm);
+  const dim3 block(kBlockX, kBlockY);
+  const dim3 grid(unsigned((dst_w + kBlockX - 1) / kBlockX), unsigned((dst_h + kBlockY - 1) / kBlockY));
+  preprocess_rgb8_kernel<Store><<<grid, block, 0, stream>>>(rgb, int(src_h), int(src_w), src_row_bytes, int(dst_h), int(dst_w), p, store);
+  WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return Status::ok();
+}
+
 }  // namespace
 
 Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
@@ -140,18 +156,10 @@ Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w,
   if (out_dtype != DType::kFloat32 && out_dtype != DType::kFloat16)
     return invalid_argument("preprocess (GPU): output element type " + dtype_name(out_dtype) +
                             " (float32 or float16 only)");
-  const Params p = make_params(src_h, src_w, dst_h, dst_w, norm);
-  const dim3 block(kBlockX, kBlockY);
-  const dim3 grid(unsigned((dst_w + kBlockX - 1) / kBlockX), unsigned((dst_h + kBlockY - 1) / kBlockY));
-  if (out_dtype == DType::kFloat16) {
-    preprocess_rgb8_to_nchw_kernel<__half><<<grid, block, 0, stream>>>(
-        rgb, int(src_h), int(src_w), src_row_bytes, static_cast<__half*>(out), int(dst_h), int(dst_w), p);
-  } else {
-    preprocess_rgb8_to_nchw_kernel<float><<<grid, block, 0, stream>>>(
-        rgb, int(src_h), int(src_w), src_row_bytes, static_cast<float*>(out), int(dst_h), int(dst_w), p);
-  }
-  WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-  return Status::ok();
+  const int64_t plane = dst_h * dst_w;
+  if (out_dtype == DType::kFloat16)
+    return launch(rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm, NchwStore<__half>{static_cast<__half*>(out), plane}, stream);
+  return launch(rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm, NchwStore<float>{static_cast<float*>(out), plane}, stream);
 }
 
 Status preprocess_rgb8_to_nhwc8(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
@@ -164,13 +172,7 @@ Status preprocess_rgb8_to_nhwc8(const uint8_t* rgb, int64_t src_h, int64_t src_w
                             "preprocess_rgb8_to_nchw)");
   if (reinterpret_cast<uintptr_t>(out) % 16 != 0)
     return invalid_argument("preprocess NHWC8 (GPU): output address is not 16-byte aligned (one 16-byte store per pixel)");
-  const Params p = make_params(src_h, src_w, dst_h, dst_w, norm);
-  const dim3 block(kBlockX, kBlockY);
-  const dim3 grid(unsigned((dst_w + kBlockX - 1) / kBlockX), unsigned((dst_h + kBlockY - 1) / kBlockY));
-  preprocess_rgb8_to_nhwc8_kernel<<<grid, block, 0, stream>>>(rgb, int(src_h), int(src_w), src_row_bytes,
-                                                              static_cast<uint4*>(out), int(dst_h), int(dst_w), p);
-  WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-  return Status::ok();
+  return launch(rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm, Nhwc8Store{static_cast<uint4*>(out)}, stream);
 }
 
 }  // namespace ws::kernels

@@ -173,8 +173,10 @@ Status bind_gemm(BindContext& c, Step& s) {
       if (!found || *t < best_us) { best_us = *t; choice = i; found = true; }
     }
     if (!found) return refuse(c, "no cuBLASLt algorithm ran");
-    c.cache.put_problem(problem, TimingEntry{.heuristic_index = choice, .time_us = best_us});
-    c.cache.put(key, TimingEntry{.heuristic_index = choice, .time_us = best_us});
+    if (!gemv_ok) {  // otherwise the entry is written below, once the few-row tactic has been timed against this choice
+      c.cache.put_problem(problem, TimingEntry{.heuristic_index = choice, .time_us = best_us});
+      c.cache.put(key, TimingEntry{.heuristic_index = choice, .time_us = best_us});
+    }
   }
   g.algo = heur[choice].algo;
   g.ws = heur[choice].workspaceSize;
