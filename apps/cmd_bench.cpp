@@ -615,8 +615,8 @@ WS_REGISTER_COMMAND(bench, "bench",
                                    "configurations as tactics (default off: with several lanes running concurrently it gave wrong "
                                    "frames in device runs 71 and 73; docs/cuda-executor.md)");
                       sub.add_flag("--nhwc-igemm", a->nhwc_igemm,
-                                   "also time our NHWC fp16 implicit-GEMM conv with split-K for channels-last convs (default off: "
-                                   "cuDNN won every ResNet-50 conv in device run 72; docs/cuda-executor.md)");
+                                   "also time our NHWC fp16 implicit-GEMM conv (split-K across a thread-block cluster, sm_90) for "
+                                   "channels-last convs (default off until a device run shows it faster; docs/cuda-executor.md)");
                       sub.add_flag("--cutlass-conv", a->cutlass_conv,
                                    "also time CUTLASS's implicit-GEMM conv with serial split-K for channels-last fp16 convs without a "
                                    "residual, compute capability 9.0 only (default off: it won only the --hwc8 stem in device run 72; needs the CUTLASS headers at "

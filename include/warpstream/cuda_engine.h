@@ -227,12 +227,13 @@ struct CudaBuildOptions {
   /// stays off until a 4-lane bench passes (`warpstream bench --cudnn-graph`).
   /// Part of the timing-cache identity when on (a cache timed without the graph engines would never try them).
   bool cudnn_graph_convs = false;
-  /// Our NHWC fp16 implicit-GEMM conv with in-kernel split-K (kernels/conv/conv_nhwc.h; channels-last dense convs with
-  /// c_in % 32 == 0 and c_out % 8 == 0, tactic source warpstream, compute capability >= 7.0) timed as a tactic beside
-  /// cuDNN at split counts 1, 2, 4, ... (timing-cache impl "ws_nhwc_igemm_s<splits>"). Aimed at ResNet-50's batch-1
-  /// 3×3 convs on 14×14 and 7×7 maps, where cuDNN's engines take 7.5–11 µs with few tiles in flight. OFF by default: correct
-  /// (ConvNhwc.*, device run 72) but never faster than cuDNN on ResNet-50 there; `warpstream bench --nhwc-igemm`. Part of the
-  /// timing-cache identity when on.
+  /// Our NHWC fp16 implicit-GEMM conv with split-K across a thread-block cluster, reduced through distributed shared
+  /// memory (kernels/conv/conv_nhwc.h; channels-last dense convs with c_in % 32 == 0 and c_out % 8 == 0, tactic source
+  /// warpstream, compute capability >= 9.0) timed as a tactic beside cuDNN in each form: 32 or 64 output channels per
+  /// CTA × split counts 1, 2, 4, 8, 16 (timing-cache impl "ws_nhwc_igemm_n<tile_n>_s<splits>"). Aimed at ResNet-50's
+  /// batch-1 convs, where cuDNN's engines keep few tiles in flight (3×3 convs on 14×14 and 7×7 maps: 7.5–11 µs).
+  /// OFF by default until a device run shows it faster (`warpstream bench --nhwc-igemm`; the earlier serial split-K
+  /// kernel lost every ResNet-50 conv to cuDNN in device run 72). Part of the timing-cache identity when on.
   bool nhwc_igemm = false;
   /// CUTLASS's implicit-GEMM conv2d fprop (kernels/conv/conv_cutlass.h: the CUTLASS 2.x conv API's multistage mma.sync
   /// kernels with serial split-K, bias + ReLU in the epilogue; tiles 64×64×32 / 64×64×64) timed as a tactic of

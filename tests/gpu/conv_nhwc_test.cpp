@@ -1,14 +1,16 @@
-// WarpStream's NHWC fp16 implicit-GEMM conv with split-K (src/kernels/conv/conv_nhwc.h) against the CPU reference
+// WarpStream's NHWC fp16 implicit-GEMM conv with cluster split-K (src/kernels/conv/conv_nhwc.h) against the CPU reference
 // (ref::conv_nd on the same fp16-rounded operands, + bias + residual, activation, in float): |got − ref| <=
-// 2e-2·max|ref| (fp16 storage of y; fp32 accumulation in another order). Every split count of each case, uneven
-// splits included; y poisoned (NaN) before each launch; the split-K tile counters must be zero again after it; a
-// mismatch dumps the operands; random operands print their seed (WS_SEED replays).
+// 2e-2·max|ref| (fp16 storage of y; fp32 accumulation in another order). Every form (tile_n 32 / 64 × splits 1..16)
+// of each case, uneven and empty splits included; y poisoned (NaN) before each launch; two launches must give the same
+// bits (the DSMEM reduction is in rank order); a mismatch dumps the operands; random operands print their seed
+// (WS_SEED replays).
 // Cases: ResNet-50's 3×3 convs (56×56, 28×28 stride 2, 14×14, 7×7), a 1×1 and a 1×1 stride-2 downsample, batch 2 with
 // asymmetric pads, a 5×5 dilated kernel, a residual with ReLU, 96 output channels (a partial 64-channel tile).
 // Also: what the launcher refuses (no GPU needed), and the engine with the tactic forced through its timing cache
 // against the CPU executor.
 //   build/tests/ws_gpu_tests --gtest_filter='ConvNhwc*'
-// Timing (a benchmark, not a test; DISABLED_): each split count on ResNet-50's 3×3 convs, CUDA-graph replay, median.
+// Timing (a benchmark, not a test; DISABLED_): each form on ResNet-50's 3×3 and deep 1×1 convs, CUDA-graph replay, median,
+// with and without PDL:
 //   build/tests/ws_gpu_tests --gtest_also_run_disabled_tests --gtest_filter='ConvNhwc.DISABLED_*'
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -19,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -44,33 +47,25 @@ using test::DevHalf;
 
 using Case = test::NhwcCase;
 
-// Split-K's fp32 workspace and zeroed tile counters for one launch configuration (none for splits = 1).
-struct SplitKBuffers {
-  float* ws = nullptr;
-  unsigned* counters = nullptr;
-  size_t count = 0;
-  SplitKBuffers(const Conv2dGeometry& g, int splits) : count(kernels::conv2d_nhwc_igemm_tile_counters(g, splits)) {
-    if (const size_t b = kernels::conv2d_nhwc_igemm_workspace_bytes(g, splits)) EXPECT_EQ(cudaMalloc(&ws, b), cudaSuccess);
-    if (count) {
-      EXPECT_EQ(cudaMalloc(&counters, count * sizeof(unsigned)), cudaSuccess);
-      EXPECT_EQ(test::memset_sync(counters, 0, count * sizeof(unsigned)), cudaSuccess);
-    }
-  }
-  ~SplitKBuffers() {
-    cudaFree(ws);
-    cudaFree(counters);
-  }
-};
+// Every form the kernel is built for (tile_n × splits).
+std::vector<kernels::NhwcIgemmForm> all_forms() {
+  std::vector<kernels::NhwcIgemmForm> out;
+  for (int tn : {32, 64})
+    for (int sp : {1, 2, 4, 8, 16}) out.push_back({tn, sp});
+  return out;
+}
 
 Conv2dGeometry geometry(const Case& k) { return test::nhwc_geometry(k); }
 
-TEST(ConvNhwc, ImplicitGemmMatchesTheReferenceAtEverySplit) {
+TEST(ConvNhwc, ImplicitGemmMatchesTheReferenceInEveryForm) {
   WS_REQUIRE_LANES_GPU();
+  if (!test::compute_capability_at_least(9)) GTEST_SKIP() << "the cluster kernel needs compute capability 9.0";
   using kernels::Activation;
   std::vector<Case> cases = test::resnet50_3x3_cases();
   cases.insert(cases.end(), {
       {"1x1 64->256 14x14 residual relu", 1, 64, 14, 14, 256, 1, 1, 1, 1, 0, 0, 0, 0, true, Activation::kRelu},
       {"1x1 s2 512->1024 downsample", 1, 512, 28, 28, 1024, 1, 1, 2, 1, 0, 0, 0, 0, false, Activation::kNone},
+      {"1x1 2048->512 7x7 relu", 1, 2048, 7, 7, 512, 1, 1, 1, 1, 0, 0, 0, 0, false, Activation::kRelu},
       {"3x3 32->24 batch 2 9x11 asym pads residual", 2, 32, 9, 11, 24, 3, 3, 1, 1, 0, 1, 2, 1, true, Activation::kNone},
       {"5x5 dil 2 64->40 relu", 1, 64, 12, 10, 40, 5, 5, 1, 2, 4, 4, 4, 4, false, Activation::kRelu},
       {"3x3 64->96 10x10 residual relu (partial channel tile)", 1, 64, 10, 10, 96, 3, 3, 1, 1, 1, 1, 1, 1, true, Activation::kRelu},
@@ -93,33 +88,26 @@ TEST(ConvNhwc, ImplicitGemmMatchesTheReferenceAtEverySplit) {
     epi.bias = dbias;
     epi.residual = k.residual ? dz.p : nullptr;
     epi.act = k.act;
-    for (int splits : {1, 2, 3, 4, 8, 16, 32}) {
-      SCOPED_TRACE("splits " + std::to_string(splits));
-      SplitKBuffers sk(g, splits);
-      float* ws = sk.ws;
-      unsigned* counters = sk.counters;
-      const size_t nc = sk.count;
+    for (const kernels::NhwcIgemmForm& f : all_forms()) {
+      const std::string form = kernels::nhwc_igemm_form_name(f);
+      SCOPED_TRACE("form " + form);
       const double tol = 2e-2 * std::max(max_ref, 1e-3);
-      std::vector<float> got;
+      std::vector<float> got, first;
       double max_diff = 0;
-      for (int launch = 0; launch < 2; ++launch) {  // twice: the counters must be reusable; each launch checked
+      for (int launch = 0; launch < 2; ++launch) {  // twice: each launch checked, and the two must be the same bits
         SCOPED_TRACE("launch " + std::to_string(launch));
         ASSERT_EQ(test::memset_sync(dy.p, 0xFF, yn * sizeof(__half)), cudaSuccess);  // NaN poison
-        if (ws) ASSERT_EQ(test::memset_sync(ws, 0xFF, kernels::conv2d_nhwc_igemm_workspace_bytes(g, splits)), cudaSuccess);  // stale partials: NaN
-        const Status st = kernels::conv2d_nhwc_igemm(g, splits, dx.p, dw.p, dy.p, epi, ws, counters, nullptr);
+        const Status st = kernels::conv2d_nhwc_igemm(g, f, dx.p, dw.p, dy.p, epi, nullptr);
         ASSERT_TRUE(st.is_ok()) << st.to_string();
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         got = dy.read(yn);
         for (size_t j = 0; j < yn; ++j) max_diff = std::max(max_diff, std::fabs(double(got[j]) - double(ref[j])));
-        EXPECT_TRUE(test::near_dump(tag + " splits " + std::to_string(splits) + " launch " + std::to_string(launch), got, ref,
-                                    {.abs = tol, .rel = 0}, {{"x (NHWC)", x}, {"w (KRSC)", w}, {"bias", bias}, {"z", z}}));
+        EXPECT_TRUE(test::near_dump(tag + " form " + form + " launch " + std::to_string(launch), got, ref, {.abs = tol, .rel = 0},
+                                    {{"x (NHWC)", x}, {"w (KRSC)", w}, {"bias", bias}, {"z", z}}));
+        if (launch == 0) first = got;
       }
-      if (nc) {
-        std::vector<unsigned> left(nc);
-        ASSERT_EQ(cudaMemcpy(left.data(), counters, nc * sizeof(unsigned), cudaMemcpyDeviceToHost), cudaSuccess);
-        EXPECT_EQ(std::count(left.begin(), left.end(), 0u), std::ptrdiff_t(nc)) << "tile counters not zero after the launch";
-      }
-      std::printf("[ nhwc     ] %-52s splits %2d max|diff| %.3g (max|ref| %.3g, %zu values, 2 launches)\n", k.name, splits, max_diff,
+      EXPECT_EQ(std::memcmp(first.data(), got.data(), yn * sizeof(float)), 0) << "two launches of form " << form << " differ";
+      std::printf("[ nhwc     ] %-52s form %-7s max|diff| %.3g (max|ref| %.3g, %zu values, 2 launches)\n", k.name, form.c_str(), max_diff,
                   max_ref, yn);
       ++runs;
     }
@@ -134,39 +122,41 @@ TEST(ConvNhwc, ImplicitGemmRefusesWhatItDoesNotCover) {
   alignas(16) static unsigned char buf[64];
   void* p = buf;
   kernels::ConvEpilogue epi;
-  auto expect_invalid = [&](const Conv2dGeometry& gg, int splits, const void* x, float* ws, unsigned* cnt, const char* needle) {
-    const Status s = kernels::conv2d_nhwc_igemm(gg, splits, x, p, p, epi, ws, cnt, nullptr);
+  const kernels::NhwcIgemmForm ok{64, 1};
+  auto expect_invalid = [&](const Conv2dGeometry& gg, kernels::NhwcIgemmForm f, const void* x, const char* needle) {
+    const Status s = kernels::conv2d_nhwc_igemm(gg, f, x, p, p, epi, nullptr);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << needle;
     EXPECT_NE(s.message().find(needle), std::string::npos) << s.to_string();
   };
   Conv2dGeometry c3 = g;
   c3.c_in = 3;
-  expect_invalid(c3, 1, p, nullptr, nullptr, "c_in is not a multiple of 32");
+  expect_invalid(c3, ok, p, "c_in is not a multiple of 32");
   Conv2dGeometry grp = g;
   grp.group = 2;
-  expect_invalid(grp, 1, p, nullptr, nullptr, "grouped");
+  expect_invalid(grp, ok, p, "grouped");
   Conv2dGeometry odd = g;
   odd.c_out = 60;
-  expect_invalid(odd, 1, p, nullptr, nullptr, "c_out is not a multiple of 8");
+  expect_invalid(odd, ok, p, "c_out is not a multiple of 8");
   Conv2dGeometry bad = g;
   bad.out_h = 9;
-  expect_invalid(bad, 1, p, nullptr, nullptr, "conv2d_nhwc_igemm: ");
-  expect_invalid(g, 0, p, nullptr, nullptr, "splits 0 outside");
-  expect_invalid(g, kernels::kNhwcMaxSplits + 1, p, nullptr, nullptr, "outside 1..");
-  expect_invalid(g, 1, nullptr, nullptr, nullptr, "null x, w or y");
-  expect_invalid(g, 4, p, nullptr, nullptr, "needs a workspace");
-  expect_invalid(g, 1, buf + 2, nullptr, nullptr, "not 16-byte aligned");
+  expect_invalid(bad, ok, p, "conv2d_nhwc_igemm: ");
+  expect_invalid(g, {64, 0}, p, "form n64_s0 does not exist");
+  expect_invalid(g, {64, 3}, p, "does not exist");
+  expect_invalid(g, {64, 32}, p, "does not exist");
+  expect_invalid(g, {48, 1}, p, "does not exist");
+  expect_invalid(g, ok, nullptr, "null x, w or y");
+  expect_invalid(g, ok, buf + 2, "not 16-byte aligned");
   epi.residual = buf + 8;  // a misaligned residual
-  expect_invalid(g, 1, p, nullptr, nullptr, "not 16-byte aligned");
+  expect_invalid(g, ok, p, "not 16-byte aligned");
   epi.residual = nullptr;
   // huge dimensions: a 40000 x 40000 map (1.6e9 output pixels), a 2^20-channel 1x1 conv (2^32 weights)
   Conv2dGeometry big = geometry({"big", 1, 32, 40000, 40000, 32, 1, 1, 1, 1, 0, 0, 0, 0, false, kernels::Activation::kNone});
-  expect_invalid(big, 1, p, nullptr, nullptr, "2^30");
+  expect_invalid(big, ok, p, "2^30");
   Conv2dGeometry deep = geometry({"deep", 1, int64_t{1} << 20, 1, 1, 4096, 1, 1, 1, 1, 0, 0, 0, 0, false, kernels::Activation::kNone});
-  expect_invalid(deep, 1, p, nullptr, nullptr, "2^30");
-  EXPECT_EQ(kernels::conv2d_nhwc_igemm_workspace_bytes(g, 1), 0u);
-  EXPECT_EQ(kernels::conv2d_nhwc_igemm_workspace_bytes(g, 4), size_t(4 * 64 * 64 * 4));
-  EXPECT_EQ(kernels::conv2d_nhwc_igemm_tile_counters(g, 4), 1u);
+  expect_invalid(deep, ok, p, "2^30");
+  EXPECT_TRUE(kernels::nhwc_igemm_form_valid({32, 16}));
+  EXPECT_FALSE(kernels::nhwc_igemm_form_valid({64, 5}));
+  EXPECT_EQ(kernels::nhwc_igemm_form_name({32, 8}), "n32_s8");
 }
 
 // The engine with the tactic on (CudaBuildOptions::nhwc_igemm), forced through its timing cache onto a ResNet-50 layer3
@@ -174,7 +164,7 @@ TEST(ConvNhwc, ImplicitGemmRefusesWhatItDoesNotCover) {
 // graph, may run NCHW (then it has no NHWC tactic).
 TEST(ConvNhwc, EngineWithTheTacticMatchesCpu) {
   WS_REQUIRE_LANES_GPU();
-  test::expect_forced_conv_tactic_matches_cpu("nhwc_igemm", [](CudaBuildOptions& o) { o.nhwc_igemm = true; }, "ws_nhwc_igemm_s2",
+  test::expect_forced_conv_tactic_matches_cpu("nhwc_igemm", [](CudaBuildOptions& o) { o.nhwc_igemm = true; }, "ws_nhwc_igemm_n64_s2",
                                               "ws nhwc implicit GEMM", 2);
 }
 
@@ -203,7 +193,7 @@ TEST(ConvNhwc, BogusTimingCacheEntriesAreRetimed) {
     j = nlohmann::json::parse(in);
   }
   const nlohmann::json bogus[] = {nlohmann::json{{"impl", "cudnn_fe"}, {"algo", 123456}, {"time_us", 0.5}},
-                                  nlohmann::json{{"impl", "ws_nhwc_igemm_s7"}, {"time_us", 0.5}},
+                                  nlohmann::json{{"impl", "ws_nhwc_igemm_n64_s7"}, {"time_us", 0.5}},
                                   nlohmann::json{{"impl", "cudnn_fe"}, {"algo", -3}, {"time_us", 0.5}},
                                   nlohmann::json{{"impl", "cutlass_conv_64x64x32_s4_split7"}, {"time_us", 0.5}},
                                   nlohmann::json{{"impl", "cutlass_conv_999x1x1_s9_split2"}, {"time_us", 0.5}}};
@@ -226,23 +216,34 @@ TEST(ConvNhwc, BogusTimingCacheEntriesAreRetimed) {
 }
 
 // Benchmark (not a test): CUDA-graph replay of 50 launches, median of 20 graphs, per split, ResNet-50's 3×3 convs.
-TEST(ConvNhwc, DISABLED_TimesResNet50ThreeByThree) {
+TEST(ConvNhwc, DISABLED_TimesResNet50Convs) {
   WS_REQUIRE_LANES_GPU();
-  const std::vector<Case> cases = test::resnet50_3x3_timing_cases();
+  if (!test::compute_capability_at_least(9)) GTEST_SKIP() << "the cluster kernel needs compute capability 9.0";
+  using kernels::Activation;
+  std::vector<Case> cases = test::resnet50_3x3_timing_cases();
+  cases.insert(cases.end(), {{"layer3 1x1 1024->256 14x14", 1, 1024, 14, 14, 256, 1, 1, 1, 1, 0, 0, 0, 0, false, Activation::kRelu},
+                             {"layer3 1x1 256->1024 14x14", 1, 256, 14, 14, 1024, 1, 1, 1, 1, 0, 0, 0, 0, false, Activation::kRelu},
+                             {"layer4 1x1 2048->512 7x7", 1, 2048, 7, 7, 512, 1, 1, 1, 1, 0, 0, 0, 0, false, Activation::kRelu},
+                             {"layer4 1x1 512->2048 7x7", 1, 512, 7, 7, 2048, 1, 1, 1, 1, 0, 0, 0, 0, false, Activation::kRelu}});
   cudaStream_t st = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
   for (const Case& k : cases) {
     const Conv2dGeometry g = geometry(k);
-    const size_t xn = size_t(g.in_h * g.in_w * g.c_in), wn = size_t(g.c_out * 9 * g.c_in), yn = size_t(g.out_h * g.out_w * g.c_out);
+    const size_t xn = size_t(g.in_h * g.in_w * g.c_in), wn = size_t(g.c_out * g.kernel_h * g.kernel_w * g.c_in),
+                 yn = size_t(g.out_h * g.out_w * g.c_out);
     DevHalf dx(std::vector<float>(xn, 0.1f)), dw(std::vector<float>(wn, 0.01f)), dy(std::vector<float>(yn, 0.f));
-    kernels::ConvEpilogue epi;
-    epi.act = k.act;
-    for (int splits : {1, 2, 4, 8, 16, 32}) {
-      SplitKBuffers sk(g, splits);
-      const float us = test::median_replay_us(
-          st, [&](cudaStream_t s) { return kernels::conv2d_nhwc_igemm(g, splits, dx.p, dw.p, dy.p, epi, sk.ws, sk.counters, s); });
-      std::printf("[ nhwc t   ] %-24s splits %2d  %7.2f us per conv (median of 20 graphs of 50; grid %lld x %lld x %d)\n", k.name, splits, us,
-                  static_cast<long long>((g.out_h * g.out_w + 63) / 64), static_cast<long long>((g.c_out + 63) / 64), splits);
+    for (const kernels::NhwcIgemmForm& f : all_forms()) {
+      float us[2] = {0, 0};
+      for (int pdl = 0; pdl < 2; ++pdl) {
+        kernels::ConvEpilogue epi;
+        epi.act = k.act;
+        epi.pdl = pdl == 1;
+        us[pdl] = test::median_replay_us(st, [&](cudaStream_t s) { return kernels::conv2d_nhwc_igemm(g, f, dx.p, dw.p, dy.p, epi, s); });
+      }
+      std::printf("[ nhwc t   ] %-28s form %-7s %7.2f us per conv, %7.2f with PDL (median of 20 graphs of 50; grid %lld x %lld x %d)\n",
+                  k.name, kernels::nhwc_igemm_form_name(f).c_str(), us[0], us[1],
+                  static_cast<long long>((g.out_h * g.out_w + 63) / 64), static_cast<long long>((g.c_out + f.tile_n - 1) / f.tile_n),
+                  f.splits);
     }
   }
   cudaStreamDestroy(st);

@@ -261,4 +261,10 @@ inline float median_replay_us(cudaStream_t st, const std::function<Status(cudaSt
   return per[per.size() / 2];
 }
 
+/// True when the current device's compute capability major is at least `major`.
+inline bool compute_capability_at_least(int major) {
+  int dev = 0, m = 0;
+  return cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess && m >= major;
+}
+
 }  // namespace ws::test

@@ -1,17 +1,22 @@
-// Channels-last fp16 implicit-GEMM convolution with in-kernel (serial) split-K (see conv_nhwc.h for the math,
-// layouts and errors).
+// Channels-last fp16 implicit-GEMM convolution for batch-1 latency on Hopper: split-K across the CTAs of a thread-block
+// cluster, reduced through distributed shared memory (see conv_nhwc.h for the math, layouts and errors).
 // GEMM view: C[P × c_out] = A[P × R] · B[R × c_out], P = n·out_h·out_w pixels, R = kh·kw·c_in; A is gathered from x
 // (row p, columns (tap, channel): one tap's 32 consecutive channels are 64 contiguous bytes of x), B is w read as
-// [c_out][R] rows (KRSC: k·R + tap·c_in + c), so both operand tiles load as 16-byte vectors.
-// Thread mapping: block (bx, by, split) computes pixels [64·bx, +64) × channels [64·by, +64) over the K tiles of its
-// split; 128 threads = 4 warps in a 2 × 2 grid, each warp 32 pixels × 32 channels = 2 × 2 wmma m16n16k16 fp32
-// accumulators. Per 32-deep K tile each thread loads 2 A vectors and 2 B vectors (16 bytes each) into registers for the
-// next tile while the warps run this tile's mma from shared memory (register-staged double buffering).
-// Epilogue: accumulators → shared fp32 tile → (splits = 1) + bias + residual, activation, 8 channels per 16-byte store;
-// (splits > 1) fp32 partial tile to the workspace, then the last-arriving block sums the partials in split order and
-// runs the same epilogue.
-// Test: tests/gpu/conv_nhwc_test.cpp (ws_gpu_tests --gtest_filter='ConvNhwc*'). Time: the disabled timing test in the
-// same file (--gtest_also_run_disabled_tests --gtest_filter='ConvNhwc.DISABLED_*'), beside cuDNN's fused call.
+// [c_out][R] rows (KRSC: k·R + tap·c_in + c), so both operand tiles load as 16-byte cp.async vectors.
+// Thread mapping: grid (ceil(P / 64), ceil(c_out / BN), SPLITS), cluster (1, 1, SPLITS): the SPLITS CTAs of a cluster
+// share one 64-pixel × BN-channel output tile and each sums a contiguous range of 32-deep K tiles. 128 threads = 4 warps
+// in a 2 × 2 grid, each warp 32 pixels × BN/2 channels (2 × BN/32 wmma m16n16k16 fp32 accumulators).
+// Mainloop: a kStages-deep cp.async ring (zero-fill for padding and tile edges). The CTA's weight tiles of the first
+// kStages − 1 stages are issued, and the rest of its weight slice prefetched into L2, *before* the PDL wait: weights are
+// build-time constants, so their latency overlaps the predecessor kernel's tail; activations are read only after it.
+// Epilogue: each CTA stores its fp32 partial tile to its own shared memory (aliasing the ring); after a cluster barrier,
+// CTA `rank` reduces every SPLITS-th float4 of the tile over the cluster's partials in rank order 0, 1, ... (the same
+// bits whatever the scheduling), adds bias and residual, applies the activation and stores 4 fp16 channels; a second
+// cluster barrier keeps every CTA's shared memory alive until the others have read it. No workspace, no counters.
+// Test: tests/gpu/conv_nhwc_test.cpp (ws_gpu_tests --gtest_filter='ConvNhwc*': against the CPU reference, every form).
+// Time: the disabled timing test in the same file (--gtest_also_run_disabled_tests --gtest_filter='ConvNhwc.DISABLED_*'),
+// each form beside cuDNN's fused call on ResNet-50's convs; in the engine, the conv tactic timing (bench --nhwc-igemm).
+#include <cooperative_groups.h>
 #include <cuda_fp16.h>
 #include <mma.h>
 
@@ -31,54 +36,85 @@ using device::activate;
 using device::pdl_allow_dependents;
 using device::pdl_wait;
 
-constexpr int BM = kNhwcTileM, BN = kNhwcTileN, BK = kNhwcTileK;
+constexpr int BM = kNhwcTileM, BK = kNhwcTileK;
 constexpr int kThreads = 128;
-constexpr int LDS = BK + 8;   // halves per shared row of the A and B tiles (80 bytes: 16-byte aligned rows)
-constexpr int LDC = BN + 4;   // floats per shared row of the C tile
+constexpr int kStages = 6;
+constexpr int LDS = BK + 8;  // halves per shared row of the A and B tiles (80 bytes: 16-byte aligned, conflict-spread rows)
+
+// Shared-memory geometry of a tile_n = BN kernel: halves per ring stage (A tile then B tile), the ring's bytes, floats per
+// row of the fp32 partial tile that aliases the ring after the mainloop.
+template <int BN>
+inline constexpr int kStageHalves = (BM + BN) * LDS;
+template <int BN>
+inline constexpr int kSmemBytes = kStages * kStageHalves<BN> * 2;
+template <int BN>
+inline constexpr int kLdc = BN + 4;
+static_assert(BM * kLdc<64> * 4 <= kSmemBytes<64> && BM * kLdc<32> * 4 <= kSmemBytes<32>, "the C tile aliases the ring");
 
 struct IgemmArgs {
   int n, c_in, in_h, in_w, c_out, out_h, out_w, kh, kw, sh, sw, dh, dw, pt, pl;
-  int P, R, k_tiles, splits;
+  int P, R, k_tiles;
   const float* bias;
   const __half* res;
   Activation act;
   ActivationParams ap;
 };
 
-__device__ __forceinline__ void epilogue8(const IgemmArgs& a, const float* v, int p, int k, __half* __restrict__ y) {
-  float o[8];
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900  // the device helpers of the sm_90 kernel body below
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool pred) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  const int n = pred ? 16 : 0;  // 0: no global read, 16 zero bytes written
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p)); }
+
+// bias + residual, activation, 4 fp16 channels k..k+3 of pixel p (one 8-byte store).
+__device__ __forceinline__ void epilogue4(const IgemmArgs& a, float4 v, int p, int k, __half* __restrict__ y) {
+  float o[4] = {v.x, v.y, v.z, v.w};
+  if (a.bias) {
 #pragma unroll
-  for (int j = 0; j < 8; ++j) o[j] = v[j] + (a.bias ? a.bias[k + j] : 0.0f);
+    for (int j = 0; j < 4; ++j) o[j] += a.bias[k + j];
+  }
   if (a.res) {
-    const uint4 r = *reinterpret_cast<const uint4*>(a.res + static_cast<size_t>(p) * a.c_out + k);
+    const uint2 r = *reinterpret_cast<const uint2*>(a.res + static_cast<size_t>(p) * a.c_out + k);
     const __half* rh = reinterpret_cast<const __half*>(&r);
 #pragma unroll
-    for (int j = 0; j < 8; ++j) o[j] += __half2float(rh[j]);
+    for (int j = 0; j < 4; ++j) o[j] += __half2float(rh[j]);
   }
-  uint4 out;
+  uint2 out;
   __half* oh = reinterpret_cast<__half*>(&out);
 #pragma unroll
-  for (int j = 0; j < 8; ++j) oh[j] = __float2half_rn(activate(o[j], a.act, a.ap));
-  *reinterpret_cast<uint4*>(y + static_cast<size_t>(p) * a.c_out + k) = out;
+  for (int j = 0; j < 4; ++j) oh[j] = __float2half_rn(activate(o[j], a.act, a.ap));
+  *reinterpret_cast<uint2*>(y + static_cast<size_t>(p) * a.c_out + k) = out;
 }
 
-__global__ void __launch_bounds__(kThreads) nhwc_igemm_kernel(const __half* __restrict__ x, const __half* __restrict__ w,
-                                                              __half* __restrict__ y, float* __restrict__ part,
-                                                              unsigned* __restrict__ counters, IgemmArgs a) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700  // wmma: the body is compiled for sm_70+ only (the launcher refuses older PTX)
+#endif
+
+template <int BN, int SPLITS>
+__global__ void __launch_bounds__(kThreads) nhwc_igemm_cluster_kernel(const __half* __restrict__ x, const __half* __restrict__ w,
+                                                                      __half* __restrict__ y, IgemmArgs a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900  // clusters and distributed shared memory: sm_90+ (the launcher refuses older PTX)
   using namespace nvcuda;
-  __shared__ __align__(32) __half As[BM * LDS];
-  __shared__ __align__(32) __half Bs[BN * LDS];
-  __shared__ __align__(32) float Cs[BM * LDC];
-  __shared__ unsigned last_block;
+  constexpr int FN = BN / 32;                    // wmma fragments per warp along N
+  constexpr int kBVecs = BN * (BK / 8) / kThreads;  // 16-byte B vectors per thread per stage (1 or 2)
+  constexpr int LDC = kLdc<BN>;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  __half* ring = reinterpret_cast<__half*>(smem_raw);
+  float* Cs = reinterpret_cast<float*>(smem_raw);  // after the mainloop
 
   const int tid = threadIdx.x, warp = tid / 32;
-  const int wm = warp / 2, wn = warp % 2;  // the warp's 32 × 32 quarter
-  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN, split = blockIdx.z;
-  const int chunk = (a.k_tiles + a.splits - 1) / a.splits;
-  const int t_begin = min(a.k_tiles, split * chunk), t_end = min(a.k_tiles, t_begin + chunk);
+  const int wm = warp / 2, wn = warp % 2;
+  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN, rank = blockIdx.z;  // cluster (1, 1, SPLITS): rank == blockIdx.z
+  const int chunk = (a.k_tiles + SPLITS - 1) / SPLITS;
+  const int t_begin = min(a.k_tiles, rank * chunk), t_end = min(a.k_tiles, t_begin + chunk);
+  const int n_tiles = t_end - t_begin;
 
-  // This thread's two A rows (pixels) and two B rows (channels): vector v = tid + 128·i, row v / 4, 8-half column v % 4.
+  // This thread's two A rows (pixels): vector v = tid + 128·i, row v / 4, 8-half column (v % 4)·8.
   int a_row[2], a_col[2], a_iy0[2], a_ix0[2];
   const __half* a_img[2];
   bool a_ok[2];
@@ -95,108 +131,166 @@ __global__ void __launch_bounds__(kThreads) nhwc_igemm_kernel(const __half* __re
     a_ix0[i] = ox * a.sw - a.pl;
     a_img[i] = x + static_cast<size_t>(img) * a.in_h * a.in_w * a.c_in;
   }
-  uint4 ra[2], rb[2];
-  const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
-  auto load_tile = [&](int t) {
-    const int kk = t * BK;                 // first reduction index of the tile
+  // This thread's B rows (output channels) and their weight rows.
+  int b_row[kBVecs], b_col[kBVecs];
+  const __half* b_src[kBVecs];
+  bool b_ok[kBVecs];
+#pragma unroll
+  for (int i = 0; i < kBVecs; ++i) {
+    const int v = tid + kThreads * i;
+    b_row[i] = v / 4;
+    b_col[i] = (v % 4) * 8;
+    const int k = n0 + b_row[i];
+    b_ok[i] = k < a.c_out;
+    b_src[i] = w + static_cast<size_t>(b_ok[i] ? k : 0) * a.R + b_col[i];
+  }
+  auto load_b = [&](int t, int stage) {
+    __half* Bs = ring + stage * kStageHalves<BN> + BM * LDS;
+#pragma unroll
+    for (int i = 0; i < kBVecs; ++i) cp_async16(Bs + b_row[i] * LDS + b_col[i], b_src[i] + t * BK, b_ok[i]);
+  };
+  auto load_a = [&](int t, int stage) {
+    __half* As = ring + stage * kStageHalves<BN>;
+    const int kk = t * BK;  // first reduction index of the tile
     const int tap = kk / a.c_in, c0 = kk % a.c_in;
     const int r = tap / a.kw, s = tap % a.kw;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       const int iy = a_iy0[i] + r * a.dh, ix = a_ix0[i] + s * a.dw;
       const bool in = a_ok[i] && iy >= 0 && iy < a.in_h && ix >= 0 && ix < a.in_w;
-      ra[i] = in ? __ldg(reinterpret_cast<const uint4*>(a_img[i] + (static_cast<size_t>(iy) * a.in_w + ix) * a.c_in + c0 + a_col[i])) : zero;
-      const int k = n0 + a_row[i];  // B rows use the same (row, column) split of the thread's two vectors
-      rb[i] = k < a.c_out ? __ldg(reinterpret_cast<const uint4*>(w + static_cast<size_t>(k) * a.R + kk + a_col[i])) : zero;
+      const __half* src = in ? a_img[i] + (static_cast<size_t>(iy) * a.in_w + ix) * a.c_in + c0 + a_col[i] : x;
+      cp_async16(As + a_row[i] * LDS + a_col[i], src, in);
     }
   };
 
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
+  // Weights first (constants: safe before the PDL wait): the first kStages - 1 tiles into the ring as one group, the
+  // rest of this CTA's slice into L2 (each row's slice is contiguous: 64 bytes per K tile, 128-byte lines).
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s)
+    if (s < n_tiles) load_b(t_begin + s, s);
+  cp_async_commit();
+  if (n_tiles > kStages - 1) {
+    const int first = (t_begin + kStages - 1) * BK * 2, last = t_end * BK * 2;  // byte range of each row's slice
+    const int lines = (last - first + 127) / 128;
+    for (int e = tid; e < BN * lines; e += kThreads) {
+      const int k = n0 + e / lines;
+      if (k < a.c_out)
+        prefetch_l2(reinterpret_cast<const unsigned char*>(w + static_cast<size_t>(k) * a.R) + first + (e % lines) * 128);
+    }
+  }
+  pdl_wait();  // activations and the output: only after the predecessor is done
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < n_tiles) load_a(t_begin + s, s);
+    cp_async_commit();
+  }
+
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][FN];
 #pragma unroll
   for (int i = 0; i < 2; ++i)
 #pragma unroll
-    for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+    for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
 
-  pdl_wait();  // nothing global is touched before the predecessor is done
-  if (t_begin < t_end) load_tile(t_begin);
-  for (int t = t_begin; t < t_end; ++t) {
-    __syncthreads();  // the previous tile's mma has read As / Bs
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      *reinterpret_cast<uint4*>(As + a_row[i] * LDS + a_col[i]) = ra[i];
-      *reinterpret_cast<uint4*>(Bs + a_row[i] * LDS + a_col[i]) = rb[i];
+  // Groups committed before iteration i: 1 (weights) + (kStages - 1) + i; waiting for all but kStages - 2 leaves the
+  // weight group and A groups 0..i (with B tiles 0..i) complete.
+  for (int i = 0; i < n_tiles; ++i) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();  // tile i visible to every warp; every warp is done with tile i - 1, whose stage is refilled below
+    const int nxt = i + kStages - 1;
+    if (nxt < n_tiles) {
+      load_b(t_begin + nxt, nxt % kStages);
+      load_a(t_begin + nxt, nxt % kStages);
     }
-    __syncthreads();
-    if (t + 1 < t_end) load_tile(t + 1);  // in flight during this tile's mma
+    cp_async_commit();
+    const __half* As = ring + (i % kStages) * kStageHalves<BN>;
+    const __half* Bs = As + BM * LDS;
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 16) {
       wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa[2];
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fb[2];
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fb[FN];
 #pragma unroll
-      for (int i = 0; i < 2; ++i) wmma::load_matrix_sync(fa[i], As + (wm * 32 + i * 16) * LDS + kk, LDS);
+      for (int m = 0; m < 2; ++m) wmma::load_matrix_sync(fa[m], As + (wm * 32 + m * 16) * LDS + kk, LDS);
 #pragma unroll
-      for (int j = 0; j < 2; ++j) wmma::load_matrix_sync(fb[j], Bs + (wn * 32 + j * 16) * LDS + kk, LDS);
+      for (int j = 0; j < FN; ++j) wmma::load_matrix_sync(fb[j], Bs + (wn * (BN / 2) + j * 16) * LDS + kk, LDS);
 #pragma unroll
-      for (int i = 0; i < 2; ++i)
+      for (int m = 0; m < 2; ++m)
 #pragma unroll
-        for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+        for (int j = 0; j < FN; ++j) wmma::mma_sync(acc[m][j], fa[m], fb[j], acc[m][j]);
     }
   }
+  cp_async_wait<0>();
+  __syncthreads();  // the ring is free: the C tile aliases it
   pdl_allow_dependents();
 #pragma unroll
-  for (int i = 0; i < 2; ++i)
+  for (int m = 0; m < 2; ++m)
 #pragma unroll
-    for (int j = 0; j < 2; ++j)
-      wmma::store_matrix_sync(Cs + (wm * 32 + i * 16) * LDC + wn * 32 + j * 16, acc[i][j], LDC, wmma::mem_row_major);
-  __syncthreads();
+    for (int j = 0; j < FN; ++j)
+      wmma::store_matrix_sync(Cs + (wm * 32 + m * 16) * LDC + wn * (BN / 2) + j * 16, acc[m][j], LDC, wmma::mem_row_major);
 
-  // 64 × 64 outputs as 512 vectors of 8 channels: row e / 8, channels 8·(e % 8) .. +8.
-  if (a.splits == 1) {
-    for (int e = tid; e < BM * BN / 8; e += kThreads) {
-      const int row = e / 8, c8 = (e % 8) * 8, p = m0 + row, k = n0 + c8;
-      if (p < a.P && k < a.c_out) epilogue8(a, Cs + row * LDC + c8, p, k, y);
+  constexpr int kVec = BM * BN / 4;  // float4s of the tile: row e / (BN / 4), channels 4·(e % (BN / 4)) .. +4
+  if constexpr (SPLITS == 1) {
+    __syncthreads();
+    for (int e = tid; e < kVec; e += kThreads) {
+      const int row = e / (BN / 4), c4 = (e % (BN / 4)) * 4, p = m0 + row, k = n0 + c4;
+      if (p < a.P && k < a.c_out) epilogue4(a, *reinterpret_cast<const float4*>(Cs + row * LDC + c4), p, k, y);
     }
-    return;
-  }
-  const size_t plane = static_cast<size_t>(a.P) * a.c_out;
-  float* mine = part + split * plane;
-  for (int e = tid; e < BM * BN / 8; e += kThreads) {
-    const int row = e / 8, c8 = (e % 8) * 8, p = m0 + row, k = n0 + c8;
-    if (p >= a.P || k >= a.c_out) continue;
-    float4* dst = reinterpret_cast<float4*>(mine + static_cast<size_t>(p) * a.c_out + k);
-    const float* src = Cs + row * LDC + c8;
-    dst[0] = make_float4(src[0], src[1], src[2], src[3]);
-    dst[1] = make_float4(src[4], src[5], src[6], src[7]);
-  }
-  // Serial split-K: the partial tile is made device-visible, then the block counts its arrival; the last one reduces.
-  __threadfence();
-  __syncthreads();
-  if (tid == 0) {
-    unsigned* counter = counters + blockIdx.y * gridDim.x + blockIdx.x;
-    last_block = atomicAdd(counter, 1u) + 1u == static_cast<unsigned>(a.splits);
-    if (last_block) atomicExch(counter, 0u);  // zero again for the next launch
-  }
-  __syncthreads();
-  if (!last_block) return;
-  __threadfence();
-  for (int e = tid; e < BM * BN / 8; e += kThreads) {
-    const int row = e / 8, c8 = (e % 8) * 8, p = m0 + row, k = n0 + c8;
-    if (p >= a.P || k >= a.c_out) continue;
-    float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int s = 0; s < a.splits; ++s) {  // split order: the same bits whichever block arrived last
-      const float4* src = reinterpret_cast<const float4*>(part + s * plane + static_cast<size_t>(p) * a.c_out + k);
-      const float4 lo = __ldcg(src), hi = __ldcg(src + 1);
-      v[0] += lo.x; v[1] += lo.y; v[2] += lo.z; v[3] += lo.w;
-      v[4] += hi.x; v[5] += hi.y; v[6] += hi.z; v[7] += hi.w;
+  } else {
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();  // every CTA's partial tile is in its shared memory (release / acquire across the cluster)
+    const float* parts[SPLITS];
+#pragma unroll
+    for (int s = 0; s < SPLITS; ++s) parts[s] = cluster.map_shared_rank(Cs, s);
+    for (int e = rank + SPLITS * tid; e < kVec; e += SPLITS * kThreads) {
+      const int row = e / (BN / 4), c4 = (e % (BN / 4)) * 4, p = m0 + row, k = n0 + c4;
+      if (p >= a.P || k >= a.c_out) continue;
+      float4 v[SPLITS];
+#pragma unroll
+      for (int s = 0; s < SPLITS; ++s) v[s] = *reinterpret_cast<const float4*>(parts[s] + row * LDC + c4);
+      float4 sum = v[0];
+#pragma unroll
+      for (int s = 1; s < SPLITS; ++s) {  // rank order: deterministic
+        sum.x += v[s].x;
+        sum.y += v[s].y;
+        sum.z += v[s].z;
+        sum.w += v[s].w;
+      }
+      epilogue4(a, sum, p, k, y);
     }
-    epilogue8(a, v, p, k, y);
+    cluster.sync();  // no CTA leaves (freeing its shared memory) while another still reads it
   }
 #else
   __trap();
 #endif
 }
 
+using KernelFn = void (*)(const __half*, const __half*, __half*, IgemmArgs);
+
+template <int BN>
+KernelFn pick_splits(int splits) {
+  switch (splits) {
+    case 1: return nhwc_igemm_cluster_kernel<BN, 1>;
+    case 2: return nhwc_igemm_cluster_kernel<BN, 2>;
+    case 4: return nhwc_igemm_cluster_kernel<BN, 4>;
+    case 8: return nhwc_igemm_cluster_kernel<BN, 8>;
+    case 16: return nhwc_igemm_cluster_kernel<BN, 16>;
+    default: return nullptr;
+  }
+}
+
+KernelFn pick_kernel(const NhwcIgemmForm& f) {
+  return f.tile_n == 32 ? pick_splits<32>(f.splits) : f.tile_n == 64 ? pick_splits<64>(f.splits) : nullptr;
+}
+
+int form_smem_bytes(const NhwcIgemmForm& f) { return f.tile_n == 32 ? kSmemBytes<32> : kSmemBytes<64>; }
+
 }  // namespace
+
+bool nhwc_igemm_form_valid(const NhwcIgemmForm& f) { return pick_kernel(f) != nullptr; }
+
+std::string nhwc_igemm_form_name(const NhwcIgemmForm& f) {
+  return "n" + std::to_string(f.tile_n) + "_s" + std::to_string(f.splits);
+}
 
 bool conv2d_nhwc_igemm_applicable(const Conv2dGeometry& g, const char** why) {
   const char* w = !validate_conv2d(g).is_ok() ? "inconsistent geometry"
@@ -209,62 +303,80 @@ bool conv2d_nhwc_igemm_applicable(const Conv2dGeometry& g, const char** why) {
   return w == nullptr;
 }
 
-size_t conv2d_nhwc_igemm_workspace_bytes(const Conv2dGeometry& g, int splits) {
-  return splits <= 1 ? 0 : static_cast<size_t>(splits) * static_cast<size_t>(g.n * g.out_h * g.out_w) * static_cast<size_t>(g.c_out) * sizeof(float);
-}
-
-size_t conv2d_nhwc_igemm_tile_counters(const Conv2dGeometry& g, int splits) {
-  if (splits <= 1) return 0;
-  const int64_t P = g.n * g.out_h * g.out_w;
-  return static_cast<size_t>((P + kNhwcTileM - 1) / kNhwcTileM) * static_cast<size_t>((g.c_out + kNhwcTileN - 1) / kNhwcTileN);
-}
-
-Status conv2d_nhwc_igemm(const Conv2dGeometry& g, int splits, const void* x, const void* w, void* y, const ConvEpilogue& epi,
-                         float* workspace, unsigned* counters, cudaStream_t stream) {
+Status conv2d_nhwc_igemm(const Conv2dGeometry& g, const NhwcIgemmForm& form, const void* x, const void* w, void* y,
+                         const ConvEpilogue& epi, cudaStream_t stream) {
   const char* why = nullptr;
   if (!conv2d_nhwc_igemm_applicable(g, &why)) {
     const Status v = validate_conv2d(g);
     return invalid_argument(std::string("conv2d_nhwc_igemm: ") + (v.is_ok() ? std::string(why) : v.message()));
   }
-  if (splits < 1 || splits > kNhwcMaxSplits)
-    return invalid_argument("conv2d_nhwc_igemm: splits " + std::to_string(splits) + " outside 1.." + std::to_string(kNhwcMaxSplits));
+  const KernelFn kernel = pick_kernel(form);
+  if (!kernel)
+    return invalid_argument("conv2d_nhwc_igemm: form " + nhwc_igemm_form_name(form) +
+                            " does not exist (tile_n 32 or 64, splits 1, 2, 4, 8 or 16)");
   if (!x || !w || !y) return invalid_argument("conv2d_nhwc_igemm: null x, w or y");
-  if (splits > 1 && (!workspace || !counters))
-    return invalid_argument("conv2d_nhwc_igemm: split-K " + std::to_string(splits) + " needs a workspace of " +
-                            std::to_string(conv2d_nhwc_igemm_workspace_bytes(g, splits)) + " bytes and " +
-                            std::to_string(conv2d_nhwc_igemm_tile_counters(g, splits)) + " zeroed tile counters");
-  for (const void* p : {x, w, static_cast<const void*>(y), epi.residual, static_cast<const void*>(workspace)})
+  for (const void* p : {x, w, static_cast<const void*>(y), epi.residual})
     if (reinterpret_cast<uintptr_t>(p) % 16 != 0)
-      return invalid_argument("conv2d_nhwc_igemm: an operand (x, w, y, residual or workspace) is not 16-byte aligned");
+      return invalid_argument("conv2d_nhwc_igemm: an operand (x, w, y or residual) is not 16-byte aligned");
   const int64_t P = g.n * g.out_h * g.out_w, R = g.kernel_h * g.kernel_w * g.c_in;
-  if (static_cast<int64_t>(splits) * P * g.c_out > (int64_t{1} << 31) / 4 || R > (int64_t{1} << 30) ||
-      g.n * g.in_h * g.in_w * g.c_in > (int64_t{1} << 31) || g.c_out * R > (int64_t{1} << 31))
+  if (P * g.c_out > (int64_t{1} << 31) || R > (int64_t{1} << 30) || g.n * g.in_h * g.in_w * g.c_in > (int64_t{1} << 31) ||
+      g.c_out * R > (int64_t{1} << 31))
     return invalid_argument("conv2d_nhwc_igemm: tensors too large for 32-bit tile indexing");
-  const int64_t gx = (P + BM - 1) / BM, gy = (g.c_out + BN - 1) / BN;
+  const int64_t gx = (P + BM - 1) / BM, gy = (g.c_out + form.tile_n - 1) / form.tile_n;
   if (gx > 0x7fffffff || gy > 65535) return invalid_argument("conv2d_nhwc_igemm: grid too large");
-  // Once per device: the PTX version the kernel runs from (pre-7.0 PTX has no wmma: the kernel would trap).
+  // Once per device: the PTX version the kernels run from (clusters need 9.0), and each form's shared-memory and
+  // non-portable cluster size (16) attributes, so that later launches (captured or not) make no attribute calls.
   static DeviceFacts facts[64];
   static std::mutex facts_mu;
   WS_ASSIGN_OR_RETURN(const DeviceFacts* f, device_facts(facts, facts_mu, "conv2d_nhwc_igemm", [](int, DeviceFacts& ds) -> Status {
     cudaFuncAttributes fa{};
-    WS_CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(&fa, nhwc_igemm_kernel));
+    WS_CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(&fa, nhwc_igemm_cluster_kernel<64, 1>));
     ds.ptx = fa.ptxVersion;
+    if (ds.ptx < 90) return Status::ok();  // refused below, before any launch
+    for (int tn : {32, 64})
+      for (int sp : {1, 2, 4, 8, 16}) {
+        const NhwcIgemmForm fm{tn, sp};
+        const KernelFn k = pick_kernel(fm);
+        WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, form_smem_bytes(fm)));
+        if (sp > 8) WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+      }
     return Status::ok();
   }));
-  WS_RETURN_IF_ERROR(require_wmma_ptx("conv2d_nhwc_igemm", f->ptx));
+  if (f->ptx < 90)
+    return invalid_argument("conv2d_nhwc_igemm: this build runs the kernel from PTX for compute capability " + std::to_string(f->ptx / 10) +
+                            "." + std::to_string(f->ptx % 10) +
+                            "; it needs 9.0 or newer (thread-block clusters): build with CMAKE_CUDA_ARCHITECTURES including 90");
   IgemmArgs a{};
   a.n = int(g.n); a.c_in = int(g.c_in); a.in_h = int(g.in_h); a.in_w = int(g.in_w); a.c_out = int(g.c_out);
   a.out_h = int(g.out_h); a.out_w = int(g.out_w); a.kh = int(g.kernel_h); a.kw = int(g.kernel_w);
   a.sh = int(g.stride_h); a.sw = int(g.stride_w); a.dh = int(g.dilation_h); a.dw = int(g.dilation_w);
   a.pt = int(g.pad_top); a.pl = int(g.pad_left);
-  a.P = int(P); a.R = int(R); a.k_tiles = int(R / BK); a.splits = splits;
+  a.P = int(P); a.R = int(R); a.k_tiles = int(R / BK);
   a.bias = epi.bias;
   a.res = static_cast<const __half*>(epi.residual);
   a.act = epi.act;
   a.ap = epi.params;
-  const dim3 grid{static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(splits)};
-  WS_CUDA_RETURN_IF_ERROR(launch_kernel(epi.pdl, nhwc_igemm_kernel, grid, dim3(kThreads), 0, stream, static_cast<const __half*>(x),
-                                        static_cast<const __half*>(w), static_cast<__half*>(y), workspace, counters, a));
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3{static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(form.splits)};
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = static_cast<size_t>(form_smem_bytes(form));
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[2] = {};
+  unsigned n_attr = 0;
+  attr[n_attr].id = cudaLaunchAttributeClusterDimension;
+  attr[n_attr].val.clusterDim.x = 1;
+  attr[n_attr].val.clusterDim.y = 1;
+  attr[n_attr].val.clusterDim.z = static_cast<unsigned>(form.splits);
+  ++n_attr;
+  if (epi.pdl) {
+    attr[n_attr].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n_attr].val.programmaticStreamSerializationAllowed = 1;
+    ++n_attr;
+  }
+  cfg.attrs = attr;
+  cfg.numAttrs = n_attr;
+  WS_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&cfg, kernel, static_cast<const __half*>(x), static_cast<const __half*>(w),
+                                             static_cast<__half*>(y), a));
   return Status::ok();
 }
 

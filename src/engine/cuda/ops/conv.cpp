@@ -423,35 +423,36 @@ Result<SplitKScratch> split_k_scratch(BindContext& c, size_t workspace_bytes, si
   return k;
 }
 
-// Our NHWC fp16 implicit-GEMM conv with split-K (kernels/conv/conv_nhwc.h) as a tactic of channels-last convs
-// (CudaBuildOptions::nhwc_igemm, opt-in until run on a GPU): timing-cache impl "ws_nhwc_igemm_s<splits>".
+// Our NHWC fp16 implicit-GEMM conv, split-K across a thread-block cluster (kernels/conv/conv_nhwc.h), as a tactic of
+// channels-last convs on sm_90 (CudaBuildOptions::nhwc_igemm): timing-cache impl "ws_nhwc_igemm_n<tile_n>_s<splits>".
 struct NhwcIgemm {
   kernels::Conv2dGeometry g;
-  int splits = 1;
-  const void* weight = nullptr;  // KRSC fp16
+  kernels::NhwcIgemmForm form;
+  const void* weight = nullptr;  // KRSC fp16 (a build-time constant: the kernel reads it before its PDL wait)
   kernels::ConvEpilogue epi;     // bias fp32, activation, pdl; the residual is bound per run
-  std::string key() const { return "ws_nhwc_igemm_s" + std::to_string(splits); }
-  size_t workspace_bytes() const { return kernels::conv2d_nhwc_igemm_workspace_bytes(g, splits); }
-  size_t tile_counters() const { return kernels::conv2d_nhwc_igemm_tile_counters(g, splits); }
-  Status run(const void* x, void* y, const void* residual, void* ws, unsigned* counters, cudaStream_t st) const {
+  std::string key() const { return "ws_nhwc_igemm_" + kernels::nhwc_igemm_form_name(form); }
+  Status run(const void* x, void* y, const void* residual, cudaStream_t st) const {
     kernels::ConvEpilogue e = epi;
     e.residual = residual;
-    return kernels::conv2d_nhwc_igemm(g, splits, x, weight, y, e, static_cast<float*>(ws), counters, st);
+    return kernels::conv2d_nhwc_igemm(g, form, x, weight, y, e, st);
   }
 };
 
-// Split counts worth timing for `g`: 1, then powers of two while the grid stays within ~2 waves of 132 SMs, each split
-// keeps at least 4 K tiles, no split is empty (the kernel's chunk is ceil(k_tiles / s)) and the fp32 partials fit
-// `max_workspace` bytes.
-std::vector<int> nhwc_igemm_splits(const kernels::Conv2dGeometry& g, size_t max_workspace) {
-  const int64_t tiles = ((g.n * g.out_h * g.out_w + kernels::kNhwcTileM - 1) / kernels::kNhwcTileM) *
-                        ((g.c_out + kernels::kNhwcTileN - 1) / kernels::kNhwcTileN);
+// Forms worth timing for `g`: each tile_n (32, 64) unsplit, then split counts 2, 4, 8, 16 while the grid stays within
+// ~2 waves of 132 SMs, each split keeps at least 2 K tiles and no split is empty (the kernel's chunk is
+// ceil(k_tiles / s)).
+std::vector<kernels::NhwcIgemmForm> nhwc_igemm_forms(const kernels::Conv2dGeometry& g) {
+  const int64_t m_tiles = (g.n * g.out_h * g.out_w + kernels::kNhwcTileM - 1) / kernels::kNhwcTileM;
   const int64_t k_tiles = g.kernel_h * g.kernel_w * g.c_in / kernels::kNhwcTileK;
-  std::vector<int> out{1};
-  for (int s = 2; s <= kernels::kNhwcMaxSplits && tiles * s <= 264 && k_tiles / s >= 4; s *= 2) {
-    const int64_t chunk = (k_tiles + s - 1) / s;
-    if ((s - 1) * chunk >= k_tiles || kernels::conv2d_nhwc_igemm_workspace_bytes(g, s) > max_workspace) continue;
-    out.push_back(s);
+  std::vector<kernels::NhwcIgemmForm> out;
+  for (int tn : {64, 32}) {
+    const int64_t tiles = m_tiles * ((g.c_out + tn - 1) / tn);
+    out.push_back({tn, 1});
+    for (int s = 2; s <= kernels::kNhwcMaxSplits && tiles * s <= 264 && k_tiles / s >= 2; s *= 2) {
+      const int64_t chunk = (k_tiles + s - 1) / s;
+      if ((s - 1) * chunk >= k_tiles) continue;
+      out.push_back({tn, s});
+    }
   }
   return out;
 }
@@ -625,7 +626,7 @@ Status bind_conv(BindContext& c, Step& s) {
   }
   own->epi.bias = p.bias32;
   std::shared_ptr<NhwcIgemm> nhwc_ig;  // our NHWC implicit-GEMM tactic, when it applies and is enabled
-  if (c.nhwc && half_storage(c.precision) && c.options.nhwc_igemm && (sources & kTacticWarpStream) && cc_major >= 7 && fp16_weights &&
+  if (c.nhwc && half_storage(c.precision) && c.options.nhwc_igemm && (sources & kTacticWarpStream) && cc_major >= 9 && fp16_weights &&
       kernels::conv2d_nhwc_igemm_applicable(own->g)) {
     nhwc_ig = std::make_shared<NhwcIgemm>();
     nhwc_ig->g = own->g;
@@ -686,8 +687,8 @@ Status bind_conv(BindContext& c, Step& s) {
       for (int f = 0; f < (ws_conv_splits(o) > 1 ? split_forms : 1); ++f)
         if (ci == ws_conv_form_key(o, f == 1)) { own->impl = o; own->split_k_in_kernel = f == 1; impl = ci; }
     if (nhwc_ig)
-      for (int sp : nhwc_igemm_splits(nhwc_ig->g, c.options.max_workspace_bytes))
-        if (ci == "ws_nhwc_igemm_s" + std::to_string(sp)) { nhwc_ig->splits = sp; impl = ci; }
+      for (const kernels::NhwcIgemmForm& f : nhwc_igemm_forms(nhwc_ig->g))
+        if (ci == "ws_nhwc_igemm_" + kernels::nhwc_igemm_form_name(f)) { nhwc_ig->form = f; impl = ci; }
     if (cutlass)
       for (const auto& [t, sp] : cutlass_forms) {
         CutlassConv trial = *cutlass;
@@ -813,19 +814,17 @@ Status bind_conv(BindContext& c, Step& s) {
       if (!t) { (void)cudaGetLastError(); continue; }
       if (!found || *t < best_us) { best_us = *t; found = true; own->impl = o; own->split_k_in_kernel = trial.split_k_in_kernel; impl = trial.key(); }
     }
-    if (nhwc_ig) {  // our NHWC implicit GEMM at each split count, as graph replay, against the best so far
+    if (nhwc_ig) {  // our NHWC implicit GEMM in each form, as graph replay, against the best so far
       void* sz = nullptr;
       if (resid) { WS_ASSIGN_OR_RETURN(sz, c.dev.get(4, yb)); }
-      for (int sp : nhwc_igemm_splits(nhwc_ig->g, c.options.max_workspace_bytes)) {
+      for (const kernels::NhwcIgemmForm& f : nhwc_igemm_forms(nhwc_ig->g)) {
         NhwcIgemm trial = *nhwc_ig;
-        trial.splits = sp;
-        WS_ASSIGN_OR_RETURN(const SplitKScratch sk, split_k_scratch(c, trial.workspace_bytes(), trial.tile_counters()));
-        if (!sk.ok) continue;
-        auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, resid ? sz : nullptr, sk.ws, sk.counters, st); }, 0, true,
+        trial.form = f;
+        auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, resid ? sz : nullptr, st); }, 0, true,
                                c.node.describe(c.graph.opset) + ": " + trial.key());
-        if (!t) { (void)cudaGetLastError(); continue; }
+        if (!t) { (void)cudaGetLastError(); continue; }  // e.g. a 16-CTA cluster this GPU cannot schedule
         if (ig_best_us < 0 || *t < ig_best_us) { ig_best_us = *t; ig_best_key = trial.key(); }
-        if (!found || *t < best_us) { best_us = *t; found = true; nhwc_ig->splits = sp; impl = trial.key(); }
+        if (!found || *t < best_us) { best_us = *t; found = true; nhwc_ig->form = f; impl = trial.key(); }
       }
     }
     if (cutlass) {  // CUTLASS's conv at each tile and split count, as graph replay, against the best so far
@@ -878,16 +877,16 @@ Status bind_conv(BindContext& c, Step& s) {
   }
   if (on_nhwc_igemm) {
     s.time_us = best_us;
-    s.workspace_bytes = align_up(nhwc_ig->workspace_bytes());
-    s.tile_counters = nhwc_ig->tile_counters();
     s.kernels = 1;
-    c.tactics.push_back({c.node.name, "Conv", "ws nhwc implicit GEMM 64x64 (wmma tensor cores), split-K " + std::to_string(nhwc_ig->splits) +
-                                                  (nhwc_ig->splits > 1 ? " reduced in-kernel" : "") + ", NHWC, " + precision_name(c.precision) +
+    c.tactics.push_back({c.node.name, "Conv", "ws nhwc implicit GEMM 64x" + std::to_string(nhwc_ig->form.tile_n) +
+                                                  " (wmma tensor cores), split-K " + std::to_string(nhwc_ig->form.splits) +
+                                                  (nhwc_ig->form.splits > 1 ? " over a cluster (DSMEM reduction)" : "") + ", NHWC, " +
+                                                  precision_name(c.precision) +
                                                   ", fused bias+" + kernels::activation_name(c.fused_act) + (resid ? "+residual" : "") + lost_note,
                          best_us, from_cache, reused});
     std::shared_ptr<const NhwcIgemm> ig = nhwc_ig;
     s.run = [ig, resid](const StepIo& io, const ContextLibs&, cudaStream_t st) {
-      return ig->run(io.in[0], io.out[0], resid ? io.in[3] : nullptr, io.workspace, io.tile_counters, st);
+      return ig->run(io.in[0], io.out[0], resid ? io.in[3] : nullptr, st);
     };
     return Status::ok();
   }
