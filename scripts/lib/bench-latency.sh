@@ -39,8 +39,9 @@ EXDW=${WS_BENCH_EXDW:-1}
 # off by default: docs/cuda-executor.md), fp16, graph, mapped, 1 lane and the most lanes of LANESET (concurrent contexts),
 # for models auto runs channels-last (ResNet-50). 0: not run.
 CUDNNGRAPH=${WS_BENCH_CUDNNGRAPH:-1}
-# The default configuration with our NHWC implicit-GEMM split-K conv timed beside cuDNN (--nhwc-igemm, off by default:
-# docs/cuda-executor.md), fp16, graph, mapped, 1 lane, for models auto runs channels-last (ResNet-50's 3×3 convs). 0: not run.
+# The default configuration with our NHWC implicit-GEMM cluster split-K conv timed beside cuDNN (--nhwc-igemm, off by
+# default: docs/cuda-executor.md), fp16, graph, mapped, 1 lane and the most lanes of LANESET, for models auto runs
+# channels-last (ResNet-50). 0: not run.
 NHWCIGEMM=${WS_BENCH_NHWCIGEMM:-1}
 # The default configuration with CUTLASS's implicit-GEMM conv (serial split-K) timed beside cuDNN (--cutlass-conv, off by
 # default: docs/cuda-executor.md; binds nothing in a build without the CUTLASS headers — .cutlass/ carried, WS_CUTLASS_DIR
@@ -152,7 +153,8 @@ matrix() {  # model onnx
   if [ "$chose" = nhwc ]; then
     case " $PRECS " in *" fp16 "*) if [ "$CUDNNGRAPH" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto cudnngraph
                                       [ "$MAXL" -gt 1 ] && ours $1 $2 fp16 $MAXL graph mapped auto cudnngraph; fi ;; esac
-    case " $PRECS " in *" fp16 "*) if [ "$NHWCIGEMM" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nhwcigemm; fi ;; esac
+    case " $PRECS " in *" fp16 "*) if [ "$NHWCIGEMM" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nhwcigemm
+                                      [ "$MAXL" -gt 1 ] && ours $1 $2 fp16 $MAXL graph mapped auto nhwcigemm; fi ;; esac
     case " $PRECS " in *" fp16 "*) if [ "$CUTLASSCONV" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto cutlassconv
                                       # PDL's effect with CUTLASS's start-of-kernel trigger (conv_cutlass_kernel.cuh)
                                       [ "$PDL" = 1 ] && ours $1 $2 fp16 1 graph mapped auto cutlassnopdl; fi ;; esac
