@@ -80,7 +80,7 @@ SourceBuffer upload(const Image& im, Source where) {
 /// uint32 for fp32 / uint16 for fp16) and checks the guard tail. Empty on failure (already reported).
 template <typename Bits>
 std::vector<Bits> run_gpu(const SourceBuffer& src, const Image& im, int64_t dst_w, int64_t dst_h, DType dt,
-                          const ref::Normalize& norm) {
+                          const ref::Normalize& norm, kernels::PreprocessPath path = kernels::PreprocessPath::kAuto) {
   const size_t n = size_t(3 * dst_h * dst_w);
   auto out = cuda::DeviceBuffer::allocate((n + kGuardElems) * sizeof(Bits));
   EXPECT_TRUE(out.is_ok());
@@ -89,7 +89,7 @@ std::vector<Bits> run_gpu(const SourceBuffer& src, const Image& im, int64_t dst_
   auto stream = cuda::Stream::create();
   EXPECT_TRUE(stream.is_ok());
   const Status st = kernels::preprocess_rgb8_to_nchw(src.ptr, im.h, im.w, im.pitch, out->get(), dt, dst_h, dst_w,
-                                                     norm, stream->get());
+                                                     norm, stream->get(), path);
   EXPECT_TRUE(st.is_ok()) << st.to_string();
   EXPECT_EQ(cudaStreamSynchronize(stream->get()), cudaSuccess);
   std::vector<Bits> all(n + kGuardElems);
@@ -131,12 +131,22 @@ __half bits_to_half(uint16_t b) {
   return h;
 }
 
-/// Compares one configuration in fp32 and fp16 against the reference; prints the measured differences.
-void check_case(int64_t src_w, int64_t src_h, int64_t dst_w, int64_t dst_h, int64_t pad, Source where,
-                const ref::Normalize& norm = {}) {
+/// The kernels' paths a source of `src_w` pixels can take (kernels::PreprocessPath): both, or direct only when its rows
+/// are wider than the staged limit.
+std::vector<kernels::PreprocessPath> paths_for(int64_t src_w) {
+  if (3 * src_w <= kernels::kPreprocessStagedMaxRowBytes) return {kernels::PreprocessPath::kStaged, kernels::PreprocessPath::kDirect};
+  return {kernels::PreprocessPath::kDirect};
+}
+const char* path_name(kernels::PreprocessPath p) {
+  return p == kernels::PreprocessPath::kStaged ? "staged" : p == kernels::PreprocessPath::kDirect ? "direct" : "auto";
+}
+
+/// Compares one configuration in fp32 and fp16 against the reference, on one kernel path; prints the measured differences.
+void check_case_on(int64_t src_w, int64_t src_h, int64_t dst_w, int64_t dst_h, int64_t pad, Source where, const ref::Normalize& norm,
+                   kernels::PreprocessPath path) {
   const std::string label = std::to_string(src_w) + "x" + std::to_string(src_h) + "+pad" + std::to_string(pad) +
                             " -> " + std::to_string(dst_w) + "x" + std::to_string(dst_h) + " from " +
-                            source_name(where);
+                            source_name(where) + ", " + path_name(path);
   SCOPED_TRACE(label);
   const Image im = random_image(src_w, src_h, pad, test::seed_for("image " + std::to_string(src_w) + "x" +
                                                                    std::to_string(src_h) + "+" + std::to_string(pad)));
@@ -144,7 +154,7 @@ void check_case(int64_t src_w, int64_t src_h, int64_t dst_w, int64_t dst_h, int6
   const SourceBuffer src = upload(im, where);
 
   // float32: bitwise, and the 1e-5 bar.
-  const std::vector<uint32_t> got32 = run_gpu<uint32_t>(src, im, dst_w, dst_h, DType::kFloat32, norm);
+  const std::vector<uint32_t> got32 = run_gpu<uint32_t>(src, im, dst_w, dst_h, DType::kFloat32, norm, path);
   ASSERT_EQ(got32.size(), want.size());
   double max_diff = 0;
   size_t not_bitwise = 0, first_bad = SIZE_MAX;
@@ -158,7 +168,7 @@ void check_case(int64_t src_w, int64_t src_h, int64_t dst_w, int64_t dst_h, int6
     }
   }
   // fp16: exactly the reference rounded to nearest-even.
-  const std::vector<uint16_t> got16 = run_gpu<uint16_t>(src, im, dst_w, dst_h, DType::kFloat16, norm);
+  const std::vector<uint16_t> got16 = run_gpu<uint16_t>(src, im, dst_w, dst_h, DType::kFloat16, norm, path);
   ASSERT_EQ(got16.size(), want.size());
   size_t half_bad = 0;
   double half_max_diff = 0;
@@ -180,9 +190,15 @@ void check_case(int64_t src_w, int64_t src_h, int64_t dst_w, int64_t dst_h, int6
   EXPECT_LE(half_max_diff, 3.0 * 0.00048828125 + 1e-7);
 }
 
+/// check_case_on every path the source can take.
+void check_case(int64_t src_w, int64_t src_h, int64_t dst_w, int64_t dst_h, int64_t pad, Source where, const ref::Normalize& norm = {}) {
+  for (kernels::PreprocessPath path : paths_for(src_w)) check_case_on(src_w, src_h, dst_w, dst_h, pad, where, norm, path);
+}
+
 TEST(PreprocessGpu, RandomImagesTo224FromDeviceAndMapped) {
   WS_REQUIRE_LANES_GPU();
-  const int64_t sizes[][2] = {{1, 1}, {7, 3}, {3, 5}, {1920, 1080}, {4000, 3000}};
+  // 5000 pixels: rows wider than the staged path takes (direct only); 4096: the widest staged rows
+  const int64_t sizes[][2] = {{1, 1}, {7, 3}, {3, 5}, {1920, 1080}, {4000, 3000}, {4096, 33}, {5000, 41}};
   for (Source where : {Source::kDevice, Source::kMapped})
     for (const auto& s : sizes) check_case(s[0], s[1], 224, 224, 0, where);
 }
@@ -202,7 +218,7 @@ TEST(PreprocessGpu, OddDestinationsAndPaddedRows) {
 /// Runs preprocess_rgb8_to_nhwc8 into a poisoned fp16 buffer; returns dst_h·dst_w·8 raw half bits and checks the
 /// guard tail. Empty on failure (already reported).
 std::vector<uint16_t> run_gpu_nhwc8(const SourceBuffer& src, const Image& im, int64_t dst_w, int64_t dst_h,
-                                    const ref::Normalize& norm) {
+                                    const ref::Normalize& norm, kernels::PreprocessPath path = kernels::PreprocessPath::kAuto) {
   const size_t n = size_t(8 * dst_h * dst_w);
   auto out = cuda::DeviceBuffer::allocate((n + kGuardElems) * sizeof(uint16_t));
   EXPECT_TRUE(out.is_ok());
@@ -211,7 +227,7 @@ std::vector<uint16_t> run_gpu_nhwc8(const SourceBuffer& src, const Image& im, in
   auto stream = cuda::Stream::create();
   EXPECT_TRUE(stream.is_ok());
   const Status st = kernels::preprocess_rgb8_to_nhwc8(src.ptr, im.h, im.w, im.pitch, out->get(), DType::kFloat16, dst_h,
-                                                      dst_w, norm, stream->get());
+                                                      dst_w, norm, stream->get(), path);
   EXPECT_TRUE(st.is_ok()) << st.to_string();
   EXPECT_EQ(cudaStreamSynchronize(stream->get()), cudaSuccess);
   std::vector<uint16_t> all(n + kGuardElems);
@@ -226,16 +242,17 @@ std::vector<uint16_t> run_gpu_nhwc8(const SourceBuffer& src, const Image& im, in
 
 /// The NHWC8 layout of one configuration against the NCHW reference: [pixel·8 + c] == RN_half(ref[c·plane + pixel]) for
 /// c < 3 (bit for bit), and the 5 padding channels exactly +0 (the poison must be overwritten on every call).
-void check_nhwc8_case(int64_t src_w, int64_t src_h, int64_t dst_w, int64_t dst_h, int64_t pad, Source where,
-                      const ref::Normalize& norm = {}) {
+void check_nhwc8_case_on(int64_t src_w, int64_t src_h, int64_t dst_w, int64_t dst_h, int64_t pad, Source where,
+                         const ref::Normalize& norm, kernels::PreprocessPath path) {
   const std::string label = std::to_string(src_w) + "x" + std::to_string(src_h) + "+pad" + std::to_string(pad) +
-                            " -> " + std::to_string(dst_w) + "x" + std::to_string(dst_h) + " NHWC8 from " + source_name(where);
+                            " -> " + std::to_string(dst_w) + "x" + std::to_string(dst_h) + " NHWC8 from " + source_name(where) +
+                            ", " + path_name(path);
   SCOPED_TRACE(label);
   const Image im = random_image(src_w, src_h, pad, test::seed_for("nhwc8 image " + std::to_string(src_w) + "x" +
                                                                    std::to_string(src_h) + "+" + std::to_string(pad)));
   const std::vector<float> want = reference(im, dst_w, dst_h, norm);
   const SourceBuffer src = upload(im, where);
-  const std::vector<uint16_t> got = run_gpu_nhwc8(src, im, dst_w, dst_h, norm);
+  const std::vector<uint16_t> got = run_gpu_nhwc8(src, im, dst_w, dst_h, norm, path);
   const size_t plane = size_t(dst_w * dst_h);
   ASSERT_EQ(got.size(), plane * 8);
   size_t value_bad = 0, pad_bad = 0, first_value = SIZE_MAX, first_pad = SIZE_MAX;
@@ -257,6 +274,12 @@ void check_nhwc8_case(int64_t src_w, int64_t src_h, int64_t dst_w, int64_t dst_h
                          << (first_pad == SIZE_MAX ? 0 : got[first_pad]);
 }
 
+/// check_nhwc8_case_on every path the source can take.
+void check_nhwc8_case(int64_t src_w, int64_t src_h, int64_t dst_w, int64_t dst_h, int64_t pad, Source where,
+                      const ref::Normalize& norm = {}) {
+  for (kernels::PreprocessPath path : paths_for(src_w)) check_nhwc8_case_on(src_w, src_h, dst_w, dst_h, pad, where, norm, path);
+}
+
 TEST(PreprocessGpu, Nhwc8MatchesTheReferenceRoundedToHalf) {
   WS_REQUIRE_LANES_GPU();
   struct C {
@@ -264,7 +287,7 @@ TEST(PreprocessGpu, Nhwc8MatchesTheReferenceRoundedToHalf) {
   };
   const C cases[] = {{1, 1, 1, 1, 0},         {7, 3, 224, 224, 0},    {1920, 1080, 224, 224, 0}, {1920, 1080, 13, 7, 5},
                      {7, 3, 31, 17, 1},       {640, 480, 225, 223, 13}, {101, 37, 33, 9, 3},      {1, 9, 5, 33, 2},
-                     {4000, 3000, 1, 224, 0}, {224, 224, 224, 224, 0}};
+                     {4000, 3000, 1, 224, 0}, {224, 224, 224, 224, 0}, {5000, 41, 224, 224, 7}};
   for (Source where : {Source::kDevice, Source::kMapped})
     for (const C& c : cases) check_nhwc8_case(c.sw, c.sh, c.dw, c.dh, c.pad, where);
   // a per-channel normalisation other than ImageNet's: the channels must not be swapped in the 16-byte pixel
@@ -295,6 +318,11 @@ TEST(PreprocessGpu, Nhwc8InvalidArgumentsAreRejected) {
   EXPECT_EQ(call(p, 4, 4, 12, nullptr, DType::kFloat16, 4, 4).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(call(p, 4, 4, 12, o, DType::kFloat16, 4, kernels::kPreprocessMaxDstExtent + 1).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(call(p, 4, 4, 12, o, DType::kFloat16, 4, 4).code(), StatusCode::kOk);
+  // the row-staged path named for rows wider than it takes: refused, naming the limit (nothing read: 1 row of 5000 px)
+  const Status wide = kernels::preprocess_rgb8_to_nhwc8(p, 1, 5000, 15000, o, DType::kFloat16, 1, 1, n, nullptr,
+                                                        kernels::PreprocessPath::kStaged);
+  EXPECT_EQ(wide.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(wide.message().find("row-staged"), std::string::npos) << wide.to_string();
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 

@@ -4,9 +4,13 @@
 //   preprocess_rgb8_to_nchw:  NCHW [1, 3, dst_h, dst_w] float32 or fp16;
 //   preprocess_rgb8_to_nhwc8: fp16 [1, dst_h, dst_w, 8] (TensorFormat::kHWC8: channels 3..7 zero), for an engine
 //                             input taken in kHWC8 (CudaBuildOptions::hwc8_input_port).
-// Thread mapping: one thread per destination pixel (dx, dy) computes all three channels; block 32×8,
-// grid ceil(dst_w/32) × ceil(dst_h/8); NCHW: warps write 32 consecutive elements of one row of each plane;
-// NHWC8: each thread one 16-byte store (3 values + 5 zeros), a warp 512 contiguous bytes.
+// Thread mapping, row-staged (source rows up to kPreprocessStagedMaxRowBytes): one block of 256 threads per destination row dy;
+// the block first copies the two source rows it samples (y0, y1) into shared memory with 16-byte loads, consecutive
+// threads on consecutive vectors (a warp reads 512 contiguous bytes: full 128-byte lines, the widest PCIe reads a
+// mapped source gets, all issued before any is used), then each thread computes pixels dx = tid, tid + 256, ...
+// from shared memory. Wider sources: one thread per destination pixel reading the source directly, block 32×8,
+// grid ceil(dst_w/32) × ceil(dst_h/8). Stores: NCHW: warps write consecutive elements of one row of each plane;
+// NHWC8: each thread one 16-byte store per pixel (3 values + 5 zeros).
 // Exactness: the expressions and their order are those of src/reference/preprocess.cpp; every float
 // operation is an explicit round-to-nearest intrinsic (__fmul_rn/__fadd_rn/__fsub_rn), which nvcc
 // never contracts into an FMA whatever -fmad says, and scale_x/scale_y/1/255 are computed on the host
@@ -26,6 +30,7 @@ namespace ws::kernels {
 namespace {
 
 constexpr int kBlockX = 32, kBlockY = 8;
+constexpr int kStagedThreads = 256;
 
 struct Params {
   float scale_x, scale_y;  // (float)src / (float)dst, rounded on the host like the reference
@@ -37,20 +42,19 @@ struct Params {
 __device__ __forceinline__ void store(float* out, int64_t i, float v) { out[i] = v; }
 __device__ __forceinline__ void store(__half* out, int64_t i, float v) { out[i] = __float2half_rn(v); }
 
-// The three normalised channels of destination pixel (dx, dy): the reference's expressions, in its order.
-__device__ __forceinline__ void sample_pixel(const uint8_t* __restrict__ rgb, int src_h, int src_w, int64_t src_row_bytes,
-                                             int dx, int dy, const Params& p, float out[3]) {
-  // sy = ((float)dy + 0.5f) * scale_y - 0.5f, clamped to [0, src_h - 1]; likewise x.
-  float sy = __fsub_rn(__fmul_rn(__fadd_rn(float(dy), 0.5f), p.scale_y), 0.5f);
-  sy = fminf(fmaxf(sy, 0.0f), p.max_y);
-  float sx = __fsub_rn(__fmul_rn(__fadd_rn(float(dx), 0.5f), p.scale_x), 0.5f);
-  sx = fminf(fmaxf(sx, 0.0f), p.max_x);
-  const int y0 = int(floorf(sy)), x0 = int(floorf(sx));
-  const int y1 = min(y0 + 1, src_h - 1), x1 = min(x0 + 1, src_w - 1);
-  const float fy = __fsub_rn(sy, float(y0)), fx = __fsub_rn(sx, float(x0));
+// Bilinear taps of one destination coordinate d (a row or a column): the reference's expressions, in its order.
+//   sc = ((float)d + 0.5f) * scale - 0.5f, clamped to [0, src_n - 1]; c0 = floor(sc), c1 = min(c0 + 1, src_n - 1).
+__device__ __forceinline__ void source_coord(int d, float scale, float max_c, int src_n, int& c0, int& c1, float& f) {
+  float sc = __fsub_rn(__fmul_rn(__fadd_rn(float(d), 0.5f), scale), 0.5f);
+  sc = fminf(fmaxf(sc, 0.0f), max_c);
+  c0 = int(floorf(sc));
+  c1 = min(c0 + 1, src_n - 1);
+  f = __fsub_rn(sc, float(c0));
+}
 
-  const uint8_t* row0 = rgb + int64_t(y0) * src_row_bytes;
-  const uint8_t* row1 = rgb + int64_t(y1) * src_row_bytes;
+// The three normalised channels from source rows row0 (y0) and row1 (y1) at columns x0, x1 (global or shared memory).
+__device__ __forceinline__ void bilinear3(const uint8_t* row0, const uint8_t* row1, int x0, int x1, float fx, float fy, const Params& p,
+                                          float out[3]) {
 #pragma unroll
   for (int c = 0; c < 3; ++c) {
     const float p00 = float(row0[x0 * 3 + c]), p01 = float(row0[x1 * 3 + c]);
@@ -60,6 +64,16 @@ __device__ __forceinline__ void sample_pixel(const uint8_t* __restrict__ rgb, in
     const float v = __fadd_rn(top, __fmul_rn(__fsub_rn(bottom, top), fy));
     out[c] = __fmul_rn(__fsub_rn(__fmul_rn(v, p.inv255), p.mean[c]), p.inv_std[c]);
   }
+}
+
+// The three normalised channels of destination pixel (dx, dy), read straight from the source.
+__device__ __forceinline__ void sample_pixel(const uint8_t* __restrict__ rgb, int src_h, int src_w, int64_t src_row_bytes,
+                                             int dx, int dy, const Params& p, float out[3]) {
+  int y0, y1, x0, x1;
+  float fy, fx;
+  source_coord(dy, p.scale_y, p.max_y, src_h, y0, y1, fy);
+  source_coord(dx, p.scale_x, p.max_x, src_w, x0, x1, fx);
+  bilinear3(rgb + int64_t(y0) * src_row_bytes, rgb + int64_t(y1) * src_row_bytes, x0, x1, fx, fy, p, out);
 }
 
 // Where a destination pixel's three values go (the kernel's store policy): NCHW planes of OutT ...
@@ -97,6 +111,49 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
   float v[3];
   sample_pixel(rgb, src_h, src_w, src_row_bytes, dx, dy, p, v);
   store(int64_t(dy) * dst_w + dx, v);
+}
+
+// Copies `n` bytes of one source row at `src` into `dst` + (src & 15) (so that 16-byte source vectors land 16-byte
+// aligned): head bytes, then 16-byte vectors (consecutive threads, consecutive vectors), then tail bytes.
+__device__ __forceinline__ void stage_row(const uint8_t* __restrict__ src, int n, uint8_t* dst) {
+  const int mis = int(reinterpret_cast<uintptr_t>(src) & 15);
+  const int head = min(n, (16 - mis) & 15);
+  const int vecs = (n - head) / 16;
+  const int tail_begin = head + vecs * 16;
+  uint8_t* d = dst + mis;
+  for (int i = threadIdx.x; i < head; i += blockDim.x) d[i] = src[i];
+  const uint4* sv = reinterpret_cast<const uint4*>(src + head);
+  uint4* dv = reinterpret_cast<uint4*>(d + head);
+  for (int v = threadIdx.x; v < vecs; v += blockDim.x) dv[v] = sv[v];
+  for (int i = tail_begin + int(threadIdx.x); i < n; i += blockDim.x) d[i] = src[i];
+}
+
+template <class Store>
+__global__ void __launch_bounds__(kStagedThreads)
+    preprocess_rgb8_staged_kernel(const uint8_t* __restrict__ rgb, int src_h, int src_w, int64_t src_row_bytes, int dst_h, int dst_w,
+                                  Params p, Store store) {
+  extern __shared__ __align__(16) uint8_t rows[];
+  const int dy = blockIdx.x;
+  int y0, y1;
+  float fy;
+  source_coord(dy, p.scale_y, p.max_y, src_h, y0, y1, fy);
+  const int n = 3 * src_w;
+  const int stride = (n + 31) & ~15;  // one staged row: n bytes at offset (address & 15), 16-byte aligned rows
+  const uint8_t* r0 = rgb + int64_t(y0) * src_row_bytes;
+  const uint8_t* r1 = rgb + int64_t(y1) * src_row_bytes;
+  stage_row(r0, n, rows);
+  stage_row(r1, n, rows + stride);
+  __syncthreads();
+  const uint8_t* row0 = rows + (reinterpret_cast<uintptr_t>(r0) & 15);
+  const uint8_t* row1 = rows + stride + (reinterpret_cast<uintptr_t>(r1) & 15);
+  for (int dx = threadIdx.x; dx < dst_w; dx += blockDim.x) {
+    int x0, x1;
+    float fx;
+    source_coord(dx, p.scale_x, p.max_x, src_w, x0, x1, fx);
+    float v[3];
+    bilinear3(row0, row1, x0, x1, fx, fy, p, v);
+    store(int64_t(dy) * dst_w + dx, v);
+  }
 }
 
 // The launchers' shared argument checks (kInvalidArgument naming the bad value). Messages are built only on the
@@ -138,8 +195,18 @@ Params make_params(int64_t src_h, int64_t src_w, int64_t dst_h, int64_t dst_w, c
 // One launch of the kernel with `store` on `stream` (arguments already checked).
 template <class Store>
 Status launch(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, int64_t dst_h, int64_t dst_w,
-              const PreprocessNormalize& norm, Store store, cudaStream_t stream) {
+              const PreprocessNormalize& norm, Store store, cudaStream_t stream, PreprocessPath path) {
   const Params p = make_params(src_h, src_w, dst_h, dst_w, norm);
+  if (path == PreprocessPath::kStaged && 3 * src_w > kPreprocessStagedMaxRowBytes)
+    return invalid_argument("preprocess (GPU): the row-staged path takes source rows up to " + std::to_string(kPreprocessStagedMaxRowBytes) +
+                            " bytes; this source's are " + std::to_string(3 * src_w) + " (use PreprocessPath::kAuto)");
+  if (path != PreprocessPath::kDirect && 3 * src_w <= kPreprocessStagedMaxRowBytes) {
+    const size_t smem = 2 * size_t((3 * src_w + 31) & ~int64_t{15});
+    preprocess_rgb8_staged_kernel<Store><<<unsigned(dst_h), kStagedThreads, smem, stream>>>(rgb, int(src_h), int(src_w), src_row_bytes,
+                                                                                         int(dst_h), int(dst_w), p, store);
+    WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+  }
   const dim3 block(kBlockX, kBlockY);
   const dim3 grid(unsigned((dst_w + kBlockX - 1) / kBlockX), unsigned((dst_h + kBlockY - 1) / kBlockY));
   preprocess_rgb8_kernel<Store><<<grid, block, 0, stream>>>(rgb, int(src_h), int(src_w), src_row_bytes, int(dst_h), int(dst_w), p, store);
@@ -151,20 +218,20 @@ Status launch(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_
 
 Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
                                DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
-                               cudaStream_t stream) {
+                               cudaStream_t stream, PreprocessPath path) {
   WS_RETURN_IF_ERROR(check_args("preprocess (GPU)", rgb, src_h, src_w, src_row_bytes, out, dst_h, dst_w));
   if (out_dtype != DType::kFloat32 && out_dtype != DType::kFloat16)
     return invalid_argument("preprocess (GPU): output element type " + dtype_name(out_dtype) +
                             " (float32 or float16 only)");
   const int64_t plane = dst_h * dst_w;
   if (out_dtype == DType::kFloat16)
-    return launch(rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm, NchwStore<__half>{static_cast<__half*>(out), plane}, stream);
-  return launch(rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm, NchwStore<float>{static_cast<float*>(out), plane}, stream);
+    return launch(rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm, NchwStore<__half>{static_cast<__half*>(out), plane}, stream, path);
+  return launch(rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm, NchwStore<float>{static_cast<float*>(out), plane}, stream, path);
 }
 
 Status preprocess_rgb8_to_nhwc8(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
                                 DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
-                                cudaStream_t stream) {
+                                cudaStream_t stream, PreprocessPath path) {
   WS_RETURN_IF_ERROR(check_args("preprocess NHWC8 (GPU)", rgb, src_h, src_w, src_row_bytes, out, dst_h, dst_w));
   if (out_dtype != DType::kFloat16)
     return invalid_argument("preprocess NHWC8 (GPU): output element type " + dtype_name(out_dtype) +
@@ -172,7 +239,7 @@ Status preprocess_rgb8_to_nhwc8(const uint8_t* rgb, int64_t src_h, int64_t src_w
                             "preprocess_rgb8_to_nchw)");
   if (reinterpret_cast<uintptr_t>(out) % 16 != 0)
     return invalid_argument("preprocess NHWC8 (GPU): output address is not 16-byte aligned (one 16-byte store per pixel)");
-  return launch(rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm, Nhwc8Store{static_cast<uint4*>(out)}, stream);
+  return launch(rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm, Nhwc8Store{static_cast<uint4*>(out)}, stream, path);
 }
 
 }  // namespace ws::kernels

@@ -27,28 +27,41 @@ using PreprocessNormalize = ws::Normalize;
 inline constexpr int64_t kPreprocessMaxDstExtent = 65536;
 inline constexpr int64_t kPreprocessMaxSrcExtent = int64_t(1) << 24;
 
+/// Source rows up to this many bytes (3·src_w; a 4096-pixel-wide image) take the row-staged kernel.
+inline constexpr int64_t kPreprocessStagedMaxRowBytes = 3 * 4096;
+
+/// Which kernel computes the preprocess (the results are identical, bit for bit):
+///   kStaged: one block per destination row copies its two source rows into shared memory with 16-byte loads (a warp
+///            reads 512 contiguous bytes), then samples them — the widest reads over PCIe for a mapped source;
+///            source rows up to kPreprocessStagedMaxRowBytes;
+///   kDirect: one thread per destination pixel reads its 12 source bytes directly (any width);
+///   kAuto:   kStaged where it applies, else kDirect. The lanes use kAuto; tests and timings name a path.
+enum class PreprocessPath { kAuto, kStaged, kDirect };
+
 /// Enqueue the fused preprocess on `stream`; no allocation, no synchronisation, capturable.
 ///   rgb:           device-visible pointer to RGB8 interleaved [src_h, src_w, 3] with row pitch
 ///                  `src_row_bytes` (>= 3·src_w) — device memory, or the device alias of mapped pinned
 ///                  host memory (PinnedBuffer::device_ptr(); under UVA the host pointer itself).
 ///   out:           device-visible pointer to [1, 3, dst_h, dst_w] of `out_dtype`: DType::kFloat32 (float)
 ///                  or DType::kFloat16 (__half); any other element type is kInvalidArgument.
-///   Thread mapping: one thread per destination pixel (all three channels), 32×8 blocks.
+///   Thread mapping: see PreprocessPath (staged: 256 threads per destination row; direct: one thread per
+///   destination pixel, 32×8 blocks); each thread computes all three channels of its pixels.
 /// Errors (kInvalidArgument, nothing enqueued): any extent < 1 or above the limits above, row pitch
-/// < 3·src_w, null pointer. kCuda: the launch failed.
+/// < 3·src_w, null pointer, PreprocessPath::kStaged for rows wider than kPreprocessStagedMaxRowBytes.
+/// kCuda: the launch failed.
 Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
                                DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
-                               cudaStream_t stream);
+                               cudaStream_t stream, PreprocessPath path = PreprocessPath::kAuto);
 
 /// As preprocess_rgb8_to_nchw, writing TensorFormat::kHWC8 (an engine input taken in kHWC8:
 /// CudaBuildOptions::hwc8_input_port): `out` is fp16 [1, dst_h, dst_w, 8], channel c of pixel (y, x) at
 /// (y·dst_w + x)·8 + c; channels 0..2 are R, G, B (each __float2half_rn of the reference's value), 3..7 are
 /// written 0 on every call. dst_h·dst_w·16 bytes.
-///   Thread mapping: one thread per destination pixel, one 16-byte store (3 values + 5 zeros), 32×8 blocks.
+///   Thread mapping: as preprocess_rgb8_to_nchw; one 16-byte store per pixel (3 values + 5 zeros).
 /// Errors (kInvalidArgument, nothing enqueued): those of preprocess_rgb8_to_nchw; `out_dtype` other than
 /// DType::kFloat16 (float32 has no kHWC8 form here); `out` not 16-byte aligned. kCuda: the launch failed.
 Status preprocess_rgb8_to_nhwc8(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
                                 DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
-                                cudaStream_t stream);
+                                cudaStream_t stream, PreprocessPath path = PreprocessPath::kAuto);
 
 }  // namespace ws::kernels
