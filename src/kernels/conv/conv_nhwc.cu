@@ -14,255 +14,28 @@
 // bits whatever the scheduling), adds bias and residual, applies the activation and stores 4 fp16 channels; a second
 // cluster barrier keeps every CTA's shared memory alive until the others have read it. No workspace, no counters.
 // Test: tests/gpu/conv_nhwc_test.cpp (ws_gpu_tests --gtest_filter='ConvNhwc*': against the CPU reference, every form).
+// The kernel itself is in conv_nhwc_kernel.cuh (shared with the lab, experiments/conv_igemm_01_decompose.cu).
 // Time: the disabled timing test in the same file (--gtest_also_run_disabled_tests --gtest_filter='ConvNhwc.DISABLED_*'),
 // each form beside cuDNN's fused call on ResNet-50's convs; in the engine, the conv tactic timing (bench --nhwc-igemm).
-#include <cooperative_groups.h>
 #include <cuda_fp16.h>
-#include <mma.h>
 
 #include <mutex>
 #include <string>
 
 #include "cuda/cuda_util.h"
 #include "kernels/conv/conv_nhwc.h"
+#include "kernels/conv/conv_nhwc_kernel.cuh"
 #include "kernels/conv/device_once.h"
-#include "kernels/elementwise/device_math.cuh"
-#include "kernels/pdl.cuh"
 
 namespace ws::kernels {
 namespace {
 
-using device::activate;
-using device::pdl_allow_dependents;
-using device::pdl_wait;
-
-constexpr int BM = kNhwcTileM, BK = kNhwcTileK;
-constexpr int kThreads = 128;
-constexpr int kStages = 6;
-constexpr int LDS = BK + 8;  // halves per shared row of the A and B tiles (80 bytes: 16-byte aligned, conflict-spread rows)
-
-// Shared-memory geometry of a tile_n = BN kernel: halves per ring stage (A tile then B tile), the ring's bytes, floats per
-// row of the fp32 partial tile that aliases the ring after the mainloop.
-template <int BN>
-inline constexpr int kStageHalves = (BM + BN) * LDS;
-template <int BN>
-inline constexpr int kSmemBytes = kStages * kStageHalves<BN> * 2;
-template <int BN>
-inline constexpr int kLdc = BN + 4;
-static_assert(BM * kLdc<64> * 4 <= kSmemBytes<64> && BM * kLdc<32> * 4 <= kSmemBytes<32>, "the C tile aliases the ring");
-
-struct IgemmArgs {
-  int n, c_in, in_h, in_w, c_out, out_h, out_w, kh, kw, sh, sw, dh, dw, pt, pl;
-  int P, R, k_tiles;
-  const float* bias;
-  const __half* res;
-  Activation act;
-  ActivationParams ap;
-};
-
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900  // the device helpers of the sm_90 kernel body below
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool pred) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int n = pred ? 16 : 0;  // 0: no global read, 16 zero bytes written
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p)); }
-
-// bias + residual, activation, 4 fp16 channels k..k+3 of pixel p (one 8-byte store).
-__device__ __forceinline__ void epilogue4(const IgemmArgs& a, float4 v, int p, int k, __half* __restrict__ y) {
-  float o[4] = {v.x, v.y, v.z, v.w};
-  if (a.bias) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) o[j] += a.bias[k + j];
-  }
-  if (a.res) {
-    const uint2 r = *reinterpret_cast<const uint2*>(a.res + static_cast<size_t>(p) * a.c_out + k);
-    const __half* rh = reinterpret_cast<const __half*>(&r);
-#pragma unroll
-    for (int j = 0; j < 4; ++j) o[j] += __half2float(rh[j]);
-  }
-  uint2 out;
-  __half* oh = reinterpret_cast<__half*>(&out);
-#pragma unroll
-  for (int j = 0; j < 4; ++j) oh[j] = __float2half_rn(activate(o[j], a.act, a.ap));
-  *reinterpret_cast<uint2*>(y + static_cast<size_t>(p) * a.c_out + k) = out;
-}
-
-#endif
-
-template <int BN, int SPLITS>
-__global__ void __launch_bounds__(kThreads) nhwc_igemm_cluster_kernel(const __half* __restrict__ x, const __half* __restrict__ w,
-                                                                      __half* __restrict__ y, IgemmArgs a) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900  // clusters and distributed shared memory: sm_90+ (the launcher refuses older PTX)
-  using namespace nvcuda;
-  constexpr int FN = BN / 32;                    // wmma fragments per warp along N
-  constexpr int kBVecs = BN * (BK / 8) / kThreads;  // 16-byte B vectors per thread per stage (1 or 2)
-  constexpr int LDC = kLdc<BN>;
-  extern __shared__ __align__(128) unsigned char smem_raw[];
-  __half* ring = reinterpret_cast<__half*>(smem_raw);
-  float* Cs = reinterpret_cast<float*>(smem_raw);  // after the mainloop
-
-  const int tid = threadIdx.x, warp = tid / 32;
-  const int wm = warp / 2, wn = warp % 2;
-  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN, rank = blockIdx.z;  // cluster (1, 1, SPLITS): rank == blockIdx.z
-  const int chunk = (a.k_tiles + SPLITS - 1) / SPLITS;
-  const int t_begin = min(a.k_tiles, rank * chunk), t_end = min(a.k_tiles, t_begin + chunk);
-  const int n_tiles = t_end - t_begin;
-
-  // This thread's two A rows (pixels): vector v = tid + 128·i, row v / 4, 8-half column (v % 4)·8.
-  int a_row[2], a_col[2], a_iy0[2], a_ix0[2];
-  const __half* a_img[2];
-  bool a_ok[2];
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const int v = tid + kThreads * i;
-    a_row[i] = v / 4;
-    a_col[i] = (v % 4) * 8;
-    const int p = m0 + a_row[i];
-    a_ok[i] = p < a.P;
-    const int pp = a_ok[i] ? p : 0;
-    const int ox = pp % a.out_w, oy = (pp / a.out_w) % a.out_h, img = pp / (a.out_w * a.out_h);
-    a_iy0[i] = oy * a.sh - a.pt;
-    a_ix0[i] = ox * a.sw - a.pl;
-    a_img[i] = x + static_cast<size_t>(img) * a.in_h * a.in_w * a.c_in;
-  }
-  // This thread's B rows (output channels) and their weight rows.
-  int b_row[kBVecs], b_col[kBVecs];
-  const __half* b_src[kBVecs];
-  bool b_ok[kBVecs];
-#pragma unroll
-  for (int i = 0; i < kBVecs; ++i) {
-    const int v = tid + kThreads * i;
-    b_row[i] = v / 4;
-    b_col[i] = (v % 4) * 8;
-    const int k = n0 + b_row[i];
-    b_ok[i] = k < a.c_out;
-    b_src[i] = w + static_cast<size_t>(b_ok[i] ? k : 0) * a.R + b_col[i];
-  }
-  auto load_b = [&](int t, int stage) {
-    __half* Bs = ring + stage * kStageHalves<BN> + BM * LDS;
-#pragma unroll
-    for (int i = 0; i < kBVecs; ++i) cp_async16(Bs + b_row[i] * LDS + b_col[i], b_src[i] + t * BK, b_ok[i]);
-  };
-  auto load_a = [&](int t, int stage) {
-    __half* As = ring + stage * kStageHalves<BN>;
-    const int kk = t * BK;  // first reduction index of the tile
-    const int tap = kk / a.c_in, c0 = kk % a.c_in;
-    const int r = tap / a.kw, s = tap % a.kw;
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const int iy = a_iy0[i] + r * a.dh, ix = a_ix0[i] + s * a.dw;
-      const bool in = a_ok[i] && iy >= 0 && iy < a.in_h && ix >= 0 && ix < a.in_w;
-      const __half* src = in ? a_img[i] + (static_cast<size_t>(iy) * a.in_w + ix) * a.c_in + c0 + a_col[i] : x;
-      cp_async16(As + a_row[i] * LDS + a_col[i], src, in);
-    }
-  };
-
-  // Weights first (constants: safe before the PDL wait): the first kStages - 1 tiles into the ring as one group, the
-  // rest of this CTA's slice into L2 (each row's slice is contiguous: 64 bytes per K tile, 128-byte lines).
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s)
-    if (s < n_tiles) load_b(t_begin + s, s);
-  cp_async_commit();
-  if (n_tiles > kStages - 1) {
-    const int first = (t_begin + kStages - 1) * BK * 2, last = t_end * BK * 2;  // byte range of each row's slice
-    const int lines = (last - first + 127) / 128;
-    for (int e = tid; e < BN * lines; e += kThreads) {
-      const int k = n0 + e / lines;
-      if (k < a.c_out)
-        prefetch_l2(reinterpret_cast<const unsigned char*>(w + static_cast<size_t>(k) * a.R) + first + (e % lines) * 128);
-    }
-  }
-  pdl_wait();  // activations and the output: only after the predecessor is done
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < n_tiles) load_a(t_begin + s, s);
-    cp_async_commit();
-  }
-
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][FN];
-#pragma unroll
-  for (int i = 0; i < 2; ++i)
-#pragma unroll
-    for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
-
-  // Groups committed before iteration i: 1 (weights) + (kStages - 1) + i; waiting for all but kStages - 2 leaves the
-  // weight group and A groups 0..i (with B tiles 0..i) complete.
-  for (int i = 0; i < n_tiles; ++i) {
-    cp_async_wait<kStages - 2>();
-    __syncthreads();  // tile i visible to every warp; every warp is done with tile i - 1, whose stage is refilled below
-    const int nxt = i + kStages - 1;
-    if (nxt < n_tiles) {
-      load_b(t_begin + nxt, nxt % kStages);
-      load_a(t_begin + nxt, nxt % kStages);
-    }
-    cp_async_commit();
-    const __half* As = ring + (i % kStages) * kStageHalves<BN>;
-    const __half* Bs = As + BM * LDS;
-#pragma unroll
-    for (int kk = 0; kk < BK; kk += 16) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa[2];
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fb[FN];
-#pragma unroll
-      for (int m = 0; m < 2; ++m) wmma::load_matrix_sync(fa[m], As + (wm * 32 + m * 16) * LDS + kk, LDS);
-#pragma unroll
-      for (int j = 0; j < FN; ++j) wmma::load_matrix_sync(fb[j], Bs + (wn * (BN / 2) + j * 16) * LDS + kk, LDS);
-#pragma unroll
-      for (int m = 0; m < 2; ++m)
-#pragma unroll
-        for (int j = 0; j < FN; ++j) wmma::mma_sync(acc[m][j], fa[m], fb[j], acc[m][j]);
-    }
-  }
-  cp_async_wait<0>();
-  __syncthreads();  // the ring is free: the C tile aliases it
-  pdl_allow_dependents();
-#pragma unroll
-  for (int m = 0; m < 2; ++m)
-#pragma unroll
-    for (int j = 0; j < FN; ++j)
-      wmma::store_matrix_sync(Cs + (wm * 32 + m * 16) * LDC + wn * (BN / 2) + j * 16, acc[m][j], LDC, wmma::mem_row_major);
-
-  constexpr int kVec = BM * BN / 4;  // float4s of the tile: row e / (BN / 4), channels 4·(e % (BN / 4)) .. +4
-  if constexpr (SPLITS == 1) {
-    __syncthreads();
-    for (int e = tid; e < kVec; e += kThreads) {
-      const int row = e / (BN / 4), c4 = (e % (BN / 4)) * 4, p = m0 + row, k = n0 + c4;
-      if (p < a.P && k < a.c_out) epilogue4(a, *reinterpret_cast<const float4*>(Cs + row * LDC + c4), p, k, y);
-    }
-  } else {
-    namespace cg = cooperative_groups;
-    cg::cluster_group cluster = cg::this_cluster();
-    cluster.sync();  // every CTA's partial tile is in its shared memory (release / acquire across the cluster)
-    const float* parts[SPLITS];
-#pragma unroll
-    for (int s = 0; s < SPLITS; ++s) parts[s] = cluster.map_shared_rank(Cs, s);
-    for (int e = rank + SPLITS * tid; e < kVec; e += SPLITS * kThreads) {
-      const int row = e / (BN / 4), c4 = (e % (BN / 4)) * 4, p = m0 + row, k = n0 + c4;
-      if (p >= a.P || k >= a.c_out) continue;
-      float4 v[SPLITS];
-#pragma unroll
-      for (int s = 0; s < SPLITS; ++s) v[s] = *reinterpret_cast<const float4*>(parts[s] + row * LDC + c4);
-      float4 sum = v[0];
-#pragma unroll
-      for (int s = 1; s < SPLITS; ++s) {  // rank order: deterministic
-        sum.x += v[s].x;
-        sum.y += v[s].y;
-        sum.z += v[s].z;
-        sum.w += v[s].w;
-      }
-      epilogue4(a, sum, p, k, y);
-    }
-    cluster.sync();  // no CTA leaves (freeing its shared memory) while another still reads it
-  }
-#else
-  __trap();
-#endif
-}
+using nhwc_igemm_detail::BM;
+using nhwc_igemm_detail::IgemmArgs;
+using nhwc_igemm_detail::kSmemBytes;
+using nhwc_igemm_detail::kThreads;
+using nhwc_igemm_detail::nhwc_igemm_cluster_kernel;
+using nhwc_igemm_detail::BK;
 
 using KernelFn = void (*)(const __half*, const __half*, __half*, IgemmArgs);
 
