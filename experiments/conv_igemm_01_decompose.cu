@@ -6,12 +6,14 @@
 // kernel launched with the same grid, shared memory and cluster shape (the launch floor). Results are discarded (the
 // variants compute wrong values on purpose); only times mean something.
 // Thread mapping: the product kernel's (conv_nhwc_kernel.cuh).
-// Test: nothing to verify here (the product kernel's correctness: ws_gpu_tests --gtest_filter='ConvNhwc*').
+// Test: each product form's output against a direct fp32 convolution on the GPU (hashed operands, y poisoned first;
+// |diff| <= 2e-2·max|ref|; exit status 1 on a mismatch). The product's tests: ws_gpu_tests --gtest_filter='ConvNhwc*'.
 // Time: CUDA graph of 50 launches, median per launch of 20 replays (CUDA events), no PDL. Also builds alone:
 //   nvcc -std=c++20 -O3 -arch=sm_90 -Isrc -Iinclude experiments/conv_igemm_01_decompose.cu -o exp && ./exp
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -32,6 +34,33 @@ namespace d = ws::kernels::nhwc_igemm_detail;
 using Fn = void (*)(const __half*, const __half*, __half*, d::IgemmArgs);
 
 __global__ void empty_cluster_kernel(const __half*, const __half*, __half*, d::IgemmArgs) {}
+
+// Operands: a hash of the index in [-0.5, 0.5) (fp16), so that a wrong gather shows.
+__global__ void fill_kernel(__half* p, size_t n, unsigned salt) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    unsigned h = unsigned(i) * 2654435761u ^ salt;
+    h ^= h >> 13;
+    h *= 0x5bd1e995u;
+    h ^= h >> 15;
+    p[i] = __float2half(float(h & 0xffff) / 65536.0f - 0.5f);
+  }
+}
+
+// The direct convolution in fp32 (no bias, no residual, no activation): the check of the product form's output.
+__global__ void reference_conv(const __half* x, const __half* w, float* y, d::IgemmArgs a) {
+  const int k = blockIdx.y, p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= a.P) return;
+  const int ox = p % a.out_w, oy = p / a.out_w;
+  float s = 0;
+  for (int r = 0; r < a.kh; ++r)
+    for (int q = 0; q < a.kw; ++q) {
+      const int iy = oy * a.sh - a.pt + r * a.dh, ix = ox * a.sw - a.pl + q * a.dw;
+      if (iy < 0 || iy >= a.in_h || ix < 0 || ix >= a.in_w) continue;
+      for (int c = 0; c < a.c_in; ++c)
+        s += __half2float(x[(size_t(iy) * a.in_w + ix) * a.c_in + c]) * __half2float(w[(size_t(k) * a.kh * a.kw + r * a.kw + q) * a.c_in + c]);
+    }
+  y[size_t(p) * a.c_out + k] = s;
+}
 
 struct Shape {
   const char* name;
@@ -115,6 +144,7 @@ int main(int argc, char** argv) {
   const int forms[][2] = {{64, 1}, {32, 1}, {64, 4}, {64, 8}, {32, 8}, {64, 16}, {32, 16}};
   const int labs[] = {0, d::kLabNoL2Prefetch, d::kLabNoMma, d::kLabNoLoopLoads, d::kLabNoReduce, d::kLabNoMma | d::kLabNoLoopLoads};
   const char* lab_names[] = {"product", "no-prefetch", "no-mma", "no-loop-loads", "no-reduce", "no-mma+loads"};
+  int bad = 0;
   cudaStream_t st;
   CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   cudaDeviceProp prop{};
@@ -129,13 +159,22 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&x, xn * 2));
     CHECK(cudaMalloc(&w, wn * 2));
     CHECK(cudaMalloc(&y, yn * 2));
-    CHECK(cudaMemset(x, 0x2c, xn * 2));  // 0x2c2c: a small positive fp16
-    CHECK(cudaMemset(w, 0x2c, wn * 2));
+    fill_kernel<<<256, 256>>>(x, xn, 17u);
+    fill_kernel<<<256, 256>>>(w, wn, 91u);
+    CHECK(cudaGetLastError());
+    float* yref;
+    CHECK(cudaMalloc(&yref, yn * 4));
     d::IgemmArgs a{};
     a.n = 1; a.c_in = s.c_in; a.in_h = a.in_w = s.hw; a.c_out = s.c_out; a.out_h = a.out_w = out; a.kh = a.kw = s.k;
     a.sh = a.sw = s.stride; a.dh = a.dw = 1; a.pt = a.pl = pad;
     a.P = out * out; a.R = s.k * s.k * s.c_in; a.k_tiles = a.R / d::BK;
-    a.act = ws::kernels::Activation::kRelu;
+    a.act = ws::kernels::Activation::kNone;
+    reference_conv<<<dim3(unsigned((a.P + 127) / 128), unsigned(s.c_out)), 128>>>(x, w, yref, a);
+    CHECK(cudaDeviceSynchronize());
+    std::vector<float> ref(yn);
+    CHECK(cudaMemcpy(ref.data(), yref, yn * 4, cudaMemcpyDeviceToHost));
+    double max_ref = 0;
+    for (float v : ref) max_ref = std::max(max_ref, double(std::fabs(v)));
     if (profile) {
       if (s.k != 3 || s.c_in != 128) continue;
       const dim3 grid(unsigned((a.P + d::BM - 1) / d::BM), unsigned((s.c_out + 63) / 64), 1u);
@@ -150,18 +189,32 @@ int main(int argc, char** argv) {
       const int bn = f[0], sp = f[1];
       const dim3 grid(unsigned((a.P + d::BM - 1) / d::BM), unsigned((s.c_out + bn - 1) / bn), unsigned(sp));
       const int smem = bn == 64 ? d::kSmemBytes<64> : d::kSmemBytes<32>;
+      // the product form once, against the reference (y poisoned first)
+      CHECK(cudaMemset(y, 0xff, yn * 2));
+      time_us(st, bn == 64 ? pick<64>(sp, 0) : pick<32>(sp, 0), grid, smem, sp, x, w, y, a);
+      std::vector<__half> got(yn);
+      CHECK(cudaMemcpy(got.data(), y, yn * 2, cudaMemcpyDeviceToHost));
+      double max_diff = 0;
+      for (size_t i = 0; i < yn; ++i) {
+        const double g = __half2float(got[i]);
+        max_diff = std::max(max_diff, std::isnan(g) ? 1e30 : std::fabs(g - double(ref[i])));
+      }
+      const bool ok = max_diff <= 2e-2 * max_ref;
+      bad += !ok;
       std::printf("%-28s n%d_s%-3d %6u %8d  %9.2f", s.name, bn, sp, grid.x * grid.y * grid.z, (a.k_tiles + sp - 1) / sp,
                   time_us(st, empty_cluster_kernel, grid, smem, sp, x, w, y, a));
       for (int lab : labs) {
         const Fn k = bn == 64 ? pick<64>(sp, lab) : pick<32>(sp, lab);
         std::printf(" %9.2f", time_us(st, k, grid, smem, sp, x, w, y, a));
       }
-      std::printf("\n");
+      std::printf("   check %s max|diff| %.3g (max|ref| %.3g)\n", ok ? "ok" : "MISMATCH", max_diff, max_ref);
     }
     CHECK(cudaFree(x));
     CHECK(cudaFree(w));
     CHECK(cudaFree(y));
+    CHECK(cudaFree(yref));
   }
   CHECK(cudaStreamDestroy(st));
-  return 0;
+  std::printf("# %d form(s) gave a wrong result\n", bad);
+  return bad ? 1 : 0;
 }

@@ -228,7 +228,7 @@ struct CudaBuildOptions {
   /// Part of the timing-cache identity when on (a cache timed without the graph engines would never try them).
   bool cudnn_graph_convs = false;
   /// Our NHWC fp16 implicit-GEMM conv with split-K across a thread-block cluster, reduced through distributed shared
-  /// memory (kernels/conv/conv_nhwc.h; channels-last dense convs with c_in % 32 == 0 and c_out % 8 == 0, tactic source
+  /// memory (kernels/conv/conv_nhwc.h; channels-last dense convs with c_in % 64 == 0 and c_out % 8 == 0, tactic source
   /// warpstream, compute capability >= 9.0) timed as a tactic beside cuDNN in each form: 32 or 64 output channels per
   /// CTA × split counts 1, 2, 4, 8, 16 (timing-cache impl "ws_nhwc_igemm_n<tile_n>_s<splits>"). Aimed at ResNet-50's
   /// batch-1 convs, where cuDNN's engines keep few tiles in flight (3×3 convs on 14×14 and 7×7 maps: 7.5–11 µs).

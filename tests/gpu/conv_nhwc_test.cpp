@@ -66,7 +66,7 @@ TEST(ConvNhwc, ImplicitGemmMatchesTheReferenceInEveryForm) {
       {"1x1 64->256 14x14 residual relu", 1, 64, 14, 14, 256, 1, 1, 1, 1, 0, 0, 0, 0, true, Activation::kRelu},
       {"1x1 s2 512->1024 downsample", 1, 512, 28, 28, 1024, 1, 1, 2, 1, 0, 0, 0, 0, false, Activation::kNone},
       {"1x1 2048->512 7x7 relu", 1, 2048, 7, 7, 512, 1, 1, 1, 1, 0, 0, 0, 0, false, Activation::kRelu},
-      {"3x3 32->24 batch 2 9x11 asym pads residual", 2, 32, 9, 11, 24, 3, 3, 1, 1, 0, 1, 2, 1, true, Activation::kNone},
+      {"3x3 64->24 batch 2 9x11 asym pads residual", 2, 64, 9, 11, 24, 3, 3, 1, 1, 0, 1, 2, 1, true, Activation::kNone},
       {"5x5 dil 2 64->40 relu", 1, 64, 12, 10, 40, 5, 5, 1, 2, 4, 4, 4, 4, false, Activation::kRelu},
       {"3x3 64->96 10x10 residual relu (partial channel tile)", 1, 64, 10, 10, 96, 3, 3, 1, 1, 1, 1, 1, 1, true, Activation::kRelu},
   });
@@ -130,7 +130,7 @@ TEST(ConvNhwc, ImplicitGemmRefusesWhatItDoesNotCover) {
   };
   Conv2dGeometry c3 = g;
   c3.c_in = 3;
-  expect_invalid(c3, ok, p, "c_in is not a multiple of 32");
+  expect_invalid(c3, ok, p, "c_in is not a multiple of 64");
   Conv2dGeometry grp = g;
   grp.group = 2;
   expect_invalid(grp, ok, p, "grouped");

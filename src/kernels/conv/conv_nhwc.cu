@@ -1,12 +1,13 @@
 // Channels-last fp16 implicit-GEMM convolution for batch-1 latency on Hopper: split-K across the CTAs of a thread-block
 // cluster, reduced through distributed shared memory (see conv_nhwc.h for the math, layouts and errors).
 // GEMM view: C[P × c_out] = A[P × R] · B[R × c_out], P = n·out_h·out_w pixels, R = kh·kw·c_in; A is gathered from x
-// (row p, columns (tap, channel): one tap's 32 consecutive channels are 64 contiguous bytes of x), B is w read as
+// (row p, columns (tap, channel): one tap's 64 consecutive channels are 128 contiguous bytes of x), B is w read as
 // [c_out][R] rows (KRSC: k·R + tap·c_in + c), so both operand tiles load as 16-byte cp.async vectors.
 // Thread mapping: grid (ceil(P / 64), ceil(c_out / BN), SPLITS), cluster (1, 1, SPLITS): the SPLITS CTAs of a cluster
-// share one 64-pixel × BN-channel output tile and each sums a contiguous range of 32-deep K tiles. 128 threads = 4 warps
-// in a 2 × 2 grid, each warp 32 pixels × BN/2 channels (2 × BN/32 wmma m16n16k16 fp32 accumulators).
-// Mainloop: a kStages-deep cp.async ring (zero-fill for padding and tile edges). The CTA's weight tiles of the first
+// share one 64-pixel × BN-channel output tile and each sums a contiguous range of 64-deep K tiles. 256 threads = 8 warps
+// in a 4 × 2 grid, each warp 16 pixels × BN/2 channels (BN/16 mma.sync m16n8k16 fp32 accumulator tiles, operands by
+// ldmatrix.x4 from shared rows padded to 144 bytes). The A gather's tap and channel are a cursor advanced per tile.
+// Mainloop: a kStages-deep (4) cp.async ring (zero-fill for padding and tile edges). The CTA's weight tiles of the first
 // kStages − 1 stages are issued, and the rest of its weight slice prefetched into L2, *before* the PDL wait: weights are
 // build-time constants, so their latency overlaps the predecessor kernel's tail; activations are read only after it.
 // Epilogue: each CTA stores its fp32 partial tile to its own shared memory (aliasing the ring); after a cluster barrier,
@@ -68,7 +69,7 @@ std::string nhwc_igemm_form_name(const NhwcIgemmForm& f) {
 bool conv2d_nhwc_igemm_applicable(const Conv2dGeometry& g, const char** why) {
   const char* w = !validate_conv2d(g).is_ok() ? "inconsistent geometry"
                   : g.group != 1             ? "grouped conv"
-                  : g.c_in % 32 != 0         ? "c_in is not a multiple of 32"
+                  : g.c_in % 64 != 0         ? "c_in is not a multiple of 64"
                   : g.c_out % 8 != 0         ? "c_out is not a multiple of 8"
                   : g.n * g.out_h * g.out_w > (int64_t{1} << 30) ? "more than 2^30 output pixels"
                                                                   : nullptr;

@@ -8,19 +8,19 @@
 ///   y[n][oy][ox][k] = act(C[p][k] + bias[k] + residual[n][oy][ox][k])   (outside x: 0)
 /// Layout: x NHWC [n][h][w][c_in], w KRSC [c_out][kh][kw][c_in] (cuDNN's NHWC filter, what the CUDA executor uploads for
 /// channels-last segments), y and residual NHWC [n][out_h][out_w][c_out]; fp16 storage, bias fp32 or nullptr, fp32
-/// accumulation on tensor cores (nvcuda::wmma m16n16k16).
+/// accumulation on tensor cores (mma.sync m16n8k16 fed by ldmatrix).
 /// Split-K across a thread-block cluster (the Hopper programming guide's distributed shared memory): the `splits` CTAs
-/// of a cluster share one 64-pixel × tile_n-channel output tile, each sums a contiguous range of whole 32-deep K tiles
+/// of a cluster share one 64-pixel × tile_n-channel output tile, each sums a contiguous range of whole 64-deep K tiles
 /// (tap (r, s) major, channel minor), and the partials are reduced through distributed shared memory in rank order
 /// 0, 1, ... — deterministic (the same bits every launch), no global workspace, no counters, one kernel.
 /// The weights are read before the programmatic-dependent-launch wait (kernels/pdl.cuh): `w` must not be written by the
 /// kernel that precedes this one on the stream (the CUDA executor's weights are build-time constants).
 /// Forms (NhwcIgemmForm): tile_n 32 or 64 output channels per CTA × splits 1, 2, 4, 8 or 16 (16: a non-portable cluster
 /// size, which a GPU may fail to schedule: the launch then returns kCuda and the engine's timing skips the form).
-/// Covers: group 1, c_in % 32 == 0 and c_out % 8 == 0 (16-byte loads), any kernel size, stride, dilation and symmetric
+/// Covers: group 1, c_in % 64 == 0 and c_out % 8 == 0 (16-byte loads; a 64-deep K tile within one tap), any kernel size, stride, dilation and symmetric
 /// or asymmetric pads, batch n >= 1.
-/// Thread mapping: grid (ceil(P / 64), ceil(c_out / tile_n), splits), cluster (1, 1, splits), P = n·out_h·out_w; 128
-/// threads = 4 warps in a 2 × 2 grid over the tile; a 6-stage cp.async ring; see conv_nhwc.cu.
+/// Thread mapping: grid (ceil(P / 64), ceil(c_out / tile_n), splits), cluster (1, 1, splits), P = n·out_h·out_w; 256
+/// threads = 8 warps in a 4 × 2 grid over the tile; a 4-stage cp.async ring; see conv_nhwc.cu.
 /// Errors (Status, before any device work): kInvalidArgument for an inconsistent geometry (validate_conv2d), a
 /// geometry this kernel does not cover (named), a form that does not exist, a null or misaligned operand, a build whose
 /// PTX for this GPU predates 9.0; kCuda for a failed launch.
@@ -39,7 +39,7 @@
 
 namespace ws::kernels {
 
-inline constexpr int kNhwcTileM = 64, kNhwcTileK = 32, kNhwcMaxSplits = 16;
+inline constexpr int kNhwcTileM = 64, kNhwcTileK = 64, kNhwcMaxSplits = 16;
 
 /// One launch configuration: output channels per CTA (32 or 64) and the cluster's split-K count (1, 2, 4, 8 or 16).
 struct NhwcIgemmForm {
@@ -51,7 +51,7 @@ bool nhwc_igemm_form_valid(const NhwcIgemmForm& f);
 /// "n<tile_n>_s<splits>" (the timing cache's impl is "ws_nhwc_igemm_" + this).
 std::string nhwc_igemm_form_name(const NhwcIgemmForm& f);
 
-/// Applies: group 1, c_in % 32 == 0, c_out % 8 == 0, valid geometry. `why` (optional) says what does not fit.
+/// Applies: group 1, c_in % 64 == 0, c_out % 8 == 0, valid geometry. `why` (optional) says what does not fit.
 bool conv2d_nhwc_igemm_applicable(const Conv2dGeometry& g, const char** why = nullptr);
 
 /// y = act(conv(x, w) + bias + residual) as described above, in one kernel. `epi.residual` (fp16 NHWC, y's shape) may

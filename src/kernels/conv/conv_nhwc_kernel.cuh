@@ -26,9 +26,9 @@ using device::pdl_allow_dependents;
 using device::pdl_wait;
 
 constexpr int BM = kNhwcTileM, BK = kNhwcTileK;
-constexpr int kThreads = 128;
-constexpr int kStages = 6;
-constexpr int LDS = BK + 8;  // halves per shared row of the A and B tiles (80 bytes: 16-byte aligned, conflict-spread rows)
+constexpr int kThreads = 256;  // 8 warps
+constexpr int kStages = 4;
+constexpr int LDS = BK + 8;  // halves per shared row of the A and B tiles (144 bytes: ldmatrix rows on distinct banks)
 
 // Shared-memory geometry of a tile_n = BN kernel: halves per ring stage (A tile then B tile), the ring's bytes, floats per
 // row of the fp32 partial tile that aliases the ring after the mainloop.
@@ -61,6 +61,18 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 __device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p)); }
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const __half* smem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+// D = A·B + D, m16n8k16, fp16 inputs, fp32 accumulators (PTX ISA: mma.sync, the row.col fragment layouts).
+__device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
 
 // bias + residual, activation, 4 fp16 channels k..k+3 of pixel p (one 8-byte store).
 __device__ __forceinline__ void epilogue4(const IgemmArgs& a, float4 v, int p, int k, __half* __restrict__ y) {
@@ -88,37 +100,38 @@ template <int BN, int SPLITS, int LAB = 0>
 __global__ void __launch_bounds__(kThreads) nhwc_igemm_cluster_kernel(const __half* __restrict__ x, const __half* __restrict__ w,
                                                                       __half* __restrict__ y, IgemmArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900  // clusters and distributed shared memory: sm_90+ (the launcher refuses older PTX)
-  using namespace nvcuda;
-  constexpr int FN = BN / 32;                    // wmma fragments per warp along N
-  constexpr int kBVecs = BN * (BK / 8) / kThreads;  // 16-byte B vectors per thread per stage (1 or 2)
+  constexpr int kWarpN = BN / 2;               // each warp: 16 pixels (warp % 4) × BN / 2 channels (warp / 4)
+  constexpr int NT = kWarpN / 8;               // m16n8 accumulator tiles per warp (4 or 2)
+  constexpr int kAVecs = BM * (BK / 8) / kThreads;  // 16-byte A vectors per thread per stage (2)
+  constexpr int kBVecs = BN * (BK / 8) / kThreads;  // 16-byte B vectors per thread per stage (2 or 1)
   constexpr int LDC = kLdc<BN>;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   __half* ring = reinterpret_cast<__half*>(smem_raw);
   float* Cs = reinterpret_cast<float*>(smem_raw);  // after the mainloop
 
-  const int tid = threadIdx.x, warp = tid / 32;
-  const int wm = warp / 2, wn = warp % 2;
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int wm = warp % 4, wn = warp / 4;
   const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN, rank = blockIdx.z;  // cluster (1, 1, SPLITS): rank == blockIdx.z
   const int chunk = (a.k_tiles + SPLITS - 1) / SPLITS;
   const int t_begin = min(a.k_tiles, rank * chunk), t_end = min(a.k_tiles, t_begin + chunk);
   const int n_tiles = t_end - t_begin;
 
-  // This thread's two A rows (pixels): vector v = tid + 128·i, row v / 4, 8-half column (v % 4)·8.
-  int a_row[2], a_col[2], a_iy0[2], a_ix0[2];
-  const __half* a_img[2];
-  bool a_ok[2];
+  // This thread's A rows (pixels): vector v = tid + 256·i, row v / 8, 8-half column (v % 8)·8.
+  int a_row[kAVecs], a_col[kAVecs], a_iy0[kAVecs], a_ix0[kAVecs];
+  const __half* a_img[kAVecs];
+  bool a_ok[kAVecs];
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < kAVecs; ++i) {
     const int v = tid + kThreads * i;
-    a_row[i] = v / 4;
-    a_col[i] = (v % 4) * 8;
+    a_row[i] = v / 8;
+    a_col[i] = (v % 8) * 8;
     const int p = m0 + a_row[i];
     a_ok[i] = p < a.P;
     const int pp = a_ok[i] ? p : 0;
     const int ox = pp % a.out_w, oy = (pp / a.out_w) % a.out_h, img = pp / (a.out_w * a.out_h);
     a_iy0[i] = oy * a.sh - a.pt;
     a_ix0[i] = ox * a.sw - a.pl;
-    a_img[i] = x + static_cast<size_t>(img) * a.in_h * a.in_w * a.c_in;
+    a_img[i] = x + static_cast<size_t>(img) * a.in_h * a.in_w * a.c_in + a_col[i];
   }
   // This thread's B rows (output channels) and their weight rows.
   int b_row[kBVecs], b_col[kBVecs];
@@ -127,8 +140,8 @@ __global__ void __launch_bounds__(kThreads) nhwc_igemm_cluster_kernel(const __ha
 #pragma unroll
   for (int i = 0; i < kBVecs; ++i) {
     const int v = tid + kThreads * i;
-    b_row[i] = v / 4;
-    b_col[i] = (v % 4) * 8;
+    b_row[i] = v / 8;
+    b_col[i] = (v % 8) * 8;
     const int k = n0 + b_row[i];
     b_ok[i] = k < a.c_out;
     b_src[i] = w + static_cast<size_t>(b_ok[i] ? k : 0) * a.R + b_col[i];
@@ -138,22 +151,37 @@ __global__ void __launch_bounds__(kThreads) nhwc_igemm_cluster_kernel(const __ha
 #pragma unroll
     for (int i = 0; i < kBVecs; ++i) cp_async16(Bs + b_row[i] * LDS + b_col[i], b_src[i] + t * BK, b_ok[i]);
   };
-  auto load_a = [&](int t, int stage) {
+  // The A tiles are loaded in K order, so the tap (r, s) and channel c0 of the next one are a cursor advanced per tile
+  // (c_in % 64 == 0: a tile never straddles two taps); one division set at the start only.
+  int cur_c0, cur_s, cur_r;
+  {
+    const int kk = t_begin * BK, tap = kk / a.c_in;
+    cur_c0 = kk - tap * a.c_in;
+    cur_r = tap / a.kw;
+    cur_s = tap - cur_r * a.kw;
+  }
+  auto load_a = [&](int stage) {
     __half* As = ring + stage * kStageHalves<BN>;
-    const int kk = t * BK;  // first reduction index of the tile
-    const int tap = kk / a.c_in, c0 = kk % a.c_in;
-    const int r = tap / a.kw, s = tap % a.kw;
+    const int dy = cur_r * a.dh, dx = cur_s * a.dw;
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const int iy = a_iy0[i] + r * a.dh, ix = a_ix0[i] + s * a.dw;
+    for (int i = 0; i < kAVecs; ++i) {
+      const int iy = a_iy0[i] + dy, ix = a_ix0[i] + dx;
       const bool in = a_ok[i] && iy >= 0 && iy < a.in_h && ix >= 0 && ix < a.in_w;
-      const __half* src = in ? a_img[i] + (static_cast<size_t>(iy) * a.in_w + ix) * a.c_in + c0 + a_col[i] : x;
+      const __half* src = in ? a_img[i] + (static_cast<size_t>(iy) * a.in_w + ix) * a.c_in + cur_c0 : x;
       cp_async16(As + a_row[i] * LDS + a_col[i], src, in);
+    }
+    cur_c0 += BK;
+    if (cur_c0 == a.c_in) {
+      cur_c0 = 0;
+      if (++cur_s == a.kw) {
+        cur_s = 0;
+        ++cur_r;
+      }
     }
   };
 
   // Weights first (constants: safe before the PDL wait): the first kStages - 1 tiles into the ring as one group, the
-  // rest of this CTA's slice into L2 (each row's slice is contiguous: 64 bytes per K tile, 128-byte lines).
+  // rest of this CTA's slice into L2 (each row's slice is contiguous: 128 bytes per K tile).
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s)
     if (s < n_tiles) load_b(t_begin + s, s);
@@ -170,15 +198,19 @@ __global__ void __launch_bounds__(kThreads) nhwc_igemm_cluster_kernel(const __ha
   pdl_wait();  // activations and the output: only after the predecessor is done
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < n_tiles) load_a(t_begin + s, s);
+    if (s < n_tiles) load_a(s);
     cp_async_commit();
   }
 
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][FN];
+  float acc[NT][4];
 #pragma unroll
-  for (int i = 0; i < 2; ++i)
+  for (int j = 0; j < NT; ++j)
 #pragma unroll
-    for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+    for (int q = 0; q < 4; ++q) acc[j][q] = 0.0f;
+  // ldmatrix lane addresses: A rows wm·16 + lane % 16 at k + (lane / 16)·8; B rows (channels) (lane & 7) + (lane / 16)·8
+  // of each 16-channel pair at k + ((lane / 8) & 1)·8 (matrices: n 0-7 k 0-7, n 0-7 k 8-15, n 8-15 k 0-7, n 8-15 k 8-15).
+  const int a_lrow = wm * 16 + lane % 16, a_lk = (lane / 16) * 8;
+  const int b_lrow = wn * kWarpN + (lane & 7) + (lane / 16) * 8, b_lk = ((lane / 8) & 1) * 8;
 
   // Groups committed before iteration i: 1 (weights) + (kStages - 1) + i; waiting for all but kStages - 2 leaves the
   // weight group and A groups 0..i (with B tiles 0..i) complete.
@@ -188,35 +220,36 @@ __global__ void __launch_bounds__(kThreads) nhwc_igemm_cluster_kernel(const __ha
     const int nxt = i + kStages - 1;
     if (!(LAB & kLabNoLoopLoads) && nxt < n_tiles) {
       load_b(t_begin + nxt, nxt % kStages);
-      load_a(t_begin + nxt, nxt % kStages);
+      load_a(nxt % kStages);
     }
     cp_async_commit();
     const __half* As = ring + (i % kStages) * kStageHalves<BN>;
     const __half* Bs = As + BM * LDS;
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 16) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa[2];
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fb[FN];
+      unsigned af[4];
+      ldmatrix_x4(af, As + a_lrow * LDS + kk + a_lk);
 #pragma unroll
-      for (int m = 0; m < 2; ++m) wmma::load_matrix_sync(fa[m], As + (wm * 32 + m * 16) * LDS + kk, LDS);
-#pragma unroll
-      for (int j = 0; j < FN; ++j) wmma::load_matrix_sync(fb[j], Bs + (wn * (BN / 2) + j * 16) * LDS + kk, LDS);
-      if constexpr (!(LAB & kLabNoMma)) {
-#pragma unroll
-        for (int m = 0; m < 2; ++m)
-#pragma unroll
-          for (int j = 0; j < FN; ++j) wmma::mma_sync(acc[m][j], fa[m], fb[j], acc[m][j]);
+      for (int pr = 0; pr < NT / 2; ++pr) {
+        unsigned bf[4];
+        ldmatrix_x4(bf, Bs + (b_lrow + pr * 16) * LDS + kk + b_lk);
+        if constexpr (!(LAB & kLabNoMma)) {
+          mma_16816(acc[2 * pr], af, bf[0], bf[1]);
+          mma_16816(acc[2 * pr + 1], af, bf[2], bf[3]);
+        }
       }
     }
   }
   cp_async_wait<0>();
   __syncthreads();  // the ring is free: the C tile aliases it
   pdl_allow_dependents();
+  // m16n8 accumulator layout: rows lane / 4 and lane / 4 + 8, columns (lane % 4)·2 and + 1 of each 8-channel tile.
 #pragma unroll
-  for (int m = 0; m < 2; ++m)
-#pragma unroll
-    for (int j = 0; j < FN; ++j)
-      wmma::store_matrix_sync(Cs + (wm * 32 + m * 16) * LDC + wn * (BN / 2) + j * 16, acc[m][j], LDC, wmma::mem_row_major);
+  for (int j = 0; j < NT; ++j) {
+    const int row = wm * 16 + lane / 4, col = wn * kWarpN + j * 8 + (lane % 4) * 2;
+    *reinterpret_cast<float2*>(Cs + row * LDC + col) = make_float2(acc[j][0], acc[j][1]);
+    *reinterpret_cast<float2*>(Cs + (row + 8) * LDC + col) = make_float2(acc[j][2], acc[j][3]);
+  }
 
   constexpr int kVec = BM * BN / 4;  // float4s of the tile: row e / (BN / 4), channels 4·(e % (BN / 4)) .. +4
   if constexpr (SPLITS == 1 || (LAB & kLabNoReduce) != 0) {

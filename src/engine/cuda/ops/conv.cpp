@@ -879,7 +879,7 @@ Status bind_conv(BindContext& c, Step& s) {
     s.time_us = best_us;
     s.kernels = 1;
     c.tactics.push_back({c.node.name, "Conv", "ws nhwc implicit GEMM 64x" + std::to_string(nhwc_ig->form.tile_n) +
-                                                  " (wmma tensor cores), split-K " + std::to_string(nhwc_ig->form.splits) +
+                                                  " (mma.sync tensor cores), split-K " + std::to_string(nhwc_ig->form.splits) +
                                                   (nhwc_ig->form.splits > 1 ? " over a cluster (DSMEM reduction)" : "") + ", NHWC, " +
                                                   precision_name(c.precision) +
                                                   ", fused bias+" + kernels::activation_name(c.fused_act) + (resid ? "+residual" : "") + lost_note,
