@@ -8,7 +8,8 @@
 // Thread mapping: the product kernel's (conv_nhwc_kernel.cuh).
 // Test: each product form's output against a direct fp32 convolution on the GPU (hashed operands, y poisoned first;
 // |diff| <= 2e-2·max|ref|; exit status 1 on a mismatch). The product's tests: ws_gpu_tests --gtest_filter='ConvNhwc*'.
-// Time: CUDA graph of 50 launches, median per launch of 20 replays (CUDA events), no PDL. Also builds alone:
+// Time: CUDA graph of 50 launches, median per launch of 20 replays (CUDA events), no PDL; `exp cold`: with an L2 flush
+// before every launch (its own time subtracted). Also builds alone:
 //   nvcc -std=c++20 -O3 -arch=sm_90 -Isrc -Iinclude experiments/conv_igemm_01_decompose.cu -o exp && ./exp
 #include <cuda_runtime.h>
 
@@ -91,7 +92,27 @@ Fn pick(int splits, int lab) {
   }
 }
 
-float time_us(cudaStream_t st, Fn k, dim3 grid, int smem, int cluster, const __half* x, const __half* w, __half* y, const d::IgemmArgs& a) {
+// Evicts the L2 (50 MB on H100/H200) by writing a 128 MB buffer: the "cold" mode puts one before every conv launch, as
+// a ResNet-50 frame does (its 51 MB of fp16 weights do not stay in L2 from one frame to the next).
+__global__ void l2_flush_kernel(uint4* p, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) p[i] = make_uint4(0, 0, 0, 0);
+}
+constexpr size_t kFlushBytes = size_t(128) << 20;
+uint4* g_flush = nullptr;
+
+// Per-launch µs of graph replay: 50 launches of `k` back to back (hot: weights and activations stay in L2), or with
+// `cold`, 50 × [L2 flush, k] minus 50 × [L2 flush] (the weights come from DRAM, as in a whole-network frame).
+float time_graph_us(cudaStream_t st, Fn k, dim3 grid, int smem, int cluster, const __half* x, const __half* w, __half* y, const d::IgemmArgs& a,
+                    bool cold, bool flush_only = false);
+
+float time_us(cudaStream_t st, Fn k, dim3 grid, int smem, int cluster, const __half* x, const __half* w, __half* y, const d::IgemmArgs& a,
+              bool cold = false) {
+  if (!cold) return time_graph_us(st, k, grid, smem, cluster, x, w, y, a, false);
+  return time_graph_us(st, k, grid, smem, cluster, x, w, y, a, true) - time_graph_us(st, k, grid, smem, cluster, x, w, y, a, true, true);
+}
+
+float time_graph_us(cudaStream_t st, Fn k, dim3 grid, int smem, int cluster, const __half* x, const __half* w, __half* y, const d::IgemmArgs& a,
+                    bool cold, bool flush_only) {
   CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   if (cluster > 8) CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   cudaLaunchConfig_t cfg{};
@@ -111,7 +132,10 @@ float time_us(cudaStream_t st, Fn k, dim3 grid, int smem, int cluster, const __h
   cudaGraph_t g;
   cudaGraphExec_t ge;
   CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < 50; ++i) CHECK(cudaLaunchKernelEx(&cfg, k, x, w, y, a));
+  for (int i = 0; i < 50; ++i) {
+    if (cold) l2_flush_kernel<<<264, 512, 0, st>>>(g_flush, kFlushBytes / 16);
+    if (!flush_only) CHECK(cudaLaunchKernelEx(&cfg, k, x, w, y, a));
+  }
   CHECK(cudaStreamEndCapture(st, &g));
   CHECK(cudaGraphInstantiate(&ge, g, 0));
   cudaEvent_t e0, e1;
@@ -137,7 +161,11 @@ float time_us(cudaStream_t st, Fn k, dim3 grid, int smem, int cluster, const __h
 
 int main(int argc, char** argv) {
   // `exp profile`: only layer2 3x3 n64_s1 (product), three plain launches, for a profiler (ncu --launch-skip 1).
+  // `exp cold`: each form hot (L2-resident operands) and cold (an L2 flush before every launch), product and
+  // no-prefetch variants: whether the engine's hot tactic timing misjudges a kernel whose weights come from DRAM.
   const bool profile = argc > 1 && std::string(argv[1]) == "profile";
+  const bool cold_mode = argc > 1 && std::string(argv[1]) == "cold";
+  CHECK(cudaMalloc(&g_flush, kFlushBytes));
   const Shape shapes[] = {{"layer4 3x3 512 7x7", 512, 7, 512, 3, 1},        {"layer3 3x3 256 14x14", 256, 14, 256, 3, 1},
                           {"layer2 3x3 128 28x28", 128, 28, 128, 3, 1},     {"layer3 1x1 256->1024 14x14", 256, 14, 1024, 1, 1},
                           {"layer4 1x1 2048->512 7x7", 2048, 7, 512, 1, 1}};
@@ -150,8 +178,12 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("# %s, %d SMs; per-launch us, median of 20 graphs of 50 launches, no PDL\n", prop.name, prop.multiProcessorCount);
-  std::printf("%-28s %-8s %6s %8s  %9s %9s %9s %9s %9s %9s %9s\n", "shape", "form", "CTAs", "tiles/CTA", "empty", lab_names[0], lab_names[1],
-              lab_names[2], lab_names[3], lab_names[4], lab_names[5]);
+  if (cold_mode)
+    std::printf("%-28s %-8s %6s %8s  %9s %9s %11s %11s %15s\n", "shape", "form", "CTAs", "tiles/CTA", "empty cold", "product", "product cold",
+                "cold - hot", "no-prefetch cold");
+  else
+    std::printf("%-28s %-8s %6s %8s  %9s %9s %9s %9s %9s %9s %9s\n", "shape", "form", "CTAs", "tiles/CTA", "empty", lab_names[0], lab_names[1],
+                lab_names[2], lab_names[3], lab_names[4], lab_names[5]);
   for (const Shape& s : shapes) {
     const int pad = s.k / 2, out = (s.hw + 2 * pad - s.k) / s.stride + 1;
     const size_t xn = size_t(s.hw) * s.hw * s.c_in, wn = size_t(s.c_out) * s.k * s.k * s.c_in, yn = size_t(out) * out * s.c_out;
@@ -201,6 +233,15 @@ int main(int argc, char** argv) {
       }
       const bool ok = max_diff <= 2e-2 * max_ref;
       bad += !ok;
+      if (cold_mode) {
+        const Fn prod = bn == 64 ? pick<64>(sp, 0) : pick<32>(sp, 0);
+        const Fn nopf = bn == 64 ? pick<64>(sp, d::kLabNoL2Prefetch) : pick<32>(sp, d::kLabNoL2Prefetch);
+        const float hot = time_us(st, prod, grid, smem, sp, x, w, y, a), cold = time_us(st, prod, grid, smem, sp, x, w, y, a, true);
+        std::printf("%-28s n%d_s%-3d %6u %8d  %9.2f %9.2f %11.2f %11.2f %15.2f   check %s\n", s.name, bn, sp, grid.x * grid.y * grid.z,
+                    (a.k_tiles + sp - 1) / sp, time_us(st, empty_cluster_kernel, grid, smem, sp, x, w, y, a, true), hot, cold, cold - hot,
+                    time_us(st, nopf, grid, smem, sp, x, w, y, a, true), ok ? "ok" : "MISMATCH");
+        continue;
+      }
       std::printf("%-28s n%d_s%-3d %6u %8d  %9.2f", s.name, bn, sp, grid.x * grid.y * grid.z, (a.k_tiles + sp - 1) / sp,
                   time_us(st, empty_cluster_kernel, grid, smem, sp, x, w, y, a));
       for (int lab : labs) {
@@ -215,6 +256,7 @@ int main(int argc, char** argv) {
     CHECK(cudaFree(yref));
   }
   CHECK(cudaStreamDestroy(st));
+  CHECK(cudaFree(g_flush));
   std::printf("# %d form(s) gave a wrong result\n", bad);
   return bad ? 1 : 0;
 }
