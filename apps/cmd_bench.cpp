@@ -325,7 +325,8 @@ int run_bench(const BenchArgs& a) {
     opt_in(a.cudnn_graph, "cudnn graph", "engine_cudnn_graph", "--cudnn-graph",
            "NHWC fp16 dense convs in a build with the cudnn-frontend headers, scripts/fetch-cudnn-frontend.sh; or the legacy algorithms were faster");
     opt_in(a.nhwc_igemm, "ws nhwc implicit GEMM", "engine_nhwc_igemm", "--nhwc-igemm",
-           "NHWC fp16 dense convs with c_in % 64 == 0 and c_out % 8 == 0, tactic sources warpstream and cudnn; or cuDNN was faster");
+           "NHWC fp16 dense convs with c_in % 64 == 0 and c_out % 8 == 0, tactic sources warpstream and cudnn, compute capability "
+           ">= 9.0 in a build with sm_90 code; or cuDNN was faster");
     opt_in(a.cutlass_conv, "cutlass implicit GEMM", "engine_cutlass_conv", "--cutlass-conv",
            "NHWC fp16 dense convs without a fused residual, c_in and c_out multiples of 8, tactic sources warpstream and cudnn, "
            "compute capability 9.0, in a build with the CUTLASS headers (scripts/fetch-cutlass-headers.sh); or cuDNN was faster");

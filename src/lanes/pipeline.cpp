@@ -121,13 +121,15 @@ Status Pipeline::enqueue_frame(LaneSlot& l, int64_t w, int64_t h) {
   // NVTX ranges (host enqueue time of each stage; in graph mode this runs only under capture).
   {
     cuda::NvtxRange r("preprocess");
+    // a mapped frame: the row-staged kernel where it pays (the widest PCIe reads); a device copy: the direct kernel
+    const kernels::PreprocessPath path = options_.input == LaneInput::kCopy ? kernels::PreprocessPath::kDirect : kernels::PreprocessPath::kAuto;
     if (input_hwc8_) {  // the engine takes its input in kHWC8 (CudaBuildOptions::hwc8_input_port): fp16 [1, H, W, 8]
       WS_RETURN_IF_ERROR(kernels::preprocess_rgb8_to_nhwc8(l.source, h, w, 3 * w, l.context->input(0), DType::kFloat16, in_h_,
-                                                           in_w_, l.normalize, s));
+                                                           in_w_, l.normalize, s, path));
     } else {
       WS_RETURN_IF_ERROR(kernels::preprocess_rgb8_to_nchw(
           l.source, h, w, 3 * w, l.context->input(0),
-          input_fp16_ ? DType::kFloat16 : DType::kFloat32, in_h_, in_w_, l.normalize, s));
+          input_fp16_ ? DType::kFloat16 : DType::kFloat32, in_h_, in_w_, l.normalize, s, path));
     }
   }
   {

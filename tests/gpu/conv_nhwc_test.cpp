@@ -4,9 +4,11 @@
 // of each case, uneven and empty splits included; y poisoned (NaN) before each launch; two launches must give the same
 // bits (the DSMEM reduction is in rank order); a mismatch dumps the operands; random operands print their seed
 // (WS_SEED replays).
-// Cases: ResNet-50's 3×3 convs (56×56, 28×28 stride 2, 14×14, 7×7), a 1×1 and a 1×1 stride-2 downsample, batch 2 with
-// asymmetric pads, a 5×5 dilated kernel, a residual with ReLU, 96 output channels (a partial 64-channel tile).
-// Also: what the launcher refuses (no GPU needed), and the engine with the tactic forced through its timing cache
+// Cases: ResNet-50's 3×3 convs (56×56, 28×28 stride 2, 14×14, 7×7), three 1×1 convs (a residual, a stride-2
+// downsample, 2048 → 512 on 7×7), batch 2 with asymmetric pads, a 5×5 dilated kernel, 96 output channels (a partial
+// 64-channel tile), a 3×2 kernel with stride (2, 1), dilation (1, 2) and no bias.
+// Also: what the launcher refuses (no GPU needed); two convs chained with programmatic dependent launch (the second
+// must not read the first's output before it is complete); the engine with the tactic forced through its timing cache
 // against the CPU executor.
 //   build/tests/ws_gpu_tests --gtest_filter='ConvNhwc*'
 // Timing (a benchmark, not a test; DISABLED_): each form on ResNet-50's 3×3 and deep 1×1 convs, CUDA-graph replay, median,
@@ -47,6 +49,18 @@ using test::DevHalf;
 
 using Case = test::NhwcCase;
 
+// A float device buffer holding `v` (freed on scope exit, early test returns included).
+struct DevFloat {
+  float* p = nullptr;
+  explicit DevFloat(const std::vector<float>& v) {
+    EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(v.size(), 1) * sizeof(float)), cudaSuccess);
+    EXPECT_EQ(test::upload_sync(p, v.data(), v.size() * sizeof(float)), cudaSuccess);
+  }
+  ~DevFloat() { cudaFree(p); }
+  DevFloat(const DevFloat&) = delete;
+  DevFloat& operator=(const DevFloat&) = delete;
+};
+
 // Every form the kernel is built for (tile_n × splits).
 std::vector<kernels::NhwcIgemmForm> all_forms() {
   std::vector<kernels::NhwcIgemmForm> out;
@@ -69,6 +83,8 @@ TEST(ConvNhwc, ImplicitGemmMatchesTheReferenceInEveryForm) {
       {"3x3 64->24 batch 2 9x11 asym pads residual", 2, 64, 9, 11, 24, 3, 3, 1, 1, 0, 1, 2, 1, true, Activation::kNone},
       {"5x5 dil 2 64->40 relu", 1, 64, 12, 10, 40, 5, 5, 1, 2, 4, 4, 4, 4, false, Activation::kRelu},
       {"3x3 64->96 10x10 residual relu (partial channel tile)", 1, 64, 10, 10, 96, 3, 3, 1, 1, 1, 1, 1, 1, true, Activation::kRelu},
+      // kh != kw, stride and dilation differing between height and width (a swap of the two would show), no bias
+      {"3x2 s(2,1) dil(1,2) 128->40 no bias", 1, 128, 11, 13, 40, 3, 2, 2, 1, 1, 1, 1, 0, false, Activation::kNone, 1, 2, true},
   });
   size_t runs = 0;
   for (const Case& k : cases) {
@@ -81,11 +97,9 @@ TEST(ConvNhwc, ImplicitGemmMatchesTheReferenceInEveryForm) {
     const std::vector<float>&x = ops.x, &w = ops.w, &bias = ops.bias, &z = ops.z, &ref = ops.ref;
     const double max_ref = ops.max_ref;
     DevHalf dx(x), dw(w), dz(z), dy(std::vector<float>(yn, 0.f));
-    float* dbias = nullptr;
-    ASSERT_EQ(cudaMalloc(&dbias, bias.size() * sizeof(float)), cudaSuccess);
-    ASSERT_EQ(test::upload_sync(dbias, bias.data(), bias.size() * sizeof(float)), cudaSuccess);
+    const DevFloat dbias(bias);
     kernels::ConvEpilogue epi;
-    epi.bias = dbias;
+    epi.bias = k.no_bias ? nullptr : dbias.p;
     epi.residual = k.residual ? dz.p : nullptr;
     epi.act = k.act;
     for (const kernels::NhwcIgemmForm& f : all_forms()) {
@@ -111,7 +125,6 @@ TEST(ConvNhwc, ImplicitGemmMatchesTheReferenceInEveryForm) {
                   max_ref, yn);
       ++runs;
     }
-    cudaFree(dbias);
   }
   EXPECT_GT(runs, 0u);
 }
@@ -149,7 +162,8 @@ TEST(ConvNhwc, ImplicitGemmRefusesWhatItDoesNotCover) {
   epi.residual = buf + 8;  // a misaligned residual
   expect_invalid(g, ok, p, "not 16-byte aligned");
   epi.residual = nullptr;
-  // huge dimensions: a 40000 x 40000 map (1.6e9 output pixels), a 2^20-channel 1x1 conv (2^32 weights)
+  // huge dimensions, refused by the geometry check every launcher shares (validate_conv2d: tensors up to 2^30
+  // elements): a 40000 x 40000 map (1.6e9 output pixels), a 2^20-channel 1x1 conv (2^32 weights)
   Conv2dGeometry big = geometry({"big", 1, 32, 40000, 40000, 32, 1, 1, 1, 1, 0, 0, 0, 0, false, kernels::Activation::kNone});
   expect_invalid(big, ok, p, "2^30");
   Conv2dGeometry deep = geometry({"deep", 1, int64_t{1} << 20, 1, 1, 4096, 1, 1, 1, 1, 0, 0, 0, 0, false, kernels::Activation::kNone});
@@ -159,11 +173,62 @@ TEST(ConvNhwc, ImplicitGemmRefusesWhatItDoesNotCover) {
   EXPECT_EQ(kernels::nhwc_igemm_form_name({32, 8}), "n32_s8");
 }
 
+// Programmatic dependent launch: conv1 (1×1 1024 → 64 on 56×56, 49 CTAs over 16 K tiles: long enough) writes t, and
+// conv2 (3×3 64 → 64 on t), launched with epi.pdl, starts while conv1 drains (conv1 triggers after its mainloop) and
+// loads its weights early, but must read t only after its PDL wait. t and y are poisoned (NaN) before each chain, on
+// the same non-blocking stream; 20 chains in each of conv2's forms (splits 1 and 8), each checked against the CPU
+// reference of conv2 on conv1's output, and t against conv1's output bit for bit.
+TEST(ConvNhwc, ChainedWithPdlReadsOnlyAfterTheWait) {
+  WS_REQUIRE_LANES_GPU();
+  if (!test::compute_capability_at_least(9)) GTEST_SKIP() << "the cluster kernel and PDL need compute capability 9.0";
+  using kernels::Activation;
+  const Case c1{"pdl chain conv1 1x1 1024->64 56x56", 1, 1024, 56, 56, 64, 1, 1, 1, 1, 0, 0, 0, 0, false, Activation::kRelu};
+  const Case c2{"pdl chain conv2 3x3 64 56x56", 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, false, Activation::kRelu};
+  const Conv2dGeometry g1 = geometry(c1), g2 = geometry(c2);
+  const test::NhwcOperands o1 = test::nhwc_operands(c1);
+  const test::NhwcOperands o2 = test::nhwc_operands(c2);  // its x is unused: conv2 reads conv1's output
+  const size_t tn = size_t(g1.out_h * g1.out_w * g1.c_out), yn = size_t(g2.out_h * g2.out_w * g2.c_out);
+  DevHalf dx(o1.x), dw1(o1.w), dw2(o2.w), dt(std::vector<float>(tn, 0.f)), dy(std::vector<float>(yn, 0.f));
+  const DevFloat db1(o1.bias), db2(o2.bias);
+  kernels::ConvEpilogue e1, e2;
+  e1.bias = db1.p;
+  e1.act = c1.act;
+  e2.bias = db2.p;
+  e2.act = c2.act;
+  e1.pdl = e2.pdl = true;
+  cudaStream_t st = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+  // conv1 alone first: its output is conv2's reference input
+  ASSERT_TRUE(kernels::conv2d_nhwc_igemm(g1, {64, 1}, dx.p, dw1.p, dt.p, e1, st).is_ok());
+  ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+  const std::vector<float> t = dt.read(tn);
+  double max_ref = 0;
+  const std::vector<float> ref = test::nhwc_reference(c2, t, o2.w, o2.bias, {}, &max_ref);
+  const double tol = 2e-2 * std::max(max_ref, 1e-3);
+  for (const kernels::NhwcIgemmForm f2 : {kernels::NhwcIgemmForm{64, 1}, kernels::NhwcIgemmForm{64, 8}}) {
+    SCOPED_TRACE("conv2 form " + kernels::nhwc_igemm_form_name(f2));
+    for (int chain = 0; chain < 20; ++chain) {
+      ASSERT_EQ(cudaMemsetAsync(dt.p, 0xFF, tn * sizeof(__half), st), cudaSuccess);
+      ASSERT_EQ(cudaMemsetAsync(dy.p, 0xFF, yn * sizeof(__half), st), cudaSuccess);
+      ASSERT_TRUE(kernels::conv2d_nhwc_igemm(g1, {64, 1}, dx.p, dw1.p, dt.p, e1, st).is_ok());
+      ASSERT_TRUE(kernels::conv2d_nhwc_igemm(g2, f2, dt.p, dw2.p, dy.p, e2, st).is_ok());
+      ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+      const std::vector<float> t_again = dt.read(tn), got = dy.read(yn);
+      ASSERT_EQ(std::memcmp(t_again.data(), t.data(), tn * sizeof(float)), 0) << "conv1's output changed in chain " << chain;
+      ASSERT_TRUE(test::near_dump("pdl chain " + std::to_string(chain) + " form " + kernels::nhwc_igemm_form_name(f2), got, ref,
+                                  {.abs = tol, .rel = 0}, {{"t (conv1 output, NHWC)", t}, {"w2 (KRSC)", o2.w}, {"bias2", o2.bias}}));
+    }
+  }
+  std::printf("[ nhwc     ] pdl chain: 2 forms x 20 chains of conv1 -> conv2 (PDL) match the reference\n");
+  cudaStreamDestroy(st);
+}
+
 // The engine with the tactic on (CudaBuildOptions::nhwc_igemm), forced through its timing cache onto a ResNet-50 layer3
 // bottleneck, against the CPU executor (nhwc_test_support.h). c1 and c2 run channels-last; c3, whose residual Add ends the
 // graph, may run NCHW (then it has no NHWC tactic).
 TEST(ConvNhwc, EngineWithTheTacticMatchesCpu) {
   WS_REQUIRE_LANES_GPU();
+  if (!test::compute_capability_at_least(9)) GTEST_SKIP() << "the cluster kernel needs compute capability 9.0 (no conv would bind it)";
   test::expect_forced_conv_tactic_matches_cpu("nhwc_igemm", [](CudaBuildOptions& o) { o.nhwc_igemm = true; }, "ws_nhwc_igemm_n64_s2",
                                               "ws nhwc implicit GEMM", 2);
 }
@@ -215,7 +280,8 @@ TEST(ConvNhwc, BogusTimingCacheEntriesAreRetimed) {
   std::filesystem::remove(cache + ".lock");
 }
 
-// Benchmark (not a test): CUDA-graph replay of 50 launches, median of 20 graphs, per split, ResNet-50's 3×3 convs.
+// Benchmark (not a test): CUDA-graph replay of 50 launches, median of 20 graphs, per form, with and without PDL,
+// ResNet-50's 3×3 convs and its deep 1×1 convs.
 TEST(ConvNhwc, DISABLED_TimesResNet50Convs) {
   WS_REQUIRE_LANES_GPU();
   if (!test::compute_capability_at_least(9)) GTEST_SKIP() << "the cluster kernel needs compute capability 9.0";

@@ -46,12 +46,17 @@ inline std::vector<float> to_nchw(const std::vector<float>& v, int64_t n, int64_
 }
 
 /// One channels-last conv case: x [n][h][w][c] → y [n][oh][ow][k], kernel kh × kw, stride, dilation, pads top / left /
-/// bottom / right, an optional residual z (y's shape), activation.
+/// bottom / right, an optional residual z (y's shape), activation; optionally a different stride / dilation along the
+/// width (stride_w, dil_w; 0: the same as stride, dil) and no bias.
 struct NhwcCase {
   const char* name;
   int64_t n, c, h, w, k, kh, kw, stride, dil, pt, pl, pb, pr;
   bool residual;
   kernels::Activation act;
+  int64_t stride_w = 0, dil_w = 0;
+  bool no_bias = false;
+  int64_t sw() const { return stride_w ? stride_w : stride; }
+  int64_t dw() const { return dil_w ? dil_w : dil; }
 };
 
 /// ResNet-50's 3×3 convs at batch 1 with ReLU: layer1 (56×56, 64), layer2's first (128 channels, 56×56 → 28×28 at stride
@@ -76,16 +81,50 @@ inline std::vector<NhwcCase> resnet50_3x3_timing_cases() {
 inline kernels::Conv2dGeometry nhwc_geometry(const NhwcCase& k) {
   kernels::Conv2dGeometry g;
   g.n = k.n; g.c_in = k.c; g.in_h = k.h; g.in_w = k.w; g.c_out = k.k; g.group = 1;
-  g.kernel_h = k.kh; g.kernel_w = k.kw; g.stride_h = g.stride_w = k.stride; g.dilation_h = g.dilation_w = k.dil;
+  g.kernel_h = k.kh; g.kernel_w = k.kw; g.stride_h = k.stride; g.stride_w = k.sw(); g.dilation_h = k.dil; g.dilation_w = k.dw();
   g.pad_top = k.pt; g.pad_left = k.pl; g.pad_bottom = k.pb; g.pad_right = k.pr;
   g.out_h = (k.h + k.pt + k.pb - k.dil * (k.kh - 1) - 1) / k.stride + 1;
-  g.out_w = (k.w + k.pl + k.pr - k.dil * (k.kw - 1) - 1) / k.stride + 1;
+  g.out_w = (k.w + k.pl + k.pr - k.dw() * (k.kw - 1) - 1) / k.sw() + 1;
   return g;
 }
 
+/// The CPU reference of case `k` on given operands: y = act(conv(x, w) + bias + z) in NHWC (ref::conv_nd per image, in
+/// float); x NHWC, w KRSC, bias [c_out], z y's shape or empty. `max_ref` (optional) receives max |y|.
+inline std::vector<float> nhwc_reference(const NhwcCase& k, const std::vector<float>& x, const std::vector<float>& w,
+                                         const std::vector<float>& bias, const std::vector<float>& z, double* max_ref = nullptr) {
+  const kernels::Conv2dGeometry g = nhwc_geometry(k);
+  const size_t yn = size_t(g.n * g.out_h * g.out_w * g.c_out);
+  ref::ConvParams cp;
+  cp.rank = 2; cp.n = 1; cp.c_in = g.c_in; cp.c_out = g.c_out; cp.groups = 1;
+  cp.in[0] = g.in_h; cp.in[1] = g.in_w; cp.kernel[0] = g.kernel_h; cp.kernel[1] = g.kernel_w;
+  cp.stride[0] = k.stride; cp.stride[1] = k.sw(); cp.dilation[0] = k.dil; cp.dilation[1] = k.dw();
+  cp.pad_begin[0] = k.pt; cp.pad_begin[1] = k.pl; cp.pad_end[0] = k.pb; cp.pad_end[1] = k.pr;
+  cp.out[0] = g.out_h; cp.out[1] = g.out_w;
+  const std::vector<float> w_nchw = to_nchw(w, g.c_out, g.kernel_h, g.kernel_w, g.c_in);
+  const int64_t plane_in = g.in_h * g.in_w * g.c_in, plane_out = g.out_h * g.out_w;
+  std::vector<float> y(yn);
+  double mx = 0;
+  for (int64_t img = 0; img < g.n; ++img) {
+    const std::vector<float> xi(x.begin() + img * plane_in, x.begin() + (img + 1) * plane_in);
+    std::vector<float> out(size_t(plane_out * g.c_out));
+    ref::conv_nd(to_nchw(xi, 1, g.in_h, g.in_w, g.c_in).data(), w_nchw.data(), nullptr, out.data(), cp);
+    for (int64_t p = 0; p < plane_out; ++p)
+      for (int64_t ch = 0; ch < g.c_out; ++ch) {
+        const size_t i = size_t((img * plane_out + p) * g.c_out + ch);
+        float v = out[size_t(ch * plane_out + p)] + bias[size_t(ch)] + (z.empty() ? 0.f : z[i]);
+        if (k.act == kernels::Activation::kRelu) v = std::max(v, 0.f);
+        y[i] = v;
+        mx = std::max(mx, std::fabs(double(v)));
+      }
+  }
+  if (max_ref) *max_ref = mx;
+  return y;
+}
+
 /// A case's random operands (fp16-rounded x in [-1, 1], KRSC w in ±1/sqrt(fan-in), bias in [-0.5, 0.5] — fp16-rounded
-/// too when `half_bias`, z in [-1, 1] when the case has a residual; seeds from the case name, printed) and the CPU
-/// reference y = act(conv(x, w) + bias + z) in NHWC (ref::conv_nd per image on the same values, in float).
+/// too when `half_bias`, all zero when the case has no bias, z in [-1, 1] when the case has a residual; seeds from the
+/// case name, printed) and the CPU reference y = act(conv(x, w) + bias + z) in NHWC (ref::conv_nd per image on the same
+/// values, in float).
 struct NhwcOperands {
   std::vector<float> x, w, bias, z, ref;
   double max_ref = 0;
@@ -99,31 +138,11 @@ inline NhwcOperands nhwc_operands(const NhwcCase& k, bool half_bias = false) {
   o.x = random_half(xn, tag + " x", -1.f, 1.f);
   const float wb = 1.0f / std::sqrt(float(g.c_in * g.kernel_h * g.kernel_w));
   o.w = random_half(wn, tag + " w", -wb, wb);
-  o.bias = half_bias ? random_half(size_t(g.c_out), tag + " bias", -0.5f, 0.5f)
-                     : random_values(size_t(g.c_out), test_seed(tag + " bias"), -0.5f, 0.5f);
+  o.bias = k.no_bias   ? std::vector<float>(size_t(g.c_out), 0.0f)
+           : half_bias ? random_half(size_t(g.c_out), tag + " bias", -0.5f, 0.5f)
+                       : random_values(size_t(g.c_out), test_seed(tag + " bias"), -0.5f, 0.5f);
   o.z = random_half(k.residual ? yn : 0, tag + " z", -1.f, 1.f);
-  ref::ConvParams cp;
-  cp.rank = 2; cp.n = 1; cp.c_in = g.c_in; cp.c_out = g.c_out; cp.groups = 1;
-  cp.in[0] = g.in_h; cp.in[1] = g.in_w; cp.kernel[0] = g.kernel_h; cp.kernel[1] = g.kernel_w;
-  cp.stride[0] = cp.stride[1] = k.stride; cp.dilation[0] = cp.dilation[1] = k.dil;
-  cp.pad_begin[0] = k.pt; cp.pad_begin[1] = k.pl; cp.pad_end[0] = k.pb; cp.pad_end[1] = k.pr;
-  cp.out[0] = g.out_h; cp.out[1] = g.out_w;
-  const std::vector<float> w_nchw = to_nchw(o.w, g.c_out, g.kernel_h, g.kernel_w, g.c_in);
-  const int64_t plane_in = g.in_h * g.in_w * g.c_in, plane_out = g.out_h * g.out_w;
-  o.ref.resize(yn);
-  for (int64_t img = 0; img < g.n; ++img) {
-    const std::vector<float> xi(o.x.begin() + img * plane_in, o.x.begin() + (img + 1) * plane_in);
-    std::vector<float> out(size_t(plane_out * g.c_out));
-    ref::conv_nd(to_nchw(xi, 1, g.in_h, g.in_w, g.c_in).data(), w_nchw.data(), nullptr, out.data(), cp);
-    for (int64_t p = 0; p < plane_out; ++p)
-      for (int64_t ch = 0; ch < g.c_out; ++ch) {
-        const size_t i = size_t((img * plane_out + p) * g.c_out + ch);
-        float v = out[size_t(ch * plane_out + p)] + o.bias[size_t(ch)] + (k.residual ? o.z[i] : 0.f);
-        if (k.act == kernels::Activation::kRelu) v = std::max(v, 0.f);
-        o.ref[i] = v;
-        o.max_ref = std::max(o.max_ref, std::fabs(double(v)));
-      }
-  }
+  o.ref = nhwc_reference(k, o.x, o.w, o.bias, o.z, &o.max_ref);
   return o;
 }
 
@@ -261,10 +280,12 @@ inline float median_replay_us(cudaStream_t st, const std::function<Status(cudaSt
   return per[per.size() / 2];
 }
 
-/// True when the current device's compute capability major is at least `major`.
+/// True when the current device's compute capability major is at least `major` (a failed CUDA query fails the test).
 inline bool compute_capability_at_least(int major) {
   int dev = 0, m = 0;
-  return cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess && m >= major;
+  const bool ok = cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess;
+  EXPECT_TRUE(ok) << "cudaGetDevice / cudaDeviceGetAttribute failed";
+  return ok && m >= major;
 }
 
 }  // namespace ws::test

@@ -17,6 +17,7 @@
 #include "engine/cuda/build_stages.h"
 #include "kernels/conv/conv.h"
 #include "kernels/conv/conv_cutlass.h"
+#include "kernels/conv/conv_nhwc.h"
 #include "engine/cuda/cuda_ops.h"
 #include "engine/cuda/cudnn_fe_conv.h"
 #include "engine/ir/timing_cache.h"
@@ -295,7 +296,7 @@ Result<nlohmann::json> cache_identity(int device, const std::string& hash, const
   // The opt-in tactic families widen the candidate set: a cache timed without them would keep their convs on cuDNN.
   // Only named when on, so the caches of default builds keep their identity.
   if (o.cudnn_graph_convs) id["cudnn_graph_convs"] = cudnn_fe_version();  // the frontend version: indices are per version
-  if (o.nhwc_igemm) id["nhwc_igemm"] = true;
+  if (o.nhwc_igemm) id["nhwc_igemm"] = kernels::kNhwcIgemmRevision;  // a cache timed with an earlier kernel is re-timed
   if (o.cutlass_convs) id["cutlass_convs"] = kernels::conv2d_cutlass_built();  // a cache from a build without it never timed it
   return id;
 }

@@ -71,8 +71,7 @@ bool conv2d_nhwc_igemm_applicable(const Conv2dGeometry& g, const char** why) {
                   : g.group != 1             ? "grouped conv"
                   : g.c_in % 64 != 0         ? "c_in is not a multiple of 64"
                   : g.c_out % 8 != 0         ? "c_out is not a multiple of 8"
-                  : g.n * g.out_h * g.out_w > (int64_t{1} << 30) ? "more than 2^30 output pixels"
-                                                                  : nullptr;
+                                             : nullptr;
   if (why) *why = w;
   return w == nullptr;
 }
@@ -92,10 +91,9 @@ Status conv2d_nhwc_igemm(const Conv2dGeometry& g, const NhwcIgemmForm& form, con
   for (const void* p : {x, w, static_cast<const void*>(y), epi.residual})
     if (reinterpret_cast<uintptr_t>(p) % 16 != 0)
       return invalid_argument("conv2d_nhwc_igemm: an operand (x, w, y or residual) is not 16-byte aligned");
+  // validate_conv2d bounds every tensor to 2^30 elements, so the kernel's 32-bit pixel, channel and offset arithmetic
+  // cannot overflow (P·c_out, R, c_out·R, n·in_h·in_w·c_in are all element counts of x, w or y).
   const int64_t P = g.n * g.out_h * g.out_w, R = g.kernel_h * g.kernel_w * g.c_in;
-  if (P * g.c_out > (int64_t{1} << 31) || R > (int64_t{1} << 30) || g.n * g.in_h * g.in_w * g.c_in > (int64_t{1} << 31) ||
-      g.c_out * R > (int64_t{1} << 31))
-    return invalid_argument("conv2d_nhwc_igemm: tensors too large for 32-bit tile indexing");
   const int64_t gx = (P + BM - 1) / BM, gy = (g.c_out + form.tile_n - 1) / form.tile_n;
   if (gx > 0x7fffffff || gy > 65535) return invalid_argument("conv2d_nhwc_igemm: grid too large");
   // Once per device: the PTX version the kernels run from (clusters need 9.0), and each form's shared-memory and
@@ -112,7 +110,13 @@ Status conv2d_nhwc_igemm(const Conv2dGeometry& g, const NhwcIgemmForm& form, con
         const NhwcIgemmForm fm{tn, sp};
         const KernelFn k = pick_kernel(fm);
         WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, form_smem_bytes(fm)));
-        if (sp > 8) WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+      }
+    // 16-CTA clusters are non-portable: a device that refuses them loses the splits-16 forms only
+    ds.wide_clusters = true;
+    for (int tn : {32, 64})
+      if (cudaFuncSetAttribute(pick_kernel({tn, 16}), cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+        (void)cudaGetLastError();
+        ds.wide_clusters = false;
       }
     return Status::ok();
   }));
@@ -120,6 +124,9 @@ Status conv2d_nhwc_igemm(const Conv2dGeometry& g, const NhwcIgemmForm& form, con
     return invalid_argument("conv2d_nhwc_igemm: this build runs the kernel from PTX for compute capability " + std::to_string(f->ptx / 10) +
                             "." + std::to_string(f->ptx % 10) +
                             "; it needs 9.0 or newer (thread-block clusters): build with CMAKE_CUDA_ARCHITECTURES including 90");
+  if (form.splits > 8 && !f->wide_clusters)
+    return invalid_argument("conv2d_nhwc_igemm: form " + nhwc_igemm_form_name(form) +
+                            " needs 16-CTA (non-portable) clusters, which this device refused; use splits <= 8");
   IgemmArgs a{};
   a.n = int(g.n); a.c_in = int(g.c_in); a.in_h = int(g.in_h); a.in_w = int(g.in_w); a.c_out = int(g.c_out);
   a.out_h = int(g.out_h); a.out_w = int(g.out_w); a.kh = int(g.kernel_h); a.kw = int(g.kernel_w);

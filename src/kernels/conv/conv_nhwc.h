@@ -13,17 +13,19 @@
 /// of a cluster share one 64-pixel × tile_n-channel output tile, each sums a contiguous range of whole 64-deep K tiles
 /// (tap (r, s) major, channel minor), and the partials are reduced through distributed shared memory in rank order
 /// 0, 1, ... — deterministic (the same bits every launch), no global workspace, no counters, one kernel.
-/// The weights are read before the programmatic-dependent-launch wait (kernels/pdl.cuh): `w` must not be written by the
-/// kernel that precedes this one on the stream (the CUDA executor's weights are build-time constants).
+/// The weights are read before the programmatic-dependent-launch wait (kernels/pdl.cuh): with `epi.pdl`, `w` must not be
+/// written by any kernel of the stream or graph (a predecessor that triggers early can let this kernel overlap the one
+/// before it too); the CUDA executor's weights are build-time constants.
 /// Forms (NhwcIgemmForm): tile_n 32 or 64 output channels per CTA × splits 1, 2, 4, 8 or 16 (16: a non-portable cluster
-/// size, which a GPU may fail to schedule: the launch then returns kCuda and the engine's timing skips the form).
+/// size: a device that refuses the attribute gets kInvalidArgument for those forms; one that cannot schedule such a
+/// cluster returns kCuda at launch; either way the engine's timing skips the form).
 /// Covers: group 1, c_in % 64 == 0 and c_out % 8 == 0 (16-byte loads; a 64-deep K tile within one tap), any kernel size, stride, dilation and symmetric
 /// or asymmetric pads, batch n >= 1.
 /// Thread mapping: grid (ceil(P / 64), ceil(c_out / tile_n), splits), cluster (1, 1, splits), P = n·out_h·out_w; 256
 /// threads = 8 warps in a 4 × 2 grid over the tile; a 4-stage cp.async ring; see conv_nhwc.cu.
 /// Errors (Status, before any device work): kInvalidArgument for an inconsistent geometry (validate_conv2d), a
-/// geometry this kernel does not cover (named), a form that does not exist, a null or misaligned operand, a build whose
-/// PTX for this GPU predates 9.0; kCuda for a failed launch.
+/// geometry this kernel does not cover (named), a form that does not exist or (splits 16) the device refused, a null or
+/// misaligned operand, a build whose PTX for this GPU predates 9.0; kCuda for a failed launch.
 /// The CUDA executor times each form as a tactic of channels-last convs beside cuDNN (CudaBuildOptions::nhwc_igemm;
 /// ops/conv.cpp; timing-cache impl "ws_nhwc_igemm_n<tile_n>_s<splits>").
 /// Test: tests/gpu/conv_nhwc_test.cpp (ws_gpu_tests --gtest_filter='ConvNhwc*': against the CPU reference, every form;
@@ -40,6 +42,9 @@
 namespace ws::kernels {
 
 inline constexpr int kNhwcTileM = 64, kNhwcTileK = 64, kNhwcMaxSplits = 16;
+/// The kernel's revision, part of the timing-cache identity when the tactic is on (CudaBuildOptions::nhwc_igemm): a
+/// cache timed with an earlier kernel is not trusted. Bump it with every change to the kernel's speed.
+inline constexpr const char* kNhwcIgemmRevision = "cluster-v2";
 
 /// One launch configuration: output channels per CTA (32 or 64) and the cluster's split-K count (1, 2, 4, 8 or 16).
 struct NhwcIgemmForm {

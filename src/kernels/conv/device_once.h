@@ -1,8 +1,9 @@
 #pragma once
 /// \file device_once.h
-/// Host helper of the wmma conv launchers (expand_depthwise.cu, conv_nhwc.cu): what a launcher learns about the current
-/// device once (so that later launches, under stream capture or not, make no attribute calls), and the refusal of a
-/// build that would run a wmma kernel from PTX older than 7.0 (JIT-compiled on a newer GPU, the kernel would trap).
+/// Host helper of the tensor-core conv launchers (expand_depthwise.cu: wmma, PTX 7.0+; conv_nhwc.cu: clusters, PTX 9.0+):
+/// what a launcher learns about the current device once (so that later launches, under stream capture or not, make no
+/// attribute calls), and the refusal of a build that would run a wmma kernel from PTX older than 7.0 (JIT-compiled on a
+/// newer GPU, the kernel would trap).
 /// Thread-safe; a failed first attempt is retried on the next call. Host-only; no allocation after the first call.
 /// Test: through the launchers (ConvKernels.ExpandDepthwise*, ConvNhwc*).
 
@@ -22,6 +23,7 @@ struct DeviceFacts {
   std::atomic<bool> done{false};
   int optin = 0;  ///< cudaDevAttrMaxSharedMemoryPerBlockOptin (bytes)
   int ptx = 0;    ///< cudaFuncAttributes::ptxVersion of the launcher's kernel on this device (major · 10 + minor)
+  bool wide_clusters = false;  ///< conv_nhwc.cu: the device accepted non-portable (16-CTA) clusters
 };
 
 /// The current device's facts from `table` (one per launcher: a function-local static), learning them with `learn(dev,

@@ -142,10 +142,10 @@ __global__ void __launch_bounds__(kStagedThreads)
   const uint8_t* r0 = rgb + int64_t(y0) * src_row_bytes;
   const uint8_t* r1 = rgb + int64_t(y1) * src_row_bytes;
   stage_row(r0, n, rows);
-  stage_row(r1, n, rows + stride);
+  if (y1 != y0) stage_row(r1, n, rows + stride);  // the last row (or a 1-row image) samples one source row twice
   __syncthreads();
   const uint8_t* row0 = rows + (reinterpret_cast<uintptr_t>(r0) & 15);
-  const uint8_t* row1 = rows + stride + (reinterpret_cast<uintptr_t>(r1) & 15);
+  const uint8_t* row1 = y1 != y0 ? rows + stride + (reinterpret_cast<uintptr_t>(r1) & 15) : row0;
   for (int dx = threadIdx.x; dx < dst_w; dx += blockDim.x) {
     int x0, x1;
     float fx;
@@ -194,13 +194,13 @@ Params make_params(int64_t src_h, int64_t src_w, int64_t dst_h, int64_t dst_w, c
 
 // One launch of the kernel with `store` on `stream` (arguments already checked).
 template <class Store>
-Status launch(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, int64_t dst_h, int64_t dst_w,
+Status launch(const char* what, const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, int64_t dst_h, int64_t dst_w,
               const PreprocessNormalize& norm, Store store, cudaStream_t stream, PreprocessPath path) {
   const Params p = make_params(src_h, src_w, dst_h, dst_w, norm);
   if (path == PreprocessPath::kStaged && 3 * src_w > kPreprocessStagedMaxRowBytes)
-    return invalid_argument("preprocess (GPU): the row-staged path takes source rows up to " + std::to_string(kPreprocessStagedMaxRowBytes) +
+    return invalid_argument(std::string(what) + ": the row-staged path takes source rows up to " + std::to_string(kPreprocessStagedMaxRowBytes) +
                             " bytes; this source's are " + std::to_string(3 * src_w) + " (use PreprocessPath::kAuto)");
-  if (path != PreprocessPath::kDirect && 3 * src_w <= kPreprocessStagedMaxRowBytes) {
+  if (path == PreprocessPath::kStaged || (path == PreprocessPath::kAuto && preprocess_staged_pays(src_w, dst_w))) {
     const size_t smem = 2 * size_t((3 * src_w + 31) & ~int64_t{15});
     preprocess_rgb8_staged_kernel<Store><<<unsigned(dst_h), kStagedThreads, smem, stream>>>(rgb, int(src_h), int(src_w), src_row_bytes,
                                                                                          int(dst_h), int(dst_w), p, store);
@@ -216,6 +216,10 @@ Status launch(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_
 
 }  // namespace
 
+bool preprocess_staged_pays(int64_t src_w, int64_t dst_w) {
+  return 3 * src_w <= kPreprocessStagedMaxRowBytes && src_w <= kPreprocessStagedMaxDownscale * dst_w;
+}
+
 Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
                                DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
                                cudaStream_t stream, PreprocessPath path) {
@@ -225,8 +229,10 @@ Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w,
                             " (float32 or float16 only)");
   const int64_t plane = dst_h * dst_w;
   if (out_dtype == DType::kFloat16)
-    return launch(rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm, NchwStore<__half>{static_cast<__half*>(out), plane}, stream, path);
-  return launch(rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm, NchwStore<float>{static_cast<float*>(out), plane}, stream, path);
+    return launch("preprocess (GPU)", rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm,
+                  NchwStore<__half>{static_cast<__half*>(out), plane}, stream, path);
+  return launch("preprocess (GPU)", rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm, NchwStore<float>{static_cast<float*>(out), plane},
+                stream, path);
 }
 
 Status preprocess_rgb8_to_nhwc8(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
@@ -239,7 +245,8 @@ Status preprocess_rgb8_to_nhwc8(const uint8_t* rgb, int64_t src_h, int64_t src_w
                             "preprocess_rgb8_to_nchw)");
   if (reinterpret_cast<uintptr_t>(out) % 16 != 0)
     return invalid_argument("preprocess NHWC8 (GPU): output address is not 16-byte aligned (one 16-byte store per pixel)");
-  return launch(rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm, Nhwc8Store{static_cast<uint4*>(out)}, stream, path);
+  return launch("preprocess NHWC8 (GPU)", rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm, Nhwc8Store{static_cast<uint4*>(out)}, stream,
+                path);
 }
 
 }  // namespace ws::kernels

@@ -30,13 +30,23 @@ inline constexpr int64_t kPreprocessMaxSrcExtent = int64_t(1) << 24;
 /// Source rows up to this many bytes (3·src_w; a 4096-pixel-wide image) take the row-staged kernel.
 inline constexpr int64_t kPreprocessStagedMaxRowBytes = 3 * 4096;
 
+/// Largest source-to-destination width ratio for which kAuto stages rows: the staged kernel reads whole source rows,
+/// the direct one about 4 · 32 bytes per destination pixel (two taps on each of two rows, 32-byte sectors), so staging
+/// pays only while 6 · src_w < ~128 · dst_w.
+inline constexpr int64_t kPreprocessStagedMaxDownscale = 16;
+
 /// Which kernel computes the preprocess (the results are identical, bit for bit):
 ///   kStaged: one block per destination row copies its two source rows into shared memory with 16-byte loads (a warp
-///            reads 512 contiguous bytes), then samples them — the widest reads over PCIe for a mapped source;
-///            source rows up to kPreprocessStagedMaxRowBytes;
-///   kDirect: one thread per destination pixel reads its 12 source bytes directly (any width);
-///   kAuto:   kStaged where it applies, else kDirect. The lanes use kAuto; tests and timings name a path.
+///            reads 512 contiguous bytes), then samples them — the widest reads over PCIe for a *mapped* source
+///            (run 78, 1080p → 224: 60.2 against 61.2 µs); source rows up to kPreprocessStagedMaxRowBytes;
+///   kDirect: one thread per destination pixel reads its 12 source bytes directly (any width); faster for a source
+///            already in device memory (run 78: 8.3 against 9.0 µs);
+///   kAuto:   kStaged where preprocess_staged_pays, else kDirect. Callers whose source is in device memory pass
+///            kDirect (the lanes in copy mode do); tests and timings name a path.
 enum class PreprocessPath { kAuto, kStaged, kDirect };
+
+/// kAuto's choice of kStaged: rows up to kPreprocessStagedMaxRowBytes and src_w <= kPreprocessStagedMaxDownscale · dst_w.
+bool preprocess_staged_pays(int64_t src_w, int64_t dst_w);
 
 /// Enqueue the fused preprocess on `stream`; no allocation, no synchronisation, capturable.
 ///   rgb:           device-visible pointer to RGB8 interleaved [src_h, src_w, 3] with row pitch
