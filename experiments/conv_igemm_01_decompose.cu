@@ -21,15 +21,7 @@
 #include <vector>
 
 #include "kernels/conv/conv_nhwc_kernel.cuh"
-
-#define CHECK(x)                                                                              \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
+#include "lab_check.h"
 
 namespace d = ws::kernels::nhwc_igemm_detail;
 using Fn = void (*)(const __half*, const __half*, __half*, d::IgemmArgs);
