@@ -820,6 +820,10 @@ Status bind_conv(BindContext& c, Step& s) {
       for (const kernels::NhwcIgemmForm& f : nhwc_igemm_forms(nhwc_ig->g)) {
         NhwcIgemm trial = *nhwc_ig;
         trial.form = f;
+        // Timed without PDL: replayed back to back, each copy would start during the previous one's tail and load its
+        // weights early — an overlap the graph gives only behind a kernel that triggers, never behind cuDNN's (run 78:
+        // layer4's 3×3 n64_s8 8.28 µs with PDL, 9.55 without; the frame got slower with the convs PDL-timing chose).
+        trial.epi.pdl = false;
         auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, resid ? sz : nullptr, st); }, 0, true,
                                c.node.describe(c.graph.opset) + ": " + trial.key());
         if (!t) { (void)cudaGetLastError(); continue; }  // e.g. a 16-CTA cluster this GPU cannot schedule
