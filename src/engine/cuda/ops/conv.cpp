@@ -687,8 +687,11 @@ Status bind_conv(BindContext& c, Step& s) {
       for (int f = 0; f < (ws_conv_splits(o) > 1 ? split_forms : 1); ++f)
         if (ci == ws_conv_form_key(o, f == 1)) { own->impl = o; own->split_k_in_kernel = f == 1; impl = ci; }
     if (nhwc_ig)
-      for (const kernels::NhwcIgemmForm& f : nhwc_igemm_forms(nhwc_ig->g))
-        if (ci == "ws_nhwc_igemm_" + kernels::nhwc_igemm_form_name(f)) { nhwc_ig->form = f; impl = ci; }
+      for (const kernels::NhwcIgemmForm& f : nhwc_igemm_forms(nhwc_ig->g)) {
+        NhwcIgemm trial = *nhwc_ig;
+        trial.form = f;
+        if (ci == trial.key()) { *nhwc_ig = trial; impl = ci; }
+      }
     if (cutlass)
       for (const auto& [t, sp] : cutlass_forms) {
         CutlassConv trial = *cutlass;
