@@ -195,6 +195,12 @@ struct CudaBuildOptions {
   /// kernel (device run 50 of 2026-12-04: one block reducing a 7x7 tile of 16 splits is slower than a whole-GPU pass).
   /// Part of the timing-cache identity.
   bool split_k_in_kernel = true;
+  /// Split-K pointwise convs may also reduce across a thread-block cluster (fp16 on compute capability 9.0+): the
+  /// `splits` blocks of an output tile form one cluster and sum the tile through distributed shared memory, each block a
+  /// slice, then run the epilogue (kernels::conv2d_pointwise_cluster; one kernel, no workspace, no counters;
+  /// timing-cache impl "..._cluster"). true: that form is timed beside the others and the fastest wins per conv. Same
+  /// bits as the other forms. Part of the timing-cache identity.
+  bool split_k_cluster = true;
   /// Depthwise → pointwise fusion (fp16 / fp8 precision, channels-first): the depthwise conv of an MBConv block and
   /// the 1×1 projection reading its output may run as one kernel that computes the depthwise output into shared memory
   /// as the projection GEMM's operand, never storing it (kernels::conv2d_depthwise_pointwise). Timed at build against

@@ -39,7 +39,12 @@ using kernels::Conv2dGeometry;
 using kernels::ElemType;
 
 enum class Kernel { kDepthwise, kDepthwise4, kPointwise64, kPointwise32, kDirect, kPointwise32Split5, kPointwise64Split3,
-                    kPointwise32Split5InKernel, kPointwise64Split3InKernel };
+                    kPointwise32Split5InKernel, kPointwise64Split3InKernel,
+                    // split-K over a thread-block cluster (fp16 only, compute capability 9.0+): 32x32 over 5 and 16 blocks, 64x64 over 3
+                    kPointwise32Split5Cluster, kPointwise32Split16Cluster, kPointwise64Split3Cluster };
+bool cluster_kernel(Kernel k) {
+  return k == Kernel::kPointwise32Split5Cluster || k == Kernel::kPointwise32Split16Cluster || k == Kernel::kPointwise64Split3Cluster;
+}
 const char* kernel_name(Kernel k) {
   switch (k) {
     case Kernel::kDepthwise: return "depthwise";
@@ -51,6 +56,9 @@ const char* kernel_name(Kernel k) {
     case Kernel::kPointwise64Split3: return "pw64_splitk3";
     case Kernel::kPointwise32Split5InKernel: return "pw32_splitk5_ik";
     case Kernel::kPointwise64Split3InKernel: return "pw64_splitk3_ik";
+    case Kernel::kPointwise32Split5Cluster: return "pw32_splitk5_cluster";
+    case Kernel::kPointwise32Split16Cluster: return "pw32_splitk16_cluster";
+    case Kernel::kPointwise64Split3Cluster: return "pw64_splitk3_cluster";
   }
   return "?";
 }
@@ -153,6 +161,9 @@ Status launch(Kernel k, ElemType t, const Conv2dGeometry& g, const void* x, cons
     case Kernel::kPointwise64: return kernels::conv2d_pointwise(t, kernels::PointwiseTile::k64x64, g, x, w, y, e, nullptr);
     case Kernel::kPointwise32: return kernels::conv2d_pointwise(t, kernels::PointwiseTile::k32x32, g, x, w, y, e, nullptr);
     case Kernel::kDirect: return kernels::conv2d_direct(t, g, x, w, y, e, nullptr);
+    case Kernel::kPointwise32Split5Cluster: return kernels::conv2d_pointwise_cluster(kernels::PointwiseTile::k32x32, g, x, w, y, e, nullptr, 5);
+    case Kernel::kPointwise32Split16Cluster: return kernels::conv2d_pointwise_cluster(kernels::PointwiseTile::k32x32, g, x, w, y, e, nullptr, 16);
+    case Kernel::kPointwise64Split3Cluster: return kernels::conv2d_pointwise_cluster(kernels::PointwiseTile::k64x64, g, x, w, y, e, nullptr, 3);
     case Kernel::kPointwise32Split5:
     case Kernel::kPointwise64Split3:
     case Kernel::kPointwise32Split5InKernel:
@@ -199,6 +210,7 @@ void check_kernel(const std::string& name, Kernel k, const Conv2dGeometry& g) {
   ASSERT_EQ(::ws::test::upload_sync(dbias.p, b.data(), b.size() * 4), cudaSuccess);
   for (ElemType t : {ElemType::kFloat32, ElemType::kFloat16}) {
     const bool half = t == ElemType::kFloat16;
+    if (!half && cluster_kernel(k)) continue;  // fp16 only (refusing fp32 storage is the launcher's signature: no ElemType)
     const auto x = half ? test::round_to_half(x32) : x32;
     const auto w = half ? test::round_to_half(w32) : w32;
     const auto res = half ? test::round_to_half(res32) : res32;
@@ -268,10 +280,22 @@ TEST(ConvKernels, DepthwiseMatchesReference) {
   }
 }
 
+int cc_major() {
+  int dev = 0, major = 0;
+  EXPECT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  EXPECT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), cudaSuccess);
+  return major;
+}
+
 TEST(ConvKernels, PointwiseMatchesReference) {
   WS_REQUIRE_LANES_GPU();
-  for (Kernel k : {Kernel::kPointwise64, Kernel::kPointwise32, Kernel::kPointwise32Split5, Kernel::kPointwise64Split3,
-                   Kernel::kPointwise32Split5InKernel, Kernel::kPointwise64Split3InKernel}) {
+  std::vector<Kernel> ks = {Kernel::kPointwise64, Kernel::kPointwise32, Kernel::kPointwise32Split5, Kernel::kPointwise64Split3,
+                            Kernel::kPointwise32Split5InKernel, Kernel::kPointwise64Split3InKernel};
+  if (cc_major() >= 9)
+    ks.insert(ks.end(), {Kernel::kPointwise32Split5Cluster, Kernel::kPointwise32Split16Cluster, Kernel::kPointwise64Split3Cluster});
+  else
+    std::printf("[ conv     ] split-K over a cluster not checked: thread-block clusters need compute capability 9.0\n");
+  for (Kernel k : ks) {
     check_kernel("pw_M17_N37_K19_n2", k, geo(2, 19, 37, 1, 17, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
     check_kernel("pw_M320_N49_K1152_proj", k, geo(1, 1152, 7, 7, 320, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
     check_kernel("pw_M96_N196_K481_odd_n2", k, geo(2, 481, 14, 14, 96, 1, 1, 1, 1, 1, {0, 0, 0, 0}));
@@ -345,6 +369,79 @@ TEST(ConvKernels, SplitKInKernelReductionIsBitwiseTheReduceKernel) {
         for (size_t i = 0; i < nc; ++i) ASSERT_EQ(cnt[i], 0u) << "tile counter " << i << " of " << nc << " not reset";
       }
     }
+}
+
+// Split-K over a thread-block cluster gives the bits of the two-kernel form with the same tile and splits (the same
+// summation order: 0.0f + partial 0 + partial 1 ...), launch after launch, at every cluster size the engine times (4, 8,
+// 16) plus 2 and an odd 3, batch 2, with bias, residual and clip. Values against the CPU reference are checked in
+// PointwiseMatchesReference (the *_cluster kernels). Also: what the launcher refuses.
+TEST(ConvKernels, SplitKClusterIsBitwiseTheReduceKernel) {
+  WS_REQUIRE_LANES_GPU();
+  if (cc_major() < 9) GTEST_SKIP() << "thread-block clusters need compute capability 9.0";
+  struct Case { const char* name; Conv2dGeometry g; kernels::PointwiseTile tile; int splits; };
+  const Case cases[] = {
+      {"proj_1152x7x7_to_320_t32_s16", geo(1, 1152, 7, 7, 320, 1, 1, 1, 1, 1, {0, 0, 0, 0}), kernels::PointwiseTile::k32x32, 16},
+      {"proj_672x7x7_to_192_t32_s8", geo(1, 672, 7, 7, 192, 1, 1, 1, 1, 1, {0, 0, 0, 0}), kernels::PointwiseTile::k32x32, 8},
+      {"odd_481x14x14_to_96_n2_t64_s4", geo(2, 481, 14, 14, 96, 1, 1, 1, 1, 1, {0, 0, 0, 0}), kernels::PointwiseTile::k64x64, 4},
+      {"head_320x7x7_to_1280_t32_s4", geo(1, 320, 7, 7, 1280, 1, 1, 1, 1, 1, {0, 0, 0, 0}), kernels::PointwiseTile::k32x32, 4},
+      {"exp_80x14x14_to_480_t32_s2", geo(1, 80, 14, 14, 480, 1, 1, 1, 1, 1, {0, 0, 0, 0}), kernels::PointwiseTile::k32x32, 2},
+      {"odd_70x3x1_to_5_t64_s3", geo(1, 70, 3, 1, 5, 1, 1, 1, 1, 1, {0, 0, 0, 0}), kernels::PointwiseTile::k64x64, 3},
+  };
+  const ElemType t = ElemType::kFloat16;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Conv2dGeometry& g = c.g;
+    const uint64_t seed = test::seed_for(std::string("splitk-cluster-") + c.name);
+    const size_t xn = size_t(g.n * g.c_in * g.in_h * g.in_w), wn = size_t(g.c_out * g.c_in), yn = size_t(g.n * g.c_out * g.out_h * g.out_w);
+    DeviceBuf dx(xn * 2), dw(wn * 2), dres(yn * 2), dbias(size_t(g.c_out) * 4), y_two(yn * 2), y_cl(yn * 2);
+    upload(t, test::random_values(xn, seed), dx.p);
+    upload(t, test::random_values(wn, seed + 1), dw.p);
+    upload(t, test::random_values(yn, seed + 3), dres.p);
+    const auto b = test::random_values(size_t(g.c_out), seed + 2);
+    ASSERT_EQ(::ws::test::upload_sync(dbias.p, b.data(), b.size() * 4), cudaSuccess);
+    const size_t wsb = kernels::conv2d_pointwise_workspace_bytes(g, c.splits);
+    DeviceBuf ws(wsb);
+    kernels::ConvEpilogue e;
+    e.bias = static_cast<const float*>(dbias.p);
+    e.residual = dres.p;
+    e.act = Activation::kClip;
+    e.params.min = 0.0f;
+    e.params.max = 6.0f;
+    ASSERT_EQ(::ws::test::memset_sync(y_two.p, 0xFF, yn * 2), cudaSuccess);
+    ASSERT_EQ(::ws::test::memset_sync(ws.p, 0xFF, wsb), cudaSuccess);
+    Status s = kernels::conv2d_pointwise(t, c.tile, g, dx.p, dw.p, y_two.p, e, nullptr, c.splits, ws.p);
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<unsigned char> want(yn * 2), got(yn * 2);
+    ASSERT_EQ(cudaMemcpy(want.data(), y_two.p, yn * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int rep = 0; rep < 3; ++rep) {
+      SCOPED_TRACE("launch " + std::to_string(rep));
+      ASSERT_EQ(::ws::test::memset_sync(y_cl.p, 0xFF, yn * 2), cudaSuccess);
+      s = kernels::conv2d_pointwise_cluster(c.tile, g, dx.p, dw.p, y_cl.p, e, nullptr, c.splits);
+      ASSERT_TRUE(s.is_ok()) << s.to_string();
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(got.data(), y_cl.p, yn * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+      size_t diff = 0, first = 0;
+      for (size_t i = 0; i < yn * 2; ++i)
+        if (got[i] != want[i] && diff++ == 0) first = i / 2;
+      const auto gv = download(t, y_cl.p, yn), wv = download(t, y_two.p, yn);
+      EXPECT_EQ(diff, 0u) << diff << " bytes differ; first at element " << first << ": cluster " << gv[first] << " reduce kernel " << wv[first];
+    }
+    if (c.splits == 16) std::printf("[ cluster  ] %-34s split-K 16 (non-portable cluster) bitwise the reduce kernel\n", c.name);
+  }
+  // refusals: a non-pointwise conv, split counts outside 2..16, null operands
+  DeviceBuf p(64);
+  kernels::ConvEpilogue none;
+  const Conv2dGeometry pw = geo(1, 64, 7, 7, 32, 1, 1, 1, 1, 1, {0, 0, 0, 0}), k3 = geo(1, 64, 7, 7, 32, 1, 3, 3, 1, 1, {1, 1, 1, 1});
+  auto expect_invalid = [&](const Conv2dGeometry& gg, int splits, void* x, const char* what) {
+    const Status st = kernels::conv2d_pointwise_cluster(kernels::PointwiseTile::k32x32, gg, x, p.p, p.p, none, nullptr, splits);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << what << ": " << st.to_string();
+    EXPECT_NE(st.message().find(what), std::string::npos) << st.message();
+  };
+  expect_invalid(k3, 4, p.p, "1x1");
+  expect_invalid(pw, 1, p.p, "split-K");
+  expect_invalid(pw, 17, p.p, "split-K");
+  expect_invalid(pw, 4, nullptr, "null");
 }
 
 // The fused depthwise → pointwise kernel (kernels::conv2d_depthwise_pointwise) against (a) the CPU reference of the

@@ -107,61 +107,79 @@ TEST(CudaEnginePdl, EfficientNetLite0WithAndWithoutPdlMatchCpuAndEachOther) {
   }
 }
 
-// Split-K's two forms (CudaBuildOptions::split_k_in_kernel): build 1 may only reduce by a second kernel; its timing
-// cache is rewritten so that every split-K tactic names its in-GEMM form ("..._serial"); build 2 reads it. Every
-// split-K conv then reduces in the GEMM kernel (tactics say "in-kernel reduce"), the arena carries the tile
-// counters, and the output equals build 1's bit for bit (same tactics, same summation order) and the CPU's within
-// fp16 tolerance. Two enqueues in build 2 check that the counters reset themselves (a stale counter skips or
-// doubles a tile's reduction).
-TEST(CudaEngineSplitK, SerialFormFromTheCacheEqualsTheReduceKernelBitwise) {
-  WS_REQUIRE_LANES_GPU();
-  WS_REQUIRE_EFFICIENTNET_LITE0(path);
-  const std::string cache = effnet_cache("effnet-splitk");
+// Split-K's one-kernel forms against the reduce kernel, engine level: build 1 may only reduce by a second kernel
+// (CudaBuildOptions::split_k_in_kernel and split_k_cluster off); its timing cache is rewritten so that every split-K
+// tactic names the form under test — "..._serial" (the tile's last block reduces; tile counters in the arena) or
+// "..._cluster" (the tile's thread-block cluster reduces through distributed shared memory) — and build 2 reads it.
+// Every split-K conv then runs that form (its tactic string says so), and the output equals build 1's bit for bit (same
+// tactics, same summation order) and the CPU's within fp16 tolerance. Two enqueues in build 2 check that nothing
+// carries state between launches (a stale serial counter skips or doubles a tile's reduction).
+void check_split_form_from_cache(const std::string& path, const char* tag, const char* suffix, const char* choice) {
+  const bool cluster = std::string(suffix) == "_cluster";
+  const std::string cache = effnet_cache(tag);
   std::filesystem::remove(cache);
   auto g = ir::import_onnx(path);
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
   CudaBuildOptions o = effnet_options(cache);
   o.split_k_in_kernel = false;
-  const uint64_t seed = test::seed_for("effnet-splitk");
+  o.split_k_cluster = false;
+  const uint64_t seed = test::seed_for(tag);
   std::string err;
   auto two = test::run_both(*g, Precision::kFloat16, 1e30, 0, seed, &err, o);
   ASSERT_TRUE(err.empty()) << err;
-  // The cache file's identity names the reduction forms allowed; build 2 allows both, so its identity differs and
+  // The cache file's identity names the reduction forms allowed; build 2 allows one more, so its identity differs and
   // it would re-time everything: the identity is rewritten too.
   std::string text = read_text(cache);
   const std::regex key("(\"ws_pointwise_[0-9x]+_splitk[0-9]+)\"");
   const size_t rewritten = std::distance(std::sregex_iterator(text.begin(), text.end(), key), std::sregex_iterator());
   if (rewritten == 0) GTEST_SKIP() << "build 1 chose no split-K tactic (timing under a sanitizer?): nothing to compare";
-  text = std::regex_replace(text, key, "$1_serial\"");
+  text = std::regex_replace(text, key, std::string("$1") + suffix + "\"");
   const std::regex identity("(\"split_k_reduction\"\\s*:\\s*)\"second kernel\"");
   ASSERT_TRUE(std::regex_search(text, identity)) << "no split_k_reduction in the cache identity of " << cache;
-  text = std::regex_replace(text, identity, "$1\"timed: second kernel or in-kernel\"");
+  text = std::regex_replace(text, identity, cluster ? "$1\"second kernel\", \"split_k_cluster\": \"timed\"" : "$1\"timed: second kernel or in-kernel\"");
   std::ofstream(cache, std::ios::trunc) << text;
 
-  o.split_k_in_kernel = true;
+  o.split_k_in_kernel = !cluster;
+  o.split_k_cluster = cluster;
   o.programmatic_dependent_launch = false;
-  auto serial = test::run_both(*g, Precision::kFloat16, 1e30, 0, seed, &err, o);
+  auto one = test::run_both(*g, Precision::kFloat16, 1e30, 0, seed, &err, o);
   ASSERT_TRUE(err.empty()) << err;
   auto e = CudaEngine::build(*g, [&] { CudaBuildOptions b = o; b.precision = Precision::kFloat16; return b; }());
   ASSERT_TRUE(e.is_ok()) << e.status().to_string();
-  size_t in_kernel = 0, second = 0, timed = 0;
+  size_t in_form = 0, second = 0, timed = 0;
   for (const TacticRecord& t : (*e)->tactics()) {
-    in_kernel += t.choice.find("in-kernel reduce") != std::string::npos;
-    second += t.choice.find("+ reduce kernel") != std::string::npos;
+    in_form += t.choice.find(choice) != std::string::npos;
+    second += t.choice.find("+ reduce kernel") != std::string::npos && t.choice.find("fused") == std::string::npos;
     timed += !t.from_cache && !t.same_problem && t.op_type == "Conv";
   }
-  std::printf("[ split-K  ] efficientnet_lite0 fp16: %zu cache entries rewritten to _serial; build 2: %zu in-kernel, %zu two-kernel "
-              "split-K convs, %zu convs re-timed; max|diff| vs CPU %.6g / %.6g\n", rewritten, in_kernel, second, timed, two.max_abs, serial.max_abs);
-  EXPECT_GT(in_kernel, 0u);
-  EXPECT_EQ(second, 0u) << "a split-K conv kept its second kernel although the cache named the serial form";
+  std::printf("[ split-K  ] efficientnet_lite0 fp16: %zu cache entries rewritten to %s; build 2: %zu '%s', %zu two-kernel "
+              "split-K convs, %zu convs re-timed; max|diff| vs CPU %.6g / %.6g\n", rewritten, suffix, in_form, choice, second, timed, two.max_abs, one.max_abs);
+  EXPECT_GT(in_form, 0u);
+  EXPECT_EQ(second, 0u) << "a split-K conv kept its second kernel although the cache named the " << suffix << " form";
   EXPECT_EQ(timed, 0u) << "build 2 did not read the rewritten cache (identity mismatch?)";
-  ASSERT_EQ(two.got.size(), serial.got.size());
+  ASSERT_EQ(two.got.size(), one.got.size());
   size_t differ = 0;
-  for (size_t i = 0; i < two.got.size(); ++i) differ += std::memcmp(&two.got[i], &serial.got[i], sizeof(float)) != 0;
-  EXPECT_EQ(differ, 0u) << "the in-kernel reduction changed " << differ << " of " << two.got.size() << " logits";
-  EXPECT_LE(serial.max_abs, 2e-2 * serial.max_ref);
-  EXPECT_GT(serial.max_ref, 0.0);
-  if (test::gpu_test_timing_cache("effnet-splitk").empty()) std::filesystem::remove(cache);
+  for (size_t i = 0; i < two.got.size(); ++i) differ += std::memcmp(&two.got[i], &one.got[i], sizeof(float)) != 0;
+  EXPECT_EQ(differ, 0u) << "the " << suffix << " reduction changed " << differ << " of " << two.got.size() << " logits";
+  EXPECT_LE(one.max_abs, 2e-2 * one.max_ref);
+  EXPECT_GT(one.max_ref, 0.0);
+  if (test::gpu_test_timing_cache(tag).empty()) std::filesystem::remove(cache);
+}
+
+TEST(CudaEngineSplitK, SerialFormFromTheCacheEqualsTheReduceKernelBitwise) {
+  WS_REQUIRE_LANES_GPU();
+  WS_REQUIRE_EFFICIENTNET_LITE0(path);
+  check_split_form_from_cache(path, "effnet-splitk", "_serial", "in-kernel reduce");
+}
+
+TEST(CudaEngineSplitK, ClusterFormFromTheCacheEqualsTheReduceKernelBitwise) {
+  WS_REQUIRE_LANES_GPU();
+  WS_REQUIRE_EFFICIENTNET_LITE0(path);
+  int dev = 0, major = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), cudaSuccess);
+  if (major < 9) GTEST_SKIP() << "thread-block clusters need compute capability 9.0";
+  check_split_form_from_cache(path, "effnet-splitk-cluster", "_cluster", "over a cluster (DSMEM reduction)");
 }
 
 // One fusion inside the engine on EfficientNet-Lite0 fp16 (the model at `path`, options `o` with the cache at

@@ -35,10 +35,16 @@ constexpr int64_t kDirectMaxReduction = 576;
 int ws_conv_splits(WsConv i);
 /// The tactic's timing-cache "impl" value (e.g. "ws_pointwise_32x32_splitk4").
 const char* ws_conv_key(WsConv i);
-/// The timing-cache "impl" value of a tactic in one split-K form: ws_conv_key, plus "_serial" for a split-K
-/// tactic whose partials are reduced in the GEMM kernel (WsConvPlan::split_k_in_kernel).
-inline std::string ws_conv_form_key(WsConv i, bool split_k_in_kernel) {
-  return std::string(ws_conv_key(i)) + (ws_conv_splits(i) > 1 && split_k_in_kernel ? "_serial" : "");
+/// How a split-K tactic reduces its partials: a second kernel over the whole GPU (kernels::conv2d_pointwise with a
+/// workspace), inside the GEMM kernel by each tile's last block ("_serial": tile counters), or across the thread-block
+/// cluster of each tile through distributed shared memory ("_cluster": kernels::conv2d_pointwise_cluster; fp16, sm_90+).
+/// All three give the same bits (the same summation order).
+enum class SplitKForm { kReduceKernel, kSerial, kCluster };
+/// The timing-cache "impl" value of a tactic in one split-K form: ws_conv_key, plus "_serial" or "_cluster" for a
+/// split-K tactic in those forms.
+inline std::string ws_conv_form_key(WsConv i, SplitKForm f) {
+  const bool split = ws_conv_splits(i) > 1;
+  return std::string(ws_conv_key(i)) + (split && f == SplitKForm::kSerial ? "_serial" : split && f == SplitKForm::kCluster ? "_cluster" : "");
 }
 /// The conv geometry of a 2-D Conv node (x, weight, y shapes; pads resolved from auto_pad).
 kernels::Conv2dGeometry conv_geometry(const BindContext& c, const ir::Shape& x, const ir::Shape& wt, const ir::Shape& y);
@@ -69,30 +75,39 @@ struct WsConvPlan {
   ElemType et = ElemType::kFloat32;
   const void* weight = nullptr;
   kernels::PointwiseFp8Weights fp8;  ///< the FP8 tactics' operands (codes, per-channel dequantisation, 1 / x scale)
-  /// Split-K reduced in the GEMM kernel (the "_serial" form of a split-K tactic, timed beside the reduce-kernel
-  /// form when CudaBuildOptions::split_k_in_kernel allows it): run() needs tile counters.
-  bool split_k_in_kernel = false;
+  /// How a split-K tactic reduces (SplitKForm; the other forms are timed beside the reduce kernel when
+  /// CudaBuildOptions::split_k_in_kernel / split_k_cluster allow them). kSerial: run() needs tile counters; kCluster:
+  /// neither workspace nor counters.
+  SplitKForm split_form = SplitKForm::kReduceKernel;
+  bool split() const { return ws_conv_splits(impl) > 1; }
   /// The timing-cache "impl" value (ws_conv_form_key).
-  std::string key() const { return ws_conv_form_key(impl, split_k_in_kernel); }
-  size_t workspace_bytes() const { return kernels::conv2d_pointwise_workspace_bytes(g, ws_conv_splits(impl)); }
+  std::string key() const { return ws_conv_form_key(impl, split_form); }
+  size_t workspace_bytes() const {
+    return split_form == SplitKForm::kCluster ? 0 : kernels::conv2d_pointwise_workspace_bytes(g, ws_conv_splits(impl));
+  }
   bool t64() const {
     return impl == WsConv::kPointwise64 || impl == WsConv::kPointwise64Split4 || impl == WsConv::kFp8Pointwise64 || impl == WsConv::kFp8Pointwise64Split4;
   }
   /// uint32 tile counters run() needs (0 without split-K or with the reduction kernel).
   size_t tile_counters() const {
-    return split_k_in_kernel ? kernels::conv2d_pointwise_tile_counters(g, t64() ? kernels::PointwiseTile::k64x64 : kernels::PointwiseTile::k32x32,
-                                                                       ws_conv_splits(impl))
-                             : 0;
+    return split_form == SplitKForm::kSerial
+               ? kernels::conv2d_pointwise_tile_counters(g, t64() ? kernels::PointwiseTile::k64x64 : kernels::PointwiseTile::k32x32, ws_conv_splits(impl))
+               : 0;
   }
   /// Kernels one run launches.
-  int kernels() const { return ws_conv_splits(impl) > 1 && !split_k_in_kernel ? 2 : 1; }
+  int kernels() const { return split() && split_form == SplitKForm::kReduceKernel ? 2 : 1; }
   /// counters: tile_counters() zero uint32 (kernels::conv2d_pointwise), or nullptr when tile_counters() is 0.
   Status run(const void* x, void* y, cudaStream_t st, const void* residual = nullptr, void* workspace = nullptr,
              unsigned* counters = nullptr) const {
     kernels::ConvEpilogue e = epi;
     e.residual = residual;
     if (tile_counters() > 0 && !counters) return internal_error("split-K in-kernel reduction without tile counters");
-    if (!split_k_in_kernel) counters = nullptr;
+    if (split_form != SplitKForm::kSerial) counters = nullptr;
+    if (split() && split_form == SplitKForm::kCluster) {
+      if (ws_conv_is_fp8(impl) || et != ElemType::kFloat16) return internal_error("split-K over a cluster runs fp16 pointwise tactics only");
+      return kernels::conv2d_pointwise_cluster(t64() ? kernels::PointwiseTile::k64x64 : kernels::PointwiseTile::k32x32, g, x, weight, y, e, st,
+                                               ws_conv_splits(impl));
+    }
     switch (impl) {
       case WsConv::kPointwise32Split4:
       case WsConv::kPointwise32Split8:
@@ -116,7 +131,9 @@ struct WsConvPlan {
     }
     return internal_error("unknown WarpStream conv kernel");
   }
-  const char* reduction() const { return split_k_in_kernel ? " in-kernel reduce" : " + reduce kernel"; }
+  const char* reduction() const {
+    return split_form == SplitKForm::kSerial ? " in-kernel reduce" : split_form == SplitKForm::kCluster ? " over a cluster (DSMEM reduction)" : " + reduce kernel";
+  }
   // e.g. "ws depthwise 3x3 s2, NCHW, fp16, fused pad+bias+clip"
   std::string describe(Precision prec) const {
     const std::string k = std::to_string(g.kernel_h) + "x" + std::to_string(g.kernel_w);

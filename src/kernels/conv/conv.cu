@@ -10,9 +10,12 @@
 // Test: tests/gpu/conv_kernels_test.cpp (ws_gpu_tests --gtest_filter='ConvKernels*:CudaEngineConvTactics*'); FP8:
 // tests/gpu/conv_fp8_test.cpp ('ConvFp8*'); fused depthwise → pointwise: 'ConvKernels.DepthwisePointwise*'. Time: the per-node tactic timings of a build (warpstream bench prints
 // tactics with µs), or `warpstream bench --precision fp8 --calibration DIR` end to end.
+#include <cooperative_groups.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 #include <mma.h>
+
+#include <mutex>
 
 #include <cmath>
 #include <string>
@@ -20,6 +23,7 @@
 
 #include "cuda/cuda_util.h"
 #include "kernels/conv/conv.h"
+#include "kernels/conv/device_once.h"
 #include "kernels/elementwise/device_math.cuh"
 #include "kernels/pdl.cuh"
 
@@ -475,10 +479,49 @@ __device__ __forceinline__ void wmma_tile_mma(Frag (&acc)[WM / 16][WN / 16], con
   }
 }
 
+// Split-K over a thread-block cluster (conv.h conv2d_pointwise_cluster): the `splits` blocks of one output tile form a
+// cluster (1, 1, splits) — blockIdx.z = image × splits + split, so a block's cluster rank is its split — and each holds its
+// fp32 partial tile in its own shared memory (Cs, [BM][LDC]). After a cluster barrier (release / acquire across the
+// cluster), block `split` takes the split-th contiguous chunk of the tile's BM·BN elements and sums each over the
+// cluster's partials through distributed shared memory in split order 0, 1, ... starting from 0.0f — the order, so the
+// bits, of splitk_reduce_kernel — then runs the epilogue (finish). A second barrier keeps every block's shared memory
+// alive until the others have read it. No workspace, no counters, one kernel. Call with every thread of the block.
+template <int BM, int BN, int LDC, int NT>
+__device__ __forceinline__ void wmma_cluster_finish(const float* Cs, const SplitK& sk, __half* __restrict__ y, const float* __restrict__ bias,
+                                                    const __half* __restrict__ res, int M, int N, int m0, int n0, Activation act,
+                                                    const ActivationParams& p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();  // every block's partial tile is in its shared memory
+  const int S = sk.splits, chunk = (BM * BN + S - 1) / S;
+  const int e_end = min(BM * BN, (sk.split + 1) * chunk);
+  for (int e = sk.split * chunk + static_cast<int>(threadIdx.x); e < e_end; e += NT) {
+    const int m = e / BN, n = e % BN, gm = m0 + m, gn = n0 + n;
+    if (gm >= M || gn >= N) continue;
+    const int off = m * LDC + n;
+    float acc = 0.0f;
+    int s = 0;
+    for (; s + 4 <= S; s += 4) {  // four remote loads in flight, added in split order
+      float v[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) v[u] = cluster.map_shared_rank(Cs, static_cast<unsigned>(s + u))[off];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) acc += v[u];
+    }
+    for (; s < S; ++s) acc += cluster.map_shared_rank(Cs, static_cast<unsigned>(s))[off];
+    finish(y, gm * N + gn, gm, acc, bias, res, act, p);
+  }
+  cluster.sync();  // no block leaves (freeing its shared memory) while another still reads it
+#else
+  __trap();  // clusters need sm_90+; the launcher refuses older PTX
+#endif
+}
+
 // The shared tail of the fp16 wmma kernels: accumulators → shared memory (reusing the A/B tiles' bytes) → the
 // bounds-checked fused epilogue (bias, residual, activation; 16-byte stores when H·W % 8 == 0) or fp32 split-K
 // partials, then the in-kernel split-K reduction when `counters` is given. Call with every thread of the block.
-template <int BM, int BN, int WM, int WN, int NT = WmmaTile<BM, BN, WM, WN>::kThreads, typename Frag>
+template <int BM, int BN, int WM, int WN, int NT = WmmaTile<BM, BN, WM, WN>::kThreads, bool CLUSTER = false, typename Frag>
 __device__ __forceinline__ void wmma_epilogue(Frag (&acc)[WM / 16][WN / 16], unsigned char* smem, __half* __restrict__ y,
                                               const float* __restrict__ bias, const __half* __restrict__ res, float* __restrict__ part,
                                               unsigned* __restrict__ counters, const SplitK& sk, int M, int N, int m0, int n0,
@@ -497,6 +540,10 @@ __device__ __forceinline__ void wmma_epilogue(Frag (&acc)[WM / 16][WN / 16], uns
       for (int j = 0; j < FN; ++j)
         wmma::store_matrix_sync(Cs + (wm * WM + i * 16) * LDC + wn * WN + j * 16, acc[i][j], LDC, wmma::mem_row_major);
   __syncthreads();
+  if constexpr (CLUSTER) {
+    wmma_cluster_finish<BM, BN, LDC, NT>(Cs, sk, y, bias, res, M, N, m0, n0, act, p);
+    return;
+  }
   const bool vec_y = N % 8 == 0 && (reinterpret_cast<uintptr_t>(y) & 15) == 0 && (!res || (reinterpret_cast<uintptr_t>(res) & 15) == 0) &&
                      (!part || (reinterpret_cast<uintptr_t>(part) & 15) == 0);
   if (vec_y) {  // 8 consecutive outputs of one row per thread (gn % 8 == 0 and N % 8 == 0: all 8 in range or none)
@@ -538,7 +585,8 @@ __device__ __forceinline__ void wmma_epilogue(Frag (&acc)[WM / 16][WN / 16], uns
 
 #endif
 
-template <int BM, int BN, int WM, int WN>
+// CLUSTER: split-K over a thread-block cluster (wmma_cluster_finish; part and counters null, splits = the cluster size).
+template <int BM, int BN, int WM, int WN, bool CLUSTER = false>
 __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_wmma_kernel(
     const __half* __restrict__ x, const __half* __restrict__ w, __half* __restrict__ y, const float* __restrict__ bias,
     const __half* __restrict__ res, int M, int N, int K, Activation act, ActivationParams p, int splits,
@@ -584,7 +632,7 @@ __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads) pointwise_
     }
   }
   pdl_allow_dependents();  // main loop done: the next kernel may be scheduled (it waits for this grid in pdl_wait)
-  wmma_epilogue<BM, BN, WM, WN>(acc, smem, y, bias, res, part, counters, sk, M, N, m0, n0, act, p);
+  wmma_epilogue<BM, BN, WM, WN, Tile::kThreads, CLUSTER>(acc, smem, y, bias, res, part, counters, sk, M, N, m0, n0, act, p);
 #else
   __trap();  // tensor-core path needs sm_70+; the CUDA executor never offers it below
 #endif
@@ -1121,6 +1169,70 @@ Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g,
     }
   }
   return launched("conv2d_pointwise launch");
+}
+
+Status conv2d_pointwise_cluster(PointwiseTile tile, const Conv2dGeometry& g, const void* x, const void* w, void* y, const ConvEpilogue& e,
+                                cudaStream_t stream, int splits) {
+  WS_RETURN_IF_ERROR(validate_conv2d(g));
+  if (!conv2d_pointwise_applicable(g))
+    return invalid_argument("conv2d_pointwise_cluster: needs a 1x1 kernel, stride 1, dilation 1, no pads, group 1");
+  if (splits < 2 || splits > kPointwiseMaxClusterSplits)
+    return invalid_argument("conv2d_pointwise_cluster: split-K " + std::to_string(splits) + " outside 2.." + std::to_string(kPointwiseMaxClusterSplits) +
+                            " (the cluster size)");
+  if (!x || !w || !y) return invalid_argument("conv2d_pointwise_cluster: null x, w or y");
+  if (g.n * splits > 65535) return invalid_argument("conv2d_pointwise_cluster: batch x split-K above 65535");
+  using K32 = void (*)(const __half*, const __half*, __half*, const float*, const __half*, int, int, int, Activation, ActivationParams, int,
+                       float*, unsigned*);
+  const K32 kernel = tile == PointwiseTile::k64x64 ? pointwise_wmma_kernel<64, 64, 32, 32, true> : pointwise_wmma_kernel<32, 32, 16, 16, true>;
+  // Once per device: the PTX version the kernels run from (clusters need 9.0) and the non-portable cluster size
+  // (above 8) attribute, so that later launches (captured or not) make no attribute calls.
+  static DeviceFacts facts[64];
+  static std::mutex facts_mu;
+  WS_ASSIGN_OR_RETURN(const DeviceFacts* f, device_facts(facts, facts_mu, "conv2d_pointwise_cluster", [](int, DeviceFacts& ds) -> Status {
+    cudaFuncAttributes fa{};
+    WS_CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(&fa, pointwise_wmma_kernel<32, 32, 16, 16, true>));
+    ds.ptx = fa.ptxVersion;
+    if (ds.ptx < 90) return Status::ok();  // refused below, before any launch
+    ds.wide_clusters = true;  // a device that refuses non-portable clusters loses the splits above 8 only
+    for (K32 k : {pointwise_wmma_kernel<64, 64, 32, 32, true>, pointwise_wmma_kernel<32, 32, 16, 16, true>})
+      if (cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+        (void)cudaGetLastError();
+        ds.wide_clusters = false;
+      }
+    return Status::ok();
+  }));
+  if (f->ptx < 90)
+    return invalid_argument("conv2d_pointwise_cluster: this build runs the kernel from PTX for compute capability " + std::to_string(f->ptx / 10) +
+                            "." + std::to_string(f->ptx % 10) +
+                            "; it needs 9.0 or newer (thread-block clusters): build with CMAKE_CUDA_ARCHITECTURES including 90");
+  if (splits > 8 && !f->wide_clusters)
+    return invalid_argument("conv2d_pointwise_cluster: split-K " + std::to_string(splits) +
+                            " needs a non-portable cluster (more than 8 blocks), which this device refused; use splits <= 8");
+  const int M = int(g.c_out), N = int(g.out_h * g.out_w), K = int(g.c_in);
+  const int b = tile == PointwiseTile::k64x64 ? 64 : 32;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>((N + b - 1) / b), static_cast<unsigned>((M + b - 1) / b), static_cast<unsigned>(g.n * splits));
+  cfg.blockDim = dim3(tile == PointwiseTile::k64x64 ? WmmaTile<64, 64, 32, 32>::kThreads : WmmaTile<32, 32, 16, 16>::kThreads);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[2] = {};
+  unsigned n_attr = 0;
+  attr[n_attr].id = cudaLaunchAttributeClusterDimension;
+  attr[n_attr].val.clusterDim.x = 1;
+  attr[n_attr].val.clusterDim.y = 1;
+  attr[n_attr].val.clusterDim.z = static_cast<unsigned>(splits);
+  ++n_attr;
+  if (e.pdl) {
+    attr[n_attr].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n_attr].val.programmaticStreamSerializationAllowed = 1;
+    ++n_attr;
+  }
+  cfg.attrs = attr;
+  cfg.numAttrs = n_attr;
+  WS_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&cfg, kernel, static_cast<const __half*>(x), static_cast<const __half*>(w), static_cast<__half*>(y),
+                                             e.bias, static_cast<const __half*>(e.residual), M, N, K, e.act, e.params, splits,
+                                             static_cast<float*>(nullptr), static_cast<unsigned*>(nullptr)));
+  return Status::ok();
 }
 
 Status conv2d_depthwise_pointwise(PointwiseTile tile, const Conv2dGeometry& dw, const Conv2dGeometry& pw, const void* x, const void* w_dw,

@@ -95,6 +95,19 @@ inline constexpr int kPointwiseMaxSplits = 32;
 Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g, const void* x, const void* w,
                         void* y, const ConvEpilogue& e, cudaStream_t stream, int splits = 1, void* workspace = nullptr,
                         unsigned* tile_counters = nullptr);
+/// Split-K reduced across a thread-block cluster (float16 storage, compute capability 9.0+): the `splits` blocks of one
+/// output tile (the fp16 wmma GEMM above, the same tile and the same K ranges) form a cluster (1, 1, splits); each keeps
+/// its fp32 partial tile in shared memory, and after a cluster barrier each block sums 1/splits of the tile over the
+/// cluster's partials through distributed shared memory (CUDA programming guide, "Distributed Shared Memory"), in split
+/// order from 0.0f — the order of the reduce kernel, so y equals conv2d_pointwise's split-K result with the same tile and
+/// splits bit for bit — and runs the epilogue. One kernel, no workspace, no counters, no state between launches (safe on
+/// concurrent streams). Splits above 8 need non-portable clusters (asked for once per device).
+/// Errors: kInvalidArgument when not applicable, splits outside 2..kPointwiseMaxClusterSplits, a null operand, batch ×
+/// splits above 65535, a build whose kernel runs from PTX older than 9.0, or splits > 8 on a device refusing
+/// non-portable clusters; kCuda for a failed launch (e.g. a device below compute capability 9.0).
+inline constexpr int kPointwiseMaxClusterSplits = 16;
+Status conv2d_pointwise_cluster(PointwiseTile tile, const Conv2dGeometry& g, const void* x, const void* w, void* y, const ConvEpilogue& e,
+                                cudaStream_t stream, int splits);
 /// Bytes of float32 partials split-K needs: n · splits · Cout · H·W · 4 (0 for splits <= 1).
 size_t conv2d_pointwise_workspace_bytes(const Conv2dGeometry& g, int splits);
 /// uint32 counters split-K's in-kernel reduction needs: one per output tile, n · ceil(Cout / b) · ceil(H·W / b) with

@@ -529,7 +529,15 @@ Status bind_conv(BindContext& c, Step& s) {
   // by a second kernel, or inside the GEMM kernel by each tile's last block ("_serial"). Neither wins everywhere: on
   // EfficientNet-Lite0's 7x7 and 14x14 convs the serial form, reducing one tile per block, ran ~4.6 µs slower per conv
   // (10.8 against 6.2 µs) than the reduce kernel's whole-GPU pass (device run 50 of 2026-12-04: 388.0 against 322.0 µs end to end p50).
-  const int split_forms = c.options.split_k_in_kernel ? 2 : 1;
+  // Since 2026-12-06 a third form reduces across each tile's thread-block cluster (CudaBuildOptions::split_k_cluster;
+  // fp16 on compute capability 9.0+): one kernel like the serial form, but every block of the tile shares the sum.
+  auto split_forms = [&](WsConv o) {
+    std::vector<SplitKForm> f{SplitKForm::kReduceKernel};
+    if (ws_conv_splits(o) <= 1) return f;
+    if (c.options.split_k_in_kernel) f.push_back(SplitKForm::kSerial);
+    if (c.options.split_k_cluster && cc_major >= 9 && c.elem == ElemType::kFloat16 && !ws_conv_is_fp8(o)) f.push_back(SplitKForm::kCluster);
+    return f;
+  };
   // Channels-last (BindContext::nhwc): cuDNN only — our own conv kernels read NCHW.
   std::vector<WsConv> own_candidates = c.nhwc ? std::vector<WsConv>{} : ws_conv_candidates(c, own->g, cc_major >= 7);
   // Precision fp8 (cuda_engine.h Precision::kFloat8): an NCHW pointwise conv whose input has a calibrated range may
@@ -684,8 +692,8 @@ Status bind_conv(BindContext& c, Step& s) {
       }
     }
     for (WsConv o : own_candidates)
-      for (int f = 0; f < (ws_conv_splits(o) > 1 ? split_forms : 1); ++f)
-        if (ci == ws_conv_form_key(o, f == 1)) { own->impl = o; own->split_k_in_kernel = f == 1; impl = ci; }
+      for (SplitKForm f : split_forms(o))
+        if (ci == ws_conv_form_key(o, f)) { own->impl = o; own->split_form = f; impl = ci; }
     if (nhwc_ig)
       for (const kernels::NhwcIgemmForm& f : nhwc_igemm_forms(nhwc_ig->g)) {
         NhwcIgemm trial = *nhwc_ig;
@@ -806,16 +814,16 @@ Status bind_conv(BindContext& c, Step& s) {
       }
     }
     for (WsConv o : own_candidates)
-      for (int f = 0; f < (ws_conv_splits(o) > 1 ? split_forms : 1); ++f) {
+      for (SplitKForm f : split_forms(o)) {
       WsConvPlan trial = *own;
       trial.impl = o;
-      trial.split_k_in_kernel = f == 1;
+      trial.split_form = f;
       WS_ASSIGN_OR_RETURN(const SplitKScratch sk, split_k_scratch(c, trial.workspace_bytes(), trial.tile_counters()));
       if (!sk.ok) continue;
       auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, st, resid ? sy : nullptr, sk.ws, sk.counters); }, 0, true,
                              c.node.describe(c.graph.opset) + ": " + trial.key());
       if (!t) { (void)cudaGetLastError(); continue; }
-      if (!found || *t < best_us) { best_us = *t; found = true; own->impl = o; own->split_k_in_kernel = trial.split_k_in_kernel; impl = trial.key(); }
+      if (!found || *t < best_us) { best_us = *t; found = true; own->impl = o; own->split_form = trial.split_form; impl = trial.key(); }
     }
     if (nhwc_ig) {  // our NHWC implicit GEMM in each form, as graph replay, against the best so far
       void* sz = nullptr;
