@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# A/B on the GPU machine: do our thread-block-cluster kernels lose their isolated advantage inside the frame's CUDA graph
+# because of programmatic dependent launch (PDL)? Each row is `warpstream bench` (1 lane, CUDA graph, mapped 1080p frame,
+# 1000 frames after 100 warm-up) with and without --no-pdl:
+#   EfficientNet-Lite0 fp16: default (split-K reductions timed incl. the cluster form) vs --split-k-reduce-kernel
+#   ResNet-50 fp16: default vs --nhwc-igemm (the cluster split-K implicit-GEMM conv)
+# Needs build-dev/warpstream (scripts/device.sh test builds it) and .assets (scripts/bench-assets.sh).
+# Usage (device tool): bash scripts/device.sh test && bash experiments/pdl_cluster_ab.sh   (writes $OUT/pdl-cluster-ab.txt)
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+WS=${WS_BUILD_DIR:-build-dev}/warpstream
+T=/tmp/wsab; mkdir -p $T
+R=${OUT:-/tmp}/pdl-cluster-ab.txt; : > "$R"
+python3 tools/make_frame.py .assets/images/chelsea.png 1920 1080 $T/frame.rgb > /dev/null
+[ -f $T/resnet50.onnx ] || timeout 120 python3 tools/export_resnet50.py --out-dir $T > /dev/null 2>&1
+row() {  # tag model flags...
+  local tag=$1 model=$2; shift 2
+  timeout 90 $WS bench --model "$model" --precision fp16 --lanes 1 --input mapped --frame $T/frame.rgb --source 1920x1080 \
+    --warmup 100 --iterations 1000 --no-progress --timing-cache $T/tc_${tag%_*}.json --json $T/$tag.json "$@" > $T/$tag.txt 2>&1
+  local rc=$?
+  printf '%-28s rc=%d %s\n' "$tag" $rc "$(python3 -c "import json;d=json.load(open('$T/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];e=d['env'];print(f\"host p50/p99 {h['p50']:.1f}/{h['p99']:.1f} gpu p50 {g['p50']:.1f} us; {e.get('engine_kernels_per_enqueue')} kernels\")" 2>/dev/null || tail -1 $T/$tag.txt)" | tee -a "$R"
+}
+EFF=.assets/models/efficientnet_lite0.onnx
+for rep in 1 2; do
+  row eff_default_$rep $EFF
+  row eff_reducekernel_$rep $EFF --split-k-reduce-kernel
+  row eff_default_nopdl_$rep $EFF --no-pdl
+  row eff_reducekernel_nopdl_$rep $EFF --split-k-reduce-kernel --no-pdl
+done
+for rep in 1 2; do
+  row r50_default_$rep $T/resnet50.onnx
+  row r50_igemm_$rep $T/resnet50.onnx --nhwc-igemm
+  row r50_default_nopdl_$rep $T/resnet50.onnx --no-pdl
+  row r50_igemm_nopdl_$rep $T/resnet50.onnx --nhwc-igemm --no-pdl
+done
