@@ -56,6 +56,7 @@ struct BenchArgs {
   std::string layout = "auto";          // --layout (ws::parse_layout)
   bool pdl = true;                      // --pdl / --no-pdl (CudaBuildOptions::programmatic_dependent_launch)
   bool split_k_reduce_kernel = false;   // --split-k-reduce-kernel (CudaBuildOptions::split_k_in_kernel = false)
+  bool split_k_cluster = false;         // --split-k-cluster (CudaBuildOptions::split_k_cluster)
   bool no_dwpw_fusion = false;          // --no-dwpw-fusion (CudaBuildOptions::fuse_depthwise_pointwise = false)
   bool no_exdw_fusion = false;          // --no-exdw-fusion (CudaBuildOptions::fuse_expand_depthwise = false)
   bool cudnn_graph = false;             // --cudnn-graph (CudaBuildOptions::cudnn_graph_convs = true)
@@ -272,7 +273,7 @@ int run_bench(const BenchArgs& a) {
   bo.layout = *layout;
   bo.programmatic_dependent_launch = a.pdl;
   bo.split_k_in_kernel = !a.split_k_reduce_kernel;
-  bo.split_k_cluster = !a.split_k_reduce_kernel;
+  bo.split_k_cluster = a.split_k_cluster && !a.split_k_reduce_kernel;
   bo.fuse_depthwise_pointwise = !a.no_dwpw_fusion;
   bo.fuse_expand_depthwise = !a.no_exdw_fusion;
   bo.cudnn_graph_convs = a.cudnn_graph;
@@ -304,7 +305,9 @@ int run_bench(const BenchArgs& a) {
   rep.env.set("engine_tactic_sources", ws::tactic_sources_string(*sources));
   // as asked; the build applies it on compute capability >= 9.0 only (the device string names the sm)
   rep.env.set("engine_pdl", a.pdl ? "on" : "off");
-  rep.env.set("engine_split_k_reduction", a.split_k_reduce_kernel ? "second kernel" : "timed: second kernel, in-kernel or over a cluster");
+  rep.env.set("engine_split_k_reduction", a.split_k_reduce_kernel ? "second kernel"
+                                          : a.split_k_cluster      ? "timed: second kernel, in-kernel or over a cluster"
+                                                                   : "timed: second kernel or in-kernel");
   {  // depthwise -> pointwise pairs run as one fused kernel (chosen by timing against the pair)
     size_t fused = 0;
     for (const ws::TacticRecord& t : engine->tactics()) fused += t.choice.rfind("ws depthwise->pointwise fused", 0) == 0;
@@ -632,8 +635,10 @@ WS_REGISTER_COMMAND(bench, "bench",
                                    "NHWC with 8 channels itself and the reformat kernel goes (TensorRT's setAllowedFormats(kHWC8); "
                                    "default off: it changes the engine input's layout; docs/cuda-executor.md)");
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
-                                   "reduce split-K convs' partials in a second kernel only (default: the in-GEMM and the cluster (DSMEM) reductions "
-                                   "are timed beside it per conv)");
+                                   "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
+                      sub.add_flag("--split-k-cluster", a->split_k_cluster,
+                                   "also time split-K convs reduced across a thread-block cluster (DSMEM; fp16, sm_90+; default off: "
+                                   "it loses inside the frame's graph, docs/cuda-executor.md)");
                       sub.add_option("--layout", a->layout,
                                      "activation layout inside the engine: auto | nchw | nhwc (default auto: nhwc for fp16 models without grouped convs, "
                                      "tactic source cudnn; nhwc needs cudnn)");

@@ -2,7 +2,9 @@
 # A/B on the GPU machine: do our thread-block-cluster kernels lose their isolated advantage inside the frame's CUDA graph
 # because of programmatic dependent launch (PDL)? Each row is `warpstream bench` (1 lane, CUDA graph, mapped 1080p frame,
 # 1000 frames after 100 warm-up) with and without --no-pdl:
-#   EfficientNet-Lite0 fp16: default (split-K reductions timed incl. the cluster form) vs --split-k-reduce-kernel
+#   EfficientNet-Lite0 fp16: the cluster split-K form timed beside the others (--split-k-cluster; default since run 85:
+#   off) vs --split-k-reduce-kernel (runs 83-85 ran the cluster form on by default: their "default" rows are today's
+#   --split-k-cluster)
 #   ResNet-50 fp16: default vs --nhwc-igemm (the cluster split-K implicit-GEMM conv)
 # Needs build-dev/warpstream (scripts/device.sh test builds it) and .assets (scripts/bench-assets.sh).
 # Usage (device tool): bash scripts/device.sh test && bash experiments/pdl_cluster_ab.sh   (writes $OUT/pdl-cluster-ab.txt)
@@ -28,12 +30,12 @@ row() {  # tag model flags...
 EFF=.assets/models/efficientnet_lite0.onnx
 if [ "${1:-}" = interleave ]; then
   for rep in $(seq 1 ${2:-4}); do
-    row eff_default_$rep $EFF
+    row eff_cluster_$rep $EFF --split-k-cluster
     row eff_reducekernel_$rep $EFF --split-k-reduce-kernel
   done
   for rep in $(seq 1 ${2:-4}); do
     row r50_default_$rep $T/resnet50.onnx
-    row r50_hwc8port_$rep $T/resnet50.onnx --hwc8-port
+    row r50_${R50_B:-hwc8port}_$rep $T/resnet50.onnx --${R50_B:-hwc8port}
   done
   python3 - "$R" <<'PY' | tee -a "$R"
 import re, statistics, sys
@@ -47,9 +49,9 @@ PY
   exit 0
 fi
 for rep in 1 2; do
-  row eff_default_$rep $EFF
+  row eff_cluster_$rep $EFF --split-k-cluster
   row eff_reducekernel_$rep $EFF --split-k-reduce-kernel
-  row eff_default_nopdl_$rep $EFF --no-pdl
+  row eff_cluster_nopdl_$rep $EFF --split-k-cluster --no-pdl
   row eff_reducekernel_nopdl_$rep $EFF --split-k-reduce-kernel --no-pdl
 done
 for rep in 1 2; do

@@ -199,8 +199,12 @@ struct CudaBuildOptions {
   /// `splits` blocks of an output tile form one cluster and sum the tile through distributed shared memory, each block a
   /// slice, then run the epilogue (kernels::conv2d_pointwise_cluster; one kernel, no workspace, no counters;
   /// timing-cache impl "..._cluster"). true: that form is timed beside the others and the fastest wins per conv. Same
-  /// bits as the other forms. Part of the timing-cache identity.
-  bool split_k_cluster = true;
+  /// bits as the other forms. Part of the timing-cache identity when on.
+  /// Default off: timed alone it wins (EfficientNet-Lite0: 14 convs pick it, 8 kernels fewer, per-step medians 7.3 µs
+  /// lower), but in the frame's graph it loses 5.2 µs (device run 85, H100, frame in device memory, 4 alternated
+  /// pairs: GPU p50 230.7 against 225.5 µs). Without PDL it wins by ~10 µs (run 84): a cluster launch appears to forgo
+  /// PDL's early start (experiments/pdl_cluster_00_launch.cu measures that alone).
+  bool split_k_cluster = false;
   /// Depthwise → pointwise fusion (fp16 / fp8 precision, channels-first): the depthwise conv of an MBConv block and
   /// the 1×1 projection reading its output may run as one kernel that computes the depthwise output into shared memory
   /// as the projection GEMM's operand, never storing it (kernels::conv2d_depthwise_pointwise). Timed at build against

@@ -144,11 +144,13 @@ Status conv2d_nhwc_igemm(const Conv2dGeometry& g, const NhwcIgemmForm& form, con
   cfg.stream = stream;
   cudaLaunchAttribute attr[2] = {};
   unsigned n_attr = 0;
-  attr[n_attr].id = cudaLaunchAttributeClusterDimension;
-  attr[n_attr].val.clusterDim.x = 1;
-  attr[n_attr].val.clusterDim.y = 1;
-  attr[n_attr].val.clusterDim.z = static_cast<unsigned>(form.splits);
-  ++n_attr;
+  if (form.splits > 1) {  // splits 1 uses no cluster API: a plain launch keeps PDL's early start (experiments/pdl_cluster_00_launch.cu)
+    attr[n_attr].id = cudaLaunchAttributeClusterDimension;
+    attr[n_attr].val.clusterDim.x = 1;
+    attr[n_attr].val.clusterDim.y = 1;
+    attr[n_attr].val.clusterDim.z = static_cast<unsigned>(form.splits);
+    ++n_attr;
+  }
   if (epi.pdl) {
     attr[n_attr].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[n_attr].val.programmaticStreamSerializationAllowed = 1;

@@ -44,7 +44,7 @@ namespace ws::kernels {
 inline constexpr int kNhwcTileM = 64, kNhwcTileK = 64, kNhwcMaxSplits = 16;
 /// The kernel's revision, part of the timing-cache identity when the tactic is on (CudaBuildOptions::nhwc_igemm): a
 /// cache timed with an earlier kernel is not trusted. Bump it with every change to the kernel's speed.
-inline constexpr const char* kNhwcIgemmRevision = "cluster-v2";
+inline constexpr const char* kNhwcIgemmRevision = "cluster-v2-plain-s1";
 
 /// One launch configuration: output channels per CTA (32 or 64) and the cluster's split-K count (1, 2, 4, 8 or 16).
 struct NhwcIgemmForm {

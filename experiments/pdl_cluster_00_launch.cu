@@ -1,0 +1,131 @@
+// Does a kernel launched with a thread-block-cluster attribute still get programmatic dependent launch's early start?
+// Question behind it (docs/cuda-executor.md, device runs 81–85): both our cluster kernels (the NHWC split-K implicit GEMM
+// and the pointwise conv's cluster split-K) are faster than their alternatives when timed alone, and slower inside the
+// frame's CUDA graph, where every other kernel of ours overlaps its launch with its predecessor's tail through PDL.
+// What it computes: a CUDA graph of 50 dependent pairs [A -> B], A and B tiny kernels (132 blocks of 128 threads, ~1 µs
+// of arithmetic each, a griddepcontrol.launch_dependents after it, griddepcontrol.wait before its first global access),
+// captured from a stream with the programmatic-stream-serialization attribute on every launch (the lanes' graphs are
+// captured the same way). Variants change only how B (or A) is launched:
+//   plain        A, B plain launches with PDL
+//   B cluster1   B with a cluster dimension (1, 1, 1)
+//   B cluster4   B with cluster (1, 1, 4) over a grid z of 4 (33 blocks per z: the same 132 blocks)
+//   A cluster4   A with cluster (1, 1, 4), B plain
+//   no PDL       neither with the attribute (a full launch gap per edge)
+// Thread mapping: one thread per element of a 132·128-float buffer; each kernel reads and writes its own element.
+// Time: median of 20 replays of the graph (CUDA events) / 50 pairs, µs per pair. Check: the buffer holds 100 increments
+// of every element after each replay (a kernel that ran before its predecessor finished would lose increments).
+// Build and run alone: nvcc -std=c++20 -O3 -arch=sm_90 -Isrc -Iinclude experiments/pdl_cluster_00_launch.cu -o /tmp/pdlc && /tmp/pdlc
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "lab_check.h"
+
+namespace {
+
+constexpr int kBlocks = 132, kThreads = 128, kPairs = 50, kReplays = 20, kSpin = 400;
+
+__device__ __forceinline__ void gdc_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void gdc_launch() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+
+// Each block handles 128 consecutive elements, whatever the grid's shape (grid.x · grid.z = 132 blocks).
+__global__ void step_kernel(float* buf) {
+  const int block = blockIdx.z * gridDim.x + blockIdx.x;
+  float v = threadIdx.x * 1e-3f;
+  for (int i = 0; i < kSpin; ++i) v = v * 0.999f + 1e-3f;  // ~1 µs of dependent arithmetic, no memory
+  gdc_launch();
+  gdc_wait();
+  float* p = buf + block * kThreads + threadIdx.x;
+  *p = *p + 1.0f + (v > 1e30f ? 1.0f : 0.0f);
+}
+
+cudaError_t launch(cudaStream_t st, float* buf, bool pdl, int cluster_z) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = cluster_z > 1 ? dim3(kBlocks / cluster_z, 1, cluster_z) : dim3(kBlocks);  // 132 = 33 · 4
+  cfg.blockDim = dim3(kThreads);
+  cfg.stream = st;
+  cudaLaunchAttribute attr[2] = {};
+  unsigned n = 0;
+  if (cluster_z > 0) {
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = 1;
+    attr[n].val.clusterDim.y = 1;
+    attr[n].val.clusterDim.z = static_cast<unsigned>(cluster_z);
+    ++n;
+  }
+  if (pdl) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  cfg.attrs = attr;
+  cfg.numAttrs = n;
+  return cudaLaunchKernelEx(&cfg, step_kernel, buf);
+}
+
+struct Variant {
+  const char* name;
+  bool pdl;
+  int a_cluster, b_cluster;  // 0: no cluster attribute
+};
+
+}  // namespace
+
+int main() {
+  cudaDeviceProp prop{};
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  if (prop.major < 9) {
+    std::printf("needs compute capability 9.0 (clusters, PDL); this is %d.%d\n", prop.major, prop.minor);
+    return 0;
+  }
+  float* buf = nullptr;
+  CHECK(cudaMalloc(&buf, kBlocks * kThreads * sizeof(float)));
+  cudaStream_t st;
+  CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  const Variant variants[] = {{"plain (PDL)", true, 0, 0},    {"B cluster1 (PDL)", true, 0, 1}, {"B cluster4 (PDL)", true, 0, 4},
+                              {"A cluster4 (PDL)", true, 4, 0}, {"both cluster4 (PDL)", true, 4, 4}, {"no PDL", false, 0, 0},
+                              {"B cluster4, no PDL", false, 0, 4}};
+  std::printf("# %s, %d SMs; us per [A -> B] pair: median of %d graph replays / %d pairs\n", prop.name, prop.multiProcessorCount, kReplays, kPairs);
+  int wrong = 0;
+  for (int round = 0; round < 2; ++round)
+    for (const Variant& v : variants) {
+      CHECK(cudaMemset(buf, 0, kBlocks * kThreads * sizeof(float)));
+      cudaGraph_t g;
+      cudaGraphExec_t ge;
+      CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+      for (int i = 0; i < kPairs; ++i) {
+        CHECK(launch(st, buf, v.pdl, v.a_cluster));
+        CHECK(launch(st, buf, v.pdl, v.b_cluster));
+      }
+      CHECK(cudaStreamEndCapture(st, &g));
+      CHECK(cudaGraphInstantiate(&ge, g, 0));
+      std::vector<float> us;
+      for (int r = 0; r < kReplays + 1; ++r) {
+        CHECK(cudaEventRecord(e0, st));
+        CHECK(cudaGraphLaunch(ge, st));
+        CHECK(cudaEventRecord(e1, st));
+        CHECK(cudaEventSynchronize(e1));
+        float ms = 0;
+        CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        if (r > 0) us.push_back(ms * 1000.0f / kPairs);  // replay 0: upload and warm-up
+      }
+      std::vector<float> h(kBlocks * kThreads);
+      CHECK(cudaMemcpy(h.data(), buf, h.size() * sizeof(float), cudaMemcpyDeviceToHost));
+      const float want = float((kReplays + 1) * 2 * kPairs);
+      int bad = 0;
+      for (float x : h) bad += x != want;
+      wrong += bad;
+      std::sort(us.begin(), us.end());
+      std::printf("round %d  %-22s %7.3f us/pair (min %.3f, max %.3f)  %s\n", round, v.name, us[us.size() / 2], us.front(), us.back(),
+                  bad ? "CHECK FAILED: lost increments" : "check ok");
+      CHECK(cudaGraphExecDestroy(ge));
+      CHECK(cudaGraphDestroy(g));
+    }
+  std::printf("# %d element(s) wrong\n", wrong);
+  return wrong ? 1 : 0;
+}
