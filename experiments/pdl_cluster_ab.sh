@@ -10,8 +10,8 @@
 # Usage (device tool): bash scripts/device.sh test && bash experiments/pdl_cluster_ab.sh   (writes $OUT/pdl-cluster-ab.txt)
 #   `... pdl_cluster_ab.sh interleave [REPS]`: the frame in device memory (--input device: a ~8 us preprocess, no PCIe in
 #   the frame), A and B rows alternated REPS times (default 4), so that drift between rows (run 82 saw ResNet-50 move by
-#   21 us between two identical rows) hits both sides: EfficientNet-Lite0 default vs --split-k-reduce-kernel, ResNet-50
-#   default vs --hwc8-port.
+#   21 us between two identical rows; run 84) hits both sides: EfficientNet-Lite0 --split-k-cluster vs
+#   --split-k-reduce-kernel, ResNet-50 default vs --hwc8-port (R50_B=nhwc-igemm: vs --nhwc-igemm).
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 WS=${WS_BUILD_DIR:-build-dev}/warpstream
