@@ -11,7 +11,9 @@
 //   B cluster4   B with cluster (1, 1, 4) over a grid z of 4 (33 blocks per z: the same 132 blocks)
 //   A cluster4   A with cluster (1, 1, 4), B plain
 //   no PDL       neither with the attribute (a full launch gap per edge)
-// Thread mapping: one thread per element of a 132·128-float buffer; each kernel reads and writes its own element.
+//   ... and the same with clusters of 8 and 16 (non-portable), and with A holding 100 KB of dynamic shared memory per
+//   block (at most 2 blocks per SM: the co-residency a 16-block cluster of B needs is then scarce while A runs).
+// Thread mapping: one thread per element of a 128·128-float buffer; each kernel reads and writes its own element.
 // Time: median of 20 replays of the graph (CUDA events) / 50 pairs, µs per pair. Check: the buffer holds 100 increments
 // of every element after each replay (a kernel that ran before its predecessor finished would lose increments).
 // Build and run alone: nvcc -std=c++20 -O3 -arch=sm_90 -Isrc -Iinclude experiments/pdl_cluster_00_launch.cu -o /tmp/pdlc && /tmp/pdlc
@@ -25,12 +27,13 @@
 
 namespace {
 
-constexpr int kBlocks = 132, kThreads = 128, kPairs = 50, kReplays = 20, kSpin = 400;
+constexpr int kBlocks = 128, kThreads = 128, kPairs = 50, kReplays = 20, kSpin = 400;
+constexpr int kHeavySmem = 100 * 1024;  // a predecessor that holds most of an SM's shared memory (our fused MBConv kernels)
 
 __device__ __forceinline__ void gdc_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 __device__ __forceinline__ void gdc_launch() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
 
-// Each block handles 128 consecutive elements, whatever the grid's shape (grid.x · grid.z = 132 blocks).
+// Each block handles 128 consecutive elements, whatever the grid's shape (grid.x · grid.z = 128 blocks).
 __global__ void step_kernel(float* buf) {
   const int block = blockIdx.z * gridDim.x + blockIdx.x;
   float v = threadIdx.x * 1e-3f;
@@ -41,10 +44,11 @@ __global__ void step_kernel(float* buf) {
   *p = *p + 1.0f + (v > 1e30f ? 1.0f : 0.0f);
 }
 
-cudaError_t launch(cudaStream_t st, float* buf, bool pdl, int cluster_z) {
+cudaError_t launch(cudaStream_t st, float* buf, bool pdl, int cluster_z, int smem = 0) {
   cudaLaunchConfig_t cfg{};
-  cfg.gridDim = cluster_z > 1 ? dim3(kBlocks / cluster_z, 1, cluster_z) : dim3(kBlocks);  // 132 = 33 · 4
+  cfg.gridDim = cluster_z > 1 ? dim3(kBlocks / cluster_z, 1, cluster_z) : dim3(kBlocks);
   cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = static_cast<size_t>(smem);
   cfg.stream = st;
   cudaLaunchAttribute attr[2] = {};
   unsigned n = 0;
@@ -69,6 +73,7 @@ struct Variant {
   const char* name;
   bool pdl;
   int a_cluster, b_cluster;  // 0: no cluster attribute
+  int a_smem = 0;            // A's dynamic shared memory per block (bytes)
 };
 
 }  // namespace
@@ -87,9 +92,16 @@ int main() {
   cudaEvent_t e0, e1;
   CHECK(cudaEventCreate(&e0));
   CHECK(cudaEventCreate(&e1));
-  const Variant variants[] = {{"plain (PDL)", true, 0, 0},    {"B cluster1 (PDL)", true, 0, 1}, {"B cluster4 (PDL)", true, 0, 4},
-                              {"A cluster4 (PDL)", true, 4, 0}, {"both cluster4 (PDL)", true, 4, 4}, {"no PDL", false, 0, 0},
-                              {"B cluster4, no PDL", false, 0, 4}};
+  CHECK(cudaFuncSetAttribute(step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kHeavySmem));
+  CHECK(cudaFuncSetAttribute(step_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  const Variant variants[] = {{"plain (PDL)", true, 0, 0},          {"B cluster1 (PDL)", true, 0, 1},
+                              {"B cluster4 (PDL)", true, 0, 4},       {"B cluster8 (PDL)", true, 0, 8},
+                              {"B cluster16 (PDL)", true, 0, 16},     {"A cluster4 (PDL)", true, 4, 0},
+                              {"both cluster4 (PDL)", true, 4, 4},    {"no PDL", false, 0, 0},
+                              {"B cluster4, no PDL", false, 0, 4},    {"B cluster16, no PDL", false, 0, 16},
+                              {"heavy A, plain (PDL)", true, 0, 0, kHeavySmem}, {"heavy A, B cluster16 (PDL)", true, 0, 16, kHeavySmem},
+                              {"heavy A, B cluster4 (PDL)", true, 0, 4, kHeavySmem}, {"heavy A, no PDL", false, 0, 0, kHeavySmem},
+                              {"heavy A, B cluster16, no PDL", false, 0, 16, kHeavySmem}};
   std::printf("# %s, %d SMs; us per [A -> B] pair: median of %d graph replays / %d pairs\n", prop.name, prop.multiProcessorCount, kReplays, kPairs);
   int wrong = 0;
   for (int round = 0; round < 2; ++round)
@@ -99,7 +111,7 @@ int main() {
       cudaGraphExec_t ge;
       CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
       for (int i = 0; i < kPairs; ++i) {
-        CHECK(launch(st, buf, v.pdl, v.a_cluster));
+        CHECK(launch(st, buf, v.pdl, v.a_cluster, v.a_smem));
         CHECK(launch(st, buf, v.pdl, v.b_cluster));
       }
       CHECK(cudaStreamEndCapture(st, &g));
@@ -121,7 +133,7 @@ int main() {
       for (float x : h) bad += x != want;
       wrong += bad;
       std::sort(us.begin(), us.end());
-      std::printf("round %d  %-22s %7.3f us/pair (min %.3f, max %.3f)  %s\n", round, v.name, us[us.size() / 2], us.front(), us.back(),
+      std::printf("round %d  %-30s %7.3f us/pair (min %.3f, max %.3f)  %s\n", round, v.name, us[us.size() / 2], us.front(), us.back(),
                   bad ? "CHECK FAILED: lost increments" : "check ok");
       CHECK(cudaGraphExecDestroy(ge));
       CHECK(cudaGraphDestroy(g));

@@ -41,7 +41,7 @@ if [ "${1:-}" = interleave ]; then
 import re, statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    m = re.match(r"(\w+?)_(\d+)\s+rc=0 .*gpu p50 ([\d.]+)", line)
+    m = re.match(r"([\w-]+?)_(\d+)\s+rc=0 .*gpu p50 ([\d.]+)", line)
     if m: rows.setdefault(m.group(1), []).append(float(m.group(3)))
 for k, v in rows.items():
     print(f"{k:24s} gpu p50 per rep {' '.join(f'{x:.1f}' for x in v)}  median {statistics.median(v):.1f} us ({len(v)} reps)")
