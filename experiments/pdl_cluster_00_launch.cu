@@ -30,8 +30,17 @@ namespace {
 constexpr int kBlocks = 128, kThreads = 128, kPairs = 50, kReplays = 20, kSpin = 400;
 constexpr int kHeavySmem = 100 * 1024;  // a predecessor that holds most of an SM's shared memory (our fused MBConv kernels)
 
-__device__ __forceinline__ void gdc_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-__device__ __forceinline__ void gdc_launch() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+// PDL's instructions exist from sm_90 (the CMake build also compiles this file for older targets; main() refuses them).
+__device__ __forceinline__ void gdc_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void gdc_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 
 // Each block handles 128 consecutive elements, whatever the grid's shape (grid.x · grid.z = 128 blocks).
 __global__ void step_kernel(float* buf) {

@@ -201,9 +201,10 @@ struct CudaBuildOptions {
   /// timing-cache impl "..._cluster"). true: that form is timed beside the others and the fastest wins per conv. Same
   /// bits as the other forms. Part of the timing-cache identity when on.
   /// Default off: timed alone it wins (EfficientNet-Lite0: 14 convs pick it, 8 kernels fewer, per-step medians 7.3 µs
-  /// lower), but in the frame's graph it loses 5.2 µs (device run 85, H100, frame in device memory, 4 alternated
-  /// pairs: GPU p50 230.7 against 225.5 µs). Without PDL it wins by ~10 µs (run 84): a cluster launch appears to forgo
-  /// PDL's early start (experiments/pdl_cluster_00_launch.cu measures that alone).
+  /// lower, device run 82), but in the frame's graph it loses ~5 µs (runs 84 and 85, H100, frame in device memory,
+  /// alternated rows: GPU p50 230.7 against 225.5 µs, then 230.0 against 224.9). Without PDL it wins by ~10 µs (run 83).
+  /// A cluster launch itself keeps PDL's early start (experiments/pdl_cluster_00_launch.cu, run 86: clusters of 4, 8
+  /// and 16 behind a shared-memory-heavy predecessor cost ≤ 0.05 µs per edge): why it loses in the graph is open.
   bool split_k_cluster = false;
   /// Depthwise → pointwise fusion (fp16 / fp8 precision, channels-first): the depthwise conv of an MBConv block and
   /// the 1×1 projection reading its output may run as one kernel that computes the depthwise output into shared memory
