@@ -310,6 +310,28 @@ TEST(ConvKernels, PointwiseMatchesReference) {
   }
 }
 
+// Random operands of a pointwise conv `g` in element type `t` — x, w, residual and bias ~ U(-1, 1) from `seed` (+0..3) —
+// with the epilogue the split-K form tests use (bias, residual, clip(0, 6)).
+struct PointwiseOperands {
+  size_t yn;
+  DeviceBuf dx, dw, dres, dbias;
+  kernels::ConvEpilogue e;
+  PointwiseOperands(const Conv2dGeometry& g, ElemType t, uint64_t seed)
+      : yn(size_t(g.n * g.c_out * g.out_h * g.out_w)), dx(size_t(g.n * g.c_in * g.in_h * g.in_w) * 4), dw(size_t(g.c_out * g.c_in) * 4),
+        dres(yn * 4), dbias(size_t(g.c_out) * 4) {
+    upload(t, test::random_values(size_t(g.n * g.c_in * g.in_h * g.in_w), seed), dx.p);
+    upload(t, test::random_values(size_t(g.c_out * g.c_in), seed + 1), dw.p);
+    upload(t, test::random_values(yn, seed + 3), dres.p);
+    const auto b = test::random_values(size_t(g.c_out), seed + 2);
+    EXPECT_EQ(::ws::test::upload_sync(dbias.p, b.data(), b.size() * 4), cudaSuccess);
+    e.bias = static_cast<const float*>(dbias.p);
+    e.residual = dres.p;
+    e.act = Activation::kClip;
+    e.params.min = 0.0f;
+    e.params.max = 6.0f;
+  }
+};
+
 // Split-K reduced in the kernel (tile counters) gives the bits of the two-kernel form (same summation order), launch
 // after launch on the same counters, and leaves every counter zero. Values are checked against the CPU reference in
 // PointwiseMatchesReference (the *_ik kernels); this pins determinism and the counters' reset.
@@ -325,25 +347,15 @@ TEST(ConvKernels, SplitKInKernelReductionIsBitwiseTheReduceKernel) {
     for (ElemType t : {ElemType::kFloat32, ElemType::kFloat16}) {
       SCOPED_TRACE(std::string(c.name) + (t == ElemType::kFloat16 ? " fp16" : " fp32"));
       const Conv2dGeometry& g = c.g;
-      const uint64_t seed = test::seed_for(std::string("splitk-ik-") + c.name);
-      const size_t xn = size_t(g.n * g.c_in * g.in_h * g.in_w), wn = size_t(g.c_out * g.c_in), yn = size_t(g.n * g.c_out * g.out_h * g.out_w);
-      const size_t eb = t == ElemType::kFloat16 ? 2 : 4;
-      DeviceBuf dx(xn * 4), dw(wn * 4), dres(yn * 4), dbias(size_t(g.c_out) * 4), y_two(yn * 4), y_one(yn * 4);
-      upload(t, test::random_values(xn, seed), dx.p);
-      upload(t, test::random_values(wn, seed + 1), dw.p);
-      upload(t, test::random_values(yn, seed + 3), dres.p);
-      const auto b = test::random_values(size_t(g.c_out), seed + 2);
-      ASSERT_EQ(::ws::test::upload_sync(dbias.p, b.data(), b.size() * 4), cudaSuccess);
+      const PointwiseOperands op(g, t, test::seed_for(std::string("splitk-ik-") + c.name));
+      const DeviceBuf &dx = op.dx, &dw = op.dw;
+      const kernels::ConvEpilogue& e = op.e;
+      const size_t yn = op.yn, eb = t == ElemType::kFloat16 ? 2 : 4;
+      DeviceBuf y_two(yn * 4), y_one(yn * 4);
       const size_t wsb = kernels::conv2d_pointwise_workspace_bytes(g, c.splits), nc = kernels::conv2d_pointwise_tile_counters(g, c.tile, c.splits);
       ASSERT_GT(nc, 0u);
       DeviceBuf ws(wsb), counters(nc * 4);
       ASSERT_EQ(::ws::test::memset_sync(counters.p, 0, nc * 4), cudaSuccess);
-      kernels::ConvEpilogue e;
-      e.bias = static_cast<const float*>(dbias.p);
-      e.residual = dres.p;
-      e.act = Activation::kClip;
-      e.params.min = 0.0f;
-      e.params.max = 6.0f;
       ASSERT_EQ(::ws::test::memset_sync(y_two.p, 0xFF, yn * eb), cudaSuccess);
       ASSERT_EQ(::ws::test::memset_sync(ws.p, 0xFF, wsb), cudaSuccess);
       Status s = kernels::conv2d_pointwise(t, c.tile, g, dx.p, dw.p, y_two.p, e, nullptr, c.splits, ws.p);
@@ -391,22 +403,13 @@ TEST(ConvKernels, SplitKClusterIsBitwiseTheReduceKernel) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     const Conv2dGeometry& g = c.g;
-    const uint64_t seed = test::seed_for(std::string("splitk-cluster-") + c.name);
-    const size_t xn = size_t(g.n * g.c_in * g.in_h * g.in_w), wn = size_t(g.c_out * g.c_in), yn = size_t(g.n * g.c_out * g.out_h * g.out_w);
-    DeviceBuf dx(xn * 2), dw(wn * 2), dres(yn * 2), dbias(size_t(g.c_out) * 4), y_two(yn * 2), y_cl(yn * 2);
-    upload(t, test::random_values(xn, seed), dx.p);
-    upload(t, test::random_values(wn, seed + 1), dw.p);
-    upload(t, test::random_values(yn, seed + 3), dres.p);
-    const auto b = test::random_values(size_t(g.c_out), seed + 2);
-    ASSERT_EQ(::ws::test::upload_sync(dbias.p, b.data(), b.size() * 4), cudaSuccess);
+    const PointwiseOperands op(g, t, test::seed_for(std::string("splitk-cluster-") + c.name));
+    const DeviceBuf &dx = op.dx, &dw = op.dw;
+    const kernels::ConvEpilogue& e = op.e;
+    const size_t yn = op.yn;
+    DeviceBuf y_two(yn * 2), y_cl(yn * 2);
     const size_t wsb = kernels::conv2d_pointwise_workspace_bytes(g, c.splits);
     DeviceBuf ws(wsb);
-    kernels::ConvEpilogue e;
-    e.bias = static_cast<const float*>(dbias.p);
-    e.residual = dres.p;
-    e.act = Activation::kClip;
-    e.params.min = 0.0f;
-    e.params.max = 6.0f;
     ASSERT_EQ(::ws::test::memset_sync(y_two.p, 0xFF, yn * 2), cudaSuccess);
     ASSERT_EQ(::ws::test::memset_sync(ws.p, 0xFF, wsb), cudaSuccess);
     Status s = kernels::conv2d_pointwise(t, c.tile, g, dx.p, dw.p, y_two.p, e, nullptr, c.splits, ws.p);

@@ -30,6 +30,14 @@
 namespace ws {
 namespace {
 
+// The current device's compute capability major.
+int cc_major() {
+  int dev = 0, major = 0;
+  EXPECT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  EXPECT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), cudaSuccess);
+  return major;
+}
+
 // A timing-cache file for test `name`: WS_GPU_TEST_TIMING_CACHE_DIR's when set, else a fresh one of this process.
 std::string effnet_cache(const std::string& name) {
   std::string cache = test::gpu_test_timing_cache(name);
@@ -175,10 +183,7 @@ TEST(CudaEngineSplitK, SerialFormFromTheCacheEqualsTheReduceKernelBitwise) {
 TEST(CudaEngineSplitK, ClusterFormFromTheCacheEqualsTheReduceKernelBitwise) {
   WS_REQUIRE_LANES_GPU();
   WS_REQUIRE_EFFICIENTNET_LITE0(path);
-  int dev = 0, major = 0;
-  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), cudaSuccess);
-  if (major < 9) GTEST_SKIP() << "thread-block clusters need compute capability 9.0";
+  if (cc_major() < 9) GTEST_SKIP() << "thread-block clusters need compute capability 9.0";
   check_split_form_from_cache(path, "effnet-splitk-cluster", "_cluster", "over a cluster (DSMEM reduction)");
 }
 
@@ -249,10 +254,7 @@ TEST(CudaEngineDwPw, EfficientNetLite0FusedPairsMatchCpu) {
 TEST(CudaEngineMbConv, EfficientNetLite0FusedBlocksMatchCpu) {
   WS_REQUIRE_LANES_GPU();
   WS_REQUIRE_EFFICIENTNET_LITE0(path);
-  int dev = 0, major = 0;
-  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), cudaSuccess);
-  if (major < 9) GTEST_SKIP() << "thread-block clusters need compute capability 9.0";
+  if (cc_major() < 9) GTEST_SKIP() << "thread-block clusters need compute capability 9.0";
   CudaBuildOptions o = effnet_options("", Precision::kFloat16);
   o.fuse_expand_depthwise = false;
   check_forced_fusion(path, o, "effnet-mbconv", "MBConv", "mbconv", "ws_mbconv_c16");
