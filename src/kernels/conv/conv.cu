@@ -7,6 +7,9 @@
 // its one launch — the cuDNN path needs up to three kernels (pad, convolution, bias+activation epilogue).
 // NCHW, OIHW weights, float32 or float16 storage, float32 arithmetic. 32-bit indices (validate_conv2d
 // refuses tensors of more than 2^30 elements, so a grid-stride index never overflows).
+// Split-K over a thread-block cluster (fp16, sm_90+; conv2d_pointwise_cluster): the pointwise wmma kernel's blocks of one
+// output tile form a cluster (1, 1, splits), blockIdx.z = image × splits + split, and reduce through distributed shared
+// memory (wmma_cluster_finish) — 'ConvKernels.SplitKCluster*', the *_cluster kernels of 'ConvKernels.PointwiseMatchesReference'.
 // Test: tests/gpu/conv_kernels_test.cpp (ws_gpu_tests --gtest_filter='ConvKernels*:CudaEngineConvTactics*'); FP8:
 // tests/gpu/conv_fp8_test.cpp ('ConvFp8*'); fused depthwise → pointwise: 'ConvKernels.DepthwisePointwise*'. Time: the per-node tactic timings of a build (warpstream bench prints
 // tactics with µs), or `warpstream bench --precision fp8 --calibration DIR` end to end.
