@@ -169,6 +169,12 @@ int run_bench(const BenchArgs& a) {
     if (on && !(*sources & ws::kTacticCudnn))
       return fail(ws::invalid_argument(std::string(flag) + " acts on channels-last convs, which need tactic source cudnn: "
                                        "--tactic-sources must include cudnn"), 2);
+  // The cluster split-K form is one of our fp16 pointwise tactics (channels-first convs): refused where it could never run.
+  if (a.split_k_cluster && precision == ws::Precision::kFloat32)
+    return fail(ws::invalid_argument("--split-k-cluster applies to fp16 pointwise convs: not with --precision fp32 (bench's default; add "
+                                     "--precision fp16)"), 2);
+  if (a.split_k_cluster && !(*sources & ws::kTacticWarpStream))
+    return fail(ws::invalid_argument("--split-k-cluster is a warpstream tactic: --tactic-sources must include warpstream"), 2);
   if (a.cutlass_conv && !(*sources & ws::kTacticWarpStream))
     return fail(ws::invalid_argument("--cutlass-conv is a warpstream tactic: --tactic-sources must include warpstream"), 2);
   if (a.cudnn_graph && !(*sources & ws::kTacticCudnn))
@@ -273,7 +279,7 @@ int run_bench(const BenchArgs& a) {
   bo.layout = *layout;
   bo.programmatic_dependent_launch = a.pdl;
   bo.split_k_in_kernel = !a.split_k_reduce_kernel;
-  bo.split_k_cluster = a.split_k_cluster && !a.split_k_reduce_kernel;
+  bo.split_k_cluster = a.split_k_cluster;  // CLI11 refuses it with --split-k-reduce-kernel
   bo.fuse_depthwise_pointwise = !a.no_dwpw_fusion;
   bo.fuse_expand_depthwise = !a.no_exdw_fusion;
   bo.cudnn_graph_convs = a.cudnn_graph;
@@ -306,7 +312,7 @@ int run_bench(const BenchArgs& a) {
   // as asked; the build applies it on compute capability >= 9.0 only (the device string names the sm)
   rep.env.set("engine_pdl", a.pdl ? "on" : "off");
   rep.env.set("engine_split_k_reduction", a.split_k_reduce_kernel ? "second kernel"
-                                          : a.split_k_cluster      ? "timed: second kernel, in-kernel or over a cluster"
+                                          : a.split_k_cluster      ? "timed: second kernel, in-kernel or over a cluster (fp16 NCHW convs, sm_90+)"
                                                                    : "timed: second kernel or in-kernel");
   {  // depthwise -> pointwise pairs run as one fused kernel (chosen by timing against the pair)
     size_t fused = 0;
@@ -637,8 +643,9 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
                                    "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
                       sub.add_flag("--split-k-cluster", a->split_k_cluster,
-                                   "also time split-K convs reduced across a thread-block cluster (DSMEM; fp16, sm_90+; default off: "
-                                   "it loses inside the frame's graph, docs/cuda-executor.md)");
+                                   "also time split-K convs reduced across a thread-block cluster (DSMEM; fp16 NCHW convs on sm_90+; default "
+                                   "off: it loses inside the frame's graph, docs/cuda-executor.md)")
+                          ->excludes("--split-k-reduce-kernel");
                       sub.add_option("--layout", a->layout,
                                      "activation layout inside the engine: auto | nchw | nhwc (default auto: nhwc for fp16 models without grouped convs, "
                                      "tactic source cudnn; nhwc needs cudnn)");

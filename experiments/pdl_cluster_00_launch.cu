@@ -2,13 +2,13 @@
 // Question behind it (docs/cuda-executor.md, device runs 81–85): both our cluster kernels (the NHWC split-K implicit GEMM
 // and the pointwise conv's cluster split-K) are faster than their alternatives when timed alone, and slower inside the
 // frame's CUDA graph, where every other kernel of ours overlaps its launch with its predecessor's tail through PDL.
-// What it computes: a CUDA graph of 50 dependent pairs [A -> B], A and B tiny kernels (132 blocks of 128 threads, ~1 µs
+// What it computes: a CUDA graph of 50 dependent pairs [A -> B], A and B tiny kernels (128 blocks of 128 threads, ~1 µs
 // of arithmetic each, a griddepcontrol.launch_dependents after it, griddepcontrol.wait before its first global access),
 // captured from a stream with the programmatic-stream-serialization attribute on every launch (the lanes' graphs are
 // captured the same way). Variants change only how B (or A) is launched:
 //   plain        A, B plain launches with PDL
 //   B cluster1   B with a cluster dimension (1, 1, 1)
-//   B cluster4   B with cluster (1, 1, 4) over a grid z of 4 (33 blocks per z: the same 132 blocks)
+//   B cluster4   B with cluster (1, 1, 4) over a grid z of 4 (32 blocks per z: the same 128 blocks)
 //   A cluster4   A with cluster (1, 1, 4), B plain
 //   no PDL       neither with the attribute (a full launch gap per edge)
 //   ... and the same with clusters of 8 and 16 (non-portable), and with A holding 100 KB of dynamic shared memory per

@@ -11,7 +11,8 @@
 #   `... pdl_cluster_ab.sh interleave [REPS]`: the frame in device memory (--input device: a ~8 us preprocess, no PCIe in
 #   the frame), A and B rows alternated REPS times (default 4), so that drift between rows (run 82 saw ResNet-50 move by
 #   21 us between two identical rows; run 84) hits both sides: EfficientNet-Lite0 --split-k-cluster vs
-#   --split-k-reduce-kernel, ResNet-50 default vs --hwc8-port (R50_B=nhwc-igemm: vs --nhwc-igemm).
+#   --split-k-reduce-kernel, ResNet-50 default vs --hwc8-port (R50_B=nhwc-igemm: vs --nhwc-igemm). The A side also times the
+#   serial in-kernel form; in run 82's per-step profile no conv chose it, so A - B is taken as the cluster form's.
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 WS=${WS_BUILD_DIR:-build-dev}/warpstream

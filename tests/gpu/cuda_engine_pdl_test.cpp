@@ -25,6 +25,7 @@
 #include "cuda_engine_test_support.h"
 #include "lanes_gpu_support.h"
 #include "support/small_tests.h"
+#include "kernels/conv/conv.h"
 #include "warpstream/cuda_engine.h"
 
 namespace ws {
@@ -144,12 +145,14 @@ void check_split_form_from_cache(const std::string& path, const char* tag, const
   text = std::regex_replace(text, key, std::string("$1") + suffix + "\"");
   const std::regex identity("(\"split_k_reduction\"\\s*:\\s*)\"second kernel\"");
   ASSERT_TRUE(std::regex_search(text, identity)) << "no split_k_reduction in the cache identity of " << cache;
-  text = std::regex_replace(text, identity, cluster ? "$1\"second kernel\", \"split_k_cluster\": \"timed\"" : "$1\"timed: second kernel or in-kernel\"");
+  text = std::regex_replace(text, identity, cluster ? "$1\"second kernel\", \"split_k_cluster\": \"" + std::string(kernels::kPointwiseClusterRevision) + "\""
+                                                   : std::string("$1\"timed: second kernel or in-kernel\""));
   std::ofstream(cache, std::ios::trunc) << text;
 
   o.split_k_in_kernel = !cluster;
   o.split_k_cluster = cluster;
-  o.programmatic_dependent_launch = false;
+  // The serial form runs without PDL (as it always has here); the cluster form with it, as a build that opts in runs it.
+  o.programmatic_dependent_launch = cluster;
   auto one = test::run_both(*g, Precision::kFloat16, 1e30, 0, seed, &err, o);
   ASSERT_TRUE(err.empty()) << err;
   auto e = CudaEngine::build(*g, [&] { CudaBuildOptions b = o; b.precision = Precision::kFloat16; return b; }());

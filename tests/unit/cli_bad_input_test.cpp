@@ -247,6 +247,10 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --samples " + quote(dir_.path().string())), {"cannot write", "is a directory"});
   expect_one_error(cli("bench --model " + m + " --tactic-sources nope"), {"--tactic-sources", "nope"});
   expect_one_error(cli("bench --model " + m + " --pdl --no-pdl"), {"--no-pdl", "excludes", "--pdl"});
+  // the opt-in cluster split-K form: with the reduce-kernel-only switch, in fp32, without our tactics
+  expect_one_error(cli("bench --model " + m + " --split-k-cluster --split-k-reduce-kernel"), {"--split-k-reduce-kernel", "excludes", "--split-k-cluster"});
+  expect_one_error(cli("bench --model " + m + " --split-k-cluster"), {"--split-k-cluster", "not with --precision fp32"});
+  expect_one_error(cli("bench --model " + m + " --split-k-cluster --precision fp16 --tactic-sources cudnn"), {"--split-k-cluster", "warpstream"});
   // the opt-in NHWC tactic families: a malformed value, or a request that rules them out
   expect_one_error(cli("bench --model " + m + " --nhwc-igemm=banana"), {"--nhwc-igemm", "banana"});
   expect_one_error(cli("bench --model " + m + " --cudnn-graph --precision fp32"), {"--cudnn-graph", "not with --precision fp32"});

@@ -296,7 +296,7 @@ Result<nlohmann::json> cache_identity(int device, const std::string& hash, const
   // The opt-in tactic families widen the candidate set: a cache timed without them would keep their convs on cuDNN.
   // Only named when on, so the caches of default builds keep their identity.
   if (o.cudnn_graph_convs) id["cudnn_graph_convs"] = cudnn_fe_version();  // the frontend version: indices are per version
-  if (o.split_k_cluster) id["split_k_cluster"] = "timed";  // a cache timed before the cluster form existed never timed it
+  if (o.split_k_cluster) id["split_k_cluster"] = kernels::kPointwiseClusterRevision;  // timed with this kernel revision
   if (o.nhwc_igemm) id["nhwc_igemm"] = kernels::kNhwcIgemmRevision;  // a cache timed with an earlier kernel is re-timed
   if (o.cutlass_convs) id["cutlass_convs"] = kernels::conv2d_cutlass_built();  // a cache from a build without it never timed it
   return id;

@@ -1182,8 +1182,20 @@ Status conv2d_pointwise_cluster(PointwiseTile tile, const Conv2dGeometry& g, con
   if (splits < 2 || splits > kPointwiseMaxClusterSplits)
     return invalid_argument("conv2d_pointwise_cluster: split-K " + std::to_string(splits) + " outside 2.." + std::to_string(kPointwiseMaxClusterSplits) +
                             " (the cluster size)");
+  if (tile != PointwiseTile::k32x32 && tile != PointwiseTile::k64x64) return invalid_argument("conv2d_pointwise_cluster: unknown tile");
   if (!x || !w || !y) return invalid_argument("conv2d_pointwise_cluster: null x, w or y");
+  if ((reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(w) | reinterpret_cast<uintptr_t>(y) | reinterpret_cast<uintptr_t>(e.residual)) % 2 != 0 ||
+      reinterpret_cast<uintptr_t>(e.bias) % 4 != 0)
+    return invalid_argument("conv2d_pointwise_cluster: x, w, y and residual must be 2-byte aligned (fp16), bias 4-byte aligned (fp32)");
   if (g.n * splits > 65535) return invalid_argument("conv2d_pointwise_cluster: batch x split-K above 65535");
+  const int b = tile == PointwiseTile::k64x64 ? 64 : 32;
+  if ((g.c_out + b - 1) / b > 65535) return invalid_argument("conv2d_pointwise_cluster: more than 65535 output-channel tiles (c_out too large)");
+  int dev = 0, cc_major = 0;
+  WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
+  WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, dev));
+  if (cc_major < 9)
+    return invalid_argument("conv2d_pointwise_cluster: thread-block clusters need compute capability 9.0; device " + std::to_string(dev) + " is " +
+                            std::to_string(cc_major) + ".x (use conv2d_pointwise with a workspace)");
   using K32 = void (*)(const __half*, const __half*, __half*, const float*, const __half*, int, int, int, Activation, ActivationParams, int,
                        float*, unsigned*);
   const K32 kernel = tile == PointwiseTile::k64x64 ? pointwise_wmma_kernel<64, 64, 32, 32, true> : pointwise_wmma_kernel<32, 32, 16, 16, true>;
@@ -1212,7 +1224,6 @@ Status conv2d_pointwise_cluster(PointwiseTile tile, const Conv2dGeometry& g, con
     return invalid_argument("conv2d_pointwise_cluster: split-K " + std::to_string(splits) +
                             " needs a non-portable cluster (more than 8 blocks), which this device refused; use splits <= 8");
   const int M = int(g.c_out), N = int(g.out_h * g.out_w), K = int(g.c_in);
-  const int b = tile == PointwiseTile::k64x64 ? 64 : 32;
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>((N + b - 1) / b), static_cast<unsigned>((M + b - 1) / b), static_cast<unsigned>(g.n * splits));
   cfg.blockDim = dim3(tile == PointwiseTile::k64x64 ? WmmaTile<64, 64, 32, 32>::kThreads : WmmaTile<32, 32, 16, 16>::kThreads);
@@ -1232,9 +1243,13 @@ Status conv2d_pointwise_cluster(PointwiseTile tile, const Conv2dGeometry& g, con
   }
   cfg.attrs = attr;
   cfg.numAttrs = n_attr;
-  WS_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&cfg, kernel, static_cast<const __half*>(x), static_cast<const __half*>(w), static_cast<__half*>(y),
+  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, static_cast<const __half*>(x), static_cast<const __half*>(w), static_cast<__half*>(y),
                                              e.bias, static_cast<const __half*>(e.residual), M, N, K, e.act, e.params, splits,
-                                             static_cast<float*>(nullptr), static_cast<unsigned*>(nullptr)));
+                                             static_cast<float*>(nullptr), static_cast<unsigned*>(nullptr));
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();  // not left for the next launcher's launched() to report as its own
+    return cuda::cuda_status(err, "conv2d_pointwise_cluster launch", __FILE__, __LINE__);
+  }
   return Status::ok();
 }
 

@@ -102,10 +102,14 @@ Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g,
 /// order from 0.0f — the order of the reduce kernel, so y equals conv2d_pointwise's split-K result with the same tile and
 /// splits bit for bit — and runs the epilogue. One kernel, no workspace, no counters, no state between launches (safe on
 /// concurrent streams). Splits above 8 need non-portable clusters (asked for once per device).
-/// Errors: kInvalidArgument when not applicable, splits outside 2..kPointwiseMaxClusterSplits, a null operand, batch ×
-/// splits above 65535, a build whose kernel runs from PTX older than 9.0, or splits > 8 on a device refusing
-/// non-portable clusters; kCuda for a failed launch (e.g. a device below compute capability 9.0).
+/// Errors: kInvalidArgument when not applicable, splits outside 2..kPointwiseMaxClusterSplits, an unknown tile, a null or
+/// misaligned operand (fp16 operands 2-byte, the fp32 bias 4-byte aligned), batch × splits or the output-channel tiles
+/// above 65535, a device below compute capability 9.0, a build whose kernel runs from PTX older than 9.0, or splits > 8
+/// on a device refusing non-portable clusters; kCuda for a failed launch (the error is not left pending).
 inline constexpr int kPointwiseMaxClusterSplits = 16;
+/// The cluster form's revision, part of the timing-cache identity when CudaBuildOptions::split_k_cluster is on: a cache
+/// timed with an earlier kernel is not trusted. Bump it with every change to the kernel's speed.
+inline constexpr const char* kPointwiseClusterRevision = "dsmem-v1";
 Status conv2d_pointwise_cluster(PointwiseTile tile, const Conv2dGeometry& g, const void* x, const void* w, void* y, const ConvEpilogue& e,
                                 cudaStream_t stream, int splits);
 /// Bytes of float32 partials split-K needs: n · splits · Cout · H·W · 4 (0 for splits <= 1).

@@ -96,6 +96,12 @@ Status conv2d_nhwc_igemm(const Conv2dGeometry& g, const NhwcIgemmForm& form, con
   const int64_t P = g.n * g.out_h * g.out_w, R = g.kernel_h * g.kernel_w * g.c_in;
   const int64_t gx = (P + BM - 1) / BM, gy = (g.c_out + form.tile_n - 1) / form.tile_n;
   if (gx > 0x7fffffff || gy > 65535) return invalid_argument("conv2d_nhwc_igemm: grid too large");
+  int dev = 0, cc_major = 0;
+  WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
+  WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, dev));
+  if (cc_major < 9)
+    return invalid_argument("conv2d_nhwc_igemm: needs compute capability 9.0 (thread-block clusters); device " + std::to_string(dev) + " is " +
+                            std::to_string(cc_major) + ".x");
   // Once per device: the PTX version the kernels run from (clusters need 9.0), and each form's shared-memory and
   // non-portable cluster size (16) attributes, so that later launches (captured or not) make no attribute calls.
   static DeviceFacts facts[64];
@@ -158,8 +164,11 @@ Status conv2d_nhwc_igemm(const Conv2dGeometry& g, const NhwcIgemmForm& form, con
   }
   cfg.attrs = attr;
   cfg.numAttrs = n_attr;
-  WS_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&cfg, kernel, static_cast<const __half*>(x), static_cast<const __half*>(w),
-                                             static_cast<__half*>(y), a));
+  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, static_cast<const __half*>(x), static_cast<const __half*>(w), static_cast<__half*>(y), a);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();  // not left for the next launcher to report as its own
+    return cuda::cuda_status(err, "conv2d_nhwc_igemm launch", __FILE__, __LINE__);
+  }
   return Status::ok();
 }
 

@@ -21,11 +21,13 @@
 /// cluster returns kCuda at launch; either way the engine's timing skips the form).
 /// Covers: group 1, c_in % 64 == 0 and c_out % 8 == 0 (16-byte loads; a 64-deep K tile within one tap), any kernel size, stride, dilation and symmetric
 /// or asymmetric pads, batch n >= 1.
-/// Thread mapping: grid (ceil(P / 64), ceil(c_out / tile_n), splits), cluster (1, 1, splits), P = n·out_h·out_w; 256
+/// Thread mapping: grid (ceil(P / 64), ceil(c_out / tile_n), splits), cluster (1, 1, splits) (splits 1: a plain launch),
+/// P = n·out_h·out_w; 256
 /// threads = 8 warps in a 4 × 2 grid over the tile; a 4-stage cp.async ring; see conv_nhwc.cu.
 /// Errors (Status, before any device work): kInvalidArgument for an inconsistent geometry (validate_conv2d), a
 /// geometry this kernel does not cover (named), a form that does not exist or (splits 16) the device refused, a null or
-/// misaligned operand, a build whose PTX for this GPU predates 9.0; kCuda for a failed launch.
+/// misaligned operand, a device below compute capability 9.0, a build whose PTX for this GPU predates 9.0; kCuda for a
+/// failed launch (the error is not left pending).
 /// The CUDA executor times each form as a tactic of channels-last convs beside cuDNN (CudaBuildOptions::nhwc_igemm;
 /// ops/conv.cpp; timing-cache impl "ws_nhwc_igemm_n<tile_n>_s<splits>").
 /// Test: tests/gpu/conv_nhwc_test.cpp (ws_gpu_tests --gtest_filter='ConvNhwc*': against the CPU reference, every form;
