@@ -432,7 +432,7 @@ TEST(ConvKernels, SplitKClusterIsBitwiseTheReduceKernel) {
     }
     if (c.splits == 16) std::printf("[ cluster  ] %-34s split-K 16 (non-portable cluster) bitwise the reduce kernel\n", c.name);
   }
-  // refusals: a non-pointwise conv, split counts outside 2..16, null operands
+  // refusals: a non-pointwise conv, split counts outside 2..16, null and misaligned operands, batch x splits above 65535
   DeviceBuf p(64);
   kernels::ConvEpilogue none;
   const Conv2dGeometry pw = geo(1, 64, 7, 7, 32, 1, 1, 1, 1, 1, {0, 0, 0, 0}), k3 = geo(1, 64, 7, 7, 32, 1, 3, 3, 1, 1, {1, 1, 1, 1});
@@ -445,6 +445,13 @@ TEST(ConvKernels, SplitKClusterIsBitwiseTheReduceKernel) {
   expect_invalid(pw, 1, p.p, "split-K");
   expect_invalid(pw, 17, p.p, "split-K");
   expect_invalid(pw, 4, nullptr, "null");
+  expect_invalid(pw, 4, static_cast<char*>(p.p) + 1, "aligned");                               // an odd fp16 address
+  expect_invalid(geo(4097, 64, 1, 1, 32, 1, 1, 1, 1, 1, {0, 0, 0, 0}), 16, p.p, "65535");  // batch x splits
+  kernels::ConvEpilogue odd_bias;
+  odd_bias.bias = reinterpret_cast<const float*>(static_cast<char*>(p.p) + 2);
+  const Status sb = kernels::conv2d_pointwise_cluster(kernels::PointwiseTile::k32x32, pw, p.p, p.p, p.p, odd_bias, nullptr, 4);
+  EXPECT_EQ(sb.code(), StatusCode::kInvalidArgument) << sb.to_string();
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "a refusal must not leave a CUDA error behind";
 }
 
 // The fused depthwise → pointwise kernel (kernels::conv2d_depthwise_pointwise) against (a) the CPU reference of the
