@@ -1190,12 +1190,7 @@ Status conv2d_pointwise_cluster(PointwiseTile tile, const Conv2dGeometry& g, con
   if (g.n * splits > 65535) return invalid_argument("conv2d_pointwise_cluster: batch x split-K above 65535");
   const int b = tile == PointwiseTile::k64x64 ? 64 : 32;
   if ((g.c_out + b - 1) / b > 65535) return invalid_argument("conv2d_pointwise_cluster: more than 65535 output-channel tiles (c_out too large)");
-  int dev = 0, cc_major = 0;
-  WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
-  WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, dev));
-  if (cc_major < 9)
-    return invalid_argument("conv2d_pointwise_cluster: thread-block clusters need compute capability 9.0; device " + std::to_string(dev) + " is " +
-                            std::to_string(cc_major) + ".x (use conv2d_pointwise with a workspace)");
+  WS_RETURN_IF_ERROR(require_cluster_device("conv2d_pointwise_cluster"));
   using K32 = void (*)(const __half*, const __half*, __half*, const float*, const __half*, int, int, int, Activation, ActivationParams, int,
                        float*, unsigned*);
   const K32 kernel = tile == PointwiseTile::k64x64 ? pointwise_wmma_kernel<64, 64, 32, 32, true> : pointwise_wmma_kernel<32, 32, 16, 16, true>;

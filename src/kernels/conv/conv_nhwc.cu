@@ -96,12 +96,7 @@ Status conv2d_nhwc_igemm(const Conv2dGeometry& g, const NhwcIgemmForm& form, con
   const int64_t P = g.n * g.out_h * g.out_w, R = g.kernel_h * g.kernel_w * g.c_in;
   const int64_t gx = (P + BM - 1) / BM, gy = (g.c_out + form.tile_n - 1) / form.tile_n;
   if (gx > 0x7fffffff || gy > 65535) return invalid_argument("conv2d_nhwc_igemm: grid too large");
-  int dev = 0, cc_major = 0;
-  WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
-  WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, dev));
-  if (cc_major < 9)
-    return invalid_argument("conv2d_nhwc_igemm: needs compute capability 9.0 (thread-block clusters); device " + std::to_string(dev) + " is " +
-                            std::to_string(cc_major) + ".x");
+  WS_RETURN_IF_ERROR(require_cluster_device("conv2d_nhwc_igemm"));
   // Once per device: the PTX version the kernels run from (clusters need 9.0), and each form's shared-memory and
   // non-portable cluster size (16) attributes, so that later launches (captured or not) make no attribute calls.
   static DeviceFacts facts[64];

@@ -45,6 +45,17 @@ Result<const DeviceFacts*> device_facts(DeviceFacts (&table)[64], std::mutex& m,
   return static_cast<const DeviceFacts*>(&f);
 }
 
+/// OK when the current device has compute capability 9.0 or newer (thread-block clusters, distributed shared memory);
+/// else the kInvalidArgument naming `who` and the device; kCuda when the device cannot be queried.
+inline Status require_cluster_device(const char* who) {
+  int dev = 0, major = 0;
+  WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
+  WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  if (major >= 9) return Status::ok();
+  return invalid_argument(std::string(who) + ": thread-block clusters need compute capability 9.0; device " + std::to_string(dev) + " is " +
+                          std::to_string(major) + ".x");
+}
+
 /// OK when the kernel runs from PTX 7.0 or newer (wmma); else the kInvalidArgument a user can act on.
 inline Status require_wmma_ptx(const char* who, int ptx) {
   if (ptx >= 70) return Status::ok();
