@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "kernels/pdl.cuh"
 #include "lab_check.h"
 
 namespace {
@@ -30,51 +31,36 @@ namespace {
 constexpr int kBlocks = 128, kThreads = 128, kPairs = 50, kReplays = 20, kSpin = 400;
 constexpr int kHeavySmem = 100 * 1024;  // a predecessor that holds most of an SM's shared memory (our fused MBConv kernels)
 
-// PDL's instructions exist from sm_90 (the CMake build also compiles this file for older targets; main() refuses them).
-__device__ __forceinline__ void gdc_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void gdc_launch() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
 // Each block handles 128 consecutive elements, whatever the grid's shape (grid.x · grid.z = 128 blocks).
 __global__ void step_kernel(float* buf) {
   const int block = blockIdx.z * gridDim.x + blockIdx.x;
   float v = threadIdx.x * 1e-3f;
   for (int i = 0; i < kSpin; ++i) v = v * 0.999f + 1e-3f;  // ~1 µs of dependent arithmetic, no memory
-  gdc_launch();
-  gdc_wait();
+  ws::kernels::device::pdl_allow_dependents();
+  ws::kernels::device::pdl_wait();
   float* p = buf + block * kThreads + threadIdx.x;
   *p = *p + 1.0f + (v > 1e30f ? 1.0f : 0.0f);
 }
 
+// The runtime's own launcher (kernels/pdl.cuh): cluster_z 0 or 1 is a plain launch, as in the runtime. "B cluster1"
+// asks for a (1, 1, 1) cluster explicitly, which launch_kernel_cluster never does.
 cudaError_t launch(cudaStream_t st, float* buf, bool pdl, int cluster_z, int smem = 0) {
+  const dim3 grid = cluster_z > 1 ? dim3(kBlocks / cluster_z, 1, cluster_z) : dim3(kBlocks);
+  if (cluster_z != 1)
+    return ws::kernels::launch_kernel_cluster(pdl, static_cast<unsigned>(std::max(cluster_z, 1)), step_kernel, grid, dim3(kThreads),
+                                              static_cast<size_t>(smem), st, buf);
   cudaLaunchConfig_t cfg{};
-  cfg.gridDim = cluster_z > 1 ? dim3(kBlocks / cluster_z, 1, cluster_z) : dim3(kBlocks);
+  cfg.gridDim = grid;
   cfg.blockDim = dim3(kThreads);
   cfg.dynamicSmemBytes = static_cast<size_t>(smem);
   cfg.stream = st;
   cudaLaunchAttribute attr[2] = {};
-  unsigned n = 0;
-  if (cluster_z > 0) {
-    attr[n].id = cudaLaunchAttributeClusterDimension;
-    attr[n].val.clusterDim.x = 1;
-    attr[n].val.clusterDim.y = 1;
-    attr[n].val.clusterDim.z = static_cast<unsigned>(cluster_z);
-    ++n;
-  }
-  if (pdl) {
-    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[n].val.programmaticStreamSerializationAllowed = 1;
-    ++n;
-  }
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim = {1, 1, 1};
+  attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[1].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = n;
+  cfg.numAttrs = pdl ? 2 : 1;
   return cudaLaunchKernelEx(&cfg, step_kernel, buf);
 }
 

@@ -50,20 +50,41 @@ namespace ws::kernels {
 /// Launches `kernel` on `stream` (capturable) with the programmatic-stream-serialization attribute when `pdl`,
 /// as a plain launch otherwise. The kernel must keep the contract above. Returns the launch's error (also left
 /// for cudaGetLastError, as a <<<>>> launch does).
+/// The same with thread-block clusters (1, 1, cluster_z) along grid z (compute capability 9.0+; grid.z a multiple of
+/// cluster_z). cluster_z 1 is a plain launch with no cluster attribute: a (1, 1, 1) cluster costs ~0.3 µs more per
+/// graph edge (experiments/pdl_cluster_00_launch.cu, device run 86). Sizes above 8 need the kernel's
+/// cudaFuncAttributeNonPortableClusterSizeAllowed set first.
 template <typename... KernelArgs, typename... Args>
-cudaError_t launch_kernel(bool pdl, void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t smem_bytes,
-                          cudaStream_t stream, Args&&... args) {
+cudaError_t launch_kernel_cluster(bool pdl, unsigned cluster_z, void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t smem_bytes,
+                                  cudaStream_t stream, Args&&... args) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem_bytes;
   cfg.stream = stream;
-  cudaLaunchAttribute attr[1] = {};
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = pdl ? attr : nullptr;
-  cfg.numAttrs = pdl ? 1 : 0;
+  cudaLaunchAttribute attr[2] = {};
+  unsigned n = 0;
+  if (cluster_z > 1) {
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = 1;
+    attr[n].val.clusterDim.y = 1;
+    attr[n].val.clusterDim.z = cluster_z;
+    ++n;
+  }
+  if (pdl) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  cfg.attrs = n ? attr : nullptr;
+  cfg.numAttrs = n;
   return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+}
+
+template <typename... KernelArgs, typename... Args>
+cudaError_t launch_kernel(bool pdl, void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t smem_bytes,
+                          cudaStream_t stream, Args&&... args) {
+  return launch_kernel_cluster(pdl, 1, kernel, grid, block, smem_bytes, stream, std::forward<Args>(args)...);
 }
 
 }  // namespace ws::kernels

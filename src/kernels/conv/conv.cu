@@ -18,9 +18,8 @@
 #include <cuda_fp8.h>
 #include <mma.h>
 
-#include <mutex>
-
 #include <cmath>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -1190,7 +1189,6 @@ Status conv2d_pointwise_cluster(PointwiseTile tile, const Conv2dGeometry& g, con
   if (g.n * splits > 65535) return invalid_argument("conv2d_pointwise_cluster: batch x split-K above 65535");
   const int b = tile == PointwiseTile::k64x64 ? 64 : 32;
   if ((g.c_out + b - 1) / b > 65535) return invalid_argument("conv2d_pointwise_cluster: more than 65535 output-channel tiles (c_out too large)");
-  WS_RETURN_IF_ERROR(require_cluster_device("conv2d_pointwise_cluster"));
   using K32 = void (*)(const __half*, const __half*, __half*, const float*, const __half*, int, int, int, Activation, ActivationParams, int,
                        float*, unsigned*);
   const K32 kernel = tile == PointwiseTile::k64x64 ? pointwise_wmma_kernel<64, 64, 32, 32, true> : pointwise_wmma_kernel<32, 32, 16, 16, true>;
@@ -1211,6 +1209,7 @@ Status conv2d_pointwise_cluster(PointwiseTile tile, const Conv2dGeometry& g, con
       }
     return Status::ok();
   }));
+  WS_RETURN_IF_ERROR(require_cluster_device("conv2d_pointwise_cluster", *f));
   if (f->ptx < 90)
     return invalid_argument("conv2d_pointwise_cluster: this build runs the kernel from PTX for compute capability " + std::to_string(f->ptx / 10) +
                             "." + std::to_string(f->ptx % 10) +
@@ -1219,28 +1218,11 @@ Status conv2d_pointwise_cluster(PointwiseTile tile, const Conv2dGeometry& g, con
     return invalid_argument("conv2d_pointwise_cluster: split-K " + std::to_string(splits) +
                             " needs a non-portable cluster (more than 8 blocks), which this device refused; use splits <= 8");
   const int M = int(g.c_out), N = int(g.out_h * g.out_w), K = int(g.c_in);
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>((N + b - 1) / b), static_cast<unsigned>((M + b - 1) / b), static_cast<unsigned>(g.n * splits));
-  cfg.blockDim = dim3(tile == PointwiseTile::k64x64 ? WmmaTile<64, 64, 32, 32>::kThreads : WmmaTile<32, 32, 16, 16>::kThreads);
-  cfg.dynamicSmemBytes = 0;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[2] = {};
-  unsigned n_attr = 0;
-  attr[n_attr].id = cudaLaunchAttributeClusterDimension;
-  attr[n_attr].val.clusterDim.x = 1;
-  attr[n_attr].val.clusterDim.y = 1;
-  attr[n_attr].val.clusterDim.z = static_cast<unsigned>(splits);
-  ++n_attr;
-  if (e.pdl) {
-    attr[n_attr].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[n_attr].val.programmaticStreamSerializationAllowed = 1;
-    ++n_attr;
-  }
-  cfg.attrs = attr;
-  cfg.numAttrs = n_attr;
-  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, static_cast<const __half*>(x), static_cast<const __half*>(w), static_cast<__half*>(y),
-                                             e.bias, static_cast<const __half*>(e.residual), M, N, K, e.act, e.params, splits,
-                                             static_cast<float*>(nullptr), static_cast<unsigned*>(nullptr));
+  const dim3 grid(static_cast<unsigned>((N + b - 1) / b), static_cast<unsigned>((M + b - 1) / b), static_cast<unsigned>(g.n * splits));
+  const dim3 block(tile == PointwiseTile::k64x64 ? WmmaTile<64, 64, 32, 32>::kThreads : WmmaTile<32, 32, 16, 16>::kThreads);
+  const cudaError_t err = launch_kernel_cluster(e.pdl, static_cast<unsigned>(splits), kernel, grid, block, 0, stream, static_cast<const __half*>(x),
+                                                static_cast<const __half*>(w), static_cast<__half*>(y), e.bias, static_cast<const __half*>(e.residual), M,
+                                                N, K, e.act, e.params, splits, static_cast<float*>(nullptr), static_cast<unsigned*>(nullptr));
   if (err != cudaSuccess) {
     (void)cudaGetLastError();  // not left for the next launcher's launched() to report as its own
     return cuda::cuda_status(err, "conv2d_pointwise_cluster launch", __FILE__, __LINE__);

@@ -27,6 +27,7 @@
 #include "kernels/conv/conv_nhwc.h"
 #include "kernels/conv/conv_nhwc_kernel.cuh"
 #include "kernels/conv/device_once.h"
+#include "kernels/pdl.cuh"
 
 namespace ws::kernels {
 namespace {
@@ -96,7 +97,6 @@ Status conv2d_nhwc_igemm(const Conv2dGeometry& g, const NhwcIgemmForm& form, con
   const int64_t P = g.n * g.out_h * g.out_w, R = g.kernel_h * g.kernel_w * g.c_in;
   const int64_t gx = (P + BM - 1) / BM, gy = (g.c_out + form.tile_n - 1) / form.tile_n;
   if (gx > 0x7fffffff || gy > 65535) return invalid_argument("conv2d_nhwc_igemm: grid too large");
-  WS_RETURN_IF_ERROR(require_cluster_device("conv2d_nhwc_igemm"));
   // Once per device: the PTX version the kernels run from (clusters need 9.0), and each form's shared-memory and
   // non-portable cluster size (16) attributes, so that later launches (captured or not) make no attribute calls.
   static DeviceFacts facts[64];
@@ -121,6 +121,7 @@ Status conv2d_nhwc_igemm(const Conv2dGeometry& g, const NhwcIgemmForm& form, con
       }
     return Status::ok();
   }));
+  WS_RETURN_IF_ERROR(require_cluster_device("conv2d_nhwc_igemm", *f));
   if (f->ptx < 90)
     return invalid_argument("conv2d_nhwc_igemm: this build runs the kernel from PTX for compute capability " + std::to_string(f->ptx / 10) +
                             "." + std::to_string(f->ptx % 10) +
@@ -138,28 +139,11 @@ Status conv2d_nhwc_igemm(const Conv2dGeometry& g, const NhwcIgemmForm& form, con
   a.res = static_cast<const __half*>(epi.residual);
   a.act = epi.act;
   a.ap = epi.params;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3{static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(form.splits)};
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = static_cast<size_t>(form_smem_bytes(form));
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[2] = {};
-  unsigned n_attr = 0;
-  if (form.splits > 1) {  // splits 1 uses no cluster API; a (1, 1, 1) cluster launch costs ~0.3 µs more per graph edge (experiments/pdl_cluster_00_launch.cu, run 86)
-    attr[n_attr].id = cudaLaunchAttributeClusterDimension;
-    attr[n_attr].val.clusterDim.x = 1;
-    attr[n_attr].val.clusterDim.y = 1;
-    attr[n_attr].val.clusterDim.z = static_cast<unsigned>(form.splits);
-    ++n_attr;
-  }
-  if (epi.pdl) {
-    attr[n_attr].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[n_attr].val.programmaticStreamSerializationAllowed = 1;
-    ++n_attr;
-  }
-  cfg.attrs = attr;
-  cfg.numAttrs = n_attr;
-  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, static_cast<const __half*>(x), static_cast<const __half*>(w), static_cast<__half*>(y), a);
+  // splits 1 uses no cluster API: launch_kernel_cluster makes it a plain launch
+  const cudaError_t err = launch_kernel_cluster(epi.pdl, static_cast<unsigned>(form.splits), kernel,
+                                                dim3{static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(form.splits)},
+                                                dim3(kThreads), static_cast<size_t>(form_smem_bytes(form)), stream, static_cast<const __half*>(x),
+                                                static_cast<const __half*>(w), static_cast<__half*>(y), a);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();  // not left for the next launcher to report as its own
     return cuda::cuda_status(err, "conv2d_nhwc_igemm launch", __FILE__, __LINE__);

@@ -21,6 +21,7 @@ namespace ws::kernels {
 /// What one launcher knows about one device.
 struct DeviceFacts {
   std::atomic<bool> done{false};
+  int cc_major = 0;  ///< compute capability major (learned by device_facts itself, before `learn`)
   int optin = 0;  ///< cudaDevAttrMaxSharedMemoryPerBlockOptin (bytes)
   int ptx = 0;    ///< cudaFuncAttributes::ptxVersion of the launcher's kernel on this device (major · 10 + minor)
   bool wide_clusters = false;  ///< conv_nhwc.cu: the device accepted non-portable (16-CTA) clusters
@@ -38,6 +39,7 @@ Result<const DeviceFacts*> device_facts(DeviceFacts (&table)[64], std::mutex& m,
   if (!f.done.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(m);
     if (!f.done.load(std::memory_order_relaxed)) {
+      WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&f.cc_major, cudaDevAttrComputeCapabilityMajor, dev));
       WS_RETURN_IF_ERROR(learn(dev, f));
       f.done.store(true, std::memory_order_release);
     }
@@ -45,15 +47,12 @@ Result<const DeviceFacts*> device_facts(DeviceFacts (&table)[64], std::mutex& m,
   return static_cast<const DeviceFacts*>(&f);
 }
 
-/// OK when the current device has compute capability 9.0 or newer (thread-block clusters, distributed shared memory);
-/// else the kInvalidArgument naming `who` and the device; kCuda when the device cannot be queried.
-inline Status require_cluster_device(const char* who) {
-  int dev = 0, major = 0;
-  WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
-  WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  if (major >= 9) return Status::ok();
-  return invalid_argument(std::string(who) + ": thread-block clusters need compute capability 9.0; device " + std::to_string(dev) + " is " +
-                          std::to_string(major) + ".x");
+/// OK when the device of `f` (device_facts) has compute capability 9.0 or newer (thread-block clusters, distributed
+/// shared memory); else the kInvalidArgument naming `who`. No CUDA call: launch paths stay query-free.
+inline Status require_cluster_device(const char* who, const DeviceFacts& f) {
+  if (f.cc_major >= 9) return Status::ok();
+  return invalid_argument(std::string(who) + ": thread-block clusters need compute capability 9.0; this device is " + std::to_string(f.cc_major) +
+                          ".x");
 }
 
 /// OK when the kernel runs from PTX 7.0 or newer (wmma); else the kInvalidArgument a user can act on.
