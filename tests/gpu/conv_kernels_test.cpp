@@ -386,7 +386,7 @@ TEST(ConvKernels, SplitKInKernelReductionIsBitwiseTheReduceKernel) {
 // Split-K over a thread-block cluster gives the bits of the two-kernel form with the same tile and splits (the same
 // summation order: 0.0f + partial 0 + partial 1 ...), launch after launch, at every cluster size the engine times (4, 8,
 // 16) plus 2 and an odd 3, batch 2, with bias, residual and clip. Values against the CPU reference are checked in
-// PointwiseMatchesReference (the *_cluster kernels). Also: what the launcher refuses.
+// PointwiseMatchesReference (the *_cluster kernels); refusals in PointwiseClusterRefusesBadInputBeforeTheDevice.
 TEST(ConvKernels, SplitKClusterIsBitwiseTheReduceKernel) {
   WS_REQUIRE_LANES_GPU();
   if (cc_major() < 9) GTEST_SKIP() << "thread-block clusters need compute capability 9.0";
@@ -432,26 +432,34 @@ TEST(ConvKernels, SplitKClusterIsBitwiseTheReduceKernel) {
     }
     if (c.splits == 16) std::printf("[ cluster  ] %-34s split-K 16 (non-portable cluster) bitwise the reduce kernel\n", c.name);
   }
-  // refusals: a non-pointwise conv, split counts outside 2..16, null and misaligned operands, batch x splits above 65535
-  DeviceBuf p(64);
+}
+
+// What conv2d_pointwise_cluster refuses, each before any CUDA call (so this runs without a GPU, in CI too): a
+// non-pointwise conv, split counts outside 2..16, an unknown tile, null and misaligned operands, batch × splits above
+// 65535, and a c_out so large that its channel tiles exceed the grid's 65535. The pointers are never dereferenced.
+TEST(ConvKernels, PointwiseClusterRefusesBadInputBeforeTheDevice) {
+  alignas(16) static unsigned char buf[64];
+  void* p = buf;
   kernels::ConvEpilogue none;
   const Conv2dGeometry pw = geo(1, 64, 7, 7, 32, 1, 1, 1, 1, 1, {0, 0, 0, 0}), k3 = geo(1, 64, 7, 7, 32, 1, 3, 3, 1, 1, {1, 1, 1, 1});
-  auto expect_invalid = [&](const Conv2dGeometry& gg, int splits, void* x, const char* what) {
-    const Status st = kernels::conv2d_pointwise_cluster(kernels::PointwiseTile::k32x32, gg, x, p.p, p.p, none, nullptr, splits);
+  auto expect_invalid = [&](const Conv2dGeometry& gg, int splits, const void* x, const kernels::ConvEpilogue& e, const char* what,
+                            kernels::PointwiseTile tile = kernels::PointwiseTile::k32x32) {
+    const Status st = kernels::conv2d_pointwise_cluster(tile, gg, x, p, p, e, nullptr, splits);
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << what << ": " << st.to_string();
     EXPECT_NE(st.message().find(what), std::string::npos) << st.message();
   };
-  expect_invalid(k3, 4, p.p, "1x1");
-  expect_invalid(pw, 1, p.p, "split-K");
-  expect_invalid(pw, 17, p.p, "split-K");
-  expect_invalid(pw, 4, nullptr, "null");
-  expect_invalid(pw, 4, static_cast<char*>(p.p) + 1, "aligned");                               // an odd fp16 address
-  expect_invalid(geo(4097, 64, 1, 1, 32, 1, 1, 1, 1, 1, {0, 0, 0, 0}), 16, p.p, "65535");  // batch x splits
+  expect_invalid(k3, 4, p, none, "1x1");
+  expect_invalid(pw, 0, p, none, "split-K");
+  expect_invalid(pw, 1, p, none, "split-K");
+  expect_invalid(pw, 17, p, none, "split-K");
+  expect_invalid(pw, 4, p, none, "unknown tile", static_cast<kernels::PointwiseTile>(7));
+  expect_invalid(pw, 4, nullptr, none, "null");
+  expect_invalid(pw, 4, static_cast<char*>(p) + 1, none, "aligned");  // an odd fp16 address
   kernels::ConvEpilogue odd_bias;
-  odd_bias.bias = reinterpret_cast<const float*>(static_cast<char*>(p.p) + 2);
-  const Status sb = kernels::conv2d_pointwise_cluster(kernels::PointwiseTile::k32x32, pw, p.p, p.p, p.p, odd_bias, nullptr, 4);
-  EXPECT_EQ(sb.code(), StatusCode::kInvalidArgument) << sb.to_string();
-  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "a refusal must not leave a CUDA error behind";
+  odd_bias.bias = reinterpret_cast<const float*>(static_cast<char*>(p) + 2);
+  expect_invalid(pw, 4, p, odd_bias, "aligned");
+  expect_invalid(geo(4097, 64, 1, 1, 32, 1, 1, 1, 1, 1, {0, 0, 0, 0}), 16, p, none, "65535");         // batch × splits
+  expect_invalid(geo(1, 1, 1, 1, 2097153, 1, 1, 1, 1, 1, {0, 0, 0, 0}), 4, p, none, "c_out too large");  // 65537 channel tiles
 }
 
 // The fused depthwise → pointwise kernel (kernels::conv2d_depthwise_pointwise) against (a) the CPU reference of the
