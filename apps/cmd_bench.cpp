@@ -64,6 +64,7 @@ struct BenchArgs {
   bool cutlass_conv = false;            // --cutlass-conv (CudaBuildOptions::cutlass_convs = true)
   bool hwc8 = false;                    // --hwc8 (CudaBuildOptions::hwc8_input = true)
   bool hwc8_port = false;               // --hwc8-port (CudaBuildOptions::hwc8_input and hwc8_input_port = true)
+  bool input_wavefront = false;         // --input-wavefront (PipelineOptions::input_wavefront)
   std::string calibration;              // --calibration DIR (precision fp8)
   bool fp8_obey = false;                // --fp8-obey (CudaBuildOptions::fp8_obey_precision)
   bool no_progress = false;
@@ -379,6 +380,7 @@ int run_bench(const BenchArgs& a) {
   po.input = *input_mode;
   po.use_cuda_graph = !a.no_cuda_graph;
   po.normalize = mc.normalize;
+  po.input_wavefront = a.input_wavefront;
   std::vector<ws::cuda::DeviceBuffer> device_frames;
   if (*input_mode == ws::LaneInput::kDevice) {
     for (int i = 0; i < a.lanes; ++i) {
@@ -417,6 +419,9 @@ int run_bench(const BenchArgs& a) {
   auto built_pipe = ws::Pipeline::build(engine, po);
   if (!built_pipe) return fail(built_pipe.status());
   ws::Pipeline& pipe = **built_pipe;
+  rep.env.set("lanes_input_wavefront", a.input_wavefront ? pipe.wavefront_state() : std::string("off"));
+  if (a.input_wavefront && pipe.wavefront_state() != "on")
+    std::fprintf(stderr, "bench: warning: --input-wavefront: %s\n", pipe.wavefront_state().c_str());
   // The producer's write of the frame into the slot is outside every interval: each lane's slot is filled
   // once here and keeps the frame (slots are per lane and never reused by another lane).
   if (*input_mode != ws::LaneInput::kDevice) {
@@ -640,6 +645,10 @@ WS_REGISTER_COMMAND(bench, "bench",
                                    "--hwc8, and the engine takes that padded input in kHWC8 at its port: the lanes' preprocess writes "
                                    "NHWC with 8 channels itself and the reformat kernel goes (TensorRT's setAllowedFormats(kHWC8); "
                                    "default off: it changes the engine input's layout; docs/cuda-executor.md)");
+                      sub.add_flag("--input-wavefront", a->input_wavefront,
+                                   "the lanes' preprocess publishes the network input row by row and the first conv starts on the rows "
+                                   "already written while the frame still crosses PCIe (PipelineOptions::input_wavefront; default off until "
+                                   "measured; docs/lanes-plan.md)");
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
                                    "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
                       sub.add_flag("--split-k-cluster", a->split_k_cluster,

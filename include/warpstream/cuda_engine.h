@@ -23,6 +23,7 @@
 #include "warpstream/arena.h"
 #include "warpstream/dtype.h"
 #include "warpstream/graph.h"
+#include "warpstream/row_signal.h"
 #include "warpstream/status.h"
 
 typedef struct CUstream_st* cudaStream_t;
@@ -367,6 +368,18 @@ class ExecutionContext {
   virtual void set_direct_replay(bool on) = 0;
   /// Where direct enqueue stands: "on: ... replays ...", "off: ...", or "launching the steps: <why the capture failed>".
   virtual std::string direct_replay_state() const = 0;
+  /// The input wavefront (warpstream/row_signal.h; the lanes' PipelineOptions::input_wavefront): from the next enqueue
+  /// on, the first step waits for each row of input 0 to be published instead of for the kernel before it, so it starts
+  /// on the rows already written while the producer still writes the rest. Returns the signal the producer must publish
+  /// into (kernels: preprocess_rgb8_to_nchw's `publish`) on every frame, and the epoch / error words the frame's last
+  /// kernel must bump and check (the lanes' Top-K). Without a producer that publishes, the first step gives up after
+  /// seconds and sets the error word: enable it only where that producer runs before every enqueue. Allocates the
+  /// signal's words once (set-up, not steady state); drops direct enqueue's replay graph. profile_layers runs the
+  /// plain form. Errors: kUnsupported (nothing changes) when the first step is not our RGB stem conv (group 1, 3 input
+  /// channels, 3x3, batch 1, no residual), another step also reads input 0, or input 0 is not NCHW with batch 1; kCuda.
+  virtual Result<RowSignal> enable_input_wavefront() = 0;
+  /// Back to the plain form (the first step waits for the kernel before it); drops direct enqueue's replay graph.
+  virtual void disable_input_wavefront() = 0;
   /// Debug: device pointer of a runtime tensor by id (valid after enqueue only when built with
   /// debug_keep_all_tensors); its dtype is the engine precision's activation type.
   virtual const void* tensor(ir::TensorId id) const = 0;

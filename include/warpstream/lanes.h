@@ -76,6 +76,13 @@ struct PipelineOptions {
   /// finished writing it (e.g. synchronised its own stream) before submit(), and must not write it
   /// while the lane is Submitted.
   std::vector<const void*> device_inputs;
+  /// The input wavefront (warpstream/row_signal.h, docs/lanes-plan.md lever (a)): the preprocess publishes each row of
+  /// the network input as it is written (its rows in order, on fewer blocks) and the network's first conv, launched
+  /// early through programmatic dependent launch, starts on the rows already written while the rest of the frame still
+  /// crosses PCIe. Same results, bit for bit. Applies where the preprocess takes its row-staged path (mapped or device
+  /// input, not copy) into an NCHW input and the engine's first step is our RGB stem conv; elsewhere the lanes run the
+  /// plain form and wavefront_state() says why. Gains only with PDL (compute capability 9.0+).
+  bool input_wavefront = false;
 };
 
 /// Handle of an acquired lane: a plain value (index + generation), cheap to copy.
@@ -124,7 +131,7 @@ class Pipeline {
   Status submit(Lane lane, int64_t src_width, int64_t src_height);
   /// Waits for the lane's end event and returns the K pairs (descending; ties → lower index) read from
   /// the mapped result slot; valid until release. Waiting again on a Completed lane returns the same
-  /// pairs. Errors: lane never submitted / not current (kFailedPrecondition); kCuda from the device.
+  /// pairs. Errors: lane never submitted / not current (kFailedPrecondition); kCuda from the device; kInternal when the input wavefront's first conv gave up waiting for rows (no result for that frame).
   Result<std::span<const TopKEntry>> wait(Lane lane);
   /// GPU time of the lane's last frame (start → end event), milliseconds. Lane must be Completed.
   Result<float> gpu_time_ms(Lane lane) const;
@@ -144,6 +151,8 @@ class Pipeline {
   const CudaEngine& engine() const { return *engine_; }
   /// Bytes of the input slot (src_width · src_height · 3).
   size_t input_slot_bytes() const;
+  /// PipelineOptions::input_wavefront as built: "on", "off: <why>", or "" when not asked for.
+  const std::string& wavefront_state() const { return wavefront_note_; }
 
   struct LaneSlot;  // defined in src/lanes/pipeline.cpp
 
@@ -157,6 +166,7 @@ class Pipeline {
   int64_t classes_ = 0, in_h_ = 0, in_w_ = 0;
   bool input_fp16_ = false;
   bool input_hwc8_ = false;  ///< the engine's input is TensorFormat::kHWC8: the NHWC8 preprocess writes it
+  std::string wavefront_note_;
   std::vector<std::unique_ptr<LaneSlot>> lanes_;
 };
 

@@ -87,6 +87,7 @@ struct Pipeline::LaneSlot {
   cuda::PinnedBuffer result;       // mapped, K pairs
   kernels::TopKPair* result_device = nullptr;
   kernels::PreprocessNormalize normalize;
+  RowSignal wavefront;  // the input wavefront's signal (PipelineOptions::input_wavefront), empty when off
   GraphExec graph;
   int64_t submitted_w = 0, submitted_h = 0;
 
@@ -126,10 +127,10 @@ Status Pipeline::enqueue_frame(LaneSlot& l, int64_t w, int64_t h) {
     if (input_hwc8_) {  // the engine takes its input in kHWC8 (CudaBuildOptions::hwc8_input_port): fp16 [1, H, W, 8]
       WS_RETURN_IF_ERROR(kernels::preprocess_rgb8_to_nhwc8(l.source, h, w, 3 * w, l.context->input(0), DType::kFloat16, in_h_,
                                                            in_w_, l.normalize, s, path));
-    } else {
+    } else {  // with the input wavefront, rows published as written: the network's first conv starts on them at once
       WS_RETURN_IF_ERROR(kernels::preprocess_rgb8_to_nchw(
           l.source, h, w, 3 * w, l.context->input(0),
-          input_fp16_ ? DType::kFloat16 : DType::kFloat32, in_h_, in_w_, l.normalize, s, path));
+          input_fp16_ ? DType::kFloat16 : DType::kFloat32, in_h_, in_w_, l.normalize, s, path, l.wavefront));
     }
   }
   {
@@ -138,7 +139,7 @@ Status Pipeline::enqueue_frame(LaneSlot& l, int64_t w, int64_t h) {
   }
   cuda::NvtxRange r("topk");
   WS_RETURN_IF_ERROR(kernels::topk(static_cast<const float*>(l.context->output(0)), classes_, options_.k,
-                                   l.result_device, s));
+                                   l.result_device, s, l.wavefront));  // the frame's last kernel: bumps the wavefront's epoch
   return Status::ok();
 }
 
@@ -247,6 +248,21 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(std::shared_ptr<CudaEngine> en
       return internal_error("lane " + std::to_string(i) + ": no device alias for a mapped buffer (init_device first)");
     }
 
+    // The input wavefront: where the preprocess can publish rows (the row-staged path: not a device copy, not the kHWC8
+    // port) and the engine's first step can wait on them; otherwise the lane runs the plain form and says why.
+    if (options.input_wavefront) {
+      std::string why;
+      if (options.input == LaneInput::kCopy) why = "input mode copy (the preprocess reads the device copy with the direct kernel)";
+      else if (p->input_hwc8_) why = "the engine takes its input in kHWC8";
+      else if (!kernels::preprocess_staged_pays(options.src_width, p->in_w_)) why = "the preprocess does not take the row-staged path for this size";
+      if (why.empty()) {
+        auto sig = l->context->enable_input_wavefront();
+        if (sig.is_ok()) l->wavefront = *sig;
+        else if (sig.status().code() == StatusCode::kUnsupported) why = sig.status().message();
+        else return Status(sig.status().code(), sig.status().message() + lane_name);
+      }
+      if (i == 0) p->wavefront_note_ = why.empty() ? "on" : "off: " + why;
+    }
     // Warm direct enqueue (C1, C6): every kernel of the frame runs once, un-captured, so lazy module
     // loading and any first-use work inside the engine happen here and not under capture.
     Status warm = p->enqueue_frame(*l, options.src_width, options.src_height);
@@ -393,6 +409,9 @@ Result<std::span<const TopKEntry>> Pipeline::wait(Lane lane) {
   // after it); acquire ordering keeps the reads below from being hoisted above the synchronisation.
   std::atomic_thread_fence(std::memory_order_acquire);
   const LaneSlot& l = *lanes_[lane.index];
+  if (l.wavefront && static_cast<const kernels::TopKPair*>(l.result.get())[0].index == kernels::kTopKInvalidIndex)
+    return internal_error("wait: lane " + std::to_string(lane.index) + ": the network's first conv gave up waiting for the preprocess's "
+                          "rows (input wavefront); this frame has no result (rebuild the pipeline with input_wavefront off)");
   return std::span<const TopKEntry>(static_cast<const TopKEntry*>(l.result.get()),
                                          static_cast<size_t>(options_.k));
 }

@@ -158,6 +158,93 @@ TEST_P(LaneEfficientNet, Top5AndLogitsMatchCpu) {
   }
 }
 
+// The input wavefront (PipelineOptions::input_wavefront, warpstream/row_signal.h) on EfficientNet-Lite0 fp16: the lane's
+// preprocess publishes rows and the stem starts on them. Per photo, graph replay and direct enqueue, 3 frames each (the
+// epoch advances): the same Top-5 entries and logits, bit for bit, as a lane without it, and the logits within
+// 2e-2 * max|cpu| of the CPU backend. Skipped (with the reason) when the engine's stem is not our direct conv.
+TEST(LaneEfficientNetWavefront, BitwiseThePlainFormAndMatchesCpu) {
+  const fs::path dir = assets_dir();
+  const fs::path model = dir / "models" / "efficientnet_lite0.onnx";
+  const auto images = photos(dir);
+  if (!fs::exists(model) || images.empty()) GTEST_SKIP() << "EfficientNet-Lite0 assets not found under " << dir;
+  WS_REQUIRE_LANES_GPU();
+  auto config = model_config_for(model.string());
+  ASSERT_TRUE(config.is_ok()) << config.status().to_string();
+  auto cpu = CpuClassifier::build(model.string(), *config);
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+  auto graph = ir::import_onnx(model.string());
+  ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
+  CudaBuildOptions bo;
+  bo.precision = Precision::kFloat16;
+  if (test::small_gpu_tests()) bo.tactic_timing_iterations = 1;
+  bo.timing_cache_path = test::gpu_test_timing_cache("effnet-lane-fp16");
+  auto built = CudaEngine::build(std::move(graph).value(), bo);
+  ASSERT_TRUE(built.is_ok()) << built.status().to_string();
+  std::shared_ptr<CudaEngine> engine = std::move(built).value();
+  constexpr int kK = 5;
+  for (const auto& path : images) {
+    auto image = decode_image_file(path.string());
+    ASSERT_TRUE(image.is_ok()) << image.status().to_string();
+    auto cpu_top = (*cpu)->classify(*image, kK);
+    ASSERT_TRUE(cpu_top.is_ok()) << cpu_top.status().to_string();
+    const std::vector<float> cpu_logits((*cpu)->logits(), (*cpu)->logits() + (*cpu)->classes());
+    for (bool use_graph : {true, false}) {
+      const std::string what = path.filename().string() + (use_graph ? " graph" : " direct");
+      std::vector<std::vector<float>> logits(2);
+      std::vector<std::vector<TopKEntry>> tops(2);
+      for (int wave = 0; wave < 2; ++wave) {
+        PipelineOptions o;
+        o.lanes = 1;
+        o.src_width = image->width;
+        o.src_height = image->height;
+        o.k = kK;
+        o.use_cuda_graph = use_graph;
+        o.normalize = config->normalize;
+        o.input_wavefront = wave == 1;
+        auto p = Pipeline::build(engine, o);
+        ASSERT_TRUE(p.is_ok()) << what << ": " << p.status().to_string();
+        if (wave == 1 && (*p)->wavefront_state() != "on") {
+          ASSERT_NE((*p)->wavefront_state().find("RGB stem"), std::string::npos) << (*p)->wavefront_state();
+          GTEST_SKIP() << "the wavefront does not apply to this engine: " << (*p)->wavefront_state();
+        }
+        for (int frame = 0; frame < 3; ++frame) {
+          auto lane = (*p)->try_acquire();
+          ASSERT_TRUE(lane);
+          std::memcpy((*p)->input(*lane).data(), image->pixels.data(), image->pixels.size());
+          ASSERT_TRUE((*p)->submit(*lane, image->width, image->height).is_ok());
+          auto top = (*p)->wait(*lane);
+          ASSERT_TRUE(top.is_ok()) << what << " wavefront " << wave << " frame " << frame << ": " << top.status().to_string();
+          std::vector<float> l(size_t((*p)->classes()));
+          ASSERT_TRUE((*p)->copy_logits(*lane, l).is_ok());
+          if (frame == 0) {
+            logits[size_t(wave)] = l;
+            tops[size_t(wave)].assign(top->begin(), top->end());
+          } else {
+            EXPECT_EQ(l, logits[size_t(wave)]) << what << " wavefront " << wave << ": frame " << frame << " differs from frame 0";
+          }
+          ASSERT_TRUE((*p)->release(*lane).is_ok());
+        }
+      }
+      size_t differ = 0;
+      for (size_t i = 0; i < logits[0].size(); ++i) differ += std::memcmp(&logits[0][i], &logits[1][i], sizeof(float)) != 0;
+      EXPECT_EQ(differ, 0u) << what << ": " << differ << " logits differ (bitwise) between the plain form and the wavefront";
+      for (int i = 0; i < kK; ++i) {
+        EXPECT_EQ(tops[0][size_t(i)].index, tops[1][size_t(i)].index) << what << ": rank " << i;
+        EXPECT_EQ(std::memcmp(&tops[0][size_t(i)].score, &tops[1][size_t(i)].score, sizeof(float)), 0) << what << ": rank " << i;
+      }
+      double max_diff = 0, max_ref = 0;
+      for (size_t i = 0; i < cpu_logits.size(); ++i) {
+        max_diff = std::max(max_diff, std::fabs(double(logits[1][i]) - cpu_logits[i]));
+        max_ref = std::max(max_ref, std::fabs(double(cpu_logits[i])));
+      }
+      EXPECT_LE(max_diff, 2e-2 * max_ref) << what << ": wavefront logits vs CPU";
+      EXPECT_EQ(tops[1][0].index, (*cpu_top)[0].index) << what << ": top-1 vs CPU";
+      std::printf("efficientnet wavefront %s: bitwise the plain form (%zu logits differ), max|diff vs cpu|/max|logit| %.3g\n", what.c_str(),
+                  differ, max_diff / max_ref);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(LanePrecisions, LaneEfficientNet, testing::Values(Precision::kFloat32, Precision::kFloat16, Precision::kFloat8),
                          [](const testing::TestParamInfo<Precision>& info) {
                            return std::string(precision_name(info.param));

@@ -27,6 +27,7 @@
 #include "engine/ir/op_table.h"
 #include "kernels/elementwise/elementwise.h"
 #include "warpstream/cuda_engine.h"
+#include "warpstream/row_signal.h"
 
 namespace ws::cudaexec {
 
@@ -50,6 +51,9 @@ struct StepIo {
   /// The context's split-K tile counters (kernels::conv2d_pointwise tile_counters): zero at context creation, used
   /// by no other kind of step, left zero by every step that uses them; shared by the steps (they run in order).
   unsigned* tile_counters = nullptr;
+  /// The input wavefront (ExecutionContext::enable_input_wavefront; warpstream/row_signal.h): set only on step 0 when it
+  /// is our RGB stem conv reading input 0 (Step::can_wait_input_rows); the step then waits for the producer's rows.
+  const RowSignal* input_rows = nullptr;
 };
 
 /// Per-context library handles.
@@ -91,6 +95,8 @@ struct Step {
   /// expand → depthwise pair (kernels::conv2d_expand_depthwise); 2: the expand and depthwise
   /// convs of a fused MBConv block (kernels::conv2d_mbconv). 0: none.
   int absorbs_previous = 0;
+  /// The step's run honours StepIo::input_rows: a Conv bound to kernels::conv2d_direct's RGB stem form, batch 1.
+  bool can_wait_input_rows = false;
 };
 
 /// Status for a failed cuDNN / cuBLAS call.

@@ -28,6 +28,7 @@
 #include "kernels/conv/device_once.h"
 #include "kernels/elementwise/device_math.cuh"
 #include "kernels/pdl.cuh"
+#include "kernels/row_signal.cuh"
 
 namespace ws::kernels {
 namespace {
@@ -170,17 +171,35 @@ __global__ void __launch_bounds__(kThreads) direct_kernel(const T* __restrict__ 
 // One thread per output pixel (n, oy, ox) × kStemCo output channels (blockIdx.y picks the channel group): the
 // 27 input taps are loaded once into registers and reused by kStemCo independent accumulators, instead of once
 // per output element as in direct_kernel; the group's weights are read as warp-uniform (broadcast) loads.
-// Consecutive threads take consecutive ox, so loads and stores are coalesced along W.
+// Consecutive threads take consecutive ox, so loads and stores are coalesced along W. The grid walks tiles of
+// blockDim.x consecutive pixels (uniform per block).
+// kWait (the input wavefront, ws::RowSignal; batch 1): instead of griddepcontrol.wait, each tile waits for the input
+// rows it reads (row_signal.cuh), and reads them through L2 (__ldcg: the producer is still running, so never the
+// read-only path).
 constexpr int kStemCo = 8;
 template <typename T>
+__device__ __forceinline__ float load_l2(const T* p, int i) {
+  if constexpr (std::is_same_v<T, float>) return __ldcg(p + i);
+  else return __half2float(__ldcg(p + i));
+}
+template <typename T, bool kWait>
 __global__ void __launch_bounds__(128) direct_stem3x3_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
                                                             const float* __restrict__ bias, const T* __restrict__ res,
-                                                            SpatialArgs a, int pixels, Activation act, ActivationParams p) {
-  pdl_wait();
+                                                            SpatialArgs a, int pixels, Activation act, ActivationParams p,
+                                                            RowSignal rows) {
+  uint32_t target = 0;
+  if constexpr (kWait) target = device::row_target(rows);
+  else pdl_wait();
   constexpr int R = 27;  // Cin · kh · kw
   const int co0 = blockIdx.y * kStemCo;
   const int plane = a.out_h * a.out_w;
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < pixels; i += gridDim.x * blockDim.x) {
+  for (int base = blockIdx.x * blockDim.x; base < pixels; base += gridDim.x * blockDim.x) {
+    if constexpr (kWait) {  // batch 1: the tile's output rows oy_lo..oy_hi read input rows oy·sh − pt + [0, 2·dh]
+      const int last = min(base + int(blockDim.x) - 1, pixels - 1);
+      device::wait_rows(rows, (base / a.out_w) * a.sh - a.pt, (last / a.out_w) * a.sh - a.pt + 2 * a.dh, target);
+    }
+    const int i = base + int(threadIdx.x);
+    if (i >= pixels) continue;
     const int ox = i % a.out_w;
     const int t = i / a.out_w;
     const int oy = t % a.out_h;
@@ -196,7 +215,9 @@ __global__ void __launch_bounds__(128) direct_stem3x3_kernel(const T* __restrict
         for (int kx = 0; kx < 3; ++kx) {
           const int iy = iy0 + ky * a.dh, ix = ix0 + kx * a.dw;
           const bool in = static_cast<unsigned>(iy) < static_cast<unsigned>(a.in_h) && static_cast<unsigned>(ix) < static_cast<unsigned>(a.in_w);
-          xv[(c * 3 + ky) * 3 + kx] = in ? load(xn, (c * a.in_h + iy) * a.in_w + ix) : 0.0f;
+          const int at = (c * a.in_h + iy) * a.in_w + ix;
+          if constexpr (kWait) xv[(c * 3 + ky) * 3 + kx] = in ? load_l2(xn, at) : 0.0f;
+          else xv[(c * 3 + ky) * 3 + kx] = in ? load(xn, at) : 0.0f;
         }
 #pragma unroll
     for (int q = 0; q < kStemCo; ++q) {
@@ -1064,6 +1085,7 @@ const char* pointwise_tile_name(PointwiseTile t) { return t == PointwiseTile::k6
 
 Status conv2d_depthwise(ElemType t, const Conv2dGeometry& g, const void* x, const void* w, void* y, const ConvEpilogue& e,
                         cudaStream_t stream, int outputs_per_thread) {
+  WS_RETURN_IF_ERROR(refuse_input_rows(e, "conv2d_depthwise"));
   WS_RETURN_IF_ERROR(validate_conv2d(g));
   if (!conv2d_depthwise_applicable(g)) return invalid_argument("conv2d_depthwise: needs group == c_in == c_out");
   if (outputs_per_thread != 1 && outputs_per_thread != 4)
@@ -1096,21 +1118,33 @@ Status conv2d_depthwise(ElemType t, const Conv2dGeometry& g, const void* x, cons
   return launched("conv2d_depthwise launch");
 }
 
+bool conv2d_stem3x3_applicable(const Conv2dGeometry& g) {
+  return g.group == 1 && g.c_in == 3 && g.kernel_h == 3 && g.kernel_w == 3 && g.c_out <= 4096;
+}
+
 Status conv2d_direct(ElemType t, const Conv2dGeometry& g, const void* x, const void* w, void* y, const ConvEpilogue& e,
                      cudaStream_t stream) {
   WS_RETURN_IF_ERROR(validate_conv2d(g));
   const SpatialArgs a = spatial_args(g);
-  if (g.group == 1 && g.c_in == 3 && g.kernel_h == 3 && g.kernel_w == 3 && g.c_out <= 4096) {  // the RGB stem: direct_stem3x3_kernel
+  if (conv2d_stem3x3_applicable(g)) {  // the RGB stem: direct_stem3x3_kernel
     const int pixels = int(g.n * g.out_h * g.out_w);
     const dim3 grid(unsigned((pixels + 127) / 128), unsigned((g.c_out + kStemCo - 1) / kStemCo));
-    if (t == ElemType::kFloat32)
-      launch_kernel(e.pdl, direct_stem3x3_kernel<float>, grid, 128, 0, stream, static_cast<const float*>(x), static_cast<const float*>(w),
-                    static_cast<float*>(y), e.bias, static_cast<const float*>(e.residual), a, pixels, e.act, e.params);
-    else
-      launch_kernel(e.pdl, direct_stem3x3_kernel<__half>, grid, 128, 0, stream, static_cast<const __half*>(x), static_cast<const __half*>(w),
-                    static_cast<__half*>(y), e.bias, static_cast<const __half*>(e.residual), a, pixels, e.act, e.params);
+    const RowSignal& rows = e.input_rows;
+    if (rows && (g.n != 1 || rows.rows != g.in_h || !rows.epoch || !rows.error))
+      return invalid_argument("conv2d_direct (stem 3x3): waiting on input rows (RowSignal) needs batch 1 and a signal of the input's " +
+                              std::to_string(g.in_h) + " rows with epoch and error words; got batch " + std::to_string(g.n) + ", " +
+                              std::to_string(rows.rows) + " rows");
+    auto go = [&](auto tag) {
+      using T = decltype(tag);
+      auto* kernel = rows ? direct_stem3x3_kernel<T, true> : direct_stem3x3_kernel<T, false>;
+      launch_kernel(e.pdl, kernel, grid, 128, 0, stream, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<T*>(y), e.bias,
+                    static_cast<const T*>(e.residual), a, pixels, e.act, e.params, rows);
+    };
+    if (t == ElemType::kFloat32) go(float{});
+    else go(__half{});
     return launched("conv2d_direct (stem 3x3) launch");
   }
+  WS_RETURN_IF_ERROR(refuse_input_rows(e, "conv2d_direct (not the RGB stem form: group 1, Cin 3, 3x3)"));
   const unsigned grid = grid_for(a.total);
   if (t == ElemType::kFloat32)
     launch_kernel(e.pdl, direct_kernel<float>, grid, kThreads, 0, stream, static_cast<const float*>(x), static_cast<const float*>(w), static_cast<float*>(y),
@@ -1123,6 +1157,7 @@ Status conv2d_direct(ElemType t, const Conv2dGeometry& g, const void* x, const v
 
 Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g, const void* x, const void* w, void* y,
                         const ConvEpilogue& e, cudaStream_t stream, int splits, void* workspace, unsigned* tile_counters) {
+  WS_RETURN_IF_ERROR(refuse_input_rows(e, "conv2d_pointwise"));
   WS_RETURN_IF_ERROR(validate_conv2d(g));
   if (!conv2d_pointwise_applicable(g)) return invalid_argument("conv2d_pointwise: needs a 1x1 kernel, stride 1, dilation 1, no pads, group 1");
   const int M = int(g.c_out), N = int(g.out_h * g.out_w), K = int(g.c_in);
@@ -1175,6 +1210,7 @@ Status conv2d_pointwise(ElemType t, PointwiseTile tile, const Conv2dGeometry& g,
 
 Status conv2d_pointwise_cluster(PointwiseTile tile, const Conv2dGeometry& g, const void* x, const void* w, void* y, const ConvEpilogue& e,
                                 cudaStream_t stream, int splits) {
+  WS_RETURN_IF_ERROR(refuse_input_rows(e, "conv2d_pointwise_cluster"));
   WS_RETURN_IF_ERROR(validate_conv2d(g));
   if (!conv2d_pointwise_applicable(g))
     return invalid_argument("conv2d_pointwise_cluster: needs a 1x1 kernel, stride 1, dilation 1, no pads, group 1");
@@ -1233,6 +1269,8 @@ Status conv2d_pointwise_cluster(PointwiseTile tile, const Conv2dGeometry& g, con
 Status conv2d_depthwise_pointwise(PointwiseTile tile, const Conv2dGeometry& dw, const Conv2dGeometry& pw, const void* x, const void* w_dw,
                                   const ConvEpilogue& dw_epi, const void* w_pw, void* y, const ConvEpilogue& e, cudaStream_t stream,
                                   int splits, void* workspace) {
+  WS_RETURN_IF_ERROR(refuse_input_rows(dw_epi, "conv2d_depthwise_pointwise"));
+  WS_RETURN_IF_ERROR(refuse_input_rows(e, "conv2d_depthwise_pointwise"));
   WS_RETURN_IF_ERROR(validate_conv2d(dw));
   WS_RETURN_IF_ERROR(validate_conv2d(pw));
   const std::string why = depthwise_pointwise_mismatch(dw, pw);
@@ -1287,6 +1325,7 @@ Result<int> conv2d_pointwise_fp8_arch() {
 
 Status conv2d_pointwise_fp8(PointwiseTile tile, const Conv2dGeometry& g, const void* x, const PointwiseFp8Weights& w, void* y,
                             const ConvEpilogue& e, cudaStream_t stream, int splits, void* workspace, unsigned* tile_counters) {
+  WS_RETURN_IF_ERROR(refuse_input_rows(e, "conv2d_pointwise_fp8"));
   WS_RETURN_IF_ERROR(validate_conv2d(g));
   if (!conv2d_pointwise_applicable(g)) return invalid_argument("conv2d_pointwise_fp8: needs a 1x1 kernel, stride 1, dilation 1, no pads, group 1");
   if (!x || !y || !w.codes || !w.out_scale) return invalid_argument("conv2d_pointwise_fp8: null x, y, codes or out_scale");

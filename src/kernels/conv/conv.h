@@ -23,8 +23,10 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
 #include "kernels/elementwise/elementwise.h"
+#include "warpstream/row_signal.h"
 #include "warpstream/status.h"
 
 namespace ws::kernels {
@@ -51,7 +53,20 @@ struct ConvEpilogue {
   /// predecessor on the stream / in the captured graph finishes, and waits for it before touching memory.
   /// Not arithmetic: results are identical either way. Callers set it only on compute capability >= 9.0.
   bool pdl = false;
+  /// The input wavefront (warpstream/row_signal.h): the kernel waits for each input row's flag instead of for its
+  /// predecessor grid, and reads the input through L2. Only the RGB stem form of conv2d_direct
+  /// (conv2d_stem3x3_applicable, batch 1) takes it; every other launcher refuses it (kInvalidArgument), never ignores it.
+  RowSignal input_rows;
 };
+
+/// kInvalidArgument naming `who` when `e` carries an input RowSignal: the launchers that cannot wait on rows call it first.
+inline Status refuse_input_rows(const ConvEpilogue& e, const char* who) {
+  if (!e.input_rows) return Status::ok();
+  return Status(StatusCode::kInvalidArgument, std::string(who) + ": cannot wait on input rows (RowSignal); only conv2d_direct's RGB stem form can");
+}
+
+/// conv2d_direct's RGB stem form applies (direct_stem3x3_kernel): group 1, Cin 3, 3×3, Cout <= 4096.
+bool conv2d_stem3x3_applicable(const Conv2dGeometry& g);
 
 /// OK when `g` is a consistent convolution (see the file comment for the error cases).
 Status validate_conv2d(const Conv2dGeometry& g);

@@ -79,6 +79,7 @@ bool conv2d_nhwc_igemm_applicable(const Conv2dGeometry& g, const char** why) {
 
 Status conv2d_nhwc_igemm(const Conv2dGeometry& g, const NhwcIgemmForm& form, const void* x, const void* w, void* y,
                          const ConvEpilogue& epi, cudaStream_t stream) {
+  WS_RETURN_IF_ERROR(refuse_input_rows(epi, "conv2d_nhwc_igemm"));
   const char* why = nullptr;
   if (!conv2d_nhwc_igemm_applicable(g, &why)) {
     const Status v = validate_conv2d(g);

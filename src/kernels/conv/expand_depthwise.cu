@@ -271,6 +271,8 @@ size_t conv2d_expand_depthwise_smem_bytes(const Conv2dGeometry& ex, const Conv2d
 
 Status conv2d_expand_depthwise(const Conv2dGeometry& ex, const Conv2dGeometry& dw, int rows, const void* x, const void* w_e,
                                const ConvEpilogue& e_epi, const void* w_d, void* d, const ConvEpilogue& d_epi, cudaStream_t stream) {
+  WS_RETURN_IF_ERROR(refuse_input_rows(e_epi, "conv2d_expand_depthwise"));
+  WS_RETURN_IF_ERROR(refuse_input_rows(d_epi, "conv2d_expand_depthwise"));
   if (const std::string why = conv2d_expand_depthwise_mismatch(ex, dw); !why.empty())
     return invalid_argument("conv2d_expand_depthwise: not one expand -> depthwise pair the kernel covers: " + why);
   if (rows < 0) return invalid_argument("conv2d_expand_depthwise: rows per band " + std::to_string(rows) + " (0 = whole map, or positive)");

@@ -23,8 +23,12 @@
 #include <cstdint>
 #include <string>
 
+#include <algorithm>
+
 #include "cuda/cuda_util.h"
+#include "kernels/pdl.cuh"
 #include "kernels/preprocess/preprocess_rgb8.h"
+#include "kernels/row_signal.cuh"
 
 namespace ws::kernels {
 namespace {
@@ -131,28 +135,38 @@ __device__ __forceinline__ void stage_row(const uint8_t* __restrict__ src, int n
 template <class Store>
 __global__ void __launch_bounds__(kStagedThreads)
     preprocess_rgb8_staged_kernel(const uint8_t* __restrict__ rgb, int src_h, int src_w, int64_t src_row_bytes, int dst_h, int dst_w,
-                                  Params p, Store store) {
+                                  Params p, Store store, RowSignal publish) {
   extern __shared__ __align__(16) uint8_t rows[];
-  const int dy = blockIdx.x;
-  int y0, y1;
-  float fy;
-  source_coord(dy, p.scale_y, p.max_y, src_h, y0, y1, fy);
+  uint32_t target = 0;
+  if (publish.flags) {  // the wavefront: the consumer (launched with PDL) may start now; it waits for each row's flag
+    device::pdl_allow_dependents();
+    target = device::row_target(publish);
+  }
   const int n = 3 * src_w;
   const int stride = (n + 31) & ~15;  // one staged row: n bytes at offset (address & 15), 16-byte aligned rows
-  const uint8_t* r0 = rgb + int64_t(y0) * src_row_bytes;
-  const uint8_t* r1 = rgb + int64_t(y1) * src_row_bytes;
-  stage_row(r0, n, rows);
-  if (y1 != y0) stage_row(r1, n, rows + stride);  // the last row (or a 1-row image) samples one source row twice
-  __syncthreads();
-  const uint8_t* row0 = rows + (reinterpret_cast<uintptr_t>(r0) & 15);
-  const uint8_t* row1 = y1 != y0 ? rows + stride + (reinterpret_cast<uintptr_t>(r1) & 15) : row0;
-  for (int dx = threadIdx.x; dx < dst_w; dx += blockDim.x) {
-    int x0, x1;
-    float fx;
-    source_coord(dx, p.scale_x, p.max_x, src_w, x0, x1, fx);
-    float v[3];
-    bilinear3(row0, row1, x0, x1, fx, fy, p, v);
-    store(int64_t(dy) * dst_w + dx, v);
+  // Rows dy = blockIdx.x, blockIdx.x + gridDim.x, ...: one row per block when the grid is dst_h blocks; a smaller grid
+  // (the publishing form) takes the rows in order, so they become ready from the top while the link stays busy.
+  for (int dy = blockIdx.x; dy < dst_h; dy += gridDim.x) {
+    int y0, y1;
+    float fy;
+    source_coord(dy, p.scale_y, p.max_y, src_h, y0, y1, fy);
+    const uint8_t* r0 = rgb + int64_t(y0) * src_row_bytes;
+    const uint8_t* r1 = rgb + int64_t(y1) * src_row_bytes;
+    if (dy != int(blockIdx.x)) __syncthreads();  // the previous row's readers are done with the staging buffer
+    stage_row(r0, n, rows);
+    if (y1 != y0) stage_row(r1, n, rows + stride);  // the last row (or a 1-row image) samples one source row twice
+    __syncthreads();
+    const uint8_t* row0 = rows + (reinterpret_cast<uintptr_t>(r0) & 15);
+    const uint8_t* row1 = y1 != y0 ? rows + stride + (reinterpret_cast<uintptr_t>(r1) & 15) : row0;
+    for (int dx = threadIdx.x; dx < dst_w; dx += blockDim.x) {
+      int x0, x1;
+      float fx;
+      source_coord(dx, p.scale_x, p.max_x, src_w, x0, x1, fx);
+      float v[3];
+      bilinear3(row0, row1, x0, x1, fx, fy, p, v);
+      store(int64_t(dy) * dst_w + dx, v);
+    }
+    if (publish.flags) device::publish_row(publish, dy, target);
   }
 }
 
@@ -195,15 +209,30 @@ Params make_params(int64_t src_h, int64_t src_w, int64_t dst_h, int64_t dst_w, c
 // One launch of the kernel with `store` on `stream` (arguments already checked).
 template <class Store>
 Status launch(const char* what, const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, int64_t dst_h, int64_t dst_w,
-              const PreprocessNormalize& norm, Store store, cudaStream_t stream, PreprocessPath path) {
+              const PreprocessNormalize& norm, Store store, cudaStream_t stream, PreprocessPath path, const RowSignal& publish) {
   const Params p = make_params(src_h, src_w, dst_h, dst_w, norm);
+  if (publish) {
+    if (path == PreprocessPath::kDirect || 3 * src_w > kPreprocessStagedMaxRowBytes)
+      return invalid_argument(std::string(what) + ": publishing rows (RowSignal) needs the row-staged path (source rows up to " +
+                              std::to_string(kPreprocessStagedMaxRowBytes) + " bytes; this source's are " + std::to_string(3 * src_w) +
+                              ", path " + (path == PreprocessPath::kDirect ? "kDirect" : "kAuto/kStaged") + ")");
+    if (publish.rows != dst_h || !publish.epoch || !publish.error)
+      return invalid_argument(std::string(what) + ": the RowSignal has " + std::to_string(publish.rows) + " rows for a destination of " +
+                              std::to_string(dst_h) + " rows" + (!publish.epoch || !publish.error ? ", or no epoch/error word" : ""));
+    const size_t smem = 2 * size_t((3 * src_w + 31) & ~int64_t{15});
+    const unsigned grid = unsigned(std::min<int64_t>(dst_h, kPreprocessPublishBlocks));
+    preprocess_rgb8_staged_kernel<Store><<<grid, kStagedThreads, smem, stream>>>(rgb, int(src_h), int(src_w), src_row_bytes, int(dst_h),
+                                                                                int(dst_w), p, store, publish);
+    WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+  }
   if (path == PreprocessPath::kStaged && 3 * src_w > kPreprocessStagedMaxRowBytes)
     return invalid_argument(std::string(what) + ": the row-staged path takes source rows up to " + std::to_string(kPreprocessStagedMaxRowBytes) +
                             " bytes; this source's are " + std::to_string(3 * src_w) + " (use PreprocessPath::kAuto)");
   if (path == PreprocessPath::kStaged || (path == PreprocessPath::kAuto && preprocess_staged_pays(src_w, dst_w))) {
     const size_t smem = 2 * size_t((3 * src_w + 31) & ~int64_t{15});
     preprocess_rgb8_staged_kernel<Store><<<unsigned(dst_h), kStagedThreads, smem, stream>>>(rgb, int(src_h), int(src_w), src_row_bytes,
-                                                                                         int(dst_h), int(dst_w), p, store);
+                                                                                         int(dst_h), int(dst_w), p, store, RowSignal{});
     WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
   }
@@ -222,7 +251,7 @@ bool preprocess_staged_pays(int64_t src_w, int64_t dst_w) {
 
 Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
                                DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
-                               cudaStream_t stream, PreprocessPath path) {
+                               cudaStream_t stream, PreprocessPath path, const RowSignal& publish) {
   WS_RETURN_IF_ERROR(check_args("preprocess (GPU)", rgb, src_h, src_w, src_row_bytes, out, dst_h, dst_w));
   if (out_dtype != DType::kFloat32 && out_dtype != DType::kFloat16)
     return invalid_argument("preprocess (GPU): output element type " + dtype_name(out_dtype) +
@@ -230,14 +259,14 @@ Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w,
   const int64_t plane = dst_h * dst_w;
   if (out_dtype == DType::kFloat16)
     return launch("preprocess (GPU)", rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm,
-                  NchwStore<__half>{static_cast<__half*>(out), plane}, stream, path);
+                  NchwStore<__half>{static_cast<__half*>(out), plane}, stream, path, publish);
   return launch("preprocess (GPU)", rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm, NchwStore<float>{static_cast<float*>(out), plane},
-                stream, path);
+                stream, path, publish);
 }
 
 Status preprocess_rgb8_to_nhwc8(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
                                 DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
-                                cudaStream_t stream, PreprocessPath path) {
+                                cudaStream_t stream, PreprocessPath path, const RowSignal& publish) {
   WS_RETURN_IF_ERROR(check_args("preprocess NHWC8 (GPU)", rgb, src_h, src_w, src_row_bytes, out, dst_h, dst_w));
   if (out_dtype != DType::kFloat16)
     return invalid_argument("preprocess NHWC8 (GPU): output element type " + dtype_name(out_dtype) +
@@ -246,7 +275,7 @@ Status preprocess_rgb8_to_nhwc8(const uint8_t* rgb, int64_t src_h, int64_t src_w
   if (reinterpret_cast<uintptr_t>(out) % 16 != 0)
     return invalid_argument("preprocess NHWC8 (GPU): output address is not 16-byte aligned (one 16-byte store per pixel)");
   return launch("preprocess NHWC8 (GPU)", rgb, src_h, src_w, src_row_bytes, dst_h, dst_w, norm, Nhwc8Store{static_cast<uint4*>(out)}, stream,
-                path);
+                path, publish);
 }
 
 }  // namespace ws::kernels

@@ -13,6 +13,7 @@
 
 #include "warpstream/classification.h"
 #include "warpstream/dtype.h"
+#include "warpstream/row_signal.h"
 #include "warpstream/status.h"
 
 namespace ws::kernels {
@@ -45,6 +46,10 @@ inline constexpr int64_t kPreprocessStagedMaxDownscale = 16;
 ///            kDirect (the lanes in copy mode do); tests and timings name a path.
 enum class PreprocessPath { kAuto, kStaged, kDirect };
 
+/// Blocks of the row-publishing form (a RowSignal given): each takes destination rows b, b + this, ... in order, so
+/// rows become ready from the top while PCIe stays busy (experiments/wavefront_00_rows.cu).
+inline constexpr int64_t kPreprocessPublishBlocks = 32;
+
 /// kAuto's choice of kStaged: rows up to kPreprocessStagedMaxRowBytes and src_w <= kPreprocessStagedMaxDownscale · dst_w.
 bool preprocess_staged_pays(int64_t src_w, int64_t dst_w);
 
@@ -59,9 +64,14 @@ bool preprocess_staged_pays(int64_t src_w, int64_t dst_w);
 /// Errors (kInvalidArgument, nothing enqueued): any extent < 1 or above the limits above, row pitch
 /// < 3·src_w, null pointer, PreprocessPath::kStaged for rows wider than kPreprocessStagedMaxRowBytes.
 /// kCuda: the launch failed.
+/// `publish` (optional; warpstream/row_signal.h): the row-publishing form for a consumer that starts on the rows already
+/// written (the lanes' input wavefront): the row-staged kernel on min(dst_h, kPreprocessPublishBlocks) blocks, each
+/// taking its rows in order and publishing each when written; it triggers its programmatic dependents at block start.
+/// Same values, bit for bit. Errors (kInvalidArgument): publish.rows != dst_h, no epoch/error word, PreprocessPath::kDirect
+/// or rows wider than kPreprocessStagedMaxRowBytes.
 Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
                                DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
-                               cudaStream_t stream, PreprocessPath path = PreprocessPath::kAuto);
+                               cudaStream_t stream, PreprocessPath path = PreprocessPath::kAuto, const RowSignal& publish = {});
 
 /// As preprocess_rgb8_to_nchw, writing TensorFormat::kHWC8 (an engine input taken in kHWC8:
 /// CudaBuildOptions::hwc8_input_port): `out` is fp16 [1, dst_h, dst_w, 8], channel c of pixel (y, x) at
@@ -69,9 +79,10 @@ Status preprocess_rgb8_to_nchw(const uint8_t* rgb, int64_t src_h, int64_t src_w,
 /// written 0 on every call. dst_h·dst_w·16 bytes.
 ///   Thread mapping: as preprocess_rgb8_to_nchw; one 16-byte store per pixel (3 values + 5 zeros).
 /// Errors (kInvalidArgument, nothing enqueued): those of preprocess_rgb8_to_nchw; `out_dtype` other than
-/// DType::kFloat16 (float32 has no kHWC8 form here); `out` not 16-byte aligned. kCuda: the launch failed.
+/// DType::kFloat16 (float32 has no kHWC8 form here); `out` not 16-byte aligned. kCuda: the launch failed. `publish`: as
+/// preprocess_rgb8_to_nchw (a row is then all W pixels' 8 channels).
 Status preprocess_rgb8_to_nhwc8(const uint8_t* rgb, int64_t src_h, int64_t src_w, int64_t src_row_bytes, void* out,
                                 DType out_dtype, int64_t dst_h, int64_t dst_w, const PreprocessNormalize& norm,
-                                cudaStream_t stream, PreprocessPath path = PreprocessPath::kAuto);
+                                cudaStream_t stream, PreprocessPath path = PreprocessPath::kAuto, const RowSignal& publish = {});
 
 }  // namespace ws::kernels

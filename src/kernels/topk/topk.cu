@@ -50,7 +50,7 @@ __device__ __forceinline__ void warp_best(float& best_k, int32_t& best_i) {
 }
 
 __global__ void __launch_bounds__(kTopKBlockThreads)
-    topk_kernel(const float* __restrict__ logits, int32_t classes, int k, TopKPair* out) {
+    topk_kernel(const float* __restrict__ logits, int32_t classes, int k, TopKPair* out, RowSignal frame_end) {
   __shared__ float warp_key[kWarps];
   __shared__ int32_t warp_idx[kWarps];
   __shared__ int32_t selected[kTopKMax];  // indices chosen so far, in rank order
@@ -95,15 +95,25 @@ __global__ void __launch_bounds__(kTopKBlockThreads)
     }
     __syncthreads();
   }
+  // The frame's end (input wavefront): the frame's other kernels have completed (this one is launched after them in
+  // stream order, without PDL), so the error word is final and nobody reads the epoch until the next frame.
+  const bool failed = frame_end.error && *frame_end.error != 0u;
   if (tid < k) {
     const int32_t i = selected[tid];
-    out[tid] = TopKPair{logits[i], i};
+    out[tid] = failed ? TopKPair{__int_as_float(0x7fc00000), kTopKInvalidIndex} : TopKPair{logits[i], i};
+  }
+  if (frame_end.epoch) {
+    __syncthreads();  // every thread has read the error word
+    if (tid == 0) {
+      if (failed) *frame_end.error = 0u;
+      *frame_end.epoch += 1u;
+    }
   }
 }
 
 }  // namespace
 
-Status topk(const float* logits, int64_t classes, int k, TopKPair* out, cudaStream_t stream) {
+Status topk(const float* logits, int64_t classes, int k, TopKPair* out, cudaStream_t stream, const RowSignal& frame_end) {
   if (k < 1) return invalid_argument("top-k (GPU): K = " + std::to_string(k) + " must be >= 1");
   if (k > kTopKMax)
     return invalid_argument("top-k (GPU): K = " + std::to_string(k) + " exceeds the maximum " +
@@ -114,7 +124,9 @@ Status topk(const float* logits, int64_t classes, int k, TopKPair* out, cudaStre
   if (classes >= int64_t(INT32_MAX))
     return invalid_argument("top-k (GPU): " + std::to_string(classes) + " classes exceed the int32 index range");
   if (!logits || !out) return invalid_argument("top-k (GPU): null logits or output pointer");
-  topk_kernel<<<1, kTopKBlockThreads, 0, stream>>>(logits, int32_t(classes), k, out);
+  if (frame_end && (!frame_end.epoch || !frame_end.error))
+    return invalid_argument("top-k (GPU): the frame-end RowSignal has no epoch or error word");
+  topk_kernel<<<1, kTopKBlockThreads, 0, stream>>>(logits, int32_t(classes), k, out, frame_end);
   WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();
 }

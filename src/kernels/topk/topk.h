@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "warpstream/row_signal.h"
 #include "warpstream/status.h"
 
 namespace ws::kernels {
@@ -29,6 +30,12 @@ inline constexpr int kTopKBlockThreads = 256; ///< one block of 256 threads
 ///           Only out[0..k) is written.
 /// Errors (kInvalidArgument, nothing enqueued): k < 1, k > kTopKMax, k > classes, classes >= 2^31 − 1,
 /// null pointer. kCuda: the launch failed.
-Status topk(const float* logits, int64_t classes, int k, TopKPair* out, cudaStream_t stream);
+/// `frame_end` (optional; the lanes' input wavefront, warpstream/row_signal.h): this kernel is the frame's last: it
+/// bumps the signal's epoch, and when the error word is set (a wait of the frame gave up) writes every entry as
+/// {NaN, kTopKInvalidIndex} and clears the word. Needs the epoch and error words (kInvalidArgument otherwise).
+Status topk(const float* logits, int64_t classes, int k, TopKPair* out, cudaStream_t stream, const RowSignal& frame_end = {});
+
+/// The index of every entry of a frame whose input wavefront failed (topk's frame_end): never a class.
+inline constexpr int32_t kTopKInvalidIndex = -1;
 
 }  // namespace ws::kernels

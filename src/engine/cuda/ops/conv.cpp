@@ -925,8 +925,9 @@ Status bind_conv(BindContext& c, Step& s) {
     s.tile_counters = own->tile_counters();
     s.kernels = own->kernels();
     c.tactics.push_back({c.node.name, "Conv", own->describe(c.precision) + (resid ? " + residual" : "") + dwpw_note, best_us, from_cache, reused});
+    s.can_wait_input_rows = own->impl == WsConv::kDirect && kernels::conv2d_stem3x3_applicable(own->g) && own->g.n == 1 && !resid;
     s.run = [own, resid](const StepIo& io, const ContextLibs&, cudaStream_t st) {
-      return own->run(io.in[0], io.out[0], st, resid ? io.in[3] : nullptr, io.workspace, io.tile_counters);
+      return own->run(io.in[0], io.out[0], st, resid ? io.in[3] : nullptr, io.workspace, io.tile_counters, io.input_rows);
     };
     return Status::ok();
   }

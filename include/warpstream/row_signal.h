@@ -1,0 +1,40 @@
+#pragma once
+/// \file row_signal.h
+/// Row-by-row hand-off of one tensor between a producer kernel and the consumer kernel that runs at the same time
+/// (a wavefront): the lanes' preprocess publishes each row of the network input as it is written, and the network's
+/// first convolution starts on the rows that are ready while the rest of the frame still crosses PCIe
+/// (docs/lanes-plan.md, lever (a); measured in experiments/wavefront_00_rows.cu).
+///
+/// Protocol (all words in device memory, owned by one execution context, so one lane):
+///   - `epoch` counts frames. Producer and consumer read it when they start; the frame's *last* kernel (the lanes'
+///     Top-K, which runs only after both have completed) adds 1. Nothing is reset between frames.
+///   - `flags[r]` (r < rows, rows = the tensor's H) is stored as epoch + 1 by the producer once row r of the frame is in
+///     memory: the block's stores, then __syncthreads, __threadfence and st.release.gpu by one thread.
+///   - A consumer block reads row r only after it has seen flags[r] == epoch + 1 (ld.acquire.gpu by one thread, then
+///     __syncthreads), and reads it through L2 (never the read-only path: the producer is still running).
+///   - A consumer that waits longer than ~kRowWaitMaxPolls polls gives up, stores 1 to `error`, and goes on (a bug, never
+///     a hang); the frame's last kernel reports it (the lanes' Top-K marks the frame's result invalid) and clears it.
+/// Deadlock freedom: the consumer is launched with programmatic dependent launch after a producer that triggers its
+/// dependents at block start, so every producer block has started before any consumer block waits; a consumer block
+/// waits only on producer blocks. Without PDL (below compute capability 9.0, or PDL off) the consumer starts after the
+/// producer has finished, and finds every flag set.
+/// Units: rows of the tensor's H axis (NCHW: a row of every channel plane; N must be 1).
+
+#include <cstdint>
+
+namespace ws {
+
+struct RowSignal {
+  uint32_t* flags = nullptr;  ///< [rows] device words
+  uint32_t* epoch = nullptr;  ///< one device word: the frame counter
+  uint32_t* error = nullptr;  ///< one device word: nonzero once a wait gave up
+  int64_t rows = 0;           ///< H of the tensor
+  /// Whether the signal is in use (a default-constructed one is not: producer and consumer run in stream order).
+  explicit operator bool() const { return flags != nullptr; }
+};
+
+/// Polls (each followed by a __nanosleep(100): 0.1–1 µs) before a consumer's wait gives up: ~0.4–4 s, far above any
+/// frame (~0.1 ms; ~10 ms under compute-sanitizer).
+inline constexpr uint32_t kRowWaitMaxPolls = 1u << 22;
+
+}  // namespace ws

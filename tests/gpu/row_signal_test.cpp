@@ -1,0 +1,270 @@
+// The input wavefront (warpstream/row_signal.h): the preprocess publishing its rows, our RGB stem conv waiting for
+// them, and the Top-K closing the frame.
+//   StemOnPublishedRowsMatchesReferenceAndPlainForm: a 1080p RGB8 frame in mapped host memory (random bytes, seed
+//     printed) -> preprocess (publishing, 32 blocks) -> stem 3x3 s2 (pads 0,0,1,1, ReLU6, fp16; waiting on rows, PDL
+//     on sm_90+) -> Top-K (bumps the epoch), captured once and replayed 6 times. Each replay's stem output (poisoned
+//     before) must equal the plain form's (preprocess, then the stem after griddepcontrol.wait) bit for bit, and the
+//     plain form must match a CPU stem on the same fp16 input within 2e-2 * max|ref|. After each replay: epoch = replays,
+//     every flag = epoch, error 0. The publishing preprocess's own output equals the plain one's bit for bit.
+//   WaitGivesUpAndTheFrameEndReportsIt: a stem waiting on rows nobody publishes returns (bounded: kRowWaitMaxPolls),
+//     sets the error word; the Top-K then writes every entry as {NaN, kTopKInvalidIndex}, clears the word, bumps the epoch.
+//   RefusalsBeforeTheDevice (no GPU needed): every launcher that cannot honour a RowSignal refuses it.
+// Filter: --gtest_filter='RowSignal*'.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "cuda/cuda_util.h"
+#include "kernels/conv/conv.h"
+#include "kernels/preprocess/preprocess_rgb8.h"
+#include "kernels/topk/topk.h"
+#include "lanes_gpu_support.h"
+#include "support/cuda_check.h"
+#include "warpstream/row_signal.h"
+
+namespace ws {
+namespace {
+
+using kernels::Conv2dGeometry;
+
+constexpr int kSrcW = 1920, kSrcH = 1080, kDst = 224, kCo = 32;
+
+Conv2dGeometry stem_geometry(int64_t h, int64_t w) {  // EfficientNet-Lite0's stem: 3 -> 32, 3x3 s2, TF pads (0, 0, 1, 1)
+  Conv2dGeometry g;
+  g.n = 1; g.c_in = 3; g.in_h = h; g.in_w = w; g.c_out = kCo; g.group = 1;
+  g.kernel_h = g.kernel_w = 3; g.stride_h = g.stride_w = 2; g.dilation_h = g.dilation_w = 1;
+  g.pad_top = 0; g.pad_left = 0; g.pad_bottom = 1; g.pad_right = 1;
+  g.out_h = (h + 1 - 3) / 2 + 1;
+  g.out_w = (w + 1 - 3) / 2 + 1;
+  return g;
+}
+
+struct SignalWords {
+  cuda::DeviceBuffer buf;
+  RowSignal sig;
+};
+SignalWords make_signal(int64_t rows) {
+  SignalWords s;
+  auto b = cuda::DeviceBuffer::allocate(size_t(rows + 2) * sizeof(uint32_t));
+  EXPECT_TRUE(b.is_ok());
+  s.buf = std::move(b).value();
+  EXPECT_EQ(cudaMemset(s.buf.get(), 0, s.buf.bytes()), cudaSuccess);
+  uint32_t* w = s.buf.as<uint32_t>();
+  s.sig = RowSignal{w, w + rows, w + rows + 1, rows};
+  return s;
+}
+
+std::vector<uint16_t> download_half(const void* d, size_t n) {
+  std::vector<uint16_t> h(n);
+  EXPECT_EQ(cudaMemcpy(h.data(), d, n * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  return h;
+}
+float half_to_float(uint16_t v) {
+  __half h;
+  std::memcpy(&h, &v, 2);
+  return __half2float(h);
+}
+
+TEST(RowSignal, StemOnPublishedRowsMatchesReferenceAndPlainForm) {
+  WS_REQUIRE_LANES_GPU();
+  int major = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  const bool pdl = major >= 9;  // below 9.0 the stem starts after the preprocess and finds every row published
+  const uint32_t seed = test::test_seed("RowSignal.StemOnPublishedRows");
+  std::printf("RowSignal: seed %u, pdl %s\n", seed, pdl ? "on" : "off");
+  std::mt19937 rng(seed);
+  auto frame = cuda::PinnedBuffer::allocate(size_t(kSrcW) * kSrcH * 3, cudaHostAllocMapped);
+  ASSERT_TRUE(frame.is_ok()) << frame.status().to_string();
+  for (size_t i = 0; i < frame->bytes(); ++i) frame->as<uint8_t>()[i] = uint8_t(rng() >> 24);
+  const auto* src = static_cast<const uint8_t*>(frame->device_ptr());
+  ASSERT_NE(src, nullptr);
+
+  const Conv2dGeometry g = stem_geometry(kDst, kDst);
+  const size_t x_elems = size_t(3) * kDst * kDst, y_elems = size_t(kCo) * g.out_h * g.out_w;
+  std::vector<__half> w_h(size_t(kCo) * 27);
+  std::vector<float> bias_h(kCo);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  for (auto& v : w_h) v = __float2half(u(rng));
+  for (auto& v : bias_h) v = u(rng);
+  auto x0 = cuda::DeviceBuffer::allocate(x_elems * 2), x1 = cuda::DeviceBuffer::allocate(x_elems * 2);
+  auto y0 = cuda::DeviceBuffer::allocate(y_elems * 2), y1 = cuda::DeviceBuffer::allocate(y_elems * 2);
+  auto w = cuda::DeviceBuffer::allocate(w_h.size() * 2), bias = cuda::DeviceBuffer::allocate(kCo * 4);
+  auto logits = cuda::DeviceBuffer::allocate(1000 * 4), top = cuda::DeviceBuffer::allocate(sizeof(kernels::TopKPair) * 5);
+  ASSERT_TRUE(x0.is_ok() && x1.is_ok() && y0.is_ok() && y1.is_ok() && w.is_ok() && bias.is_ok() && logits.is_ok() && top.is_ok());
+  WS_ASSERT_CUDA(cudaMemcpy(w->get(), w_h.data(), w_h.size() * 2, cudaMemcpyHostToDevice));
+  WS_ASSERT_CUDA(cudaMemcpy(bias->get(), bias_h.data(), kCo * 4, cudaMemcpyHostToDevice));
+  WS_ASSERT_CUDA(cudaMemset(logits->get(), 0, 1000 * 4));
+  auto stream = cuda::Stream::create();
+  ASSERT_TRUE(stream.is_ok());
+  cudaStream_t st = stream->get();
+  const Normalize norm;
+  kernels::ConvEpilogue epi;
+  epi.bias = bias->as<const float>();
+  epi.act = kernels::Activation::kClip;
+  epi.params.min = 0.0f;
+  epi.params.max = 6.0f;
+  epi.pdl = pdl;
+
+  // The plain form.
+  WS_ASSERT_CUDA(cudaMemset(y0->get(), 0xff, y_elems * 2));
+  ASSERT_TRUE(kernels::preprocess_rgb8_to_nchw(src, kSrcH, kSrcW, 3 * kSrcW, x0->get(), DType::kFloat16, kDst, kDst, norm, st,
+                                               kernels::PreprocessPath::kStaged).is_ok());
+  ASSERT_TRUE(kernels::conv2d_direct(kernels::ElemType::kFloat16, g, x0->get(), w->get(), y0->get(), epi, st).is_ok());
+  WS_ASSERT_CUDA(cudaStreamSynchronize(st));
+  const auto x_plain = download_half(x0->get(), x_elems);
+  const auto y_plain = download_half(y0->get(), y_elems);
+
+  // The plain form against a CPU stem on the same fp16 input.
+  double max_ref = 0, max_diff = 0;
+  for (int co = 0; co < kCo; ++co)
+    for (int64_t oy = 0; oy < g.out_h; ++oy)
+      for (int64_t ox = 0; ox < g.out_w; ++ox) {
+        double acc = bias_h[size_t(co)];
+        for (int c = 0; c < 3; ++c)
+          for (int ky = 0; ky < 3; ++ky)
+            for (int kx = 0; kx < 3; ++kx) {
+              const int64_t iy = oy * 2 + ky, ix = ox * 2 + kx;  // pads top/left 0
+              if (iy >= kDst || ix >= kDst) continue;
+              acc += double(half_to_float(x_plain[size_t((c * kDst + iy) * kDst + ix)])) *
+                     double(__half2float(w_h[size_t(co * 27 + (c * 3 + ky) * 3 + kx)]));
+            }
+        const double ref = std::min(std::max(acc, 0.0), 6.0);
+        const double got = half_to_float(y_plain[size_t((co * g.out_h + oy) * g.out_w + ox)]);
+        ASSERT_FALSE(std::isnan(got)) << "plain stem output NaN at channel " << co << " (" << oy << ", " << ox << ")";
+        max_ref = std::max(max_ref, std::fabs(ref));
+        max_diff = std::max(max_diff, std::fabs(got - ref));
+      }
+  EXPECT_LE(max_diff, 2e-2 * max_ref) << "plain stem vs CPU: max|diff| " << max_diff << ", max|ref| " << max_ref;
+
+  // The wavefront form, captured once, replayed.
+  SignalWords words = make_signal(kDst);
+  const RowSignal sig = words.sig;
+  kernels::ConvEpilogue wepi = epi;
+  wepi.input_rows = sig;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  WS_ASSERT_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+  Status a = kernels::preprocess_rgb8_to_nchw(src, kSrcH, kSrcW, 3 * kSrcW, x1->get(), DType::kFloat16, kDst, kDst, norm, st,
+                                              kernels::PreprocessPath::kAuto, sig);
+  Status b = a.is_ok() ? kernels::conv2d_direct(kernels::ElemType::kFloat16, g, x1->get(), w->get(), y1->get(), wepi, st) : a;
+  Status c = b.is_ok() ? kernels::topk(logits->as<const float>(), 1000, 5, top->as<kernels::TopKPair>(), st, sig) : b;
+  WS_ASSERT_CUDA(cudaStreamEndCapture(st, &graph));
+  ASSERT_TRUE(c.is_ok()) << c.to_string();
+  WS_ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  cudaGraphDestroy(graph);
+  for (uint32_t r = 1; r <= 6; ++r) {
+    WS_ASSERT_CUDA(cudaMemsetAsync(y1->get(), 0xff, y_elems * 2, st));
+    WS_ASSERT_CUDA(cudaMemsetAsync(x1->get(), 0xff, x_elems * 2, st));
+    WS_ASSERT_CUDA(cudaGraphLaunch(exec, st));
+    WS_ASSERT_CUDA(cudaStreamSynchronize(st));
+    const auto y_wave = download_half(y1->get(), y_elems);
+    size_t differ = 0, first = y_elems;
+    for (size_t i = 0; i < y_elems; ++i)
+      if (y_wave[i] != y_plain[i]) {
+        ++differ;
+        first = std::min(first, i);
+      }
+    EXPECT_EQ(differ, 0u) << "replay " << r << ": " << differ << " stem outputs differ from the plain form; first at " << first
+                          << " (channel " << first / size_t(g.out_h * g.out_w) << ", pixel " << first % size_t(g.out_h * g.out_w)
+                          << "): " << (first < y_elems ? half_to_float(y_wave[first]) : 0.f) << " vs "
+                          << (first < y_elems ? half_to_float(y_plain[first]) : 0.f);
+    EXPECT_EQ(download_half(x1->get(), x_elems), x_plain) << "replay " << r << ": the publishing preprocess's output differs";
+    std::vector<uint32_t> words_h(size_t(kDst) + 2);
+    WS_ASSERT_CUDA(cudaMemcpy(words_h.data(), sig.flags, words_h.size() * 4, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(words_h[kDst], r) << "epoch after replay " << r;
+    EXPECT_EQ(words_h[kDst + 1], 0u) << "error word after replay " << r;
+    size_t stale = 0;
+    for (int i = 0; i < kDst; ++i) stale += words_h[size_t(i)] != r;
+    EXPECT_EQ(stale, 0u) << "replay " << r << ": " << stale << " row flags are not this frame's value " << r;
+    if (HasFailure()) break;
+  }
+  cudaGraphExecDestroy(exec);
+}
+
+TEST(RowSignal, WaitGivesUpAndTheFrameEndReportsIt) {
+  WS_REQUIRE_LANES_GPU();
+  const Conv2dGeometry g = stem_geometry(16, 16);
+  auto x = cuda::DeviceBuffer::allocate(3 * 16 * 16 * 2), y = cuda::DeviceBuffer::allocate(size_t(kCo) * g.out_h * g.out_w * 2);
+  auto w = cuda::DeviceBuffer::allocate(kCo * 27 * 2), logits = cuda::DeviceBuffer::allocate(10 * 4);
+  auto top = cuda::DeviceBuffer::allocate(sizeof(kernels::TopKPair) * 3);
+  ASSERT_TRUE(x.is_ok() && y.is_ok() && w.is_ok() && logits.is_ok() && top.is_ok());
+  WS_ASSERT_CUDA(cudaMemset(x->get(), 0, x->bytes()));
+  WS_ASSERT_CUDA(cudaMemset(w->get(), 0, w->bytes()));
+  WS_ASSERT_CUDA(cudaMemset(logits->get(), 0, logits->bytes()));
+  SignalWords words = make_signal(16);
+  const uint32_t epoch = 7;  // flags stay 0: this frame's value 8 is never published
+  WS_ASSERT_CUDA(cudaMemcpy(words.sig.epoch, &epoch, 4, cudaMemcpyHostToDevice));
+  kernels::ConvEpilogue e;
+  e.input_rows = words.sig;
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(kernels::conv2d_direct(kernels::ElemType::kFloat16, g, x->get(), w->get(), y->get(), e, nullptr).is_ok());
+  WS_ASSERT_CUDA(cudaDeviceSynchronize());
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("RowSignal: an unpublished wait gave up after %.2f s\n", s);
+  uint32_t err = 0;
+  WS_ASSERT_CUDA(cudaMemcpy(&err, words.sig.error, 4, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(err, 1u) << "the stem's wait should have given up and set the error word";
+  ASSERT_TRUE(kernels::topk(logits->as<const float>(), 10, 3, top->as<kernels::TopKPair>(), nullptr, words.sig).is_ok());
+  WS_ASSERT_CUDA(cudaDeviceSynchronize());
+  std::array<kernels::TopKPair, 3> got{};
+  WS_ASSERT_CUDA(cudaMemcpy(got.data(), top->get(), sizeof(got), cudaMemcpyDeviceToHost));
+  for (const auto& p : got) {
+    EXPECT_EQ(p.index, kernels::kTopKInvalidIndex);
+    EXPECT_TRUE(std::isnan(p.score));
+  }
+  uint32_t after[2] = {0, 0};
+  WS_ASSERT_CUDA(cudaMemcpy(after, words.sig.epoch, 8, cudaMemcpyDeviceToHost));  // epoch, error
+  EXPECT_EQ(after[0], epoch + 1) << "the frame's end bumps the epoch";
+  EXPECT_EQ(after[1], 0u) << "the frame's end clears the error word";
+}
+
+TEST(RowSignal, RefusalsBeforeTheDevice) {
+  alignas(256) static unsigned char buf[256];
+  void* p = buf;
+  uint32_t* u = reinterpret_cast<uint32_t*>(buf);
+  const RowSignal sig{u, u + 16, u + 17, 16};
+  kernels::ConvEpilogue e;
+  e.input_rows = sig;
+  auto expect = [](const Status& st, const char* needle) {
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.to_string();
+    EXPECT_NE(st.message().find(needle), std::string::npos) << st.message();
+  };
+  Conv2dGeometry dw = stem_geometry(16, 16);
+  dw.c_in = dw.c_out = dw.group = 8;
+  expect(kernels::conv2d_depthwise(kernels::ElemType::kFloat16, dw, p, p, p, e, nullptr), "conv2d_depthwise");
+  Conv2dGeometry k5 = stem_geometry(16, 16);
+  k5.kernel_h = k5.kernel_w = 5;
+  k5.out_h = k5.out_w = 7;
+  expect(kernels::conv2d_direct(kernels::ElemType::kFloat16, k5, p, p, p, e, nullptr), "RGB stem");
+  Conv2dGeometry n2 = stem_geometry(16, 16);
+  n2.n = 2;
+  expect(kernels::conv2d_direct(kernels::ElemType::kFloat16, n2, p, p, p, e, nullptr), "batch 1");
+  Conv2dGeometry pw = stem_geometry(16, 16);
+  pw.kernel_h = pw.kernel_w = 1;
+  pw.stride_h = pw.stride_w = 1;
+  pw.pad_bottom = pw.pad_right = 0;
+  pw.out_h = pw.out_w = 16;
+  expect(kernels::conv2d_pointwise(kernels::ElemType::kFloat16, kernels::PointwiseTile::k32x32, pw, p, p, p, e, nullptr), "conv2d_pointwise");
+  RowSignal rows_off = sig;
+  rows_off.rows = 15;  // a destination of 16 rows
+  expect(kernels::preprocess_rgb8_to_nchw(buf, 32, 32, 96, p, DType::kFloat16, 16, 16, Normalize{}, nullptr, kernels::PreprocessPath::kAuto,
+                                          rows_off),
+         "rows");
+  expect(kernels::preprocess_rgb8_to_nchw(buf, 32, 32, 96, p, DType::kFloat16, 16, 16, Normalize{}, nullptr, kernels::PreprocessPath::kDirect,
+                                          sig),
+         "row-staged");
+  RowSignal no_error = sig;
+  no_error.error = nullptr;
+  expect(kernels::topk(reinterpret_cast<const float*>(buf), 10, 3, reinterpret_cast<kernels::TopKPair*>(buf), nullptr, no_error), "error word");
+}
+
+}  // namespace
+}  // namespace ws
