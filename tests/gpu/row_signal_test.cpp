@@ -56,7 +56,7 @@ SignalWords make_signal(int64_t rows) {
   auto b = cuda::DeviceBuffer::allocate(size_t(rows + 2) * sizeof(uint32_t));
   EXPECT_TRUE(b.is_ok());
   s.buf = std::move(b).value();
-  EXPECT_EQ(cudaMemset(s.buf.get(), 0, s.buf.bytes()), cudaSuccess);
+  EXPECT_EQ(test::memset_sync(s.buf.get(), 0, s.buf.bytes()), cudaSuccess);
   uint32_t* w = s.buf.as<uint32_t>();
   s.sig = RowSignal{w, w + rows, w + rows + 1, rows};
   return s;
@@ -99,9 +99,9 @@ TEST(RowSignal, StemOnPublishedRowsMatchesReferenceAndPlainForm) {
   auto w = cuda::DeviceBuffer::allocate(w_h.size() * 2), bias = cuda::DeviceBuffer::allocate(kCo * 4);
   auto logits = cuda::DeviceBuffer::allocate(1000 * 4), top = cuda::DeviceBuffer::allocate(sizeof(kernels::TopKPair) * 5);
   ASSERT_TRUE(x0.is_ok() && x1.is_ok() && y0.is_ok() && y1.is_ok() && w.is_ok() && bias.is_ok() && logits.is_ok() && top.is_ok());
-  WS_ASSERT_CUDA(cudaMemcpy(w->get(), w_h.data(), w_h.size() * 2, cudaMemcpyHostToDevice));
-  WS_ASSERT_CUDA(cudaMemcpy(bias->get(), bias_h.data(), kCo * 4, cudaMemcpyHostToDevice));
-  WS_ASSERT_CUDA(cudaMemset(logits->get(), 0, 1000 * 4));
+  WS_ASSERT_CUDA(test::upload_sync(w->get(), w_h.data(), w_h.size() * 2));
+  WS_ASSERT_CUDA(test::upload_sync(bias->get(), bias_h.data(), kCo * 4));
+  WS_ASSERT_CUDA(test::memset_sync(logits->get(), 0, 1000 * 4));
   auto stream = cuda::Stream::create();
   ASSERT_TRUE(stream.is_ok());
   cudaStream_t st = stream->get();
@@ -114,7 +114,7 @@ TEST(RowSignal, StemOnPublishedRowsMatchesReferenceAndPlainForm) {
   epi.pdl = pdl;
 
   // The plain form.
-  WS_ASSERT_CUDA(cudaMemset(y0->get(), 0xff, y_elems * 2));
+  WS_ASSERT_CUDA(test::memset_sync(y0->get(), 0xff, y_elems * 2));
   ASSERT_TRUE(kernels::preprocess_rgb8_to_nchw(src, kSrcH, kSrcW, 3 * kSrcW, x0->get(), DType::kFloat16, kDst, kDst, norm, st,
                                                kernels::PreprocessPath::kStaged).is_ok());
   ASSERT_TRUE(kernels::conv2d_direct(kernels::ElemType::kFloat16, g, x0->get(), w->get(), y0->get(), epi, st).is_ok());
@@ -196,12 +196,12 @@ TEST(RowSignal, WaitGivesUpAndTheFrameEndReportsIt) {
   auto w = cuda::DeviceBuffer::allocate(kCo * 27 * 2), logits = cuda::DeviceBuffer::allocate(10 * 4);
   auto top = cuda::DeviceBuffer::allocate(sizeof(kernels::TopKPair) * 3);
   ASSERT_TRUE(x.is_ok() && y.is_ok() && w.is_ok() && logits.is_ok() && top.is_ok());
-  WS_ASSERT_CUDA(cudaMemset(x->get(), 0, x->bytes()));
-  WS_ASSERT_CUDA(cudaMemset(w->get(), 0, w->bytes()));
-  WS_ASSERT_CUDA(cudaMemset(logits->get(), 0, logits->bytes()));
+  WS_ASSERT_CUDA(test::memset_sync(x->get(), 0, x->bytes()));
+  WS_ASSERT_CUDA(test::memset_sync(w->get(), 0, w->bytes()));
+  WS_ASSERT_CUDA(test::memset_sync(logits->get(), 0, logits->bytes()));
   SignalWords words = make_signal(16);
   const uint32_t epoch = 7;  // flags stay 0: this frame's value 8 is never published
-  WS_ASSERT_CUDA(cudaMemcpy(words.sig.epoch, &epoch, 4, cudaMemcpyHostToDevice));
+  WS_ASSERT_CUDA(test::upload_sync(words.sig.epoch, &epoch, 4));
   kernels::ConvEpilogue e;
   e.input_rows = words.sig;
   const auto t0 = std::chrono::steady_clock::now();
