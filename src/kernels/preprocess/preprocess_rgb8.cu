@@ -8,7 +8,10 @@
 // the block first copies the two source rows it samples (y0, y1) into shared memory with 16-byte loads, consecutive
 // threads on consecutive vectors (a warp reads 512 contiguous bytes: full 128-byte lines, the widest PCIe reads a
 // mapped source gets, all issued before any is used), then each thread computes pixels dx = tid, tid + 256, ...
-// from shared memory. Wider sources: one thread per destination pixel reading the source directly, block 32×8,
+// from shared memory. Row-publishing form (a ws::RowSignal given; the lanes' input wavefront): the same kernel on
+// min(dst_h, kPreprocessPublishBlocks) blocks, block b taking rows b, b + grid, ... in order; it triggers its PDL
+// dependents at block start and publishes each row once written (kernels/row_signal.cuh), so the network's stem,
+// launched early, starts on the top rows while the bottom ones still cross PCIe. Wider sources: one thread per destination pixel reading the source directly, block 32×8,
 // grid ceil(dst_w/32) × ceil(dst_h/8). Stores: NCHW: warps write consecutive elements of one row of each plane;
 // NHWC8: each thread one 16-byte store per pixel (3 values + 5 zeros).
 // Exactness: the expressions and their order are those of src/reference/preprocess.cpp; every float
@@ -16,7 +19,8 @@
 // never contracts into an FMA whatever -fmad says, and scale_x/scale_y/1/255 are computed on the host
 // exactly as the reference does. So float32 output is bit-identical to the reference, and each fp16 value
 // (both layouts) is __float2half_rn of it.
-// Test: tests/gpu/preprocess_test.cpp (ws_gpu_tests --gtest_filter='PreprocessGpu*').
+// Test: tests/gpu/preprocess_test.cpp (ws_gpu_tests --gtest_filter='PreprocessGpu*'); the publishing form:
+// tests/gpu/row_signal_test.cpp ('RowSignal*').
 // Time: ws_gpu_tests --gtest_also_run_disabled_tests --gtest_filter='LanesKernelsTiming*'.
 #include <cuda_fp16.h>
 
