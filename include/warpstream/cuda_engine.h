@@ -372,8 +372,10 @@ class ExecutionContext {
   /// on, the first step waits for each row of input 0 to be published instead of for the kernel before it, so it starts
   /// on the rows already written while the producer still writes the rest. Returns the signal the producer must publish
   /// into (kernels: preprocess_rgb8_to_nchw's `publish`) on every frame, and the epoch / error words the frame's last
-  /// kernel must bump and check (the lanes' Top-K). Without a producer that publishes, the first step gives up after
-  /// seconds and sets the error word: enable it only where that producer runs before every enqueue. Allocates the
+  /// kernel must bump and check (the lanes' Top-K). Contract: on the enqueue's stream, the kernel launched immediately
+  /// before enqueue() is that producer (the first step neither waits for anything else before writing its output nor
+  /// reads anything else unguarded), and a kernel launched after the whole network, without PDL, closes the frame. Without
+  /// a producer that publishes, the first step gives up after seconds and sets the error word. Allocates the
   /// signal's words once (set-up, not steady state); drops direct enqueue's replay graph. profile_layers runs the
   /// plain form. Errors: kUnsupported (nothing changes) when the first step is not our RGB stem conv (group 1, 3 input
   /// channels, 3x3, batch 1, no residual), another step also reads input 0, or input 0 is not NCHW with batch 1; kCuda.

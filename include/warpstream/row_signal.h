@@ -33,8 +33,8 @@ struct RowSignal {
   explicit operator bool() const { return flags != nullptr; }
 };
 
-/// Polls (each followed by a __nanosleep(100): 0.1–1 µs) before a consumer's wait gives up: ~0.4–4 s, far above any
-/// frame (~0.1 ms; ~10 ms under compute-sanitizer).
+/// Polls before a consumer's wait gives up. Each poll is an L2 round trip (~0.5 µs) plus a __nanosleep(100) (0–200 ns,
+/// PTX ISA): about 2–3 s in all, far above any frame (~0.1 ms; ~10 ms under compute-sanitizer).
 inline constexpr uint32_t kRowWaitMaxPolls = 1u << 22;
 
 }  // namespace ws

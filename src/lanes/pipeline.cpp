@@ -115,6 +115,12 @@ LaneState Pipeline::state(size_t index) const {
 
 Status Pipeline::enqueue_frame(LaneSlot& l, int64_t w, int64_t h) {
   cudaStream_t s = l.stream.get();
+  if (l.wavefront && !kernels::preprocess_staged_pays(w, in_w_)) {  // before anything is enqueued
+    return invalid_argument("submit: frame " + std::to_string(w) + "x" + std::to_string(h) + ": with the input wavefront a frame must "
+                            "take the row-staged preprocess (width <= " + std::to_string(kernels::kPreprocessStagedMaxRowBytes / 3) +
+                            " and <= " + std::to_string(kernels::kPreprocessStagedMaxDownscale) + " x the network's input width " +
+                            std::to_string(in_w_) + "); build the pipeline without input_wavefront for such frames");
+  }
   if (options_.input == LaneInput::kCopy) {
     WS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(l.input_staging.get(), l.input_host.get(), static_cast<size_t>(w * h * 3),
                                             cudaMemcpyHostToDevice, s));
@@ -135,7 +141,13 @@ Status Pipeline::enqueue_frame(LaneSlot& l, int64_t w, int64_t h) {
   }
   {
     cuda::NvtxRange r("network");
-    WS_RETURN_IF_ERROR(l.context->enqueue(s));
+    if (Status net = l.context->enqueue(s); !net.is_ok()) {
+      // With the input wavefront the preprocess has published this frame's rows: the frame must still be closed (the
+      // epoch bumped), or the next frame's stem would take these rows for its own.
+      if (l.wavefront)
+        (void)kernels::topk(static_cast<const float*>(l.context->output(0)), classes_, options_.k, l.result_device, s, l.wavefront);
+      return net;
+    }
   }
   cuda::NvtxRange r("topk");
   WS_RETURN_IF_ERROR(kernels::topk(static_cast<const float*>(l.context->output(0)), classes_, options_.k,
@@ -429,6 +441,8 @@ Status Pipeline::copy_logits(Lane lane, std::span<float> out) const {
                             " classes");
   }
   const LaneSlot& l = *lanes_[lane.index];
+  if (l.wavefront && static_cast<const kernels::TopKPair*>(l.result.get())[0].index == kernels::kTopKInvalidIndex)
+    return internal_error("copy_logits: lane " + std::to_string(lane.index) + ": this frame's input wavefront failed (see wait); no logits");
   WS_CUDA_RETURN_IF_ERROR(cudaMemcpy(out.data(), l.context->output(0), out.size() * sizeof(float), cudaMemcpyDeviceToHost));
   return Status::ok();
 }

@@ -160,8 +160,10 @@ TEST_P(LaneEfficientNet, Top5AndLogitsMatchCpu) {
 
 // The input wavefront (PipelineOptions::input_wavefront, warpstream/row_signal.h) on EfficientNet-Lite0 fp16: the lane's
 // preprocess publishes rows and the stem starts on them. Per photo, graph replay and direct enqueue, 3 frames each (the
-// epoch advances): the same Top-5 entries and logits, bit for bit, as a lane without it, and the logits within
-// 2e-2 * max|cpu| of the CPU backend. Skipped (with the reason) when the engine's stem is not our direct conv.
+// epoch advances; frames alternate the photo and its mirror image, so a stem reading the previous frame's rows would
+// change the result): the same Top-5 entries and logits per frame, bit for bit, as a lane without it, and frame 0's
+// logits within 2e-2 * max|cpu| of the CPU backend. Skipped (with the reason) when the engine's stem is not our direct
+// conv.
 TEST(LaneEfficientNetWavefront, BitwiseThePlainFormAndMatchesCpu) {
   const fs::path dir = assets_dir();
   const fs::path model = dir / "models" / "efficientnet_lite0.onnx";
@@ -188,9 +190,15 @@ TEST(LaneEfficientNetWavefront, BitwiseThePlainFormAndMatchesCpu) {
     auto cpu_top = (*cpu)->classify(*image, kK);
     ASSERT_TRUE(cpu_top.is_ok()) << cpu_top.status().to_string();
     const std::vector<float> cpu_logits((*cpu)->logits(), (*cpu)->logits() + (*cpu)->classes());
+    std::vector<uint8_t> mirror(image->pixels.size());  // the photo flipped left-right: same size, other rows
+    for (int64_t y = 0; y < image->height; ++y)
+      for (int64_t x = 0; x < image->width; ++x)
+        for (int c = 0; c < 3; ++c)
+          mirror[size_t((y * image->width + x) * 3 + c)] = image->pixels[size_t((y * image->width + (image->width - 1 - x)) * 3 + c)];
+    constexpr int kFrames = 3;  // photo, mirror, photo
     for (bool use_graph : {true, false}) {
       const std::string what = path.filename().string() + (use_graph ? " graph" : " direct");
-      std::vector<std::vector<float>> logits(2);
+      std::vector<std::vector<std::vector<float>>> logits(2, std::vector<std::vector<float>>(kFrames));
       std::vector<std::vector<TopKEntry>> tops(2);
       for (int wave = 0; wave < 2; ++wave) {
         PipelineOptions o;
@@ -207,34 +215,36 @@ TEST(LaneEfficientNetWavefront, BitwiseThePlainFormAndMatchesCpu) {
           ASSERT_NE((*p)->wavefront_state().find("RGB stem"), std::string::npos) << (*p)->wavefront_state();
           GTEST_SKIP() << "the wavefront does not apply to this engine: " << (*p)->wavefront_state();
         }
-        for (int frame = 0; frame < 3; ++frame) {
+        for (int frame = 0; frame < kFrames; ++frame) {
           auto lane = (*p)->try_acquire();
           ASSERT_TRUE(lane);
-          std::memcpy((*p)->input(*lane).data(), image->pixels.data(), image->pixels.size());
+          std::memcpy((*p)->input(*lane).data(), frame % 2 ? mirror.data() : image->pixels.data(), image->pixels.size());
           ASSERT_TRUE((*p)->submit(*lane, image->width, image->height).is_ok());
           auto top = (*p)->wait(*lane);
           ASSERT_TRUE(top.is_ok()) << what << " wavefront " << wave << " frame " << frame << ": " << top.status().to_string();
           std::vector<float> l(size_t((*p)->classes()));
           ASSERT_TRUE((*p)->copy_logits(*lane, l).is_ok());
-          if (frame == 0) {
-            logits[size_t(wave)] = l;
-            tops[size_t(wave)].assign(top->begin(), top->end());
-          } else {
-            EXPECT_EQ(l, logits[size_t(wave)]) << what << " wavefront " << wave << ": frame " << frame << " differs from frame 0";
-          }
+          logits[size_t(wave)][size_t(frame)] = l;
+          if (frame == 0) tops[size_t(wave)].assign(top->begin(), top->end());
           ASSERT_TRUE((*p)->release(*lane).is_ok());
         }
       }
       size_t differ = 0;
-      for (size_t i = 0; i < logits[0].size(); ++i) differ += std::memcmp(&logits[0][i], &logits[1][i], sizeof(float)) != 0;
-      EXPECT_EQ(differ, 0u) << what << ": " << differ << " logits differ (bitwise) between the plain form and the wavefront";
+      for (int f = 0; f < kFrames; ++f) {
+        size_t d = 0;
+        for (size_t i = 0; i < logits[0][size_t(f)].size(); ++i)
+          d += std::memcmp(&logits[0][size_t(f)][i], &logits[1][size_t(f)][i], sizeof(float)) != 0;
+        EXPECT_EQ(d, 0u) << what << " frame " << f << ": " << d << " logits differ (bitwise) between the plain form and the wavefront";
+        differ += d;
+      }
+      EXPECT_NE(logits[0][0], logits[0][1]) << what << ": the mirror image should change the logits (else frames cannot catch stale rows)";
       for (int i = 0; i < kK; ++i) {
         EXPECT_EQ(tops[0][size_t(i)].index, tops[1][size_t(i)].index) << what << ": rank " << i;
         EXPECT_EQ(std::memcmp(&tops[0][size_t(i)].score, &tops[1][size_t(i)].score, sizeof(float)), 0) << what << ": rank " << i;
       }
       double max_diff = 0, max_ref = 0;
       for (size_t i = 0; i < cpu_logits.size(); ++i) {
-        max_diff = std::max(max_diff, std::fabs(double(logits[1][i]) - cpu_logits[i]));
+        max_diff = std::max(max_diff, std::fabs(double(logits[1][0][i]) - cpu_logits[i]));
         max_ref = std::max(max_ref, std::fabs(double(cpu_logits[i])));
       }
       EXPECT_LE(max_diff, 2e-2 * max_ref) << what << ": wavefront logits vs CPU";

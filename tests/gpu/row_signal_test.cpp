@@ -4,8 +4,8 @@
 //     printed) -> preprocess (publishing, 32 blocks) -> stem 3x3 s2 (pads 0,0,1,1, ReLU6, fp16; waiting on rows, PDL
 //     on sm_90+) -> Top-K (bumps the epoch), captured once and replayed 6 times. Each replay's stem output (poisoned
 //     before) must equal the plain form's (preprocess, then the stem after griddepcontrol.wait) bit for bit, and the
-//     plain form must match a CPU stem on the same fp16 input within 2e-2 * max|ref|. After each replay: epoch = replays,
-//     every flag = epoch, error 0. The publishing preprocess's own output equals the plain one's bit for bit.
+//     plain form must match a CPU stem on the same fp16 input within 2e-2 * max|ref|. The epoch starts at 2^32 - 3 (the
+//     replays cross the wrap). After each replay: epoch = start + replays, every flag = epoch, error 0. The publishing preprocess's own output equals the plain one's bit for bit.
 //   WaitGivesUpAndTheFrameEndReportsIt: a stem waiting on rows nobody publishes returns (bounded: kRowWaitMaxPolls),
 //     sets the error word; the Top-K then writes every entry as {NaN, kTopKInvalidIndex}, clears the word, bumps the epoch.
 //   RefusalsBeforeTheDevice (no GPU needed): every launcher that cannot honour a RowSignal refuses it.
@@ -147,6 +147,14 @@ TEST(RowSignal, StemOnPublishedRowsMatchesReferenceAndPlainForm) {
   // The wavefront form, captured once, replayed.
   SignalWords words = make_signal(kDst);
   const RowSignal sig = words.sig;
+  // The epoch starts 3 frames before 2^32, so the replays cross the wrap of the 32-bit comparison; the flags hold the
+  // previous frame's value, as after a real frame.
+  const uint32_t start = 0xFFFFFFFDu;
+  {
+    std::vector<uint32_t> init(size_t(kDst) + 2, start);
+    init[size_t(kDst) + 1] = 0;  // error
+    WS_ASSERT_CUDA(test::upload_sync(sig.flags, init.data(), init.size() * 4));
+  }
   kernels::ConvEpilogue wepi = epi;
   wepi.input_rows = sig;
   cudaGraph_t graph = nullptr;
@@ -161,6 +169,7 @@ TEST(RowSignal, StemOnPublishedRowsMatchesReferenceAndPlainForm) {
   WS_ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
   cudaGraphDestroy(graph);
   for (uint32_t r = 1; r <= 6; ++r) {
+    const uint32_t want = start + r;  // this frame's flag value, and the epoch after it (wraps after r = 2)
     WS_ASSERT_CUDA(cudaMemsetAsync(y1->get(), 0xff, y_elems * 2, st));
     WS_ASSERT_CUDA(cudaMemsetAsync(x1->get(), 0xff, x_elems * 2, st));
     WS_ASSERT_CUDA(cudaGraphLaunch(exec, st));
@@ -179,11 +188,11 @@ TEST(RowSignal, StemOnPublishedRowsMatchesReferenceAndPlainForm) {
     EXPECT_EQ(download_half(x1->get(), x_elems), x_plain) << "replay " << r << ": the publishing preprocess's output differs";
     std::vector<uint32_t> words_h(size_t(kDst) + 2);
     WS_ASSERT_CUDA(cudaMemcpy(words_h.data(), sig.flags, words_h.size() * 4, cudaMemcpyDeviceToHost));
-    EXPECT_EQ(words_h[kDst], r) << "epoch after replay " << r;
+    EXPECT_EQ(words_h[kDst], want) << "epoch after replay " << r;
     EXPECT_EQ(words_h[kDst + 1], 0u) << "error word after replay " << r;
     size_t stale = 0;
-    for (int i = 0; i < kDst; ++i) stale += words_h[size_t(i)] != r;
-    EXPECT_EQ(stale, 0u) << "replay " << r << ": " << stale << " row flags are not this frame's value " << r;
+    for (int i = 0; i < kDst; ++i) stale += words_h[size_t(i)] != want;
+    EXPECT_EQ(stale, 0u) << "replay " << r << ": " << stale << " row flags are not this frame's value " << want;
     if (HasFailure()) break;
   }
   cudaGraphExecDestroy(exec);
@@ -254,10 +263,24 @@ TEST(RowSignal, RefusalsBeforeTheDevice) {
   pw.out_h = pw.out_w = 16;
   expect(kernels::conv2d_pointwise(kernels::ElemType::kFloat16, kernels::PointwiseTile::k32x32, pw, p, p, p, e, nullptr), "conv2d_pointwise");
   RowSignal rows_off = sig;
-  rows_off.rows = 15;  // a destination of 16 rows
+  rows_off.rows = 15;  // a destination / stem input of 16 rows
   expect(kernels::preprocess_rgb8_to_nchw(buf, 32, 32, 96, p, DType::kFloat16, 16, 16, Normalize{}, nullptr, kernels::PreprocessPath::kAuto,
                                           rows_off),
-         "rows");
+         "15 rows for a destination of 16");
+  kernels::ConvEpilogue e15;
+  e15.input_rows = rows_off;
+  expect(kernels::conv2d_direct(kernels::ElemType::kFloat16, stem_geometry(16, 16), p, p, p, e15, nullptr), "15 rows");
+  RowSignal no_epoch = sig;
+  no_epoch.epoch = nullptr;
+  kernels::ConvEpilogue e_no_epoch;
+  e_no_epoch.input_rows = no_epoch;
+  expect(kernels::conv2d_direct(kernels::ElemType::kFloat16, stem_geometry(16, 16), p, p, p, e_no_epoch, nullptr), "no epoch word");
+  expect(kernels::preprocess_rgb8_to_nchw(buf, 32, 32, 96, p, DType::kFloat16, 16, 16, Normalize{}, nullptr, kernels::PreprocessPath::kAuto,
+                                          no_epoch),
+         "no epoch word");
+  kernels::ConvEpilogue e_res = e;
+  e_res.residual = p;
+  expect(kernels::conv2d_direct(kernels::ElemType::kFloat16, stem_geometry(16, 16), p, p, p, e_res, nullptr), "a residual");
   expect(kernels::preprocess_rgb8_to_nchw(buf, 32, 32, 96, p, DType::kFloat16, 16, 16, Normalize{}, nullptr, kernels::PreprocessPath::kDirect,
                                           sig),
          "row-staged");

@@ -132,9 +132,11 @@ class ContextImpl final : public ExecutionContext {
       return unsupported("enable_input_wavefront: the first step" + (steps.empty() ? std::string() : " (node '" + steps[0].node + "')") +
                          " is not a conv on our RGB stem kernel (group 1, 3 input channels, 3x3, batch 1, no residual), the one "
                          "step that can wait on its input's rows");
-    if (engine_->inputs_.size() != 1 || engine_->input_uses_[0].size() != 1 || engine_->input_uses_[0][0] != std::pair<size_t, size_t>{0, 0})
-      return unsupported("enable_input_wavefront: input 0 must be read by the first step only (it is read by " +
-                         std::to_string(engine_->input_uses_.empty() ? 0 : engine_->input_uses_[0].size()) + " step operand(s))");
+    if (engine_->inputs_.size() != 1)
+      return unsupported("enable_input_wavefront: the engine has " + std::to_string(engine_->inputs_.size()) + " inputs; the wavefront is for one");
+    if (engine_->input_uses_[0].size() != 1 || engine_->input_uses_[0][0] != std::pair<size_t, size_t>{0, 0})
+      return unsupported("enable_input_wavefront: input 0 must be read by the first step's data operand only (it is read by " +
+                         std::to_string(engine_->input_uses_[0].size()) + " step operand(s))");
     const TensorDesc& in = engine_->inputs_[0];
     if (in.format != TensorFormat::kLinear || in.shape.size() != 4 || in.shape[0] != 1)
       return unsupported("enable_input_wavefront: input " + ::ws::quoted(in.name) + " must be NCHW with batch 1");

@@ -230,6 +230,10 @@ __global__ void __launch_bounds__(128) direct_stem3x3_kernel(const T* __restrict
       finish(y, (n * a.c_out + co) * plane + oy * a.out_w + ox, co, acc, bias, res, act, p);
     }
   }
+  // kWait: the rows this block read do not cover every producer block (a stem that skips rows, a wait that gave up), so
+  // this grid's completion must still imply the producer's: the frame's later kernels rely on it (the Top-K bumps the
+  // epoch the producer read). By now the producer is finishing its last rows; the wait costs about nothing.
+  if constexpr (kWait) pdl_wait();
   pdl_allow_dependents();
 }
 
@@ -1130,10 +1134,11 @@ Status conv2d_direct(ElemType t, const Conv2dGeometry& g, const void* x, const v
     const int pixels = int(g.n * g.out_h * g.out_w);
     const dim3 grid(unsigned((pixels + 127) / 128), unsigned((g.c_out + kStemCo - 1) / kStemCo));
     const RowSignal& rows = e.input_rows;
-    if (rows && (g.n != 1 || rows.rows != g.in_h || !rows.epoch || !rows.error))
-      return invalid_argument("conv2d_direct (stem 3x3): waiting on input rows (RowSignal) needs batch 1 and a signal of the input's " +
-                              std::to_string(g.in_h) + " rows with epoch and error words; got batch " + std::to_string(g.n) + ", " +
-                              std::to_string(rows.rows) + " rows");
+    if (rows && (g.n != 1 || rows.rows != g.in_h || !rows.epoch || !rows.error || e.residual))
+      return invalid_argument("conv2d_direct (stem 3x3): waiting on input rows (RowSignal) needs batch 1, no residual and a signal of the "
+                              "input's " + std::to_string(g.in_h) + " rows with epoch and error words; got batch " + std::to_string(g.n) +
+                              (e.residual ? ", a residual" : "") + ", " + std::to_string(rows.rows) + " rows" +
+                              (!rows.epoch ? ", no epoch word" : "") + (!rows.error ? ", no error word" : ""));
     auto go = [&](auto tag) {
       using T = decltype(tag);
       auto* kernel = rows ? direct_stem3x3_kernel<T, true> : direct_stem3x3_kernel<T, false>;

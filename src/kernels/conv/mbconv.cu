@@ -272,6 +272,7 @@ Status conv2d_mbconv(const Conv2dGeometry& ex, const Conv2dGeometry& dw, const C
                      void* y, const ConvEpilogue& p_epi, cudaStream_t stream) {
   WS_RETURN_IF_ERROR(refuse_input_rows(e_epi, "conv2d_mbconv"));
   WS_RETURN_IF_ERROR(refuse_input_rows(d_epi, "conv2d_mbconv"));
+  WS_RETURN_IF_ERROR(refuse_input_rows(p_epi, "conv2d_mbconv"));
   if (const std::string why = conv2d_mbconv_mismatch(ex, dw, pj); !why.empty())
     return invalid_argument("conv2d_mbconv: not one MBConv block the kernel covers: " + why);
   bool size_ok = false;
