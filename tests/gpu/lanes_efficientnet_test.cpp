@@ -45,23 +45,50 @@ std::vector<fs::path> photos(const fs::path& dir) {
   return out;
 }
 
+// The EfficientNet-Lite0 assets, the model's config, the CPU backend and the imported graph. `skip` is set (and nothing
+// else) when the assets are absent; failures are fatal test failures (check HasFatalFailure()).
+struct EffNetCase {
+  std::string skip;
+  fs::path dir, model;
+  std::vector<fs::path> images;
+  ModelConfig config;
+  std::unique_ptr<CpuClassifier> cpu;
+  ir::Graph graph;
+};
+void load_effnet(EffNetCase* c) {
+  c->dir = assets_dir();
+  c->model = c->dir / "models" / "efficientnet_lite0.onnx";
+  c->images = photos(c->dir);
+  if (!fs::exists(c->model) || c->images.empty()) {
+    c->skip = "EfficientNet-Lite0 assets not found under " + c->dir.string() + " (set WS_ASSETS_DIR; scripts/fetch-assets.sh)";
+    return;
+  }
+  auto config = model_config_for(c->model.string());
+  ASSERT_TRUE(config.is_ok()) << config.status().to_string();
+  c->config = *config;
+  auto cpu = CpuClassifier::build(c->model.string(), c->config);
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+  c->cpu = std::move(cpu).value();
+  auto graph = ir::import_onnx(c->model.string());
+  ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
+  c->graph = std::move(graph).value();
+}
+
 class LaneEfficientNet : public testing::TestWithParam<Precision> {};
 
 TEST_P(LaneEfficientNet, Top5AndLogitsMatchCpu) {
   const Precision precision = GetParam();
-  const fs::path dir = assets_dir();
-  const fs::path model = dir / "models" / "efficientnet_lite0.onnx";
-  const auto images = photos(dir);
-  if (!fs::exists(model) || images.empty()) {
-    GTEST_SKIP() << "EfficientNet-Lite0 assets not found under " << dir << " (set WS_ASSETS_DIR; scripts/fetch-assets.sh)";
-  }
+  EffNetCase ec;
+  load_effnet(&ec);
+  if (HasFatalFailure()) return;
+  if (!ec.skip.empty()) GTEST_SKIP() << ec.skip;
   WS_REQUIRE_LANES_GPU();
-  auto config = model_config_for(model.string());
-  ASSERT_TRUE(config.is_ok()) << config.status().to_string();
-  auto cpu = CpuClassifier::build(model.string(), *config);
-  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
-  auto graph = ir::import_onnx(model.string());
-  ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
+  const fs::path& dir = ec.dir;
+  const fs::path& model = ec.model;
+  const auto& images = ec.images;
+  const ModelConfig* config = &ec.config;
+  const auto* cpu = &ec.cpu;
+  ir::Graph* graph = &ec.graph;
   CudaBuildOptions bo;
   bo.precision = precision;
   const bool fp8 = precision == Precision::kFloat8;
@@ -79,7 +106,7 @@ TEST_P(LaneEfficientNet, Top5AndLogitsMatchCpu) {
   }
   if (test::small_gpu_tests()) bo.tactic_timing_iterations = 1;  // small form: one timed run per tactic
   bo.timing_cache_path = test::gpu_test_timing_cache(std::string("effnet-lane-") + precision_name(precision));
-  auto built = CudaEngine::build(std::move(graph).value(), bo);
+  auto built = CudaEngine::build(std::move(*graph), bo);
   ASSERT_TRUE(built.is_ok()) << built.status().to_string();
   std::shared_ptr<CudaEngine> engine = std::move(built).value();
   if (fp8) {  // the FP8 kernels must actually run: every pointwise conv with a calibrated input
@@ -165,22 +192,20 @@ TEST_P(LaneEfficientNet, Top5AndLogitsMatchCpu) {
 // logits within 2e-2 * max|cpu| of the CPU backend. Skipped (with the reason) when the engine's stem is not our direct
 // conv.
 TEST(LaneEfficientNetWavefront, BitwiseThePlainFormAndMatchesCpu) {
-  const fs::path dir = assets_dir();
-  const fs::path model = dir / "models" / "efficientnet_lite0.onnx";
-  const auto images = photos(dir);
-  if (!fs::exists(model) || images.empty()) GTEST_SKIP() << "EfficientNet-Lite0 assets not found under " << dir;
+  EffNetCase ec;
+  load_effnet(&ec);
+  if (HasFatalFailure()) return;
+  if (!ec.skip.empty()) GTEST_SKIP() << ec.skip;
   WS_REQUIRE_LANES_GPU();
-  auto config = model_config_for(model.string());
-  ASSERT_TRUE(config.is_ok()) << config.status().to_string();
-  auto cpu = CpuClassifier::build(model.string(), *config);
-  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
-  auto graph = ir::import_onnx(model.string());
-  ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
+  const auto& images = ec.images;
+  const ModelConfig* config = &ec.config;
+  const auto* cpu = &ec.cpu;
+  ir::Graph* graph = &ec.graph;
   CudaBuildOptions bo;
   bo.precision = Precision::kFloat16;
   if (test::small_gpu_tests()) bo.tactic_timing_iterations = 1;
   bo.timing_cache_path = test::gpu_test_timing_cache("effnet-lane-fp16");
-  auto built = CudaEngine::build(std::move(graph).value(), bo);
+  auto built = CudaEngine::build(std::move(*graph), bo);
   ASSERT_TRUE(built.is_ok()) << built.status().to_string();
   std::shared_ptr<CudaEngine> engine = std::move(built).value();
   constexpr int kK = 5;
