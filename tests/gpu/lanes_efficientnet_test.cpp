@@ -74,6 +74,18 @@ void load_effnet(EffNetCase* c) {
   c->graph = std::move(graph).value();
 }
 
+// One lane for frames of `image`'s size, mapped input.
+PipelineOptions one_lane(const ImageRgb8& image, int k, bool use_graph, const Normalize& normalize) {
+  PipelineOptions o;
+  o.lanes = 1;
+  o.src_width = image.width;
+  o.src_height = image.height;
+  o.k = k;
+  o.use_cuda_graph = use_graph;
+  o.normalize = normalize;
+  return o;
+}
+
 class LaneEfficientNet : public testing::TestWithParam<Precision> {};
 
 TEST_P(LaneEfficientNet, Top5AndLogitsMatchCpu) {
@@ -130,14 +142,7 @@ TEST_P(LaneEfficientNet, Top5AndLogitsMatchCpu) {
     ref.logits.assign((*cpu)->logits(), (*cpu)->logits() + (*cpu)->classes());
     for (bool use_graph : {true, false}) {
       const std::string what = path.filename().string() + " " + precision_name(precision) + (use_graph ? " graph" : " direct");
-      PipelineOptions o;
-      o.lanes = 1;
-      o.src_width = image->width;
-      o.src_height = image->height;
-      o.k = kK;
-      o.use_cuda_graph = use_graph;
-      o.normalize = config->normalize;
-      auto p = Pipeline::build(engine, o);
+      auto p = Pipeline::build(engine, one_lane(*image, kK, use_graph, config->normalize));
       ASSERT_TRUE(p.is_ok()) << what << ": " << p.status().to_string();
       auto lane = (*p)->try_acquire();
       ASSERT_TRUE(lane);
@@ -226,13 +231,7 @@ TEST(LaneEfficientNetWavefront, BitwiseThePlainFormAndMatchesCpu) {
       std::vector<std::vector<std::vector<float>>> logits(2, std::vector<std::vector<float>>(kFrames));
       std::vector<std::vector<TopKEntry>> tops(2);
       for (int wave = 0; wave < 2; ++wave) {
-        PipelineOptions o;
-        o.lanes = 1;
-        o.src_width = image->width;
-        o.src_height = image->height;
-        o.k = kK;
-        o.use_cuda_graph = use_graph;
-        o.normalize = config->normalize;
+        PipelineOptions o = one_lane(*image, kK, use_graph, config->normalize);
         o.input_wavefront = wave == 1;
         auto p = Pipeline::build(engine, o);
         ASSERT_TRUE(p.is_ok()) << what << ": " << p.status().to_string();
