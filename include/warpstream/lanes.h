@@ -127,7 +127,9 @@ class Pipeline {
   /// Runs one frame of src_width × src_height pixels (rows tightly packed) on the lane.
   /// Errors: lane not Acquired / stale handle (kFailedPrecondition, nothing enqueued); a size other than
   /// the captured one in graph mode (kInvalidArgument), a frame larger than the slot (kResourceExhausted);
-  /// a CUDA launch failure (kCuda; the lane stays Acquired).
+  /// a CUDA launch failure (kCuda; the lane stays Acquired). With input_wavefront: a frame wider than the row-staged
+  /// preprocess takes (kPreprocessStagedMaxRowBytes / 3 pixels; kInvalidArgument, nothing enqueued); when the network's
+  /// enqueue fails after the preprocess, the frame is still closed (its Top-K runs) before the error is returned.
   Status submit(Lane lane, int64_t src_width, int64_t src_height);
   /// Waits for the lane's end event and returns the K pairs (descending; ties → lower index) read from
   /// the mapped result slot; valid until release. Waiting again on a Completed lane returns the same
@@ -136,7 +138,8 @@ class Pipeline {
   /// GPU time of the lane's last frame (start → end event), milliseconds. Lane must be Completed.
   Result<float> gpu_time_ms(Lane lane) const;
   /// Copies the lane's device logits (classes() floats) to `out` (synchronous; for tests and reports,
-  /// not the hot path). Lane must be Completed. Errors: out.size() != classes() (kInvalidArgument).
+  /// not the hot path). Lane must be Completed. Errors: out.size() != classes() (kInvalidArgument); kInternal for a
+  /// frame whose input wavefront failed (see wait).
   Status copy_logits(Lane lane, std::span<float> out) const;
   /// Completed (or Acquired) → Free. Errors: lane Free, Submitted (wait first) or handle stale.
   Status release(Lane lane);

@@ -115,11 +115,10 @@ LaneState Pipeline::state(size_t index) const {
 
 Status Pipeline::enqueue_frame(LaneSlot& l, int64_t w, int64_t h) {
   cudaStream_t s = l.stream.get();
-  if (l.wavefront && !kernels::preprocess_staged_pays(w, in_w_)) {  // before anything is enqueued
-    return invalid_argument("submit: frame " + std::to_string(w) + "x" + std::to_string(h) + ": with the input wavefront a frame must "
-                            "take the row-staged preprocess (width <= " + std::to_string(kernels::kPreprocessStagedMaxRowBytes / 3) +
-                            " and <= " + std::to_string(kernels::kPreprocessStagedMaxDownscale) + " x the network's input width " +
-                            std::to_string(in_w_) + "); build the pipeline without input_wavefront for such frames");
+  if (l.wavefront && 3 * w > kernels::kPreprocessStagedMaxRowBytes) {  // before any kernel is enqueued
+    return invalid_argument("submit: frame " + std::to_string(w) + "x" + std::to_string(h) + ": with the input wavefront the preprocess "
+                            "stages whole source rows, up to " + std::to_string(kernels::kPreprocessStagedMaxRowBytes / 3) +
+                            " pixels wide; build the pipeline without input_wavefront for wider frames");
   }
   if (options_.input == LaneInput::kCopy) {
     WS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(l.input_staging.get(), l.input_host.get(), static_cast<size_t>(w * h * 3),

@@ -24,6 +24,7 @@
 
 #include "cuda/cuda_util.h"
 #include "kernels/conv/conv.h"
+#include "kernels/conv/mbconv.h"
 #include "kernels/preprocess/preprocess_rgb8.h"
 #include "kernels/topk/topk.h"
 #include "lanes_gpu_support.h"
@@ -278,6 +279,9 @@ TEST(RowSignal, RefusalsBeforeTheDevice) {
   expect(kernels::preprocess_rgb8_to_nchw(buf, 32, 32, 96, p, DType::kFloat16, 16, 16, Normalize{}, nullptr, kernels::PreprocessPath::kAuto,
                                           no_epoch),
          "no epoch word");
+  kernels::ConvEpilogue plain;  // mbconv: only the projection's epilogue carries the signal (refused before any geometry check)
+  const Conv2dGeometry any = stem_geometry(16, 16);
+  expect(kernels::conv2d_mbconv(any, any, any, 8, p, p, plain, p, plain, p, p, e, nullptr), "conv2d_mbconv");
   kernels::ConvEpilogue e_res = e;
   e_res.residual = p;
   expect(kernels::conv2d_direct(kernels::ElemType::kFloat16, stem_geometry(16, 16), p, p, p, e_res, nullptr), "a residual");

@@ -221,8 +221,11 @@ Status launch(const char* what, const uint8_t* rgb, int64_t src_h, int64_t src_w
                               std::to_string(kPreprocessStagedMaxRowBytes) + " bytes; this source's are " + std::to_string(3 * src_w) +
                               ", path " + (path == PreprocessPath::kDirect ? "kDirect" : "kAuto/kStaged") + ")");
     if (publish.rows != dst_h || !publish.epoch || !publish.error)
-      return invalid_argument(std::string(what) + ": the RowSignal has " + std::to_string(publish.rows) + " rows for a destination of " +
-                              std::to_string(dst_h) + " rows" + (!publish.epoch ? ", no epoch word" : "") + (!publish.error ? ", no error word" : ""));
+      return invalid_argument(std::string(what) + ": the RowSignal " +
+                              (publish.rows != dst_h ? "has " + std::to_string(publish.rows) + " rows for a destination of " + std::to_string(dst_h) +
+                                                           " rows"
+                                                     : std::string("is incomplete")) +
+                              (!publish.epoch ? ", no epoch word" : "") + (!publish.error ? ", no error word" : ""));
     const size_t smem = 2 * size_t((3 * src_w + 31) & ~int64_t{15});
     const unsigned grid = unsigned(std::min<int64_t>(dst_h, kPreprocessPublishBlocks));
     preprocess_rgb8_staged_kernel<Store><<<grid, kStagedThreads, smem, stream>>>(rgb, int(src_h), int(src_w), src_row_bytes, int(dst_h),

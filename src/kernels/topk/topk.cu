@@ -125,7 +125,8 @@ Status topk(const float* logits, int64_t classes, int k, TopKPair* out, cudaStre
     return invalid_argument("top-k (GPU): " + std::to_string(classes) + " classes exceed the int32 index range");
   if (!logits || !out) return invalid_argument("top-k (GPU): null logits or output pointer");
   if (frame_end && (!frame_end.epoch || !frame_end.error))
-    return invalid_argument(std::string("top-k (GPU): the frame-end RowSignal has no ") + (!frame_end.epoch ? "epoch" : "error") + " word");
+    return invalid_argument(std::string("top-k (GPU): the frame-end RowSignal has no ") +
+                            (!frame_end.epoch && !frame_end.error ? "epoch and no error" : !frame_end.epoch ? "epoch" : "error") + " word");
   // A signal without flags is "off" for producer and consumer alike: nothing to close.
   topk_kernel<<<1, kTopKBlockThreads, 0, stream>>>(logits, int32_t(classes), k, out, frame_end ? frame_end : RowSignal{});
   WS_CUDA_RETURN_IF_ERROR(cudaGetLastError());

@@ -32,7 +32,8 @@ inline constexpr int kTopKBlockThreads = 256; ///< one block of 256 threads
 /// null pointer. kCuda: the launch failed.
 /// `frame_end` (optional; the lanes' input wavefront, warpstream/row_signal.h): this kernel is the frame's last: it
 /// bumps the signal's epoch, and when the error word is set (a wait of the frame gave up) writes every entry as
-/// {NaN, kTopKInvalidIndex} and clears the word. Needs the epoch and error words (kInvalidArgument otherwise).
+/// {NaN, kTopKInvalidIndex} and clears the word. Needs the epoch and error words (kInvalidArgument otherwise). A signal
+/// without flags is off, as for the producer and the consumer: nothing is read or bumped.
 Status topk(const float* logits, int64_t classes, int k, TopKPair* out, cudaStream_t stream, const RowSignal& frame_end = {});
 
 /// The index of every entry of a frame whose input wavefront failed (topk's frame_end): never a class.
