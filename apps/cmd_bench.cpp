@@ -65,6 +65,7 @@ struct BenchArgs {
   bool hwc8 = false;                    // --hwc8 (CudaBuildOptions::hwc8_input = true)
   bool hwc8_port = false;               // --hwc8-port (CudaBuildOptions::hwc8_input and hwc8_input_port = true)
   bool input_wavefront = false;         // --input-wavefront (PipelineOptions::input_wavefront)
+  int input_wavefront_steps = 2;        // --input-wavefront-steps (PipelineOptions::input_wavefront_steps)
   std::string calibration;              // --calibration DIR (precision fp8)
   bool fp8_obey = false;                // --fp8-obey (CudaBuildOptions::fp8_obey_precision)
   bool no_progress = false;
@@ -381,6 +382,7 @@ int run_bench(const BenchArgs& a) {
   po.use_cuda_graph = !a.no_cuda_graph;
   po.normalize = mc.normalize;
   po.input_wavefront = a.input_wavefront;
+  po.input_wavefront_steps = a.input_wavefront_steps;
   std::vector<ws::cuda::DeviceBuffer> device_frames;
   if (*input_mode == ws::LaneInput::kDevice) {
     for (int i = 0; i < a.lanes; ++i) {
@@ -420,7 +422,7 @@ int run_bench(const BenchArgs& a) {
   if (!built_pipe) return fail(built_pipe.status());
   ws::Pipeline& pipe = **built_pipe;
   rep.env.set("lanes_input_wavefront", a.input_wavefront ? pipe.wavefront_state() : std::string("off"));
-  if (a.input_wavefront && pipe.wavefront_state() != "on")
+  if (a.input_wavefront && pipe.wavefront_state().rfind("on", 0) != 0)
     std::fprintf(stderr, "bench: warning: --input-wavefront: %s\n", pipe.wavefront_state().c_str());
   // The producer's write of the frame into the slot is outside every interval: each lane's slot is filled
   // once here and keeps the frame (slots are per lane and never reused by another lane).
@@ -649,6 +651,10 @@ WS_REGISTER_COMMAND(bench, "bench",
                                    "the lanes' preprocess publishes the network input row by row and the first conv starts on the rows "
                                    "already written while the frame still crosses PCIe (PipelineOptions::input_wavefront; default off until "
                                    "measured; docs/lanes-plan.md)");
+                      sub.add_option("--input-wavefront-steps", a->input_wavefront_steps,
+                                     "with --input-wavefront: 1 = the stem alone waits on the input's rows, 2 = also the step after it on "
+                                     "the stem's output rows, where it is our fused 3x3 depthwise->pointwise kernel (default 2)")
+                          ->check(CLI::Range(1, 2));
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
                                    "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
                       sub.add_flag("--split-k-cluster", a->split_k_cluster,

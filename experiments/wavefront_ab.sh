@@ -2,7 +2,8 @@
 # A/B on the GPU machine: the lanes' input wavefront (bench --input-wavefront, PipelineOptions::input_wavefront): the
 # preprocess publishes rows, the stem starts on them while the frame still crosses PCIe. EfficientNet-Lite0 fp16, 1 lane,
 # CUDA graph, 1080p frame (chelsea), 1000 frames after 100 warm-up per row; A (plain) and B (wavefront) alternated REPS
-# times (default 4) with the frame in mapped host memory (the issue's setup: the overlap is with PCIe), then 2 pairs with
+# times (default 4) with the frame in mapped host memory, B both as the stem alone waiting (wave1) and chained with the
+# fused depthwise->pointwise step after it (wave2, --input-wavefront-steps 2) (the issue's setup: the overlap is with PCIe), then 2 pairs with
 # the frame in device memory. Both sides share one timing cache (the same tactics). ResNet-50's stem is a cuDNN 7x7 conv:
 # the wavefront does not apply there (its row says why).
 # Needs build-dev/warpstream (scripts/device.sh test builds it) and .assets (scripts/bench-assets.sh).
@@ -23,11 +24,12 @@ row() {  # tag input flags...
 }
 for rep in $(seq 1 ${1:-4}); do
   row plain_mapped_$rep mapped
-  row wave_mapped_$rep mapped --input-wavefront
+  row wave1_mapped_$rep mapped --input-wavefront --input-wavefront-steps 1
+  row wave2_mapped_$rep mapped --input-wavefront --input-wavefront-steps 2
 done
 for rep in 1 2; do
   row plain_device_$rep device
-  row wave_device_$rep device --input-wavefront
+  row wave2_device_$rep device --input-wavefront
 done
 python3 - "$R" <<'PY' | tee -a "$R"
 import re, statistics, sys

@@ -377,9 +377,16 @@ class ExecutionContext {
   /// reads anything else unguarded), and a kernel launched after the whole network, without PDL, closes the frame. Without
   /// a producer that publishes, the first step gives up after seconds and sets the error word. Allocates the
   /// signal's words once (set-up, not steady state); drops direct enqueue's replay graph. profile_layers runs the
-  /// plain form. Errors: kUnsupported (nothing changes) when the first step is not our RGB stem conv (group 1, 3 input
-  /// channels, 3x3, batch 1, no residual), another step also reads input 0, or input 0 is not NCHW with batch 1; kCuda.
-  virtual Result<RowSignal> enable_input_wavefront() = 0;
+  /// plain form. Chained: when the first step is our RGB stem and the second our fused 3x3 depthwise->pointwise kernel
+  /// reading the stem's output (EfficientNet's first block), the stem also publishes its output rows and the second
+  /// step waits on those (input_wavefront_steps() == 2). Errors: kUnsupported (nothing changes) when the first step is
+  /// not our RGB stem conv (group 1, 3 input channels, 3x3, batch 1, no residual) or fused 3x3 depthwise->pointwise
+  /// kernel, another step also reads input 0, or input 0 is not NCHW with batch 1; kInvalidArgument for max_steps
+  /// outside 1..2; kCuda. `max_steps` 1 keeps the chain off (the first step alone waits on rows).
+  virtual Result<RowSignal> enable_input_wavefront(int max_steps = 2) = 0;
+  /// Steps that wait on rows instead of on the kernel before them: 0 (the plain form), 1 (the first step) or 2 (the
+  /// first two: a chained wavefront).
+  virtual int input_wavefront_steps() const = 0;
   /// Back to the plain form (the first step waits for the kernel before it); drops direct enqueue's replay graph.
   virtual void disable_input_wavefront() = 0;
   /// Debug: device pointer of a runtime tensor by id (valid after enqueue only when built with

@@ -81,8 +81,14 @@ struct PipelineOptions {
   /// early through programmatic dependent launch, starts on the rows already written while the rest of the frame still
   /// crosses PCIe. Same results, bit for bit. Applies where the preprocess takes its row-staged path (mapped or device
   /// input, not copy) into an NCHW input and the engine's first step is our RGB stem conv; elsewhere the lanes run the
-  /// plain form and wavefront_state() says why. Gains only with PDL (compute capability 9.0+).
+  /// plain form and wavefront_state() says why. Gains only with PDL (compute capability 9.0+). Where the engine's second
+  /// step is our fused 3x3 depthwise->pointwise kernel on the stem's output (EfficientNet-Lite0), the chain goes one
+  /// step further: the stem publishes its output rows and that step waits on them (ExecutionContext::
+  /// enable_input_wavefront).
   bool input_wavefront = false;
+  /// With input_wavefront: how many of the network's steps may wait on rows, 1 (the stem alone) or 2 (the chain; the
+  /// default). For side-by-side measurements (`warpstream bench --input-wavefront-steps`). Errors: kInvalidArgument.
+  int input_wavefront_steps = 2;
 };
 
 /// Handle of an acquired lane: a plain value (index + generation), cheap to copy.
@@ -154,7 +160,8 @@ class Pipeline {
   const CudaEngine& engine() const { return *engine_; }
   /// Bytes of the input slot (src_width · src_height · 3).
   size_t input_slot_bytes() const;
-  /// PipelineOptions::input_wavefront as built: "on", "off: <why>", or "" when not asked for.
+  /// PipelineOptions::input_wavefront as built: "on: 1 step waits on rows", "on: 2 steps wait on rows" (chained),
+  /// "off: <why>", or "" when not asked for.
   const std::string& wavefront_state() const { return wavefront_note_; }
 
   struct LaneSlot;  // defined in src/lanes/pipeline.cpp

@@ -12,12 +12,20 @@
 ///     memory: the block's stores, then __syncthreads, __threadfence and st.release.gpu by one thread.
 ///   - A consumer block reads row r only after it has seen flags[r] == epoch + 1 (ld.acquire.gpu by one thread, then
 ///     __syncthreads), and reads it through L2 (never the read-only path: the producer is still running).
+///   - A producer whose rows are written by several blocks (the network's own steps: the RGB stem publishing its output
+///     rows to the next conv) counts them in `counters[r]`: each block, after its part of row r is stored (barrier,
+///     __threadfence), adds 1; the block whose add completes the row's count resets the counter to 0 and stores the
+///     flag as above (the CUDA programming guide's last-block pattern, "Memory Fence Functions"). Counters are 0 between
+///     frames; the producer alone touches them.
 ///   - A consumer that waits longer than ~kRowWaitMaxPolls polls gives up, stores 1 to `error`, and goes on (a bug, never
 ///     a hang); the frame's last kernel reports it (the lanes' Top-K marks the frame's result invalid) and clears it.
 /// Deadlock freedom: the consumer is launched with programmatic dependent launch after a producer that triggers its
 /// dependents at block start, so every producer block has started before any consumer block waits; a consumer block
 /// waits only on producer blocks. Without PDL (below compute capability 9.0, or PDL off) the consumer starts after the
 /// producer has finished, and finds every flag set.
+/// Chains: a consumer may publish its own output rows on a second signal (same epoch and error words) for the step
+/// after it, if it also triggers its dependents at block start and ends with griddepcontrol.wait (so its completion
+/// still implies its producer's); the engine chains the stem and the depthwise→pointwise conv after it.
 /// Units: rows of the tensor's H axis (NCHW: a row of every channel plane; N must be 1).
 
 #include <cstdint>
@@ -29,6 +37,10 @@ struct RowSignal {
   uint32_t* epoch = nullptr;  ///< one device word: the frame counter
   uint32_t* error = nullptr;  ///< one device word: nonzero once a wait gave up
   int64_t rows = 0;           ///< H of the tensor
+  /// [rows] device words, 0 between frames: per-row block arrivals, for a producer that writes a row from several
+  /// blocks (the engine's stem publishing its output rows); nullptr for one that writes each row from one block (the
+  /// lanes' preprocess).
+  uint32_t* counters = nullptr;
   /// Whether the signal is in use (a default-constructed one is not: producer and consumer run in stream order).
   explicit operator bool() const { return flags != nullptr; }
 };

@@ -25,6 +25,25 @@ __device__ __forceinline__ void publish_row(const RowSignal& s, int r, uint32_t 
   }
 }
 
+/// Publishes this block's part of rows [lo, hi] (a producer whose rows are written by several blocks; RowSignal::counters):
+/// call with every thread of the block after its stores. `blocks_of(r)` is how many blocks write part of row r; the block
+/// that completes a row's count resets the counter and stores the flag.
+template <typename BlocksOf>
+__device__ __forceinline__ void publish_rows_counted(const RowSignal& s, int lo, int hi, uint32_t target, BlocksOf blocks_of) {
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+    __threadfence();  // this block's stores, before its arrival is counted
+    for (int r = lo; r <= hi; ++r) {
+      const uint32_t n = uint32_t(blocks_of(r));
+      if (atomicAdd(s.counters + r, 1u) + 1u == n) {  // the row's last block: every other block's fence came before its add
+        s.counters[r] = 0u;  // the next frame's adds come after this grid has completed (stream order)
+        __threadfence();
+        asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(s.flags + r), "r"(target) : "memory");
+      }
+    }
+  }
+}
+
 /// Waits until rows [lo, hi] (clamped to the tensor) are published for this frame: thread 0 polls, then the block
 /// barrier. Call with every thread of the block. Gives up after kRowWaitMaxPolls polls on one row: stores 1 to s.error and returns (the frame's result is then invalid).
 __device__ __forceinline__ void wait_rows(const RowSignal& s, int lo, int hi, uint32_t target) {

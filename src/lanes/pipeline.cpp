@@ -267,12 +267,16 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(std::shared_ptr<CudaEngine> en
       else if (p->input_hwc8_) why = "the engine takes its input in kHWC8";
       else if (!kernels::preprocess_staged_pays(options.src_width, p->in_w_)) why = "the preprocess does not take the row-staged path for this size";
       if (why.empty()) {
-        auto sig = l->context->enable_input_wavefront();
+        auto sig = l->context->enable_input_wavefront(options.input_wavefront_steps);
         if (sig.is_ok()) l->wavefront = *sig;
+        else if (sig.status().code() == StatusCode::kInvalidArgument) return Status(sig.status().code(), sig.status().message() + lane_name);
         else if (sig.status().code() == StatusCode::kUnsupported) why = sig.status().message();
         else return Status(sig.status().code(), sig.status().message() + lane_name);
       }
-      if (i == 0) p->wavefront_note_ = why.empty() ? "on" : "off: " + why;
+      if (i == 0) {
+        const int n = why.empty() ? l->context->input_wavefront_steps() : 0;
+        p->wavefront_note_ = why.empty() ? "on: " + std::to_string(n) + (n == 1 ? " step waits" : " steps wait") + " on rows" : "off: " + why;
+      }
     }
     // Warm direct enqueue (C1, C6): every kernel of the frame runs once, un-captured, so lazy module
     // loading and any first-use work inside the engine happen here and not under capture.

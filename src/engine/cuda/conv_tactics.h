@@ -97,13 +97,14 @@ struct WsConvPlan {
   /// Kernels one run launches.
   int kernels() const { return split() && split_form == SplitKForm::kReduceKernel ? 2 : 1; }
   /// counters: tile_counters() zero uint32 (kernels::conv2d_pointwise), or nullptr when tile_counters() is 0.
-  /// `input_rows`: the input wavefront (StepIo::input_rows), for kDirect on the RGB stem only (the launcher refuses it
-  /// elsewhere).
+  /// `input_rows` / `output_rows`: the input wavefront (StepIo::input_rows / output_rows), for kDirect on the RGB stem
+  /// only (the launchers refuse them elsewhere).
   Status run(const void* x, void* y, cudaStream_t st, const void* residual = nullptr, void* workspace = nullptr,
-             unsigned* counters = nullptr, const RowSignal* input_rows = nullptr) const {
+             unsigned* counters = nullptr, const RowSignal* input_rows = nullptr, const RowSignal* output_rows = nullptr) const {
     kernels::ConvEpilogue e = epi;
     e.residual = residual;
     if (input_rows) e.input_rows = *input_rows;
+    if (output_rows) e.output_rows = *output_rows;
     if (tile_counters() > 0 && !counters) return internal_error("split-K in-kernel reduction without tile counters");
     if (split_form != SplitKForm::kSerial) counters = nullptr;
     if (split() && split_form == SplitKForm::kCluster) {

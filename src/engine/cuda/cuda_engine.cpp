@@ -126,12 +126,14 @@ class ContextImpl final : public ExecutionContext {
     WS_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(replay_, stream));
     return Status::ok();
   }
-  Result<RowSignal> enable_input_wavefront() override {
+  Result<RowSignal> enable_input_wavefront(int max_steps) override {
+    if (max_steps < 1 || max_steps > 2)
+      return invalid_argument("enable_input_wavefront: max_steps " + std::to_string(max_steps) + " is outside 1..2");
     const auto& steps = engine_->steps_;
     if (steps.empty() || !steps[0].can_wait_input_rows)
       return unsupported("enable_input_wavefront: the first step" + (steps.empty() ? std::string() : " (node '" + steps[0].node + "')") +
-                         " is not a conv on our RGB stem kernel (group 1, 3 input channels, 3x3, batch 1, no residual), the one "
-                         "step that can wait on its input's rows");
+                         " is not a conv on our RGB stem kernel (group 1, 3 input channels, 3x3, batch 1, no residual) or our fused 3x3 "
+                         "depthwise->pointwise kernel (batch 1, no residual), the steps that can wait on their input's rows");
     if (engine_->inputs_.size() != 1)
       return unsupported("enable_input_wavefront: the engine has " + std::to_string(engine_->inputs_.size()) + " inputs; the wavefront is for one");
     if (engine_->input_uses_[0].size() != 1 || engine_->input_uses_[0][0] != std::pair<size_t, size_t>{0, 0})
@@ -140,24 +142,53 @@ class ContextImpl final : public ExecutionContext {
     const TensorDesc& in = engine_->inputs_[0];
     if (in.format != TensorFormat::kLinear || in.shape.size() != 4 || in.shape[0] != 1)
       return unsupported("enable_input_wavefront: input " + ::ws::quoted(in.name) + " must be NCHW with batch 1");
-    if (!rows_buffer_.get()) {  // flags [H], epoch, error: one allocation, at set-up
-      const size_t words = static_cast<size_t>(in.shape[2]) + 2;
-      WS_ASSIGN_OR_RETURN(rows_buffer_, cuda::DeviceBuffer::allocate(words * sizeof(uint32_t)));
+    // The chain: step 1 waits on step 0's output rows when step 0 can publish them (the stem), step 1 can wait (a fused
+    // 3x3 depthwise->pointwise pair) and reads step 0's output as its input 0. Later steps start after step 1 has
+    // completed, which implies step 0's completion (both end with griddepcontrol.wait).
+    const int64_t out_rows = chain_rows();
+    if (!rows_buffer_.get()) {  // flags [H], epoch, error, then the chain's flags [H1] and counters [H1]: one allocation, at set-up
+      const size_t h = static_cast<size_t>(in.shape[2]), h1 = static_cast<size_t>(out_rows);
+      WS_ASSIGN_OR_RETURN(rows_buffer_, cuda::DeviceBuffer::allocate((h + 2 + 2 * h1) * sizeof(uint32_t)));
       WS_RETURN_IF_ERROR(::ws::cuda::fill_device(rows_buffer_.get(), 0, rows_buffer_.bytes()));
       uint32_t* w = rows_buffer_.as<uint32_t>();
-      rows_ = RowSignal{w, w + in.shape[2], w + in.shape[2] + 1, in.shape[2]};
+      rows_ = RowSignal{w, w + h, w + h + 1, in.shape[2]};
+      if (h1 > 0) {
+        chain_ = RowSignal{w + h + 2, rows_.epoch, rows_.error, out_rows};
+        chain_.counters = w + h + 2 + h1;
+      }
     }
+    disable_input_wavefront();  // a second enable may change max_steps
     io_[0].input_rows = &rows_;
+    if (chain_ && max_steps >= 2) {
+      io_[0].output_rows = &chain_;
+      io_[1].input_rows = &chain_;
+    }
     drop_replay();  // a replay graph captured without the wait
     direct_calls_ = 0;
     return rows_;
   }
+  int input_wavefront_steps() const override {
+    if (io_.empty() || !io_[0].input_rows) return 0;
+    return io_.size() > 1 && io_[1].input_rows ? 2 : 1;
+  }
   void disable_input_wavefront() override {
     if (!io_.empty() && io_[0].input_rows) {
       io_[0].input_rows = nullptr;
+      io_[0].output_rows = nullptr;
+      if (io_.size() > 1) io_[1].input_rows = nullptr;
       drop_replay();
       direct_calls_ = 0;
     }
+  }
+  // Rows of step 0's output when step 1 can wait on them (a chained wavefront), else 0.
+  int64_t chain_rows() const {
+    const auto& steps = engine_->steps_;
+    if (steps.size() < 2 || steps[0].publishable_output_rows <= 0 || !steps[1].can_wait_input_rows) return 0;
+    if (steps[0].outputs.empty() || steps[1].inputs.empty()) return 0;
+    const Operand& out0 = steps[0].outputs[0];
+    const Operand& in1 = steps[1].inputs[0];
+    if (out0.kind != Operand::Kind::kArena || in1.kind != Operand::Kind::kArena || out0.offset != in1.offset) return 0;
+    return steps[0].publishable_output_rows;
   }
   const void* tensor(ir::TensorId id) const override {
     if (id < 0 || static_cast<size_t>(id) >= engine_->tensor_offsets_.size()) return nullptr;
@@ -214,6 +245,7 @@ class ContextImpl final : public ExecutionContext {
   std::vector<std::shared_ptr<const void>> prepared_;  // tokens of Step::prepare
   cuda::DeviceBuffer rows_buffer_;  // the input wavefront's words (enable_input_wavefront), allocated on first enable
   RowSignal rows_;
+  RowSignal chain_;  // step 0's output rows, when step 1 waits on them (chain_rows)
 };
 
 Result<std::vector<ExecutionContext::LayerTiming>> ContextImpl::profile_layers(cudaStream_t stream, int reps) {
@@ -225,16 +257,25 @@ Result<std::vector<ExecutionContext::LayerTiming>> ContextImpl::profile_layers(c
     ev.push_back(std::move(e));
   }
   std::vector<std::vector<float>> us(steps.size());
-  // Steps alone have no producer publishing the input's rows: the first step runs in its plain form here.
-  const RowSignal* wavefront = io_.empty() ? nullptr : io_[0].input_rows;
+  // Steps alone have no producer publishing the input's rows: the first steps run in their plain form here.
   struct Restore {
     ContextImpl* c;
-    const RowSignal* w;
+    std::vector<StepIo> io;  // steps 0 and 1's signals as they were
     ~Restore() {
-      if (w) c->io_[0].input_rows = w;
+      for (size_t i = 0; i < io.size(); ++i) {
+        c->io_[i].input_rows = io[i].input_rows;
+        c->io_[i].output_rows = io[i].output_rows;
+      }
     }
-  } restore{this, wavefront};
-  if (wavefront) io_[0].input_rows = nullptr;
+  } restore{this, {}};
+  for (size_t i = 0; i < std::min<size_t>(2, io_.size()); ++i) {
+    StepIo keep;
+    keep.input_rows = io_[i].input_rows;
+    keep.output_rows = io_[i].output_rows;
+    restore.io.push_back(keep);
+    io_[i].input_rows = nullptr;
+    io_[i].output_rows = nullptr;
+  }
   WS_RETURN_IF_ERROR(launch_steps(stream));  // warm: lazy module loading, library first-call work
   WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   // Each step alone: kInner back-to-back copies captured into one CUDA graph (so the GPU sees them as the

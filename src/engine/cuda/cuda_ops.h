@@ -54,6 +54,9 @@ struct StepIo {
   /// The input wavefront (ExecutionContext::enable_input_wavefront; warpstream/row_signal.h): set only on step 0 when it
   /// is our RGB stem conv reading input 0 (Step::can_wait_input_rows); the step then waits for the producer's rows.
   const RowSignal* input_rows = nullptr;
+  /// A chained wavefront: set only on step 0 (Step::publishable_output_rows) when step 1 waits on its output's rows
+  /// (step 1's input_rows is then this signal); the step publishes its output rows.
+  const RowSignal* output_rows = nullptr;
 };
 
 /// Per-context library handles.
@@ -95,8 +98,12 @@ struct Step {
   /// expand → depthwise pair (kernels::conv2d_expand_depthwise); 2: the expand and depthwise
   /// convs of a fused MBConv block (kernels::conv2d_mbconv). 0: none.
   int absorbs_previous = 0;
-  /// The step's run honours StepIo::input_rows: a Conv bound to kernels::conv2d_direct's RGB stem form, batch 1.
+  /// The step's run honours StepIo::input_rows on its input 0: a Conv bound to kernels::conv2d_direct's RGB stem form,
+  /// or a fused 3x3 depthwise -> pointwise pair (kernels::conv2d_depthwise_pointwise); batch 1, no residual.
   bool can_wait_input_rows = false;
+  /// > 0: the step's run honours StepIo::output_rows (with input_rows; the RGB stem form), a signal of this many rows
+  /// (its output's H).
+  int64_t publishable_output_rows = 0;
 };
 
 /// Status for a failed cuDNN / cuBLAS call.

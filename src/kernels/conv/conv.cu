@@ -182,14 +182,18 @@ __device__ __forceinline__ float load_l2(const T* p, int i) {
   if constexpr (std::is_same_v<T, float>) return __ldcg(p + i);
   else return __half2float(__ldcg(p + i));
 }
-template <typename T, bool kWait>
+template <typename T, bool kWait, bool kPublish>
 __global__ void __launch_bounds__(128) direct_stem3x3_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
                                                             const float* __restrict__ bias, const T* __restrict__ res,
                                                             SpatialArgs a, int pixels, Activation act, ActivationParams p,
-                                                            RowSignal rows) {
+                                                            RowSignal rows, RowSignal out_rows) {
+  static_assert(kWait || !kPublish, "the stem publishes its output rows only as a waiting consumer (a chained wavefront)");
   uint32_t target = 0;
   if constexpr (kWait) target = device::row_target(rows);
   else pdl_wait();
+  // kPublish: the next step (waiting on this grid's output rows) may be scheduled now; it reads only published rows
+  // and ends with griddepcontrol.wait, so this grid's completion still precedes its completion.
+  if constexpr (kPublish) pdl_allow_dependents();
   constexpr int R = 27;  // Cin · kh · kw
   const int co0 = blockIdx.y * kStemCo;
   const int plane = a.out_h * a.out_w;
@@ -199,42 +203,49 @@ __global__ void __launch_bounds__(128) direct_stem3x3_kernel(const T* __restrict
       device::wait_rows(rows, (base / a.out_w) * a.sh - a.pt, (last / a.out_w) * a.sh - a.pt + 2 * a.dh, target);
     }
     const int i = base + int(threadIdx.x);
-    if (i >= pixels) continue;
-    const int ox = i % a.out_w;
-    const int t = i / a.out_w;
-    const int oy = t % a.out_h;
-    const int n = t / a.out_h;
-    const int iy0 = oy * a.sh - a.pt, ix0 = ox * a.sw - a.pl;
-    const T* xn = x + size_t(n) * 3 * a.in_h * a.in_w;
-    float xv[R];
+    if (i < pixels) {
+      const int ox = i % a.out_w;
+      const int t = i / a.out_w;
+      const int oy = t % a.out_h;
+      const int n = t / a.out_h;
+      const int iy0 = oy * a.sh - a.pt, ix0 = ox * a.sw - a.pl;
+      const T* xn = x + size_t(n) * 3 * a.in_h * a.in_w;
+      float xv[R];
 #pragma unroll
-    for (int c = 0; c < 3; ++c)
+      for (int c = 0; c < 3; ++c)
 #pragma unroll
-      for (int ky = 0; ky < 3; ++ky)
+        for (int ky = 0; ky < 3; ++ky)
 #pragma unroll
-        for (int kx = 0; kx < 3; ++kx) {
-          const int iy = iy0 + ky * a.dh, ix = ix0 + kx * a.dw;
-          const bool in = static_cast<unsigned>(iy) < static_cast<unsigned>(a.in_h) && static_cast<unsigned>(ix) < static_cast<unsigned>(a.in_w);
-          const int at = (c * a.in_h + iy) * a.in_w + ix;
-          if constexpr (kWait) xv[(c * 3 + ky) * 3 + kx] = in ? load_l2(xn, at) : 0.0f;
-          else xv[(c * 3 + ky) * 3 + kx] = in ? load(xn, at) : 0.0f;
-        }
+          for (int kx = 0; kx < 3; ++kx) {
+            const int iy = iy0 + ky * a.dh, ix = ix0 + kx * a.dw;
+            const bool in = static_cast<unsigned>(iy) < static_cast<unsigned>(a.in_h) && static_cast<unsigned>(ix) < static_cast<unsigned>(a.in_w);
+            const int at = (c * a.in_h + iy) * a.in_w + ix;
+            if constexpr (kWait) xv[(c * 3 + ky) * 3 + kx] = in ? load_l2(xn, at) : 0.0f;
+            else xv[(c * 3 + ky) * 3 + kx] = in ? load(xn, at) : 0.0f;
+          }
 #pragma unroll
-    for (int q = 0; q < kStemCo; ++q) {
-      const int co = co0 + q;
-      if (co >= a.c_out) break;
-      const T* wc = w + co * R;
-      float acc = 0.0f;
+      for (int q = 0; q < kStemCo; ++q) {
+        const int co = co0 + q;
+        if (co >= a.c_out) break;
+        const T* wc = w + co * R;
+        float acc = 0.0f;
 #pragma unroll
-      for (int j = 0; j < R; ++j) acc = fmaf(xv[j], load(wc, j), acc);
-      finish(y, (n * a.c_out + co) * plane + oy * a.out_w + ox, co, acc, bias, res, act, p);
+        for (int j = 0; j < R; ++j) acc = fmaf(xv[j], load(wc, j), acc);
+        finish(y, (n * a.c_out + co) * plane + oy * a.out_w + ox, co, acc, bias, res, act, p);
+      }
+    }
+    if constexpr (kPublish) {  // batch 1: row r is written by the blocks of every channel group (gridDim.y) whose tile holds part of it
+      const int last = min(base + int(blockDim.x) - 1, pixels - 1);
+      const int tw = int(blockDim.x), ow = a.out_w, groups = int(gridDim.y);
+      device::publish_rows_counted(out_rows, base / ow, last / ow, target,
+                                   [=](int r) { return groups * ((r * ow + ow - 1) / tw - (r * ow) / tw + 1); });
     }
   }
   // kWait: the rows this block read do not cover every producer block (a stem that skips rows, a wait that gave up), so
   // this grid's completion must still imply the producer's: the frame's later kernels rely on it (the Top-K bumps the
   // epoch the producer read). By now the producer is finishing its last rows; the wait costs about nothing.
   if constexpr (kWait) pdl_wait();
-  pdl_allow_dependents();
+  if constexpr (!kPublish) pdl_allow_dependents();
 }
 
 // ---- pointwise fp32 (SIMT): Y[n] (M×N) = W (M×K) · X[n] (K×N); block tile BM×BN, k-step BK; each thread a
@@ -707,7 +718,7 @@ __device__ __forceinline__ DwPixel dw_pixel(const SpatialArgs& a, int gn, int N)
   return px;
 }
 
-template <int NT, int BN, int LDB, int KH, int KW>
+template <int NT, int BN, int LDB, int KH, int KW, bool kL2 = false>
 __device__ __forceinline__ void depthwise_tile_to_shared(__half* Bs, const __half* __restrict__ x, const __half* __restrict__ wd,
                                                          const float* __restrict__ bd, const SpatialArgs& a, Activation act,
                                                          const ActivationParams& p, const DwPixel& px, int k0, int k_end, int tid) {
@@ -729,8 +740,15 @@ __device__ __forceinline__ void depthwise_tile_to_shared(__half* Bs, const __hal
       for (int ky = 0; ky < KH; ++ky)
 #pragma unroll
         for (int kx = 0; kx < KW; ++kx)
-          if (px.mask & (1u << (ky * KW + kx))) acc = fmaf(load(xp, ky * a.dh * a.in_w + kx * a.dw), load(wp, ky * KW + kx), acc);
+          if (px.mask & (1u << (ky * KW + kx))) {
+            const int at = ky * a.dh * a.in_w + kx * a.dw;
+            float xv;
+            if constexpr (kL2) xv = load_l2(xp, at);  // the producer is still running: through L2, never the read-only path
+            else xv = load(xp, at);
+            acc = fmaf(xv, load(wp, ky * KW + kx), acc);
+          }
     } else {
+      static_assert(!kL2, "the wavefront form is unrolled (3x3) only");
       const int kh = a.kh, kw = a.kw;
       const __half* wp = wd + gk * kh * kw;
       for (int ky = 0; ky < kh; ++ky) {
@@ -749,12 +767,18 @@ __device__ __forceinline__ void depthwise_tile_to_shared(__half* Bs, const __hal
   for (int r = 0; r < R; ++r) Bs[(kt + r * KSTEP) * LDB + n] = __float2half_rn(v[r]);
 }
 
-template <int BM, int BN, int WM, int WN, int KH, int KW>
+// kWait (a chained input wavefront, batch 1; ConvEpilogue::input_rows on the depthwise epilogue): instead of
+// griddepcontrol.wait at start, the block waits for the x rows its pixel tile reads (after staging its first weight
+// tile), reads x through L2, and waits for the predecessor grid after its main loop (so its completion implies it).
+template <int BM, int BN, int WM, int WN, int KH, int KW, bool kWait = false>
 __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads * kDwPwThreadFactor) depthwise_pointwise_wmma_kernel(
     const __half* __restrict__ x, const __half* __restrict__ wd, const float* __restrict__ bd, SpatialArgs a, Activation act_dw,
     ActivationParams p_dw, const __half* __restrict__ w, __half* __restrict__ y, const float* __restrict__ bias,
-    const __half* __restrict__ res, int M, int N, int K, Activation act, ActivationParams p, int splits, float* __restrict__ part) {
-  pdl_wait();
+    const __half* __restrict__ res, int M, int N, int K, Activation act, ActivationParams p, int splits, float* __restrict__ part,
+    RowSignal rows) {
+  uint32_t target = 0;
+  if constexpr (kWait) target = device::row_target(rows);
+  else pdl_wait();
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
   using namespace nvcuda;
   using Tile = WmmaTile<BM, BN, WM, WN>;
@@ -783,6 +807,10 @@ __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads * kDwPwThre
     for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
   WmmaStageA<Tile> st;
   if (ntiles > 0 && mma_thread) wmma_load_a<BM, Tile>(st, w, M, K, m0, k_begin, k_end, vec_a, tid);
+  if constexpr (kWait) {  // output rows of pixels n0 .. n0 + BN − 1 read x rows oy·sh − pt + [0, (KH − 1)·dh]
+    const int last = min(n0 + BN - 1, N - 1);
+    device::wait_rows(rows, (n0 / a.out_w) * a.sh - a.pt, (last / a.out_w) * a.sh - a.pt + (KH - 1) * a.dh, target);
+  }
   for (int t = 0; t < ntiles; ++t) {
     const int k0 = k_begin + t * BK;
     __syncthreads();  // every warp is done reading tile t − 1 from shared memory
@@ -790,10 +818,11 @@ __global__ void __launch_bounds__(WmmaTile<BM, BN, WM, WN>::kThreads * kDwPwThre
       wmma_store_a<Tile>(st, As, vec_a, tid);
       if (t + 1 < ntiles) wmma_load_a<BM, Tile>(st, w, M, K, m0, k0 + BK, k_end, vec_a, tid);  // in flight during the depthwise slice
     }
-    depthwise_tile_to_shared<NT, BN, LDB, KH, KW>(Bs, x, wd, bd, a, act_dw, p_dw, px, k0, k_end, tid);
+    depthwise_tile_to_shared<NT, BN, LDB, KH, KW, kWait>(Bs, x, wd, bd, a, act_dw, p_dw, px, k0, k_end, tid);
     __syncthreads();
     if (mma_thread) wmma_tile_mma<Tile, WM, WN>(acc, As, Bs, wm, wn);
   }
+  if constexpr (kWait) pdl_wait();  // this grid's completion implies the producer's (the frame's later kernels rely on it)
   pdl_allow_dependents();  // main loop done: the next kernel may be scheduled (it waits for this grid in pdl_wait)
   wmma_epilogue<BM, BN, WM, WN, NT>(acc, smem, y, bias, res, part, nullptr, sk, M, N, m0, n0, act, p);
 #else
@@ -1134,16 +1163,23 @@ Status conv2d_direct(ElemType t, const Conv2dGeometry& g, const void* x, const v
     const int pixels = int(g.n * g.out_h * g.out_w);
     const dim3 grid(unsigned((pixels + 127) / 128), unsigned((g.c_out + kStemCo - 1) / kStemCo));
     const RowSignal& rows = e.input_rows;
+    const RowSignal& out_rows = e.output_rows;
     if (rows && (g.n != 1 || rows.rows != g.in_h || !rows.epoch || !rows.error || e.residual))
       return invalid_argument("conv2d_direct (stem 3x3): waiting on input rows (RowSignal) needs batch 1, no residual and a signal of the "
                               "input's " + std::to_string(g.in_h) + " rows with epoch and error words; got batch " + std::to_string(g.n) +
                               (e.residual ? ", a residual" : "") + ", " + std::to_string(rows.rows) + " rows" +
                               (!rows.epoch ? ", no epoch word" : "") + (!rows.error ? ", no error word" : ""));
+    if (out_rows && (!rows || out_rows.rows != g.out_h || out_rows.epoch != rows.epoch || out_rows.error != rows.error || !out_rows.counters))
+      return invalid_argument("conv2d_direct (stem 3x3): publishing output rows (RowSignal) needs an input RowSignal to wait on and a signal of "
+                              "the output's " + std::to_string(g.out_h) + " rows sharing its epoch and error words, with counters; got " +
+                              (!rows ? std::string("no input signal, ") : std::string()) + std::to_string(out_rows.rows) + " rows" +
+                              (rows && (out_rows.epoch != rows.epoch || out_rows.error != rows.error) ? ", other epoch/error words" : "") +
+                              (!out_rows.counters ? ", no counters" : ""));
     auto go = [&](auto tag) {
       using T = decltype(tag);
-      auto* kernel = rows ? direct_stem3x3_kernel<T, true> : direct_stem3x3_kernel<T, false>;
+      auto* kernel = out_rows ? direct_stem3x3_kernel<T, true, true> : rows ? direct_stem3x3_kernel<T, true, false> : direct_stem3x3_kernel<T, false, false>;
       launch_kernel(e.pdl, kernel, grid, 128, 0, stream, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<T*>(y), e.bias,
-                    static_cast<const T*>(e.residual), a, pixels, e.act, e.params, rows);
+                    static_cast<const T*>(e.residual), a, pixels, e.act, e.params, rows, out_rows);
     };
     if (t == ElemType::kFloat32) go(float{});
     else go(__half{});
@@ -1274,12 +1310,19 @@ Status conv2d_pointwise_cluster(PointwiseTile tile, const Conv2dGeometry& g, con
 Status conv2d_depthwise_pointwise(PointwiseTile tile, const Conv2dGeometry& dw, const Conv2dGeometry& pw, const void* x, const void* w_dw,
                                   const ConvEpilogue& dw_epi, const void* w_pw, void* y, const ConvEpilogue& e, cudaStream_t stream,
                                   int splits, void* workspace) {
-  WS_RETURN_IF_ERROR(refuse_input_rows(dw_epi, "conv2d_depthwise_pointwise"));
-  WS_RETURN_IF_ERROR(refuse_input_rows(e, "conv2d_depthwise_pointwise"));
+  WS_RETURN_IF_ERROR(refuse_input_rows(e, "conv2d_depthwise_pointwise (the projection's epilogue)"));
+  if (dw_epi.output_rows) return invalid_argument("conv2d_depthwise_pointwise: cannot publish output rows (RowSignal); only conv2d_direct's RGB stem form can");
   WS_RETURN_IF_ERROR(validate_conv2d(dw));
   WS_RETURN_IF_ERROR(validate_conv2d(pw));
   const std::string why = depthwise_pointwise_mismatch(dw, pw);
   if (!why.empty()) return invalid_argument("conv2d_depthwise_pointwise: " + why);
+  const RowSignal& rows = dw_epi.input_rows;
+  if (rows && (dw.n != 1 || dw.kernel_h != 3 || dw.kernel_w != 3 || e.residual || rows.rows != dw.in_h || !rows.epoch || !rows.error))
+    return invalid_argument("conv2d_depthwise_pointwise: waiting on input rows (RowSignal) needs batch 1, a 3x3 depthwise kernel, no residual "
+                            "and a signal of x's " + std::to_string(dw.in_h) + " rows with epoch and error words; got batch " +
+                            std::to_string(dw.n) + ", " + std::to_string(dw.kernel_h) + "x" + std::to_string(dw.kernel_w) +
+                            (e.residual ? ", a residual" : "") + ", " + std::to_string(rows.rows) + " rows" +
+                            (!rows.epoch ? ", no epoch word" : "") + (!rows.error ? ", no error word" : ""));
   if (dw_epi.residual) return invalid_argument("conv2d_depthwise_pointwise: the depthwise conv cannot carry a residual (its output is never stored)");
   if (!x || !w_dw || !w_pw || !y) return invalid_argument("conv2d_depthwise_pointwise: null x, weight or y");
   if (splits < 1 || splits > kPointwiseMaxSplits)
@@ -1298,17 +1341,19 @@ Status conv2d_depthwise_pointwise(PointwiseTile tile, const Conv2dGeometry& dw, 
   auto go = [&](auto kernel, int bm, int bn, int threads) {
     const dim3 grid(unsigned((N + bn - 1) / bn), unsigned((M + bm - 1) / bm), nb);
     launch_kernel(e.pdl, kernel, grid, threads, 0, stream, xs, wds, dw_epi.bias, a, dw_epi.act, dw_epi.params, ws, ys, e.bias, rs, M, N, K,
-                  e.act, e.params, splits, part);
+                  e.act, e.params, splits, part, rows);
   };
   const int kern = a.kh == 3 && a.kw == 3 ? 3 : a.kh == 5 && a.kw == 5 ? 5 : 0;
   if (tile == PointwiseTile::k64x64) {
     constexpr int T = WmmaTile<64, 64, 32, 32>::kThreads * kDwPwThreadFactor;
-    if (kern == 3) go(depthwise_pointwise_wmma_kernel<64, 64, 32, 32, 3, 3>, 64, 64, T);
+    if (rows) go(depthwise_pointwise_wmma_kernel<64, 64, 32, 32, 3, 3, true>, 64, 64, T);
+    else if (kern == 3) go(depthwise_pointwise_wmma_kernel<64, 64, 32, 32, 3, 3>, 64, 64, T);
     else if (kern == 5) go(depthwise_pointwise_wmma_kernel<64, 64, 32, 32, 5, 5>, 64, 64, T);
     else go(depthwise_pointwise_wmma_kernel<64, 64, 32, 32, 0, 0>, 64, 64, T);
   } else {
     constexpr int T = WmmaTile<32, 32, 16, 16>::kThreads * kDwPwThreadFactor;
-    if (kern == 3) go(depthwise_pointwise_wmma_kernel<32, 32, 16, 16, 3, 3>, 32, 32, T);
+    if (rows) go(depthwise_pointwise_wmma_kernel<32, 32, 16, 16, 3, 3, true>, 32, 32, T);
+    else if (kern == 3) go(depthwise_pointwise_wmma_kernel<32, 32, 16, 16, 3, 3>, 32, 32, T);
     else if (kern == 5) go(depthwise_pointwise_wmma_kernel<32, 32, 16, 16, 5, 5>, 32, 32, T);
     else go(depthwise_pointwise_wmma_kernel<32, 32, 16, 16, 0, 0>, 32, 32, T);
   }

@@ -55,14 +55,23 @@ struct ConvEpilogue {
   bool pdl = false;
   /// The input wavefront (warpstream/row_signal.h): the kernel waits for each input row's flag instead of for its
   /// predecessor grid, and reads the input through L2. Only the RGB stem form of conv2d_direct
-  /// (conv2d_stem3x3_applicable, batch 1) takes it; every other launcher refuses it (kInvalidArgument), never ignores it.
+  /// (conv2d_stem3x3_applicable, batch 1) and conv2d_depthwise_pointwise (its depthwise epilogue: 3x3, batch 1, no
+  /// residual) take it; every other launcher refuses it (kInvalidArgument), never ignores it.
   RowSignal input_rows;
+  /// A chained wavefront: the kernel also publishes its output rows (counted; RowSignal::counters), sharing input_rows'
+  /// epoch and error words, and triggers its dependents at block start. Only the RGB stem form of conv2d_direct, with
+  /// input_rows set, takes it; every other launcher refuses it.
+  RowSignal output_rows;
 };
 
 /// kInvalidArgument naming `who` when `e` carries an input RowSignal: the launchers that cannot wait on rows call it first.
 inline Status refuse_input_rows(const ConvEpilogue& e, const char* who) {
-  if (!e.input_rows) return Status::ok();
-  return Status(StatusCode::kInvalidArgument, std::string(who) + ": cannot wait on input rows (RowSignal); only conv2d_direct's RGB stem form can");
+  if (e.input_rows)
+    return Status(StatusCode::kInvalidArgument, std::string(who) + ": cannot wait on input rows (RowSignal); only conv2d_direct's RGB stem form "
+                                                                   "and conv2d_depthwise_pointwise (3x3 depthwise, batch 1) can");
+  if (e.output_rows)
+    return Status(StatusCode::kInvalidArgument, std::string(who) + ": cannot publish output rows (RowSignal); only conv2d_direct's RGB stem form can");
+  return Status::ok();
 }
 
 /// conv2d_direct's RGB stem form applies (direct_stem3x3_kernel): group 1, Cin 3, 3×3, Cout <= 4096.
@@ -148,6 +157,9 @@ size_t conv2d_pointwise_tile_counters(const Conv2dGeometry& g, PointwiseTile til
 /// Errors: kInvalidArgument when either geometry is invalid, `dw` is not depthwise (conv2d_depthwise_applicable), `pw`
 /// not pointwise, pw's input is not dw's output, dw_epi carries a residual, an operand is null, splits outside
 /// 1..kPointwiseMaxSplits or no workspace; kCuda for a failed launch.
+/// Input wavefront: `dw_epi.input_rows` (a RowSignal of x's in_h rows; batch 1, 3×3 depthwise, no residual) makes each
+/// block wait for the x rows its pixel tile reads (instead of griddepcontrol.wait at start) and read them through L2;
+/// the kernel still ends with griddepcontrol.wait. Anything else carrying a signal is refused (kInvalidArgument).
 bool conv2d_depthwise_pointwise_applicable(const Conv2dGeometry& dw, const Conv2dGeometry& pw);
 Status conv2d_depthwise_pointwise(PointwiseTile tile, const Conv2dGeometry& dw, const Conv2dGeometry& pw, const void* x, const void* w_dw,
                                   const ConvEpilogue& dw_epi, const void* w_pw, void* y, const ConvEpilogue& e, cudaStream_t stream,

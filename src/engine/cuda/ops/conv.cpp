@@ -264,10 +264,14 @@ Result<bool> bind_depthwise_pointwise(BindContext& c, Step& s, const WsConvPlan&
                        "ws depthwise->pointwise fused " + tiles + " (depthwise output in shared memory, wmma tensor cores; pair " + us1(pair_us) +
                            " us): [" + dw->describe(c.precision) + "] -> [" + pw.describe(c.precision) + (resid ? " + residual" : "") + "]",
                        d.fused_us, d.from_cache, false});
+  // The chained input wavefront (StepIo::input_rows): the fused kernel waits on the rows of its input (the stem's output).
+  s.can_wait_input_rows = dw->g.kernel_h == 3 && dw->g.kernel_w == 3 && dw->g.n == 1 && !resid;
   s.run = [dw, pwp, t, resid](const StepIo& io, const ContextLibs&, cudaStream_t st) {
     kernels::ConvEpilogue e = pwp->epi;
     e.residual = resid ? io.in[3] : nullptr;
-    return kernels::conv2d_depthwise_pointwise(t.tile, dw->g, pwp->g, io.in[0], dw->weight, dw->epi, pwp->weight, io.out[0], e, st, t.splits,
+    kernels::ConvEpilogue dwe = dw->epi;
+    if (io.input_rows) dwe.input_rows = *io.input_rows;
+    return kernels::conv2d_depthwise_pointwise(t.tile, dw->g, pwp->g, io.in[0], dw->weight, dwe, pwp->weight, io.out[0], e, st, t.splits,
                                                io.workspace);
   };
   return true;
@@ -926,8 +930,9 @@ Status bind_conv(BindContext& c, Step& s) {
     s.kernels = own->kernels();
     c.tactics.push_back({c.node.name, "Conv", own->describe(c.precision) + (resid ? " + residual" : "") + dwpw_note, best_us, from_cache, reused});
     s.can_wait_input_rows = own->impl == WsConv::kDirect && kernels::conv2d_stem3x3_applicable(own->g) && own->g.n == 1 && !resid;
+    s.publishable_output_rows = s.can_wait_input_rows ? own->g.out_h : 0;
     s.run = [own, resid](const StepIo& io, const ContextLibs&, cudaStream_t st) {
-      return own->run(io.in[0], io.out[0], st, resid ? io.in[3] : nullptr, io.workspace, io.tile_counters, io.input_rows);
+      return own->run(io.in[0], io.out[0], st, resid ? io.in[3] : nullptr, io.workspace, io.tile_counters, io.input_rows, io.output_rows);
     };
     return Status::ok();
   }
