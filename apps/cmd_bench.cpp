@@ -649,12 +649,13 @@ WS_REGISTER_COMMAND(bench, "bench",
                                    "default off: it changes the engine input's layout; docs/cuda-executor.md)");
                       sub.add_flag("--input-wavefront", a->input_wavefront,
                                    "the lanes' preprocess publishes the network input row by row and the first conv starts on the rows "
-                                   "already written while the frame still crosses PCIe (PipelineOptions::input_wavefront; default off until "
-                                   "measured; docs/lanes-plan.md)");
+                                   "already written while the frame still crosses PCIe (PipelineOptions::input_wavefront; default off: measured "
+                                   "slower, docs/lanes-plan.md)");
                       sub.add_option("--input-wavefront-steps", a->input_wavefront_steps,
                                      "with --input-wavefront: 1 = the stem alone waits on the input's rows, 2 = also the step after it on "
                                      "the stem's output rows, where it is our fused 3x3 depthwise->pointwise kernel (default 2)")
-                          ->check(CLI::Range(1, 2));
+                          ->check(CLI::Range(1, 2))
+                          ->needs("--input-wavefront");
                       sub.add_flag("--split-k-reduce-kernel", a->split_k_reduce_kernel,
                                    "reduce split-K convs' partials in a second kernel only (default: the in-GEMM reduction is timed beside it per conv)");
                       sub.add_flag("--split-k-cluster", a->split_k_cluster,

@@ -81,13 +81,16 @@ struct PipelineOptions {
   /// early through programmatic dependent launch, starts on the rows already written while the rest of the frame still
   /// crosses PCIe. Same results, bit for bit. Applies where the preprocess takes its row-staged path (mapped or device
   /// input, not copy) into an NCHW input and the engine's first step is our RGB stem conv; elsewhere the lanes run the
-  /// plain form and wavefront_state() says why. Gains only with PDL (compute capability 9.0+). Where the engine's second
+  /// plain form and wavefront_state() says why. **Off by default: measured slower** (device runs 90–91, H100,
+  /// EfficientNet-Lite0: GPU p50 +11 µs with a mapped 1080p frame, +14 µs with a device frame; docs/lanes-plan.md says
+  /// why). Gains, if any, only with PDL (compute capability 9.0+). Where the engine's second
   /// step is our fused 3x3 depthwise->pointwise kernel on the stem's output (EfficientNet-Lite0), the chain goes one
   /// step further: the stem publishes its output rows and that step waits on them (ExecutionContext::
   /// enable_input_wavefront).
   bool input_wavefront = false;
   /// With input_wavefront: how many of the network's steps may wait on rows, 1 (the stem alone) or 2 (the chain; the
-  /// default). For side-by-side measurements (`warpstream bench --input-wavefront-steps`). Errors: kInvalidArgument.
+  /// default). For side-by-side measurements (`warpstream bench --input-wavefront-steps`). Checked by Pipeline::build
+  /// whether or not input_wavefront is set: outside 1..2 is kInvalidArgument.
   int input_wavefront_steps = 2;
 };
 
@@ -139,7 +142,7 @@ class Pipeline {
   Status submit(Lane lane, int64_t src_width, int64_t src_height);
   /// Waits for the lane's end event and returns the K pairs (descending; ties → lower index) read from
   /// the mapped result slot; valid until release. Waiting again on a Completed lane returns the same
-  /// pairs. Errors: lane never submitted / not current (kFailedPrecondition); kCuda from the device; kInternal when the input wavefront's first conv gave up waiting for rows (no result for that frame).
+  /// pairs. Errors: lane never submitted / not current (kFailedPrecondition); kCuda from the device; kInternal when a step of the input wavefront gave up waiting for rows (no result for that frame).
   Result<std::span<const TopKEntry>> wait(Lane lane);
   /// GPU time of the lane's last frame (start → end event), milliseconds. Lane must be Completed.
   Result<float> gpu_time_ms(Lane lane) const;

@@ -13,9 +13,9 @@
 ///   - A consumer block reads row r only after it has seen flags[r] == epoch + 1 (ld.acquire.gpu by one thread, then
 ///     __syncthreads), and reads it through L2 (never the read-only path: the producer is still running).
 ///   - A producer whose rows are written by several blocks (the network's own steps: the RGB stem publishing its output
-///     rows to the next conv) counts them in `counters[r]`: each block, after its part of row r is stored (barrier,
-///     __threadfence), adds 1; the block whose add completes the row's count resets the counter to 0 and stores the
-///     flag as above (the CUDA programming guide's last-block pattern, "Memory Fence Functions"). Counters are 0 between
+///     rows to the next conv) counts them in `counters[r]`: after each of its pieces of row r is stored (a tile of the
+///     stem: barrier, __threadfence), a block adds 1; the add that completes the row's count of pieces (tiles × channel
+///     groups for the stem) resets the counter to 0 and stores the flag as above (the CUDA programming guide's last-block pattern, "Memory Fence Functions"). Counters are 0 between
 ///     frames; the producer alone touches them.
 ///   - A consumer that waits longer than ~kRowWaitMaxPolls polls gives up, stores 1 to `error`, and goes on (a bug, never
 ///     a hang); the frame's last kernel reports it (the lanes' Top-K marks the frame's result invalid) and clears it.

@@ -25,9 +25,9 @@ __device__ __forceinline__ void publish_row(const RowSignal& s, int r, uint32_t 
   }
 }
 
-/// Publishes this block's part of rows [lo, hi] (a producer whose rows are written by several blocks; RowSignal::counters):
-/// call with every thread of the block after its stores. `blocks_of(r)` is how many blocks write part of row r; the block
-/// that completes a row's count resets the counter and stores the flag.
+/// Publishes one piece (e.g. one tile) of rows [lo, hi] (a producer whose rows are written in several pieces;
+/// RowSignal::counters): call with every thread of the block after the piece's stores. `blocks_of(r)` is how many pieces
+/// row r has in all; the add that completes a row's count resets the counter and stores the flag.
 template <typename BlocksOf>
 __device__ __forceinline__ void publish_rows_counted(const RowSignal& s, int lo, int hi, uint32_t target, BlocksOf blocks_of) {
   __syncthreads();

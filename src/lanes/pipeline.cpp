@@ -166,6 +166,9 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(std::shared_ptr<CudaEngine> en
                             " is out of range (each side 1.." + std::to_string(kernels::kPreprocessMaxSrcExtent) +
                             ", at most " + std::to_string(kMaxImagePixels) + " pixels)");
   }
+  if (options.input_wavefront_steps < 1 || options.input_wavefront_steps > 2) {
+    return invalid_argument("input_wavefront_steps = " + std::to_string(options.input_wavefront_steps) + " is out of range 1..2");
+  }
   if (engine->num_inputs() != 1 || engine->num_outputs() < 1) {
     return unsupported("a lane needs an engine with one input and at least one output; this one has " +
                        std::to_string(engine->num_inputs()) + " inputs, " + std::to_string(engine->num_outputs()) +
@@ -425,8 +428,8 @@ Result<std::span<const TopKEntry>> Pipeline::wait(Lane lane) {
   std::atomic_thread_fence(std::memory_order_acquire);
   const LaneSlot& l = *lanes_[lane.index];
   if (l.wavefront && static_cast<const kernels::TopKPair*>(l.result.get())[0].index == kernels::kTopKInvalidIndex)
-    return internal_error("wait: lane " + std::to_string(lane.index) + ": the network's first conv gave up waiting for the preprocess's "
-                          "rows (input wavefront); this frame has no result (rebuild the pipeline with input_wavefront off)");
+    return internal_error("wait: lane " + std::to_string(lane.index) + ": a step gave up waiting on rows (the input wavefront: the "
+                          "stem on the preprocess's rows, or the step after it on the stem's); this frame has no result (rebuild the pipeline with input_wavefront off)");
   return std::span<const TopKEntry>(static_cast<const TopKEntry*>(l.result.get()),
                                          static_cast<size_t>(options_.k));
 }

@@ -214,6 +214,16 @@ TEST(LaneEfficientNetWavefront, BitwiseThePlainFormAndMatchesCpu) {
   ASSERT_TRUE(built.is_ok()) << built.status().to_string();
   std::shared_ptr<CudaEngine> engine = std::move(built).value();
   constexpr int kK = 5;
+  {
+    auto image = decode_image_file(images.front().string());
+    ASSERT_TRUE(image.is_ok()) << image.status().to_string();
+    PipelineOptions bad = one_lane(*image, kK, true, config->normalize);
+    bad.input_wavefront_steps = 3;
+    auto refused = Pipeline::build(engine, bad);
+    ASSERT_FALSE(refused.is_ok());
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << refused.status().to_string();
+    EXPECT_NE(refused.status().message().find("input_wavefront_steps = 3"), std::string::npos) << refused.status().message();
+  }
   for (const auto& path : images) {
     auto image = decode_image_file(path.string());
     ASSERT_TRUE(image.is_ok()) << image.status().to_string();

@@ -51,8 +51,9 @@ struct StepIo {
   /// The context's split-K tile counters (kernels::conv2d_pointwise tile_counters): zero at context creation, used
   /// by no other kind of step, left zero by every step that uses them; shared by the steps (they run in order).
   unsigned* tile_counters = nullptr;
-  /// The input wavefront (ExecutionContext::enable_input_wavefront; warpstream/row_signal.h): set only on step 0 when it
-  /// is our RGB stem conv reading input 0 (Step::can_wait_input_rows); the step then waits for the producer's rows.
+  /// The input wavefront (ExecutionContext::enable_input_wavefront; warpstream/row_signal.h): set on step 0 when it is our
+  /// RGB stem conv reading input 0, and on step 1 in a chain (Step::can_wait_input_rows); the step then waits for its
+  /// producer's rows.
   const RowSignal* input_rows = nullptr;
   /// A chained wavefront: set only on step 0 (Step::publishable_output_rows) when step 1 waits on its output's rows
   /// (step 1's input_rows is then this signal); the step publishes its output rows.

@@ -64,7 +64,8 @@ struct ConvEpilogue {
   RowSignal output_rows;
 };
 
-/// kInvalidArgument naming `who` when `e` carries an input RowSignal: the launchers that cannot wait on rows call it first.
+/// kInvalidArgument naming `who` when `e` carries an input or output RowSignal: the launchers that can neither wait on nor
+/// publish rows call it first.
 inline Status refuse_input_rows(const ConvEpilogue& e, const char* who) {
   if (e.input_rows)
     return Status(StatusCode::kInvalidArgument, std::string(who) + ": cannot wait on input rows (RowSignal); only conv2d_direct's RGB stem form "
