@@ -158,32 +158,28 @@ int main(int argc, char** argv) {
         cudaGraph_t g;
         cudaGraphExec_t ge;
         CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-        if (f.kind >= 2) {
+        // One launch of `kernel` on f.blocks x 256 threads, with the form's attribute (cooperative / PDL / none).
+        auto launch = [&](cudaLaunchAttributeID id, bool on, auto kernel, auto... args) {
           cudaLaunchConfig_t cfg = {};
           cfg.gridDim = dim3(unsigned(f.blocks));
           cfg.blockDim = dim3(256);
           cfg.stream = s;
           cudaLaunchAttribute at[1];
-          at[0].id = cudaLaunchAttributeCooperative;
-          at[0].val.cooperative = 1;
+          at[0].id = id;
+          if (id == cudaLaunchAttributeCooperative) at[0].val.cooperative = 1;
+          else at[0].val.programmaticStreamSerializationAllowed = 1;
           cfg.attrs = at;
-          cfg.numAttrs = 1;
-          if (f.kind == 3) CHECK(cudaLaunchKernelEx(&cfg, persistent_kernel<true>, a, b, n, layers, bar));
-          else CHECK(cudaLaunchKernelEx(&cfg, persistent_kernel<false>, a, b, n, layers, bar));
+          cfg.numAttrs = on ? 1 : 0;
+          CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
+        };
+        if (f.kind >= 2) {
+          if (f.kind == 3) launch(cudaLaunchAttributeCooperative, true, persistent_kernel<true>, a, b, n, layers, bar);
+          else launch(cudaLaunchAttributeCooperative, true, persistent_kernel<false>, a, b, n, layers, bar);
         } else {
           for (int l = 0; l < layers; ++l) {
-            cudaLaunchConfig_t cfg = {};
-            cfg.gridDim = dim3(unsigned(f.blocks));
-            cfg.blockDim = dim3(256);
-            cfg.stream = s;
-            cudaLaunchAttribute at[1];
-            at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-            at[0].val.programmaticStreamSerializationAllowed = 1;
-            cfg.attrs = at;
-            cfg.numAttrs = f.kind == 1 ? 1 : 0;
             const float* x = (l & 1) ? b : a;
             float* y = (l & 1) ? a : b;
-            CHECK(cudaLaunchKernelEx(&cfg, layer_kernel, x, y, n, f.kind == 1 ? 1 : 0));
+            launch(cudaLaunchAttributeProgrammaticStreamSerialization, f.kind == 1, layer_kernel, x, y, n, f.kind == 1 ? 1 : 0);
           }
         }
         CHECK(cudaStreamEndCapture(s, &g));

@@ -69,6 +69,45 @@ SignalWords make_signal(int64_t rows) {
   return s;
 }
 
+// A 1080p RGB8 frame of random bytes in mapped host memory, and its device alias.
+struct MappedFrame {
+  cuda::PinnedBuffer buf;
+  const uint8_t* src = nullptr;
+};
+MappedFrame random_mapped_frame(std::mt19937& rng) {
+  MappedFrame f;
+  auto frame = cuda::PinnedBuffer::allocate(size_t(kSrcW) * kSrcH * 3, cudaHostAllocMapped);
+  EXPECT_TRUE(frame.is_ok()) << frame.status().to_string();
+  if (!frame.is_ok()) {
+    ADD_FAILURE() << "no mapped frame";
+    return f;
+  }
+  f.buf = std::move(frame).value();
+  for (size_t i = 0; i < f.buf.bytes(); ++i) f.buf.as<uint8_t>()[i] = uint8_t(rng() >> 24);
+  f.src = static_cast<const uint8_t*>(f.buf.device_ptr());
+  EXPECT_NE(f.src, nullptr);
+  return f;
+}
+
+// A test's start: PDL on compute capability 9.0+ (below it the consumer starts after its producer and finds every row
+// published), the seeded generator (seed printed), and the random frame drawn from it.
+struct FrameCase {
+  bool pdl = false;
+  std::mt19937 rng;
+  MappedFrame frame;
+};
+FrameCase frame_case(const char* name) {
+  FrameCase c;
+  int major = 0;
+  EXPECT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  c.pdl = major >= 9;
+  const uint32_t seed = test::test_seed(name);
+  std::printf("%s: seed %u, pdl %s\n", name, seed, c.pdl ? "on" : "off");
+  c.rng.seed(seed);
+  c.frame = random_mapped_frame(c.rng);
+  return c;
+}
+
 std::vector<uint16_t> download_half(const void* d, size_t n) {
   std::vector<uint16_t> h(n);
   EXPECT_EQ(cudaMemcpy(h.data(), d, n * 2, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -82,17 +121,11 @@ float half_to_float(uint16_t v) {
 
 TEST(RowSignal, StemOnPublishedRowsMatchesReferenceAndPlainForm) {
   WS_REQUIRE_LANES_GPU();
-  int major = 0;
-  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
-  const bool pdl = major >= 9;  // below 9.0 the stem starts after the preprocess and finds every row published
-  const uint32_t seed = test::test_seed("RowSignal.StemOnPublishedRows");
-  std::printf("RowSignal: seed %u, pdl %s\n", seed, pdl ? "on" : "off");
-  std::mt19937 rng(seed);
-  auto frame = cuda::PinnedBuffer::allocate(size_t(kSrcW) * kSrcH * 3, cudaHostAllocMapped);
-  ASSERT_TRUE(frame.is_ok()) << frame.status().to_string();
-  for (size_t i = 0; i < frame->bytes(); ++i) frame->as<uint8_t>()[i] = uint8_t(rng() >> 24);
-  const auto* src = static_cast<const uint8_t*>(frame->device_ptr());
-  ASSERT_NE(src, nullptr);
+  FrameCase fc = frame_case("RowSignal.StemOnPublishedRows");
+  if (HasFatalFailure()) return;
+  const bool pdl = fc.pdl;
+  std::mt19937& rng = fc.rng;
+  const uint8_t* src = fc.frame.src;
 
   const Conv2dGeometry g = stem_geometry(kDst, kDst);
   const size_t x_elems = size_t(3) * kDst * kDst, y_elems = size_t(kCo) * g.out_h * g.out_w;
@@ -207,17 +240,11 @@ TEST(RowSignal, StemOnPublishedRowsMatchesReferenceAndPlainForm) {
 
 TEST(RowSignal, ChainedStemAndDepthwisePointwiseMatchPlainForm) {
   WS_REQUIRE_LANES_GPU();
-  int major = 0;
-  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
-  const bool pdl = major >= 9;
-  const uint32_t seed = test::test_seed("RowSignal.ChainedStem");
-  std::printf("RowSignal chain: seed %u, pdl %s\n", seed, pdl ? "on" : "off");
-  std::mt19937 rng(seed);
-  auto frame = cuda::PinnedBuffer::allocate(size_t(kSrcW) * kSrcH * 3, cudaHostAllocMapped);
-  ASSERT_TRUE(frame.is_ok()) << frame.status().to_string();
-  for (size_t i = 0; i < frame->bytes(); ++i) frame->as<uint8_t>()[i] = uint8_t(rng() >> 24);
-  const auto* src = static_cast<const uint8_t*>(frame->device_ptr());
-  ASSERT_NE(src, nullptr);
+  FrameCase fc = frame_case("RowSignal.ChainedStem");
+  if (HasFatalFailure()) return;
+  const bool pdl = fc.pdl;
+  std::mt19937& rng = fc.rng;
+  const uint8_t* src = fc.frame.src;
 
   const Conv2dGeometry g = stem_geometry(kDst, kDst);  // 3 -> 32, 224 -> 112
   constexpr int kPw = 16;
