@@ -160,12 +160,7 @@ class ContextImpl final : public ExecutionContext {
         chain_.counters = w + h + 2 + h1;
       }
     }
-    disable_input_wavefront();  // a second enable may change max_steps
-    io_[0].input_rows = &rows_;
-    if (chain_ && max_steps >= 2) {
-      io_[0].output_rows = &chain_;
-      io_[1].input_rows = &chain_;
-    }
+    wire_wavefront(true, chain_ && max_steps >= 2);  // a second enable may change max_steps
     drop_replay();  // a replay graph captured without the wait
     direct_calls_ = 0;
     return rows_;
@@ -176,12 +171,17 @@ class ContextImpl final : public ExecutionContext {
   }
   void disable_input_wavefront() override {
     if (!io_.empty() && io_[0].input_rows) {
-      io_[0].input_rows = nullptr;
-      io_[0].output_rows = nullptr;
-      if (io_.size() > 1) io_[1].input_rows = nullptr;
+      wire_wavefront(false, false);
       drop_replay();
       direct_calls_ = 0;
     }
+  }
+  // The steps' signals: step 0 waits on the input's rows; chained, it publishes its own and step 1 waits on them.
+  void wire_wavefront(bool on, bool chained) {
+    if (io_.empty()) return;
+    io_[0].input_rows = on ? &rows_ : nullptr;
+    io_[0].output_rows = on && chained ? &chain_ : nullptr;
+    if (io_.size() > 1) io_[1].input_rows = on && chained ? &chain_ : nullptr;
   }
   // Rows of step 0's output when step 1 can wait on them (a chained wavefront), else 0.
   int64_t chain_rows() const {
@@ -263,22 +263,12 @@ Result<std::vector<ExecutionContext::LayerTiming>> ContextImpl::profile_layers(c
   // Steps alone have no producer publishing the input's rows: the first steps run in their plain form here.
   struct Restore {
     ContextImpl* c;
-    std::vector<StepIo> io;  // steps 0 and 1's signals as they were
+    int steps;  // input_wavefront_steps() as it was
     ~Restore() {
-      for (size_t i = 0; i < io.size(); ++i) {
-        c->io_[i].input_rows = io[i].input_rows;
-        c->io_[i].output_rows = io[i].output_rows;
-      }
+      if (steps > 0) c->wire_wavefront(true, steps == 2);
     }
-  } restore{this, {}};
-  for (size_t i = 0; i < std::min<size_t>(2, io_.size()); ++i) {
-    StepIo keep;
-    keep.input_rows = io_[i].input_rows;
-    keep.output_rows = io_[i].output_rows;
-    restore.io.push_back(keep);
-    io_[i].input_rows = nullptr;
-    io_[i].output_rows = nullptr;
-  }
+  } restore{this, input_wavefront_steps()};
+  wire_wavefront(false, false);
   WS_RETURN_IF_ERROR(launch_steps(stream));  // warm: lazy module loading, library first-call work
   WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   // Each step alone: kInner back-to-back copies captured into one CUDA graph (so the GPU sees them as the
