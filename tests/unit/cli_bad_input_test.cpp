@@ -251,6 +251,10 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --split-k-cluster --split-k-reduce-kernel"), {"--split-k-reduce-kernel", "excludes", "--split-k-cluster"});
   expect_one_error(cli("bench --model " + m + " --split-k-cluster"), {"--split-k-cluster", "not with --precision fp32"});
   expect_one_error(cli("bench --model " + m + " --split-k-cluster --precision fp16 --tactic-sources cudnn"), {"--split-k-cluster", "warpstream"});
+  // the input wavefront's depth: out of range, malformed, or without --input-wavefront
+  expect_one_error(cli("bench --model " + m + " --input-wavefront --input-wavefront-steps 3"), {"--input-wavefront-steps", "3"});
+  expect_one_error(cli("bench --model " + m + " --input-wavefront --input-wavefront-steps banana"), {"--input-wavefront-steps", "banana"});
+  expect_one_error(cli("bench --model " + m + " --input-wavefront-steps 1"), {"--input-wavefront-steps", "--input-wavefront"});
   // the opt-in NHWC tactic families: a malformed value, or a request that rules them out
   expect_one_error(cli("bench --model " + m + " --nhwc-igemm=banana"), {"--nhwc-igemm", "banana"});
   expect_one_error(cli("bench --model " + m + " --cudnn-graph --precision fp32"), {"--cudnn-graph", "not with --precision fp32"});
