@@ -5,6 +5,8 @@
 //   y[i] = fmaf(0.5, x[i], fmaf(0.25, x[(i + n/2 + 1) % n], 1))
 // so each layer reads what other blocks wrote in the layer before (a real grid-wide dependency). Forms:
 //   graph      N kernel nodes captured into one graph, plain launches (stream order);
+//   graph+pdl-early  the same, griddepcontrol.launch_dependents right after griddepcontrol.wait (the successor is
+//              scheduled while this kernel works, and cannot cascade further: it triggers only once its own wait returns);
 //   graph+pdl  the same with the programmatic-serialization attribute: griddepcontrol.wait at kernel start,
 //              griddepcontrol.launch_dependents after the loop (our kernels' contract, src/kernels/pdl.cuh);
 //   persistent one kernel (cooperative launch attribute, so every block is resident) looping over the N layers with a
@@ -17,7 +19,8 @@
 // poisoned with NaN before each form).
 // Time: GPU time of one graph replay (events), median and p99 of REPS replays after 20 warm-ups, per N in
 // {1, 8, 16, 32, 64}; per-layer cost = least-squares slope of the median over N.
-//   nvcc -std=c++20 -O3 -arch=sm_90 -Isrc -Iinclude experiments/layer_boundary_00.cu -o /tmp/lb && /tmp/lb [REPS=200]
+//   nvcc -std=c++20 -O3 -arch=sm_90 -Isrc -Iinclude experiments/layer_boundary_00.cu -o /tmp/lb && /tmp/lb [REPS=200] [all]
+//   (all: also the persistent forms, closed by run 94: the acquire/release barrier costs 2.0 us per layer)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -43,10 +46,11 @@ __device__ __forceinline__ void layer(const float* __restrict__ x, float* __rest
 __global__ void __launch_bounds__(256) layer_kernel(const float* x, float* y, int n, int pdl) {
 #if __CUDA_ARCH__ >= 900
   if (pdl) asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (pdl == 2) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");  // early: right after the wait
 #endif
   layer(x, y, n, blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x);
 #if __CUDA_ARCH__ >= 900
-  if (pdl) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (pdl == 1) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 
@@ -114,6 +118,7 @@ double pct(std::vector<double> v, double q) {
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 200;
+  const bool all_forms = argc > 2 && std::strcmp(argv[2], "all") == 0;  // also the persistent-kernel forms
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   const int sms = prop.multiProcessorCount;
@@ -142,17 +147,19 @@ int main(int argc, char** argv) {
     const int graph_blocks = std::min((n + 255) / 256, 4 * sms);
     struct Form {
       const char* name;
-      int kind;  // 0 graph, 1 graph+pdl, 2 persistent (fence barrier), 3 persistent (acquire/release barrier)
+      int kind;  // 0 graph, 1 graph+pdl, 2 persistent (fence barrier), 3 persistent (acquire/release barrier), 4 graph+pdl, trigger early
       int blocks;
     };
     const int max_occ = std::min(occ * sms, std::max(sms, (n + 255) / 256));
     const Form forms[] = {{"graph", 0, graph_blocks},
                           {"graph+pdl", 1, graph_blocks},
+                          {"graph+pdl-early", 4, graph_blocks},
                           {"persistent 1/SM", 2, sms},
                           {"persistent max-occ", 2, max_occ},
                           {"persistent-ar 1/SM", 3, sms},
                           {"persistent-ar max-occ", 3, max_occ}};
     for (const Form& f : forms) {
+      if (f.kind >= 2 && f.kind <= 3 && !all_forms) continue;
       std::vector<double> xs, ys;
       for (int layers : layer_counts) {
         cudaGraph_t g;
@@ -179,7 +186,8 @@ int main(int argc, char** argv) {
           for (int l = 0; l < layers; ++l) {
             const float* x = (l & 1) ? b : a;
             float* y = (l & 1) ? a : b;
-            launch(cudaLaunchAttributeProgrammaticStreamSerialization, f.kind == 1, layer_kernel, x, y, n, f.kind == 1 ? 1 : 0);
+            const int pdl = f.kind == 1 ? 1 : f.kind == 4 ? 2 : 0;
+            launch(cudaLaunchAttributeProgrammaticStreamSerialization, pdl != 0, layer_kernel, x, y, n, pdl);
           }
         }
         CHECK(cudaStreamEndCapture(s, &g));

@@ -39,9 +39,15 @@ __device__ __forceinline__ void pdl_allow_dependents() {
 
 /// griddepcontrol.wait: blocks until the prerequisite grids have completed and their memory operations are
 /// visible. Returns at once when the kernel was launched without a programmatic dependency.
+/// Built with WS_PDL_TRIGGER_AFTER_WAIT (an experiment, experiments/pdl_early_ab.sh): also triggers the dependents right
+/// after the wait, so the next kernel is scheduled and runs its prologue while this one works. It cannot cascade down
+/// the graph (the next kernel triggers only once its own wait has returned), unlike a trigger at block start (runs 40/44).
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
+#ifdef WS_PDL_TRIGGER_AFTER_WAIT
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
 #endif
 }
 

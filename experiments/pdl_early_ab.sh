@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# A/B on the GPU machine: where our kernels trigger their PDL dependents (src/kernels/pdl.cuh). A = today's contract
+# (griddepcontrol.launch_dependents after the main loop, before the epilogue); B = the same tree built with
+# -DWS_PDL_TRIGGER_AFTER_WAIT (also right after griddepcontrol.wait: the next kernel is scheduled and runs its prologue
+# while this one works; no cascade, since it triggers only once its own wait returns). Two build directories
+# (build-dev, build-early; warpstream only), one shared timing cache per model (the same tactics on both sides), then
+# bench rows alternated REPS times (default 3): EfficientNet-Lite0 and ResNet-50 fp16, 1 lane, CUDA graph, 1080p frame
+# (chelsea), 1000 frames after 100 warm-up, the frame in mapped memory (the issue's setup) and in device memory (no PCIe:
+# the network's own change, less drift). First the lab (experiments/layer_boundary_00.cu: per-layer cost of a trivial
+# layer with the trigger late and early).
+# Usage (device tool): bash experiments/pdl_early_ab.sh [REPS]   (writes $OUT/pdl-early-ab.txt, $OUT/lab-layer-boundary.txt)
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/lib/device-env.sh
+O=${OUT:-/tmp}; R=$O/pdl-early-ab.txt; : > "$R"
+T=/tmp/wspe; mkdir -p $T
+(nvcc -std=c++20 -O3 -arch=sm_90 -Isrc -Iinclude experiments/layer_boundary_00.cu -o $T/lb && timeout 60 $T/lb 300) > $O/lab-layer-boundary.txt 2>&1
+grep "^fit\|failed" $O/lab-layer-boundary.txt
+t0=$(date +%s)
+build() {  # dir extra-cuda-flags
+  [ -f "$1/build.ninja" ] || cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 ${2:+"-DCMAKE_CUDA_FLAGS=$2"} > $T/cfg_$1.txt 2>&1
+  timeout 400 ninja -C "$1" warpstream > $T/build_$1.txt 2>&1; local rc=$?
+  echo "build $1 rc=$rc ($(( $(date +%s) - t0 )) s)"; [ $rc -eq 0 ] || grep -m10 "error" $T/build_$1.txt
+  return $rc
+}
+build build-dev "" & build build-early "-DWS_PDL_TRIGGER_AFTER_WAIT" & wait
+[ -x build-dev/warpstream ] && [ -x build-early/warpstream ] || exit 1
+python3 tools/make_frame.py .assets/images/chelsea.png 1920 1080 $T/frame.rgb > /dev/null
+[ -f $T/resnet50.onnx ] || timeout 120 python3 tools/export_resnet50.py --out-dir $T > /dev/null 2>&1
+row() {  # tag build model input
+  local tag=$1 b=$2 model=$3 input=$4 m; m=$(basename $model .onnx)
+  timeout 120 $b/warpstream bench --model "$model" --precision fp16 --lanes 1 --input $input --frame $T/frame.rgb --source 1920x1080 \
+    --warmup 100 --iterations 1000 --no-progress --timing-cache $T/tc_$m.json --json $T/$tag.json > $T/$tag.txt 2>&1
+  local rc=$?
+  printf '%-26s rc=%d %s\n' "$tag" $rc "$(python3 -c "import json;d=json.load(open('$T/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];e=d['env'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} gpu p50 {g['p50']:.1f} us; {e.get('engine_kernels_per_enqueue')} kernels\")" 2>/dev/null || tail -1 $T/$tag.txt)" | tee -a "$R"
+}
+EFF=.assets/models/efficientnet_lite0.onnx
+for rep in $(seq 1 ${1:-3}); do
+  for input in device mapped; do
+    row eff_${input}_late_$rep build-dev $EFF $input
+    row eff_${input}_early_$rep build-early $EFF $input
+    row r50_${input}_late_$rep build-dev $T/resnet50.onnx $input
+    row r50_${input}_early_$rep build-early $T/resnet50.onnx $input
+  done
+done
+python3 - "$R" <<'PY' | tee -a "$R"
+import re, statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"(\w+?)_(\d+)\s+rc=0 host p50/p99/p99.9 ([\d.]+)/([\d.]+)/([\d.]+) gpu p50 ([\d.]+)", line)
+    if m: rows.setdefault(m.group(1), []).append([float(m.group(i)) for i in (3, 4, 5, 6)])
+for k, v in rows.items():
+    med = lambda i: statistics.median(x[i] for x in v)
+    print(f"{k:20s} {len(v)} reps: median of host p50 {med(0):.1f}, p99 {med(1):.1f}, p99.9 {med(2):.1f}, gpu p50 {med(3):.1f} us"
+          f"  (gpu p50 per rep {' '.join(f'{x[3]:.1f}' for x in v)})")
+PY
