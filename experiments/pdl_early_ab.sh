@@ -4,11 +4,11 @@
 # -DWS_PDL_TRIGGER_AFTER_WAIT (also right after griddepcontrol.wait: the next kernel is scheduled and runs its prologue
 # while this one works; no cascade, since it triggers only once its own wait returns). Two build directories
 # (build-dev, build-early; warpstream only), one shared timing cache per model (the same tactics on both sides), then
-# bench rows alternated REPS times (default 3): EfficientNet-Lite0 and ResNet-50 fp16, 1 lane, CUDA graph, 1080p frame
+# bench rows alternated, DEVICE_REPS times with the frame in device memory, then MAPPED_REPS times mapped: EfficientNet-Lite0 and ResNet-50 fp16, 1 lane, CUDA graph, 1080p frame
 # (chelsea), 1000 frames after 100 warm-up, the frame in mapped memory (the issue's setup) and in device memory (no PCIe:
 # the network's own change, less drift). First the lab (experiments/layer_boundary_00.cu: per-layer cost of a trivial
 # layer with the trigger late and early).
-# Usage (device tool): bash experiments/pdl_early_ab.sh [REPS]   (writes $OUT/pdl-early-ab.txt, $OUT/lab-layer-boundary.txt)
+# Usage (device tool): bash experiments/pdl_early_ab.sh [DEVICE_REPS=3] [MAPPED_REPS=1]   (writes $OUT/pdl-early-ab.txt, $OUT/lab-layer-boundary.txt)
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib/device-env.sh
@@ -35,14 +35,14 @@ row() {  # tag build model input
   printf '%-26s rc=%d %s\n' "$tag" $rc "$(python3 -c "import json;d=json.load(open('$T/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];e=d['env'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} gpu p50 {g['p50']:.1f} us; {e.get('engine_kernels_per_enqueue')} kernels\")" 2>/dev/null || tail -1 $T/$tag.txt)" | tee -a "$R"
 }
 EFF=.assets/models/efficientnet_lite0.onnx
-for rep in $(seq 1 ${1:-3}); do
-  for input in device mapped; do
-    row eff_${input}_late_$rep build-dev $EFF $input
-    row eff_${input}_early_$rep build-early $EFF $input
-    row r50_${input}_late_$rep build-dev $T/resnet50.onnx $input
-    row r50_${input}_early_$rep build-early $T/resnet50.onnx $input
-  done
-done
+pair() {  # input rep
+  row eff_$1_late_$2 build-dev $EFF $1
+  row eff_$1_early_$2 build-early $EFF $1
+  row r50_$1_late_$2 build-dev $T/resnet50.onnx $1
+  row r50_$1_early_$2 build-early $T/resnet50.onnx $1
+}
+for rep in $(seq 1 ${1:-3}); do pair device $rep; done
+for rep in $(seq 1 ${2:-1}); do pair mapped $rep; done
 python3 - "$R" <<'PY' | tee -a "$R"
 import re, statistics, sys
 rows = {}
