@@ -17,13 +17,14 @@ T=/tmp/wspe; mkdir -p $T
 (nvcc -std=c++20 -O3 -arch=sm_90 -Isrc -Iinclude experiments/layer_boundary_00.cu -o $T/lb && timeout 60 $T/lb 300) > $O/lab-layer-boundary.txt 2>&1
 grep "^fit\|failed" $O/lab-layer-boundary.txt
 t0=$(date +%s)
-build() {  # dir extra-cuda-flags
-  [ -f "$1/build.ninja" ] || cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 ${2:+"-DCMAKE_CUDA_FLAGS=$2"} > $T/cfg_$1.txt 2>&1
-  timeout 400 ninja -C "$1" warpstream > $T/build_$1.txt 2>&1; local rc=$?
-  echo "build $1 rc=$rc ($(( $(date +%s) - t0 )) s)"; [ $rc -eq 0 ] || grep -m10 "error" $T/build_$1.txt
+build() {  # dir extra-cuda-flags targets...
+  local d=$1 f=$2; shift 2
+  [ -f "$d/build.ninja" ] || cmake -S . -B "$d" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 ${f:+"-DCMAKE_CUDA_FLAGS=$f"} > $T/cfg_$d.txt 2>&1
+  timeout 400 ninja -C "$d" "$@" > $T/build_$d.txt 2>&1; local rc=$?
+  echo "build $d rc=$rc ($(( $(date +%s) - t0 )) s)"; [ $rc -eq 0 ] || grep -m10 "error" $T/build_$d.txt
   return $rc
 }
-build build-dev "" & build build-early "-DWS_PDL_TRIGGER_AFTER_WAIT" & wait
+build build-dev "" warpstream & build build-early "-DWS_PDL_TRIGGER_AFTER_WAIT" warpstream ws_gpu_tests & wait
 [ -x build-dev/warpstream ] && [ -x build-early/warpstream ] || exit 1
 python3 tools/make_frame.py .assets/images/chelsea.png 1920 1080 $T/frame.rgb > /dev/null
 [ -f $T/resnet50.onnx ] || timeout 120 python3 tools/export_resnet50.py --out-dir $T > /dev/null 2>&1
@@ -43,6 +44,10 @@ pair() {  # input rep
 }
 for rep in $(seq 1 ${1:-3}); do pair device $rep; done
 for rep in $(seq 1 ${2:-1}); do pair mapped $rep; done
+# B's correctness: the PDL engine tests (EfficientNet-Lite0 with and without PDL against the CPU executor and each other,
+# bit for bit; the split-K forms) on the early-trigger build
+timeout 150 build-early/tests/ws_gpu_tests --gtest_filter='CudaEnginePdl.*:CudaEngineSplitK.*' > $O/early-gpu-tests.txt 2>&1
+echo "early build: CudaEnginePdl.*:CudaEngineSplitK.* rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' $O/early-gpu-tests.txt | tr '\n' ' ')" | tee -a "$R"
 python3 - "$R" <<'PY' | tee -a "$R"
 import re, statistics, sys
 rows = {}
