@@ -12,6 +12,7 @@
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib/device-env.sh
+for a in .carry/*.txz; do n=$(basename "$a" .txz); [ -d ".$n" ] || tar -xJf "$a"; done  # as scripts/lib/device-common.sh
 O=${OUT:-/tmp}; R=$O/pdl-early-ab.txt; : > "$R"
 T=/tmp/wspe; mkdir -p $T
 # the lab runs on the GPU while the two builds use the CPUs (its times are graph replays: host load does not enter)
