@@ -781,16 +781,17 @@ TEST(ConvKernels, ExpandDepthwiseMatchesReferenceAndThePair) {
     DeviceBuf y_fused(dn * 2);
     Status s = Status::ok();
     const auto pair = download(ElemType::kFloat16, y_pair.p, dn);
-    for (int rows : kernels::kExpandDepthwiseRows) {
-      SCOPED_TRACE("rows " + std::to_string(rows));
-      const size_t smem = kernels::conv2d_expand_depthwise_smem_bytes(ge, gd, rows);
+    for (int rows : kernels::kExpandDepthwiseRows)
+    for (int outs : kernels::kExpandDepthwiseOutputs) {
+      SCOPED_TRACE("rows " + std::to_string(rows) + ", outputs per unit " + std::to_string(outs));
+      const size_t smem = kernels::conv2d_expand_depthwise_smem_bytes(ge, gd, rows, outs);
       ASSERT_GT(smem, 0u);
       if (smem > size_t(optin)) {
-        std::printf("[ exdw     ] %-26s rows %d needs %zu B of shared memory (device: %d): not run\n", c.name, rows, smem, optin);
+        std::printf("[ exdw     ] %-26s rows %d x%d needs %zu B of shared memory (device: %d): not run\n", c.name, rows, outs, smem, optin);
         continue;
       }
       ASSERT_EQ(::ws::test::memset_sync(y_fused.p, 0xFF, dn * 2), cudaSuccess);
-      s = kernels::conv2d_expand_depthwise(ge, gd, rows, dx.p, dwe.p, ee, dwd.p, y_fused.p, ed, nullptr);
+      s = kernels::conv2d_expand_depthwise(ge, gd, rows, outs, dx.p, dwe.p, ee, dwd.p, y_fused.p, ed, nullptr);
       ASSERT_TRUE(s.is_ok()) << s.to_string();
       const cudaError_t err = cudaDeviceSynchronize();
       ASSERT_EQ(err, cudaSuccess) << cudaGetErrorString(err);
@@ -800,9 +801,9 @@ TEST(ConvKernels, ExpandDepthwiseMatchesReferenceAndThePair) {
       EXPECT_EQ(k.bad, 0u) << k.bad << " of " << dn << " beyond " << k.tol << " (2e-2·max|ref| " << max_ref << "); first " << k.first_bad;
       // the expand's fp32 sums run in the 32x32 pointwise kernel's k order: the same values bit for bit (runs 61-63)
       EXPECT_EQ(k.differ, 0u) << k.differ << " of " << dn << " differ from the two kernels; first " << k.first_differ;
-      std::printf("[ exdw     ] %-26s rows %d smem %6zu B: max|diff| vs reference %.3g (max|ref| %.3g), vs the pair %.3g (%zu of %zu differ), "
+      std::printf("[ exdw     ] %-26s rows %d x%d smem %6zu B: max|diff| vs reference %.3g (max|ref| %.3g), vs the pair %.3g (%zu of %zu differ), "
                   "seed %llu\n",
-                  c.name, rows, smem, k.max_diff, max_ref, k.max_other, k.differ, dn, static_cast<unsigned long long>(seed));
+                  c.name, rows, outs, smem, k.max_diff, max_ref, k.max_other, k.differ, dn, static_cast<unsigned long long>(seed));
     }
   }
   EXPECT_GT(ran, 0) << "no case fit the device's shared memory";
@@ -818,7 +819,9 @@ TEST(ConvKernels, ExpandDepthwiseRefusesWhatItDoesNotCover) {
     const Conv2dGeometry e = geo(c.n, c.cin, c.h, c.w, c.ce, 1, 1, 1, 1, 1, {0, 0, 0, 0});
     const Conv2dGeometry d = geo(c.n, c.ce, c.h, c.w, c.ce, c.ce, c.k, c.kw ? c.kw : c.k, c.stride, 1, c.pads);
     EXPECT_EQ(kernels::conv2d_expand_depthwise_mismatch(e, d), "") << c.name;
-    for (int rows : kernels::kExpandDepthwiseRows) EXPECT_GT(kernels::conv2d_expand_depthwise_smem_bytes(e, d, rows), 0u) << c.name << " rows " << rows;
+    for (int rows : kernels::kExpandDepthwiseRows)
+      for (int outs : kernels::kExpandDepthwiseOutputs)
+        EXPECT_GT(kernels::conv2d_expand_depthwise_smem_bytes(e, d, rows, outs), 0u) << c.name << " rows " << rows << " x" << outs;
   }
   EXPECT_NE(kernels::conv2d_expand_depthwise_mismatch(gd, gd).find("expand"), std::string::npos);
   EXPECT_NE(kernels::conv2d_expand_depthwise_mismatch(ge, ge), "");
@@ -827,6 +830,7 @@ TEST(ConvKernels, ExpandDepthwiseRefusesWhatItDoesNotCover) {
   EXPECT_NE(kernels::conv2d_expand_depthwise_mismatch(geo(1, 16, 8, 8, 64, 1, 1, 1, 1, 1, {0, 0, 0, 0}), gd).find("chain"), std::string::npos);
   EXPECT_EQ(kernels::conv2d_expand_depthwise_smem_bytes(gd, gd, 0), 0u);
   EXPECT_EQ(kernels::conv2d_expand_depthwise_smem_bytes(ge, gd, -1), 0u);
+  for (int outs : {0, 2, 3, 5, -1}) EXPECT_EQ(kernels::conv2d_expand_depthwise_smem_bytes(ge, gd, 0, outs), 0u) << outs;
   const int64_t big = int64_t(1) << 15;
   EXPECT_NE(kernels::conv2d_expand_depthwise_mismatch(geo(1, 16, 7, 7, big, 1, 1, 1, 1, 1, {0, 0, 0, 0}), geo(1, big, 7, 7, big, big, 3, 3, 1, 1, {1, 1, 1, 1}))
                 .find("2^15"),
@@ -839,11 +843,12 @@ TEST(ConvKernels, ExpandDepthwiseRefusesWhatItDoesNotCover) {
   void* p = &dummy;
   kernels::ConvEpilogue plain, with_res;
   with_res.residual = p;
-  EXPECT_EQ(kernels::conv2d_expand_depthwise(gd, gd, 0, p, p, plain, p, p, plain, nullptr).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(kernels::conv2d_expand_depthwise(ge, gd, -2, p, p, plain, p, p, plain, nullptr).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(kernels::conv2d_expand_depthwise(ge, gd, 0, nullptr, p, plain, p, p, plain, nullptr).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(kernels::conv2d_expand_depthwise(ge, gd, 0, p, p, with_res, p, p, plain, nullptr).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(kernels::conv2d_expand_depthwise(ge, gd, 0, p, p, plain, p, p, with_res, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::conv2d_expand_depthwise(gd, gd, 0, 1, p, p, plain, p, p, plain, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::conv2d_expand_depthwise(ge, gd, -2, 1, p, p, plain, p, p, plain, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::conv2d_expand_depthwise(ge, gd, 0, 1, nullptr, p, plain, p, p, plain, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::conv2d_expand_depthwise(ge, gd, 0, 1, p, p, with_res, p, p, plain, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::conv2d_expand_depthwise(ge, gd, 0, 1, p, p, plain, p, p, with_res, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::conv2d_expand_depthwise(ge, gd, 0, 3, p, p, plain, p, p, plain, nullptr).code(), StatusCode::kInvalidArgument);
 }
 
 // The MBConv launcher refuses what it cannot run, before any device work.

@@ -270,5 +270,13 @@ TEST(CudaEngineExDw, EfficientNetLite0FusedPairsMatchCpu) {
   WS_REQUIRE_EFFICIENTNET_LITE0(path);
   check_forced_fusion(path, effnet_options("", Precision::kFloat16), "effnet-exdw", "expand->depthwise", "exdw", "ws_exdw_r2");
 }
+
+// The same with 4 outputs per depthwise thread (tactic suffix "_o4"): units that run past a row's end (Wo = 7, 14, 28,
+// 56 are not all multiples of 4) and stride-2 pairs.
+TEST(CudaEngineExDw, EfficientNetLite0FusedPairsFourOutputsPerThreadMatchCpu) {
+  WS_REQUIRE_LANES_GPU();
+  WS_REQUIRE_EFFICIENTNET_LITE0(path);
+  check_forced_fusion(path, effnet_options("", Precision::kFloat16), "effnet-exdw-o4", "expand->depthwise", "exdw", "ws_exdw_r2_o4");
+}
 }  // namespace
 }  // namespace ws

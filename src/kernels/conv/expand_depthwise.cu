@@ -10,8 +10,11 @@
 //             column of the band (pointer increments, no index arithmetic per element).
 //   expand    warp w computes the 16×16 tiles w, w + 8, ... of E = W_e[c0..] · xs (wmma, fp32), then bias, act,
 //             round to fp16 into the zero-padded e tile (the band's input rows, pads included).
-//   depthwise thread t computes outputs i = t, t + 256, ... of the block's [16][rows·Wo] (consecutive threads on
-//             consecutive pixels of one channel: coalesced stores), taps over the padded tile without bounds checks.
+//   depthwise thread t computes units i = t, t + 256, ... of the block's [16][rows·ceil(Wo / G)], a unit being G
+//             consecutive outputs of one row (G = 1 or 4, a tactic: with 4 the taps' weight is loaded once per G
+//             outputs and, at stride 1, neighbouring outputs share their input loads); consecutive threads on
+//             consecutive units of one channel; taps over the padded tile without bounds checks (the tile is wide
+//             enough for whole units). Each output sums its taps in the same fmaf order for every G: bit for bit.
 // Test: ws_gpu_tests --gtest_filter='ConvKernels.ExpandDepthwise*'. Time: the engine's build timing (warpstream bench
 // --verbose: the depthwise conv's tactic string "ws expand->depthwise fused").
 #include <cuda_fp16.h>
@@ -50,25 +53,31 @@ struct ExDwArgs {
   int tile_h, tile_w;  // the padded e tile of one band: rows (rows − 1)·sh + kh, columns max((wo − 1)·sw + kw, pl + w)
   int cin_p, np;       // padded expand K; staged pixels of a band, padded to 16 (the expand GEMM's N)
   int nq;              // outputs per channel of a full band: rows · wo
+  int g, wg;           // outputs per depthwise unit (1 or 4); units per output row: ceil(wo / g)
+  int nu;              // depthwise units per channel of a full band: rows · wg
   int vec2;            // x staged as half2 (w even)
   // wes [16][cin_p] half, wds [16][kh·kw] float, be [16] float, bd [16] float, xs [cin_p][np] half,
-  // es [16][tile_h·tile_w] half, stage [8][256] float, pix [np] int, qoff [nq] int
-  unsigned off_wes, off_wds, off_be, off_bd, off_xs, off_es, off_stage, off_pix, off_qoff, total;
+  // es [16][tile_h·tile_w] half, stage [8][256] float, pix [np] int, qoff [nu] int (a unit's tap (0, 0) in the
+  // e tile), qout [nu] int (its first output's offset in the band · 8 + its valid outputs)
+  unsigned off_wes, off_wds, off_be, off_bd, off_xs, off_es, off_stage, off_pix, off_qoff, off_qout, total;
 };
 
-bool exdw_layout(const Conv2dGeometry& ex, const Conv2dGeometry& dw, int rows, ExDwArgs& a) {
+bool exdw_layout(const Conv2dGeometry& ex, const Conv2dGeometry& dw, int rows, int outputs, ExDwArgs& a) {
   a.cin = int(ex.c_in); a.h = int(ex.in_h); a.w = int(ex.in_w); a.ce = int(ex.c_out);
   a.ho = int(dw.out_h); a.wo = int(dw.out_w);
   a.kh = int(dw.kernel_h); a.kw = int(dw.kernel_w); a.sh = int(dw.stride_h); a.sw = int(dw.stride_w);
   a.pt = int(dw.pad_top); a.pl = int(dw.pad_left);
   a.rows = rows <= 0 || rows > a.ho ? a.ho : rows;
+  a.g = outputs;
+  a.wg = (a.wo + a.g - 1) / a.g;
   const int64_t tile_h = int64_t(a.rows - 1) * a.sh + a.kh;
-  const int64_t tile_w = std::max<int64_t>(int64_t(a.wo - 1) * a.sw + a.kw, int64_t(a.pl) + a.w);
+  const int64_t tile_w = std::max<int64_t>((int64_t(a.wg) * a.g - 1) * a.sw + a.kw, int64_t(a.pl) + a.w);
   const int64_t staged = std::min<int64_t>(tile_h, a.h) * a.w;
   if (tile_h * tile_w >= (int64_t(1) << 24) || staged >= (int64_t(1) << 24)) return false;
   a.tile_h = int(tile_h); a.tile_w = int(tile_w);
   a.cin_p = round16(a.cin); a.np = round16(int(staged));
   a.nq = a.rows * a.wo;
+  a.nu = a.rows * a.wg;
   a.vec2 = a.w % 2 == 0;
   const int kk = a.kh * a.kw;
   size_t o = 0;
@@ -80,7 +89,8 @@ bool exdw_layout(const Conv2dGeometry& ex, const Conv2dGeometry& dw, int rows, E
   a.off_es = unsigned(o); o = align128(o + size_t(kExChannels) * a.tile_h * a.tile_w * 2);
   a.off_stage = unsigned(o); o = align128(o + size_t(kExWarps) * 256 * 4);
   a.off_pix = unsigned(o); o = align128(o + size_t(a.np) * 4);
-  a.off_qoff = unsigned(o); o = align128(o + size_t(a.nq) * 4);
+  a.off_qoff = unsigned(o); o = align128(o + size_t(a.nu) * 4);
+  a.off_qout = unsigned(o); o = align128(o + size_t(a.nu) * 4);
   a.total = unsigned(std::min<size_t>(o, size_t(1) << 31));
   return o < (size_t(1) << 31);
 }
@@ -139,7 +149,7 @@ __device__ __forceinline__ void stage_band(U* __restrict__ xs, const U* __restri
 }
 #endif
 
-template <int KH, int KW>  // depthwise extents at compile time (3x3, 5x5; 0: runtime)
+template <int KH, int KW, int G>  // depthwise extents at compile time (3x3, 5x5; 0: runtime); G outputs per depthwise unit
 __global__ void __launch_bounds__(kExThreads) expand_depthwise_kernel(const __half* __restrict__ x, const __half* __restrict__ w_e,
                                                                       const float* __restrict__ b_e, Activation act_e, ActivationParams p_e,
                                                                       const __half* __restrict__ w_d, const float* __restrict__ b_d,
@@ -149,7 +159,7 @@ __global__ void __launch_bounds__(kExThreads) expand_depthwise_kernel(const __ha
   extern __shared__ __align__(128) unsigned char smem[];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int c0 = blockIdx.x * kExChannels, img = blockIdx.z;
-  const int oy0 = blockIdx.y * a.rows, out_rows = min(a.rows, a.ho - oy0), nq = out_rows * a.wo;
+  const int oy0 = blockIdx.y * a.rows, out_rows = min(a.rows, a.ho - oy0), nu = out_rows * a.wg;
   const int iy_base = oy0 * a.sh - a.pt;                                        // input row of tile row 0
   const int r_lo = max(0, iy_base), r_hi = min(a.h, iy_base + a.tile_h);         // staged (in-image) rows
   const int n_px = max(0, r_hi - r_lo) * a.w;                                   // staged pixels
@@ -163,6 +173,7 @@ __global__ void __launch_bounds__(kExThreads) expand_depthwise_kernel(const __ha
   float* stage = reinterpret_cast<float*>(smem + a.off_stage) + warp * 256;
   int* pix = reinterpret_cast<int*>(smem + a.off_pix);
   int* qoff = reinterpret_cast<int*>(smem + a.off_qoff);
+  int* qout = reinterpret_cast<int*>(smem + a.off_qout);
 
   // ---- prologue: constants and geometry only (the previous kernel may still be running)
   {
@@ -186,7 +197,11 @@ __global__ void __launch_bounds__(kExThreads) expand_depthwise_kernel(const __ha
     for (int i = tid; i < kExChannels * tile / 2; i += kExThreads) ew[i] = 0u;
     const int row0 = (r_lo - iy_base) * a.tile_w + a.pl;  // e tile offset of staged pixel 0
     for (int p = tid; p < a.np; p += kExThreads) pix[p] = row0 + (p / a.w) * a.tile_w + p % a.w;
-    for (int q = tid; q < nq; q += kExThreads) qoff[q] = (q / a.wo) * a.sh * a.tile_w + (q % a.wo) * a.sw;
+    for (int u = tid; u < nu; u += kExThreads) {
+      const int oy = u / a.wg, ox0 = (u % a.wg) * G;
+      qoff[u] = oy * a.sh * a.tile_w + ox0 * a.sw;
+      qout[u] = (oy * a.wo + ox0) * 8 + min(G, a.wo - ox0);
+    }
   }
   pdl_wait();  // x is the previous kernel's output
 
@@ -218,25 +233,36 @@ __global__ void __launch_bounds__(kExThreads) expand_depthwise_kernel(const __ha
   }
   __syncthreads();
 
-  // ---- depthwise over the padded tile; block output [16][nq] is contiguous per channel in d
+  // ---- depthwise over the padded tile; block output [16][out_rows·wo] is contiguous per channel in d
   {
     constexpr bool fixed = KH > 0 && KW > 0;
     const int kh = fixed ? KH : a.kh, kw = fixed ? KW : a.kw;
-    const int total = kExChannels * nq, dc = kExThreads / max(nq, 1), dq = kExThreads % max(nq, 1);
-    int c = nq > 0 ? tid / nq : kExChannels, q = nq > 0 ? tid % nq : 0;
+    const int total = kExChannels * nu, dc = kExThreads / max(nu, 1), du = kExThreads % max(nu, 1);
+    int c = nu > 0 ? tid / nu : kExChannels, u = nu > 0 ? tid % nu : 0;
     __half* yb = y + (size_t(img) * a.ce + c0) * size_t(a.ho) * a.wo + size_t(oy0) * a.wo;
     for (int i = tid; i < total; i += kExThreads) {
       if (c0 + c < a.ce) {
-        const __half* e = es + c * tile + qoff[q];
+        const __half* e = es + c * tile + qoff[u];
         const float* wk = wds + c * kk;
-        float acc = 0.0f;
+        float acc[G];
+#pragma unroll
+        for (int g = 0; g < G; ++g) acc[g] = 0.0f;
 #pragma unroll
         for (int ky = 0; ky < kh; ++ky)
 #pragma unroll
-          for (int kx = 0; kx < kw; ++kx) acc = fmaf(__half2float(e[ky * a.tile_w + kx]), wk[ky * kw + kx], acc);
-        yb[size_t(c) * a.ho * a.wo + q] = __float2half_rn(activate(acc + bd[c], act_d, p_d));
+          for (int kx = 0; kx < kw; ++kx) {
+            const float wv = wk[ky * kw + kx];
+#pragma unroll
+            for (int g = 0; g < G; ++g) acc[g] = fmaf(__half2float(e[ky * a.tile_w + g * a.sw + kx]), wv, acc[g]);
+          }
+        const int qo = qout[u], q0 = qo >> 3, valid = qo & 7;
+        const float bias = bd[c];
+        __half* yc = yb + size_t(c) * a.ho * a.wo + q0;
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+          if (g < valid) yc[g] = __float2half_rn(activate(acc[g] + bias, act_d, p_d));
       }
-      advance(c, q, dc, dq, nq);
+      advance(c, u, dc, du, nu);
     }
   }
   pdl_allow_dependents();
@@ -263,33 +289,42 @@ std::string conv2d_expand_depthwise_mismatch(const Conv2dGeometry& ex, const Con
   return {};
 }
 
-size_t conv2d_expand_depthwise_smem_bytes(const Conv2dGeometry& ex, const Conv2dGeometry& dw, int rows) {
-  if (rows < 0 || !conv2d_expand_depthwise_mismatch(ex, dw).empty()) return 0;
-  ExDwArgs a{};
-  return exdw_layout(ex, dw, rows, a) ? a.total : 0;
+bool conv2d_expand_depthwise_outputs_ok(int outputs) {
+  for (int g : kExpandDepthwiseOutputs)
+    if (outputs == g) return true;
+  return false;
 }
 
-Status conv2d_expand_depthwise(const Conv2dGeometry& ex, const Conv2dGeometry& dw, int rows, const void* x, const void* w_e,
+size_t conv2d_expand_depthwise_smem_bytes(const Conv2dGeometry& ex, const Conv2dGeometry& dw, int rows, int outputs) {
+  if (rows < 0 || !conv2d_expand_depthwise_outputs_ok(outputs) || !conv2d_expand_depthwise_mismatch(ex, dw).empty()) return 0;
+  ExDwArgs a{};
+  return exdw_layout(ex, dw, rows, outputs, a) ? a.total : 0;
+}
+
+Status conv2d_expand_depthwise(const Conv2dGeometry& ex, const Conv2dGeometry& dw, int rows, int outputs, const void* x, const void* w_e,
                                const ConvEpilogue& e_epi, const void* w_d, void* d, const ConvEpilogue& d_epi, cudaStream_t stream) {
   WS_RETURN_IF_ERROR(refuse_input_rows(e_epi, "conv2d_expand_depthwise"));
   WS_RETURN_IF_ERROR(refuse_input_rows(d_epi, "conv2d_expand_depthwise"));
   if (const std::string why = conv2d_expand_depthwise_mismatch(ex, dw); !why.empty())
     return invalid_argument("conv2d_expand_depthwise: not one expand -> depthwise pair the kernel covers: " + why);
   if (rows < 0) return invalid_argument("conv2d_expand_depthwise: rows per band " + std::to_string(rows) + " (0 = whole map, or positive)");
+  if (!conv2d_expand_depthwise_outputs_ok(outputs))
+    return invalid_argument("conv2d_expand_depthwise: " + std::to_string(outputs) + " outputs per depthwise unit (1 or 4)");
   if (!x || !w_e || !w_d || !d) return invalid_argument("conv2d_expand_depthwise: null tensor pointer");
   if (e_epi.residual || d_epi.residual) return invalid_argument("conv2d_expand_depthwise: neither conv may carry a residual");
   ExDwArgs a{};
-  if (!exdw_layout(ex, dw, rows, a)) return invalid_argument("conv2d_expand_depthwise: shared memory layout overflows");
+  if (!exdw_layout(ex, dw, rows, outputs, a)) return invalid_argument("conv2d_expand_depthwise: shared memory layout overflows");
   a.vec2 = a.vec2 && (reinterpret_cast<uintptr_t>(x) & 3) == 0;  // half2 loads need a 4-byte aligned x
-  // Once per device: the opt-in shared-memory maximum, set on the three kernels, and the PTX version they run from.
+  // Once per device: the opt-in shared-memory maximum, set on the six kernels, and the PTX version they run from.
   static DeviceFacts facts[64];
   static std::mutex facts_mu;
   WS_ASSIGN_OR_RETURN(const DeviceFacts* f, device_facts(facts, facts_mu, "conv2d_expand_depthwise", [](int dev, DeviceFacts& ds) -> Status {
     WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&ds.optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     cudaFuncAttributes fa{};
-    WS_CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(&fa, expand_depthwise_kernel<3, 3>));
+    WS_CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(&fa, expand_depthwise_kernel<3, 3, 1>));
     ds.ptx = fa.ptxVersion;
-    for (auto k : {expand_depthwise_kernel<3, 3>, expand_depthwise_kernel<5, 5>, expand_depthwise_kernel<0, 0>})
+    for (auto k : {expand_depthwise_kernel<3, 3, 1>, expand_depthwise_kernel<5, 5, 1>, expand_depthwise_kernel<0, 0, 1>, expand_depthwise_kernel<3, 3, 4>,
+                   expand_depthwise_kernel<5, 5, 4>, expand_depthwise_kernel<0, 0, 4>})
       WS_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, ds.optin));
     return Status::ok();
   }));
@@ -297,8 +332,10 @@ Status conv2d_expand_depthwise(const Conv2dGeometry& ex, const Conv2dGeometry& d
   WS_RETURN_IF_ERROR(require_wmma_ptx("conv2d_expand_depthwise", ds.ptx));
   if (a.total > unsigned(ds.optin))
     return invalid_argument("conv2d_expand_depthwise: needs " + std::to_string(a.total) + " bytes of shared memory per block, the device allows " +
-                            std::to_string(ds.optin) + " (rows per band " + std::to_string(a.rows) + ")");
-  auto kernel = a.kh == 3 && a.kw == 3 ? expand_depthwise_kernel<3, 3> : a.kh == 5 && a.kw == 5 ? expand_depthwise_kernel<5, 5> : expand_depthwise_kernel<0, 0>;
+                            std::to_string(ds.optin) + " (rows per band " + std::to_string(a.rows) + ", outputs per unit " + std::to_string(outputs) + ")");
+  const bool k3 = a.kh == 3 && a.kw == 3, k5 = a.kh == 5 && a.kw == 5;
+  auto kernel = outputs == 4 ? (k3 ? expand_depthwise_kernel<3, 3, 4> : k5 ? expand_depthwise_kernel<5, 5, 4> : expand_depthwise_kernel<0, 0, 4>)
+                             : (k3 ? expand_depthwise_kernel<3, 3, 1> : k5 ? expand_depthwise_kernel<5, 5, 1> : expand_depthwise_kernel<0, 0, 1>);
   const dim3 grid(unsigned((a.ce + kExChannels - 1) / kExChannels), unsigned((a.ho + a.rows - 1) / a.rows), unsigned(ex.n));
   if (grid.y > 65535) return invalid_argument("conv2d_expand_depthwise: more than 65535 row bands");
   WS_CUDA_RETURN_IF_ERROR(launch_kernel(d_epi.pdl, kernel, grid, dim3(kExThreads), a.total, stream, static_cast<const __half*>(x),

@@ -32,23 +32,28 @@ namespace ws::kernels {
 
 /// Output rows per block offered as tactics; 0 = the whole output map in one band.
 inline constexpr int kExpandDepthwiseRows[] = {1, 2, 4, 8, 0};
+/// Outputs per depthwise unit offered as tactics: a thread computes G consecutive outputs of one row (4: each tap's
+/// weight loaded once per 4 outputs, neighbouring outputs' input loads shared at stride 1). The same value for any G.
+inline constexpr int kExpandDepthwiseOutputs[] = {1, 4};
 
 /// Why expand → dw is not one pair the kernel covers ("" when it is): expand 1×1, stride 1, no pads, group 1,
 /// dilation 1; dw depthwise (group == c_in == c_out == expand's c_out), dilation 1; batch and extents chained;
 /// every extent below 2^15, batch at most 65535.
 std::string conv2d_expand_depthwise_mismatch(const Conv2dGeometry& expand, const Conv2dGeometry& dw);
 
-/// Shared memory (bytes) one block needs with `rows` output rows per band (0: whole map); 0 when the pair does not
-/// match (conv2d_expand_depthwise_mismatch) or rows < 0.
-size_t conv2d_expand_depthwise_smem_bytes(const Conv2dGeometry& expand, const Conv2dGeometry& dw, int rows);
+/// Shared memory (bytes) one block needs with `rows` output rows per band (0: whole map) and `outputs` per depthwise
+/// unit (kExpandDepthwiseOutputs); 0 when the pair does not match (conv2d_expand_depthwise_mismatch), rows < 0 or
+/// `outputs` is not offered.
+size_t conv2d_expand_depthwise_smem_bytes(const Conv2dGeometry& expand, const Conv2dGeometry& dw, int rows, int outputs = 1);
 
-/// Enqueue the fused pair on `stream` (capturable, no allocation). x: [n][C_in][H][W] fp16; w_e [C_e][C_in] fp16,
+/// Enqueue the fused pair on `stream` (capturable, no allocation), `rows` output rows per band and `outputs` (1 or 4)
+/// consecutive outputs per depthwise unit. x: [n][C_in][H][W] fp16; w_e [C_e][C_in] fp16,
 /// e_epi (bias, activation); w_d [C_e][1][kh][kw] fp16, d_epi (bias, activation, pdl); d: [n][C_e][Ho][Wo] fp16,
-/// must not alias x. Errors: kInvalidArgument (a mismatch above, rows < 0, shared memory above the device's opt-in
+/// must not alias x. Errors: kInvalidArgument (a mismatch above, rows < 0, outputs not 1 or 4, shared memory above the device's opt-in
 /// limit, null pointers, a residual on either epilogue, a build that runs the kernel from PTX below compute capability
 /// 7.0 — no wmma); kCuda: the launch failed. Per device, the first call sets the kernels' shared-memory attribute;
 /// later calls make no attribute calls.
-Status conv2d_expand_depthwise(const Conv2dGeometry& expand, const Conv2dGeometry& dw, int rows, const void* x, const void* w_e,
+Status conv2d_expand_depthwise(const Conv2dGeometry& expand, const Conv2dGeometry& dw, int rows, int outputs, const void* x, const void* w_e,
                                const ConvEpilogue& e_epi, const void* w_d, void* d, const ConvEpilogue& d_epi, cudaStream_t stream);
 
 }  // namespace ws::kernels

@@ -334,8 +334,9 @@ Result<bool> bind_mbconv(BindContext& c, Step& s, const WsConvPlan& pw, float pw
 
 // Expand → depthwise fusion (kernels::conv2d_expand_depthwise): the depthwise Conv `dw` (already bound: its best tactic
 // took dw_us) absorbs the 1×1 expand step bound just before it (BindContext::pointwise_producer) when one fused kernel
-// is faster than the pair (decide_fusion, cache suffix "exdw", candidates "ws_exdw_r<rows>": the band heights whose
-// shared memory this device gives; r0 = the whole map). Returns true when `s` became the fused step (absorbs_previous
+// is faster than the pair (decide_fusion, cache suffix "exdw", candidates "ws_exdw_r<rows>" and "ws_exdw_r<rows>_o4":
+// the band heights whose shared memory this device gives, r0 = the whole map, each with 1 and 4 outputs per depthwise
+// unit). Returns true when `s` became the fused step (absorbs_previous
 // = 1, reading the expand conv's input in place of input 0); otherwise *note says why.
 Result<bool> bind_expand_depthwise(BindContext& c, Step& s, const WsConvPlan& dw, float dw_us, int cc_major, std::string* note) {
   const Step& exs = *c.pointwise_producer;
@@ -348,34 +349,36 @@ Result<bool> bind_expand_depthwise(BindContext& c, Step& s, const WsConvPlan& dw
   int device = 0, optin = 0;
   WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
   WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  std::vector<int> rows;
+  std::vector<std::pair<int, int>> forms;  // (rows, outputs per depthwise unit) of each candidate
   std::vector<FusedCandidate> candidates;
-  for (int r : kernels::kExpandDepthwiseRows) {
-    if (r >= dw.g.out_h) continue;  // the same band as r0 (the whole map)
-    const size_t smem = kernels::conv2d_expand_depthwise_smem_bytes(ex->g, dw.g, r);
-    if (smem == 0 || smem > size_t(optin)) continue;
-    rows.push_back(r);
-    candidates.push_back({"ws_exdw_r" + std::to_string(r), 0, [&, r](void* x, void* y, void*, cudaStream_t st) {
-                            return kernels::conv2d_expand_depthwise(ex->g, dw.g, r, x, ex->weight, ex->epi, dw.weight, y, dw.epi, st);
-                          }});
-  }
+  for (int r : kernels::kExpandDepthwiseRows)
+    for (int o : kernels::kExpandDepthwiseOutputs) {
+      if (r >= dw.g.out_h) continue;  // the same band as r0 (the whole map)
+      const size_t smem = kernels::conv2d_expand_depthwise_smem_bytes(ex->g, dw.g, r, o);
+      if (smem == 0 || smem > size_t(optin)) continue;
+      forms.emplace_back(r, o);
+      candidates.push_back({"ws_exdw_r" + std::to_string(r) + (o == 1 ? "" : "_o" + std::to_string(o)), 0, [&, r, o](void* x, void* y, void*, cudaStream_t st) {
+                              return kernels::conv2d_expand_depthwise(ex->g, dw.g, r, o, x, ex->weight, ex->epi, dw.weight, y, dw.epi, st);
+                            }});
+    }
   const float pair_us = exs.time_us + dw_us;
   WS_ASSIGN_OR_RETURN(const FusionDecision d, decide_fusion(c, "exdw", candidates, pair_us, ex->g, dw.g, ::ws::quoted(exs.node)));
   if (d.chosen < 0) {
     *note = unfused_note(d, "expand->depthwise", "pair", pair_us, "two kernels");
     return false;
   }
-  const int r = rows[size_t(d.chosen)];
+  const int r = forms[size_t(d.chosen)].first, o = forms[size_t(d.chosen)].second;
   auto dwp = std::make_shared<WsConvPlan>(dw);
   become_fused(s, exs, 1, d.fused_us, 0, 1);  // ws_conv = nullptr: no depthwise step a later pointwise conv may absorb
   mark_fused_into(c, {&exs});
   c.tactics.push_back({c.node.name, "Conv",
                        "ws expand->depthwise fused, " + (r == 0 ? std::string("whole map") : std::to_string(r) + " output rows") +
-                           " per block (expanded tensor in shared memory, wmma tensor cores; pair " + us1(pair_us) + " us): [" +
+                           " per block, " + std::to_string(o) + (o == 1 ? " output" : " outputs") +
+                           " per depthwise thread (expanded tensor in shared memory, wmma tensor cores; pair " + us1(pair_us) + " us): [" +
                            ex->describe(c.precision) + "] -> [" + dw.describe(c.precision) + "]",
                        d.fused_us, d.from_cache, false});
-  s.run = [ex, dwp, r](const StepIo& io, const ContextLibs&, cudaStream_t st) {
-    return kernels::conv2d_expand_depthwise(ex->g, dwp->g, r, io.in[0], ex->weight, ex->epi, dwp->weight, io.out[0], dwp->epi, st);
+  s.run = [ex, dwp, r, o](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    return kernels::conv2d_expand_depthwise(ex->g, dwp->g, r, o, io.in[0], ex->weight, ex->epi, dwp->weight, io.out[0], dwp->epi, st);
   };
   return true;
 }
