@@ -196,8 +196,10 @@ TEST(CudaEngineSplitK, ClusterFormFromTheCacheEqualsTheReduceKernelBitwise) {
 // the cache entries "|<suffix>". When timing fuses none, the
 // cache's "unfused" decisions of that kind are rewritten to `forced` and a third build reads them, so the fused steps
 // always run here. That build must match the CPU executor within the fp16 tolerance (2e-2·max|logit|), with no NaN
-// and fewer kernels than build 1.
-void check_forced_fusion(const std::string& path, CudaBuildOptions o, const char* tag, const char* kind, const char* suffix, const char* forced) {
+// and fewer kernels than build 1. With `every` (a phrase of the forced tactic's string), every "|<suffix>" decision is
+// rewritten to `forced`, fused by timing or not, and every fused step's tactic string must contain `every`.
+void check_forced_fusion(const std::string& path, CudaBuildOptions o, const char* tag, const char* kind, const char* suffix, const char* forced,
+                         const char* every = nullptr) {
   const std::string named = std::string(kind) + " fused", prefix = "ws " + named;
   const std::string cache = effnet_cache(tag);
   std::filesystem::remove(cache);
@@ -221,7 +223,12 @@ void check_forced_fusion(const std::string& path, CudaBuildOptions o, const char
   const std::regex unfused(std::string("(\\|") + suffix + "\"\\s*:\\s*\\{[^}]*\"impl\"\\s*:\\s*)\"unfused\"");
   const size_t timed_n = std::distance(std::sregex_iterator(text.begin(), text.end(), unfused), std::sregex_iterator()) + chosen_by_timing;
   ASSERT_GT(timed_n, 0u) << "no |" << suffix << " decision in " << cache;
-  if (chosen_by_timing == 0) std::ofstream(cache, std::ios::trunc) << std::regex_replace(text, unfused, std::string("$1\"") + forced + "\"");
+  if (every) {
+    const std::regex any(std::string("(\\|") + suffix + "\"\\s*:\\s*\\{[^}]*\"impl\"\\s*:\\s*)\"[^\"]*\"");
+    std::ofstream(cache, std::ios::trunc) << std::regex_replace(text, any, std::string("$1\"") + forced + "\"");
+  } else if (chosen_by_timing == 0) {
+    std::ofstream(cache, std::ios::trunc) << std::regex_replace(text, unfused, std::string("$1\"") + forced + "\"");
+  }
   std::string err;
   auto cmp = test::run_both(*g, Precision::kFloat16, 1e30, 0, seed, &err, o);
   ASSERT_TRUE(err.empty()) << err;
@@ -233,6 +240,11 @@ void check_forced_fusion(const std::string& path, CudaBuildOptions o, const char
               chosen_by_timing == 0 ? (std::string(", cache rewritten to force ") + forced).c_str() : "", n, (*plain)->kernel_count(),
               (*fused)->kernel_count(), cmp.max_abs, cmp.max_ref);
   EXPECT_GT(n, 0u);
+  if (every) {
+    EXPECT_EQ(n, timed_n) << "every |" << suffix << " decision was forced to " << forced;
+    for (const TacticRecord& t : (*fused)->tactics())
+      if (t.choice.rfind(prefix, 0) == 0) EXPECT_NE(t.choice.find(every), std::string::npos) << t.node << ": " << t.choice;
+  }
   EXPECT_LT((*fused)->kernel_count(), (*plain)->kernel_count());
   EXPECT_LE(cmp.max_abs, 2e-2 * cmp.max_ref);
   EXPECT_EQ(cmp.bad, 0u) << "NaN where the CPU has a number: " << cmp.first_bad;
@@ -271,12 +283,13 @@ TEST(CudaEngineExDw, EfficientNetLite0FusedPairsMatchCpu) {
   check_forced_fusion(path, effnet_options("", Precision::kFloat16), "effnet-exdw", "expand->depthwise", "exdw", "ws_exdw_r2");
 }
 
-// The same with 4 outputs per depthwise thread (tactic suffix "_o4"): units that run past a row's end (Wo = 7, 14, 28,
-// 56 are not all multiples of 4) and stride-2 pairs.
+// The same with 4 outputs per depthwise thread (tactic suffix "_o4"), forced on every pair whatever timing chose:
+// units that run past a row's end (Wo = 7, 14 are not multiples of 4) and stride-2 pairs.
 TEST(CudaEngineExDw, EfficientNetLite0FusedPairsFourOutputsPerThreadMatchCpu) {
   WS_REQUIRE_LANES_GPU();
   WS_REQUIRE_EFFICIENTNET_LITE0(path);
-  check_forced_fusion(path, effnet_options("", Precision::kFloat16), "effnet-exdw-o4", "expand->depthwise", "exdw", "ws_exdw_r2_o4");
+  check_forced_fusion(path, effnet_options("", Precision::kFloat16), "effnet-exdw-o4", "expand->depthwise", "exdw", "ws_exdw_r2_o4",
+                      "4 outputs per depthwise thread");
 }
 }  // namespace
 }  // namespace ws

@@ -2,9 +2,9 @@
 // Thread mapping (256 threads = 8 warps; block (s, b, img) owns expanded channels [c0, c0 + 16), c0 = 16·s, and
 // output rows [oy0, oy0 + rows) of image img):
 //   prologue  (before pdl_wait: build-time constants and geometry only) every thread stages strided 16-byte rows of
-//             W_e[c0..] and W_d[c0..] and the biases into shared memory, zeroes the padded e tile, and builds two
-//             offset tables (staged pixel → e tile offset; band output → offset of its tap (0, 0)) so that no loop
-//             below divides per element.
+//             W_e[c0..] and W_d[c0..] and the biases into shared memory, zeroes the padded e tile, and builds three
+//             offset tables (staged pixel → e tile offset; depthwise unit → e tile offset of its tap (0, 0), and →
+//             its first output's offset in the band and valid outputs) so that no loop below divides per element.
 //   stage x   after pdl_wait: the band's input rows [r_lo, r_hi) of every input channel (contiguous in a channel
 //             plane) into xs [C_in][P] (half2 loads when W is even), 16 loads in flight per thread, each thread on one
 //             column of the band (pointer increments, no index arithmetic per element).
@@ -50,9 +50,8 @@ size_t align128(size_t v) { return (v + 127) / 128 * 128; }
 struct ExDwArgs {
   int cin, h, w, ce, ho, wo, kh, kw, sh, sw, pt, pl;
   int rows;            // output rows per band
-  int tile_h, tile_w;  // the padded e tile of one band: rows (rows − 1)·sh + kh, columns max((wo − 1)·sw + kw, pl + w)
+  int tile_h, tile_w;  // the padded e tile of one band: rows (rows − 1)·sh + kh, columns max((wg·g − 1)·sw + kw, pl + w)
   int cin_p, np;       // padded expand K; staged pixels of a band, padded to 16 (the expand GEMM's N)
-  int nq;              // outputs per channel of a full band: rows · wo
   int g, wg;           // outputs per depthwise unit (1 or 4); units per output row: ceil(wo / g)
   int nu;              // depthwise units per channel of a full band: rows · wg
   int vec2;            // x staged as half2 (w even)
@@ -76,7 +75,6 @@ bool exdw_layout(const Conv2dGeometry& ex, const Conv2dGeometry& dw, int rows, i
   if (tile_h * tile_w >= (int64_t(1) << 24) || staged >= (int64_t(1) << 24)) return false;
   a.tile_h = int(tile_h); a.tile_w = int(tile_w);
   a.cin_p = round16(a.cin); a.np = round16(int(staged));
-  a.nq = a.rows * a.wo;
   a.nu = a.rows * a.wg;
   a.vec2 = a.w % 2 == 0;
   const int kk = a.kh * a.kw;
@@ -148,6 +146,25 @@ __device__ __forceinline__ void stage_band(U* __restrict__ xs, const U* __restri
   }
 }
 #endif
+
+// The depthwise taps of one unit: acc[g] = sum over (ky, kx) of e[ky][g·sw + kx] · w[ky][kx], fmaf in ky-then-kx order
+// from 0 for every g (the order of the 1-output form: the same bits). e points at the unit's tap (0, 0) in the padded
+// tile. SW > 0: the stride at compile time, so that with unrolled extents the compiler loads each e value once for all
+// the unit's outputs that read it (at stride 1, G + kw − 1 loads per row instead of G · kw).
+template <int G, int SW>
+__device__ __forceinline__ void depthwise_unit(const __half* e, const float* wk, int kh, int kw, int tile_w, int sw_rt, float (&acc)[G]) {
+  const int sw = SW > 0 ? SW : sw_rt;
+#pragma unroll
+  for (int g = 0; g < G; ++g) acc[g] = 0.0f;
+#pragma unroll
+  for (int ky = 0; ky < kh; ++ky)
+#pragma unroll
+    for (int kx = 0; kx < kw; ++kx) {
+      const float wv = wk[ky * kw + kx];
+#pragma unroll
+      for (int g = 0; g < G; ++g) acc[g] = fmaf(__half2float(e[ky * tile_w + g * sw + kx]), wv, acc[g]);
+    }
+}
 
 template <int KH, int KW, int G>  // depthwise extents at compile time (3x3, 5x5; 0: runtime); G outputs per depthwise unit
 __global__ void __launch_bounds__(kExThreads) expand_depthwise_kernel(const __half* __restrict__ x, const __half* __restrict__ w_e,
@@ -245,16 +262,8 @@ __global__ void __launch_bounds__(kExThreads) expand_depthwise_kernel(const __ha
         const __half* e = es + c * tile + qoff[u];
         const float* wk = wds + c * kk;
         float acc[G];
-#pragma unroll
-        for (int g = 0; g < G; ++g) acc[g] = 0.0f;
-#pragma unroll
-        for (int ky = 0; ky < kh; ++ky)
-#pragma unroll
-          for (int kx = 0; kx < kw; ++kx) {
-            const float wv = wk[ky * kw + kx];
-#pragma unroll
-            for (int g = 0; g < G; ++g) acc[g] = fmaf(__half2float(e[ky * a.tile_w + g * a.sw + kx]), wv, acc[g]);
-          }
+        if (G > 1 && a.sw == 1) depthwise_unit<G, 1>(e, wk, kh, kw, a.tile_w, 1, acc);  // stride 1: shared input loads
+        else depthwise_unit<G, 0>(e, wk, kh, kw, a.tile_w, a.sw, acc);
         const int qo = qout[u], q0 = qo >> 3, valid = qo & 7;
         const float bias = bd[c];
         __half* yc = yb + size_t(c) * a.ho * a.wo + q0;
