@@ -351,9 +351,9 @@ Result<bool> bind_expand_depthwise(BindContext& c, Step& s, const WsConvPlan& dw
   WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   std::vector<std::pair<int, int>> forms;  // (rows, outputs per depthwise unit) of each candidate
   std::vector<FusedCandidate> candidates;
-  for (int r : kernels::kExpandDepthwiseRows)
+  for (int r : kernels::kExpandDepthwiseRows) {
+    if (r >= dw.g.out_h) continue;  // the same band as r0 (the whole map)
     for (int o : kernels::kExpandDepthwiseOutputs) {
-      if (r >= dw.g.out_h) continue;  // the same band as r0 (the whole map)
       const size_t smem = kernels::conv2d_expand_depthwise_smem_bytes(ex->g, dw.g, r, o);
       if (smem == 0 || smem > size_t(optin)) continue;
       forms.emplace_back(r, o);
@@ -361,6 +361,7 @@ Result<bool> bind_expand_depthwise(BindContext& c, Step& s, const WsConvPlan& dw
                               return kernels::conv2d_expand_depthwise(ex->g, dw.g, r, o, x, ex->weight, ex->epi, dw.weight, y, dw.epi, st);
                             }});
     }
+  }
   const float pair_us = exs.time_us + dw_us;
   WS_ASSIGN_OR_RETURN(const FusionDecision d, decide_fusion(c, "exdw", candidates, pair_us, ex->g, dw.g, ::ws::quoted(exs.node)));
   if (d.chosen < 0) {
