@@ -64,6 +64,7 @@ struct BenchArgs {
   bool cutlass_conv = false;            // --cutlass-conv (CudaBuildOptions::cutlass_convs = true)
   bool hwc8 = false;                    // --hwc8 (CudaBuildOptions::hwc8_input = true)
   bool hwc8_port = false;               // --hwc8-port (CudaBuildOptions::hwc8_input and hwc8_input_port = true)
+  int aux_streams = 0;                  // --aux-streams N (CudaBuildOptions::max_aux_streams)
   bool input_wavefront = false;         // --input-wavefront (PipelineOptions::input_wavefront)
   int input_wavefront_steps = 2;        // --input-wavefront-steps (PipelineOptions::input_wavefront_steps)
   std::string calibration;              // --calibration DIR (precision fp8)
@@ -289,6 +290,7 @@ int run_bench(const BenchArgs& a) {
   bo.cutlass_convs = a.cutlass_conv;
   bo.hwc8_input = a.hwc8 || a.hwc8_port;
   bo.hwc8_input_port = a.hwc8_port;
+  bo.max_aux_streams = a.aux_streams;
   if (precision == ws::Precision::kFloat8) {
     bo.fp8_activation_amax = std::move(fp8_amax);
     bo.fp8_obey_precision = a.fp8_obey;
@@ -366,6 +368,12 @@ int run_bench(const BenchArgs& a) {
     if (a.hwc8_port && hwc8_ports == 0)
       std::fprintf(stderr, "bench: warning: --hwc8-port: the input stays NCHW (no padded reformat of it to remove; "
                            "engine_hwc8_pads %zu)\n", hwc8);
+  }
+  {  // parallel branches on the auxiliary stream (CudaBuildOptions::max_aux_streams): how many steps run there
+    size_t branched = 0;
+    for (const auto& r : engine->tactics()) branched += r.choice.find("on the auxiliary stream") != std::string::npos;
+    rep.env.set("engine_aux_streams", a.aux_streams);
+    rep.env.set("engine_aux_branches", branched);
   }
   {
     nlohmann::json t = nlohmann::json::array();  // per node: the tactic chosen at build and its timed µs
@@ -647,6 +655,11 @@ WS_REGISTER_COMMAND(bench, "bench",
                                    "--hwc8, and the engine takes that padded input in kHWC8 at its port: the lanes' preprocess writes "
                                    "NHWC with 8 channels itself and the reformat kernel goes (TensorRT's setAllowedFormats(kHWC8); "
                                    "default off: it changes the engine input's layout; docs/cuda-executor.md)");
+                      sub.add_option("--aux-streams", a->aux_streams,
+                                     "auxiliary streams for parallel branches (TensorRT's setMaxAuxStreams): 1 runs a residual's "
+                                     "shortcut conv (ResNet's downsample) beside the main branch, joined before its reader "
+                                     "(default 0: every step in order on one stream; docs/cuda-executor.md)")
+                          ->check(CLI::Range(0, 8));
                       sub.add_flag("--input-wavefront", a->input_wavefront,
                                    "the lanes' preprocess publishes the network input row by row and the first conv starts on the rows "
                                    "already written while the frame still crosses PCIe (PipelineOptions::input_wavefront; default off: measured "

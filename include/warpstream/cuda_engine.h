@@ -277,6 +277,20 @@ struct CudaBuildOptions {
   /// and check_support(). OFF by default (it changes the input's
   /// layout contract): its tests passed on the GPU (device run 72); `warpstream bench --hwc8-port`.
   bool hwc8_input_port = false;
+  /// Auxiliary streams for parallel branches (TensorRT's IBuilderConfig::setMaxAuxStreams). 0 (default): every step
+  /// runs in order on the caller's stream. >= 1: one auxiliary stream per ExecutionContext (more are not used yet).
+  /// A residual Add whose two operands are Convs, one of which reads only tensors produced before the other branch
+  /// starts (ResNet's downsample shortcut), runs that shortcut Conv on the auxiliary stream beside the main branch: the
+  /// plan moves it to where its input is ready and folds the Add into the main branch's last Conv instead (the shortcut's
+  /// output becomes the residual operand). Any other step whose output is first read two or more steps later is also
+  /// eligible. The branch forks from the caller's stream with an event and joins it (cudaStreamWaitEvent) before its
+  /// first reader, so in a captured CUDA graph it is a parallel node; its inputs stay live in the arena until the join,
+  /// and it has its own workspace range. A step whose tactic needs split-K tile counters stays on the caller's stream.
+  /// tactics() marks each branched step ("on the auxiliary stream, joined before ..."). Results: the same math, but the
+  /// Add folds into the other Conv, so fp16 roundings differ from a build without (each within the CPU tolerance).
+  /// Changes the plan, so the graph hash (timing-cache identity) differs from the same build without it.
+  /// Errors: a negative value, kInvalidArgument from build() and check_support(). OFF by default until measured.
+  int max_aux_streams = 0;
 };
 
 /// One build-time choice, for reports ("node 'conv_3' Conv: cudnn algo 1 (IMPLICIT_PRECOMP_GEMM), NHWC, 12.3 µs").

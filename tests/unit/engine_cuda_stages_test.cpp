@@ -959,6 +959,114 @@ TEST(EngineCudaStages, ExpandDepthwiseLookalikesAreNotPairs) {
   }
 }
 
+// A ResNet downsample block as torchvision exports it, after a Relu and a pool (3x3, stride 1: every activation has
+// 16 x 8 x 8 elements, so the arena plan may put a later tensor in the pool output's range once its last reader ran):
+// x -> Relu -> MaxPool -> [conv1 1x1 -> Relu -> conv2 3x3 -> Relu -> conv3 1x1] and, after them in node order, ds 1x1 on
+// the pool's output; Add(conv3, ds) -> Relu -> GlobalAveragePool -> Flatten -> Gemm -> y. `basic` instead adds the
+// pool's output itself (an identity shortcut: no Conv to move).
+ir::Graph downsample_net(bool basic = false) {
+  ir::ModelBuilder b(13, "downsample_net");
+  b.input("x", ir::DType::kFloat32, {1, 16, 8, 8});
+  auto conv = [&](const std::string& name, const std::string& in, const std::string& out, int64_t k) {
+    b.initializer(name + "_w", {16, 16, k, k}, std::vector<float>(static_cast<size_t>(16 * 16 * k * k), 0.01f));
+    b.initializer(name + "_b", {16}, std::vector<float>(16, 0.1f));
+    const int64_t p = k / 2;
+    b.node("Conv", {in, name + "_w", name + "_b"}, {out}, name).ints("pads", {p, p, p, p});
+  };
+  b.node("Relu", {"x"}, {"x1"}, "in_relu");
+  b.node("MaxPool", {"x1"}, {"p"}, "pool").ints("kernel_shape", {3, 3}).ints("pads", {1, 1, 1, 1});
+  conv("conv1", "p", "a", 1);
+  b.node("Relu", {"a"}, {"ar"}, "relu1");
+  conv("conv2", "ar", "c", 3);
+  b.node("Relu", {"c"}, {"cr"}, "relu2");
+  conv("conv3", "cr", "m", 1);
+  if (!basic) conv("ds", "p", "d", 1);
+  b.node("Add", {"m", basic ? "p" : "d"}, {"sum"}, "add");
+  b.node("Relu", {"sum"}, {"r"}, "add_relu");
+  b.node("GlobalAveragePool", {"r"}, {"g"}, "gap");
+  b.node("Flatten", {"g"}, {"f"}, "flatten");
+  b.initializer("wf", {10, 16}, std::vector<float>(160, 0.03f));
+  b.node("Gemm", {"f", "wf"}, {"y"}, "fc").i("transB", 1);
+  b.output("y");
+  return import(b);
+}
+
+size_t node_index(const ir::Graph& g, const std::string& name) {
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].name == name) return i;
+  return g.nodes.size();
+}
+
+TEST(EngineCudaStages, AuxStreamMovesTheDownsampleShortcutAndFoldsTheAddIntoTheMainBranch) {
+  for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
+    SCOPED_TRACE(precision_name(p));
+    CudaBuildOptions o;
+    o.precision = p;
+    auto plain = optimize_for_cuda(downsample_net(), o);
+    ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
+    EXPECT_TRUE(plain->hoisted.empty());
+    EXPECT_TRUE(plain->aux_branches.empty());
+    EXPECT_EQ(plain->residual_convs, std::set<std::string>{"ds"}) << "without the option the Add folds into the later Conv (ds)";
+
+    o.max_aux_streams = 1;
+    auto og = optimize_for_cuda(downsample_net(), o);
+    ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+    const ir::Graph& g = og->graph;
+    EXPECT_EQ(og->hoisted, std::vector<std::string>{"ds"});
+    EXPECT_EQ(og->residual_convs, std::set<std::string>{"conv3"}) << "the Add folds into the main branch's last Conv";
+    const size_t ds = node_index(g, "ds"), pool = node_index(g, "pool"), c1 = node_index(g, "conv1"), c3 = node_index(g, "conv3");
+    ASSERT_LT(c3, g.nodes.size());
+    EXPECT_EQ(ds, pool + 1) << "ds runs as soon as its input (the pool's output) exists";
+    EXPECT_LT(ds, c1);
+    ASSERT_EQ(og->aux_branches.size(), 1u);
+    EXPECT_EQ(og->aux_branches[0].node, "ds");
+    EXPECT_EQ(og->aux_branches[0].join, "conv3");
+    ASSERT_EQ(g.nodes[c3].inputs.size(), 4u);
+    EXPECT_EQ(g.nodes[c3].inputs[3], g.nodes[ds].outputs[0]) << "conv3's residual operand is ds's output";
+
+    // The arena: ds's input and output stay untouched by every step until the join (conv3): no step between ds and conv3
+    // writes a range overlapping them. Without the branch's shadow reads, conv2's output could reuse the pool output's range.
+    const ArenaPlan plan = plan_cuda_arena(g, half_storage(p), false, {}, {}, og->aux_branches);
+    const size_t elem = half_storage(p) ? 2 : 4;
+    auto range = [&](ir::TensorId id) {
+      return std::pair<size_t, size_t>{plan.offsets[static_cast<size_t>(id)], plan.offsets[static_cast<size_t>(id)] + tensor_bytes(g.tensor(id), elem)};
+    };
+    std::vector<ir::TensorId> branch = {g.nodes[ds].inputs[0], g.nodes[ds].outputs[0]};
+    for (size_t k = ds + 1; k < c3; ++k)
+      for (ir::TensorId out : g.nodes[k].outputs)
+        for (ir::TensorId t : branch) {
+          const auto a = range(out), b = range(t);
+          EXPECT_TRUE(a.second <= b.first || b.second <= a.first)
+              << g.nodes[k].name << " writes " << g.tensor(out).name << " over " << g.tensor(t).name << " while ds may still run";
+        }
+  }
+}
+
+TEST(EngineCudaStages, AuxStreamLeavesIdentityShortcutsAndChainsAlone) {
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat16;
+  o.max_aux_streams = 1;
+  auto og = optimize_for_cuda(downsample_net(true), o);
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  EXPECT_TRUE(og->hoisted.empty());
+  EXPECT_TRUE(og->aux_branches.empty()) << "every step's output is first read by the next step";
+  EXPECT_EQ(og->residual_convs, std::set<std::string>{"conv3"});
+  o.debug_keep_all_tensors = true;  // no fusion, no branch: every tensor is kept for node-by-node comparisons
+  auto keep = optimize_for_cuda(downsample_net(), o);
+  ASSERT_TRUE(keep.is_ok()) << keep.status().to_string();
+  EXPECT_TRUE(keep->hoisted.empty());
+  EXPECT_TRUE(keep->aux_branches.empty());
+}
+
+TEST(EngineCudaStages, NegativeAuxStreamsIsRefused) {
+  CudaBuildOptions o;
+  o.max_aux_streams = -1;
+  auto og = optimize_for_cuda(downsample_net(), o);
+  ASSERT_FALSE(og.is_ok());
+  EXPECT_EQ(og.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(og.status().message().find("max_aux_streams = -1"), std::string::npos) << og.status().message();
+}
+
 TEST(EngineCudaStages, LayoutNamesParse) {
   EXPECT_EQ(*parse_layout("nhwc"), Layout::kNhwc);
   EXPECT_EQ(*parse_layout("nchw"), Layout::kNchw);

@@ -60,6 +60,12 @@ inline bool clip_bounds_constant(const ir::Graph& g, const ir::Node& n, float* m
   return true;
 }
 
+/// A step that may run on the auxiliary stream (CudaBuildOptions::max_aux_streams): `node` forks from the main stream
+/// where it stands and joins it before `join` (the first node reading its output).
+struct AuxBranch {
+  std::string node, join;
+};
+
 /// Stage 1's result: the graph the CUDA executor binds, and what its fusions folded into which Conv.
 struct OptimizedGraph {
   ir::Graph graph;
@@ -89,6 +95,10 @@ struct OptimizedGraph {
   /// Stage 1e (expand_depthwise_pairs): the depthwise Convs that may absorb the 1×1 expand Conv just before them
   /// (kernels::conv2d_expand_depthwise).
   std::set<std::string> expand_depthwise;
+  /// Stage 1a (hoist_shortcut_convs, CudaBuildOptions::max_aux_streams >= 1): the shortcut Convs moved up to their inputs.
+  std::vector<std::string> hoisted;
+  /// Stage 1f (aux_branches): the nodes that may run on the auxiliary stream, and where each joins the main stream.
+  std::vector<AuxBranch> aux_branches;
 };
 
 /// The attribute that marks a reformat node assign_layouts inserts: an Identity whose "ws_reformat" is "nhwc"
@@ -556,6 +566,85 @@ inline std::set<std::string> expand_depthwise_pairs(const OptimizedGraph& og, co
   return r;
 }
 
+/// Stage 1a (CudaBuildOptions::max_aux_streams >= 1, before the residual fusion): for each Add of two Conv outputs, each
+/// read only by that Add, where the Conv later in node order (the "shortcut", e.g. ResNet's downsample, which
+/// torchvision exports after the main branch) reads only tensors produced before the other Conv, the shortcut moves to
+/// just after the last producer of its inputs. Topological order holds (its inputs exist there, its only reader is the
+/// Add, later). ir::fuse_conv_residual_adds then folds the Add into the main branch's Conv, the later one now, with the
+/// shortcut's output as the residual, and aux_branches finds the shortcut free to run beside the main branch. Returns
+/// the moved nodes' names. Device-free.
+inline std::vector<std::string> hoist_shortcut_convs(ir::Graph& g) {
+  std::vector<std::string> moved;
+  std::set<std::string> done;  // each Add is looked at once
+  for (size_t pass = 0; pass <= g.nodes.size(); ++pass) {
+    std::map<ir::TensorId, int> uses = tensor_reads(g);
+    std::map<ir::TensorId, size_t> producer;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      for (ir::TensorId o : g.nodes[i].outputs)
+        if (o != ir::kNoTensor) producer[o] = i;
+    auto conv_of = [&](ir::TensorId t) -> long {  // the Conv producing t, read only once (by the Add), or -1
+      auto p = producer.find(t);
+      if (t == ir::kNoTensor || p == producer.end() || uses[t] != 1) return -1;
+      const ir::Node& n = g.nodes[p->second];
+      return n.op_type == "Conv" && n.outputs.size() == 1 && n.inputs.size() <= 3 ? static_cast<long>(p->second) : -1;
+    };
+    auto ready = [&](size_t i) {  // 1 + the last producer of node i's runtime inputs (0: graph inputs / constants only)
+      size_t r = 0;
+      for (ir::TensorId in : g.nodes[i].inputs)
+        if (in != ir::kNoTensor)
+          if (auto p = producer.find(in); p != producer.end()) r = std::max(r, p->second + 1);
+      return r;
+    };
+    bool changed = false;
+    for (size_t i = 0; i < g.nodes.size() && !changed; ++i) {
+      const ir::Node& add = g.nodes[i];
+      if (add.op_type != "Add" || add.inputs.size() != 2 || add.inputs[0] == add.inputs[1] || !done.insert(add.name).second) continue;
+      const long a = conv_of(add.inputs[0]), b = conv_of(add.inputs[1]);
+      if (a < 0 || b < 0) continue;
+      const size_t main = static_cast<size_t>(std::min(a, b)), shortcut = static_cast<size_t>(std::max(a, b));
+      // The shortcut must be ready before the main Conv with at least one node between (else no branch could form).
+      const size_t to = ready(shortcut);
+      if (to >= main) continue;
+      ir::Node n = std::move(g.nodes[shortcut]);
+      g.nodes.erase(g.nodes.begin() + static_cast<long>(shortcut));
+      moved.push_back(n.name);
+      g.nodes.insert(g.nodes.begin() + static_cast<long>(to), std::move(n));
+      changed = true;
+    }
+    if (!changed) break;
+  }
+  return moved;
+}
+
+/// Stage 1f (CudaBuildOptions::max_aux_streams >= 1). The nodes that may run on the auxiliary stream: a Conv (not a
+/// reformat), not a member of an MBConv fusion candidate (OptimizedGraph depthwise_pointwise / mbconv /
+/// expand_depthwise, nor the node just before one), at index >= 2 (steps 0 and 1 may wait on the input wavefront), with
+/// one output that is no graph output and whose first reader is two or more nodes later. In node order. Candidates
+/// only: bind may keep one on the main stream (split-K tile counters). Device-free.
+inline std::vector<AuxBranch> aux_branches(const OptimizedGraph& og, const CudaBuildOptions& options) {
+  std::vector<AuxBranch> r;
+  const ir::Graph& g = og.graph;
+  if (options.max_aux_streams < 1 || options.debug_keep_all_tensors) return r;
+  std::set<ir::TensorId> outputs(g.outputs.begin(), g.outputs.end());
+  auto fused = [&](size_t i) {
+    const std::string& n = g.nodes[i].name;
+    return og.depthwise_pointwise.count(n) || og.mbconv.count(n) || og.expand_depthwise.count(n);
+  };
+  for (size_t s = 2; s < g.nodes.size(); ++s) {
+    const ir::Node& n = g.nodes[s];
+    if (n.op_type != "Conv" || n.find(kReformatAttr) || n.outputs.size() != 1 || n.outputs[0] == ir::kNoTensor ||
+        outputs.count(n.outputs[0]) || fused(s) || (s + 1 < g.nodes.size() && fused(s + 1)) || (s + 2 < g.nodes.size() && og.mbconv.count(g.nodes[s + 2].name)))
+      continue;
+    size_t first = g.nodes.size();
+    for (size_t j = s + 1; j < g.nodes.size() && first == g.nodes.size(); ++j)
+      for (ir::TensorId in : g.nodes[j].inputs)
+        if (in == n.outputs[0]) first = j;
+    if (first == g.nodes.size() || first < s + 2) continue;
+    r.push_back({n.name, g.nodes[first].name});
+  }
+  return r;
+}
+
 /// The element types a CUDA graph output may have: float32 (float16 inside in fp16 mode, cast back at the port)
 /// and the integer / bool tensors the executor computes (comparisons, logic, Cast, shape-like ops), returned as
 /// they are in the arena.
@@ -587,7 +676,11 @@ inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuild
     if (!cuda_output_dtype(graph.tensor(id).dtype))
       return unsupported(graph.source + ": graph output " + ::ws::quoted(graph.tensor(id).name) + " (" +
                          ir::dtype_name(graph.tensor(id).dtype) + ") must be float32, float16, float64, int64, int32, int8, uint8 or bool");
+  if (options.max_aux_streams < 0)
+    return invalid_argument("CudaBuildOptions::max_aux_streams = " + std::to_string(options.max_aux_streams) +
+                            " (0: no auxiliary stream; 1 or more: one auxiliary stream for parallel branches)");
   OptimizedGraph r;
+  if (!options.debug_keep_all_tensors && options.max_aux_streams >= 1) r.hoisted = hoist_shortcut_convs(graph);
   if (!options.debug_keep_all_tensors && options.fuse_residual) r.residual_convs = ir::fuse_conv_residual_adds(graph);
   if (!options.debug_keep_all_tensors) r.fused_activation = fuse_conv_activations(graph);
   r.graph = std::move(graph);
@@ -597,6 +690,7 @@ inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuild
   r.depthwise_pointwise = depthwise_pointwise_pairs(r, options);
   r.mbconv = mbconv_blocks(r);
   r.expand_depthwise = expand_depthwise_pairs(r, options);
+  r.aux_branches = aux_branches(r, options);
   return r;
 }
 
@@ -623,7 +717,8 @@ inline std::vector<ir::Node> onnx_view(const ir::Graph& g, const std::set<std::s
 /// the expand → depthwise pairs (OptimizedGraph::expand_depthwise) in the same set, as they read node i − 1's input too. `mbconv`
 /// (OptimizedGraph): likewise for the input of the expand Conv two nodes before each named node.
 inline ArenaPlan plan_cuda_arena(const ir::Graph& g, bool half, bool keep_all_tensors,
-                                 const std::set<std::string>& depthwise_pointwise = {}, const std::set<std::string>& mbconv = {}) {
+                                 const std::set<std::string>& depthwise_pointwise = {}, const std::set<std::string>& mbconv = {},
+                                 const std::vector<AuxBranch>& aux = {}) {
   ir::Graph shadow;
   shadow.nodes = g.nodes;
   for (size_t i = 1; i < shadow.nodes.size(); ++i) {
@@ -631,6 +726,16 @@ inline ArenaPlan plan_cuda_arena(const ir::Graph& g, bool half, bool keep_all_te
       shadow.nodes[i].inputs.push_back(g.nodes[i - 1].inputs[0]);
     if (i > 1 && mbconv.count(g.nodes[i].name) && !g.nodes[i - 2].inputs.empty())
       shadow.nodes[i].inputs.push_back(g.nodes[i - 2].inputs[0]);
+  }
+  // An auxiliary-stream branch runs beside the main stream until its join: its inputs stay live until the join node
+  // (so no step before the join overwrites them), as if the join node read them too.
+  for (const AuxBranch& b : aux) {
+    size_t s = 0, j = 0;
+    while (s < g.nodes.size() && g.nodes[s].name != b.node) ++s;
+    for (j = s + 1; j < g.nodes.size() && g.nodes[j].name != b.join; ++j) {}
+    if (j >= g.nodes.size()) continue;
+    for (ir::TensorId in : g.nodes[s].inputs)
+      if (in != ir::kNoTensor) shadow.nodes[j].inputs.push_back(in);
   }
   shadow.inputs = g.inputs;
   shadow.outputs = g.outputs;

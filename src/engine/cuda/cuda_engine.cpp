@@ -62,6 +62,10 @@ class EngineImpl final : public CudaEngine {
   std::vector<cuda::DeviceBuffer> weights_;
   size_t weight_bytes_ = 0, arena_bytes_ = 0, workspace_offset_ = 0, workspace_bytes_ = 0, kernel_count_ = 0;
   size_t counters_offset_ = 0, counters_bytes_ = 0;  ///< split-K tile counters: after the workspace, zero-filled with the arena
+  /// Auxiliary-stream branches (CudaBuildOptions::max_aux_streams; Step::aux_branch): how many, and the workspace range
+  /// the branched steps use (after the counters; the main stream's steps keep the shared workspace).
+  int aux_branches_ = 0;
+  size_t aux_workspace_offset_ = 0, aux_workspace_bytes_ = 0;
   std::vector<TacticRecord> tactics_;
 };
 
@@ -71,6 +75,7 @@ class ContextImpl final : public ExecutionContext {
     if (replay_) cudaGraphExecDestroy(replay_);
     prepared_.clear();  // per-context step state (Step::prepare) goes before the handles it was built with
     if (libs_.cudnn) cudnnDestroy(libs_.cudnn);
+    if (aux_libs_.cudnn) cudnnDestroy(aux_libs_.cudnn);
     if (libs_.lt) cublasLtDestroy(libs_.lt);
   }
   void* input(size_t i) override {
@@ -202,12 +207,44 @@ class ContextImpl final : public ExecutionContext {
   Result<std::vector<LayerTiming>> profile_layers(cudaStream_t stream, int reps) override;
 
   char* base() const { return arena_.as<char>(); }
+  // The steps in order on `stream`; a branched step (Step::aux_branch) forks onto aux_stream_ (an event recorded on
+  // `stream`, waited on by aux_stream_) and the main stream waits for its join event before the first step that reads it
+  // (Step::aux_joins). Under stream capture the branch becomes a parallel node of the graph. On an error every branch
+  // forked so far is still joined back, so a capture in progress never ends with an unjoined stream.
   Status launch_steps(cudaStream_t stream) {
-    for (size_t i = 0; i < engine_->steps_.size(); ++i) {
-      Status s = engine_->steps_[i].run(io_[i], libs_, stream);
-      if (!s.is_ok()) return Status(s.code(), "step " + std::to_string(i) + " (node '" + engine_->steps_[i].node + "', " + engine_->steps_[i].op_type + "): " + s.message());
+    const auto& steps = engine_->steps_;
+    std::vector<char>& open = aux_open_;  // sized at create_context: no allocation per call
+    std::fill(open.begin(), open.end(), 0);
+    auto join = [&](int b) -> cudaError_t {
+      if (!open[static_cast<size_t>(b)]) return cudaSuccess;
+      open[static_cast<size_t>(b)] = 0;
+      return cudaStreamWaitEvent(stream, joined_[static_cast<size_t>(b)].get(), 0);
+    };
+    Status result = Status::ok();
+    for (size_t i = 0; i < steps.size() && result.is_ok(); ++i) {
+      const Step& st = steps[i];
+      cudaError_t e = cudaSuccess;
+      for (int b : st.aux_joins)
+        if (e == cudaSuccess) e = join(b);
+      Status s = Status::ok();
+      if (e == cudaSuccess && st.aux_branch >= 0) {
+        const size_t b = static_cast<size_t>(st.aux_branch);
+        e = cudaEventRecord(forked_[b].get(), stream);
+        if (e == cudaSuccess) e = cudaStreamWaitEvent(aux_stream_.get(), forked_[b].get(), 0);
+        if (e == cudaSuccess) {
+          s = st.run(io_[i], aux_libs_, aux_stream_.get());
+          const cudaError_t r = cudaEventRecord(joined_[b].get(), aux_stream_.get());
+          if (r == cudaSuccess) open[b] = 1;
+          else if (s.is_ok()) e = r;
+        }
+      } else if (e == cudaSuccess) {
+        s = st.run(io_[i], libs_, stream);
+      }
+      if (e != cudaSuccess) s = Status(StatusCode::kCuda, std::string("auxiliary stream fork/join: ") + cudaGetErrorName(e));
+      if (!s.is_ok()) result = Status(s.code(), "step " + std::to_string(i) + " (node '" + st.node + "', " + st.op_type + "): " + s.message());
     }
-    return Status::ok();
+    for (int b = 0; b < engine_->aux_branches_; ++b) (void)join(b);  // normally none left open (each branch has its join step)
+    return result;
   }
   // The steps captured once on capture_stream_ (thread-local mode) and instantiated; on failure replay_ stays null and
   // replay_note_ records why (direct launches from then on).
@@ -243,6 +280,12 @@ class ContextImpl final : public ExecutionContext {
   bool replay_enabled_ = true;
   cuda::DeviceBuffer arena_;
   ContextLibs libs_;
+  // The auxiliary stream (CudaBuildOptions::max_aux_streams), its own cuDNN handle (the cuBLASLt handle is shared: it keeps
+  // no per-call state), and one fork and one join event per branch. Absent when the engine has no branch.
+  cuda::Stream aux_stream_;
+  ContextLibs aux_libs_;
+  std::vector<cuda::Event> forked_, joined_;
+  std::vector<char> aux_open_;  // per branch: forked and not yet joined (launch_steps)
   std::vector<StepIo> io_;
   std::vector<const void*> bound_;  // per input: caller-bound address, nullptr = the arena slot
   std::vector<std::shared_ptr<const void>> prepared_;  // tokens of Step::prepare
@@ -333,6 +376,19 @@ Result<std::unique_ptr<ExecutionContext>> EngineImpl::create_context() {
   WS_CUBLAS_RETURN_IF_ERROR(cublasLtCreate(&ctx->libs_.lt));
   ctx->libs_.workspace_bytes = workspace_bytes_;
   WS_ASSIGN_OR_RETURN(ctx->capture_stream_, cuda::Stream::create());
+  if (aux_branches_ > 0) {
+    WS_ASSIGN_OR_RETURN(ctx->aux_stream_, cuda::Stream::create());
+    WS_CUDNN_RETURN_IF_ERROR(cudnnCreate(&ctx->aux_libs_.cudnn));
+    ctx->aux_libs_.lt = ctx->libs_.lt;
+    ctx->aux_libs_.workspace_bytes = aux_workspace_bytes_;
+    for (int b = 0; b < aux_branches_; ++b) {
+      WS_ASSIGN_OR_RETURN(cuda::Event f, cuda::Event::create(cudaEventDisableTiming));
+      WS_ASSIGN_OR_RETURN(cuda::Event j, cuda::Event::create(cudaEventDisableTiming));
+      ctx->forked_.push_back(std::move(f));
+      ctx->joined_.push_back(std::move(j));
+    }
+    ctx->aux_open_.assign(static_cast<size_t>(aux_branches_), 0);
+  }
   char* base = ctx->base();
   for (const Step& s : steps_) {
     StepIo io;
@@ -346,6 +402,7 @@ Result<std::unique_ptr<ExecutionContext>> EngineImpl::create_context() {
     for (const Operand& o : s.inputs) io.in.push_back(resolve(o));
     for (const Operand& o : s.outputs) io.out.push_back(resolve(o));
     io.workspace = workspace_bytes_ ? base + workspace_offset_ : nullptr;
+    if (s.aux_branch >= 0) io.workspace = aux_workspace_bytes_ ? base + aux_workspace_offset_ : nullptr;
     io.tile_counters = counters_bytes_ ? reinterpret_cast<unsigned*>(base + counters_offset_) : nullptr;
     ctx->io_.push_back(std::move(io));
   }
@@ -715,6 +772,30 @@ Result<size_t> bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end
   return arena_end;
 }
 
+/// The auxiliary-stream branches (build_stages.h aux_branches) on the bound steps: a candidate runs on the auxiliary
+/// stream when its node is still a step of its own (not absorbed by a fusion), its join node's step follows it by two or
+/// more steps, it needs no split-K tile counters (shared by all steps) and no per-context preparation (a cuDNN graph
+/// conv's plan is built with the main handle). Sets Step::aux_branch / aux_joins, notes the choice in the step's tactic
+/// record, and returns the auxiliary workspace's size (the largest a branched step needs).
+size_t assign_aux_branches(EngineImpl& e, const std::vector<AuxBranch>& candidates) {
+  size_t workspace = 0;
+  auto& steps = e.steps_;
+  for (const AuxBranch& b : candidates) {
+    size_t s = 0, j = 0;
+    while (s < steps.size() && steps[s].node != b.node) ++s;
+    for (j = s + 1; j < steps.size() && steps[j].node != b.join; ++j) {}
+    if (j >= steps.size() || j < s + 2) continue;
+    Step& st = steps[s];
+    if (st.tile_counters > 0 || st.prepare || st.absorbs_previous > 0 || st.aux_branch >= 0) continue;
+    st.aux_branch = e.aux_branches_++;
+    steps[j].aux_joins.push_back(st.aux_branch);
+    workspace = std::max(workspace, align_up(st.workspace_bytes));
+    for (TacticRecord& t : e.tactics_)
+      if (t.node == b.node && t.op_type == st.op_type) t.choice += "; on the auxiliary stream, joined before " + ::ws::quoted(b.join);
+  }
+  return workspace;
+}
+
 }  // namespace
 }  // namespace cudaexec
 
@@ -762,7 +843,7 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
 
   std::set<std::string> reads_previous_input = og.depthwise_pointwise;  // fused pairs read node i − 1's input
   reads_previous_input.insert(og.expand_depthwise.begin(), og.expand_depthwise.end());
-  const ArenaPlan plan = plan_cuda_arena(g, half, options.debug_keep_all_tensors, reads_previous_input, og.mbconv);
+  const ArenaPlan plan = plan_cuda_arena(g, half, options.debug_keep_all_tensors, reads_previous_input, og.mbconv, og.aux_branches);
   e->tensor_offsets_ = plan.offsets;
 
   if (options.tactic_timing_iterations < 1 || options.tactic_timing_iterations > 1000)
@@ -800,7 +881,9 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
   e->workspace_bytes_ = workspace;
   e->counters_offset_ = align_up(arena_end + workspace);
   e->counters_bytes_ = align_up(bound.second * sizeof(unsigned));
-  e->arena_bytes_ = e->counters_offset_ + e->counters_bytes_;
+  e->aux_workspace_offset_ = e->counters_offset_ + e->counters_bytes_;
+  e->aux_workspace_bytes_ = assign_aux_branches(*e, og.aux_branches);
+  e->arena_bytes_ = e->aux_workspace_offset_ + e->aux_workspace_bytes_;
 
   // The timing cache is rewritten when it did not match or gained entries (temp file + rename, locked).
   if (!options.timing_cache_path.empty() && cache.needs_save()) WS_RETURN_IF_ERROR(cache.save(options.timing_cache_path));

@@ -105,6 +105,12 @@ struct Step {
   /// > 0: the step's run honours StepIo::output_rows (with input_rows; the RGB stem form), a signal of this many rows
   /// (its output's H).
   int64_t publishable_output_rows = 0;
+  /// Set after binding (CudaBuildOptions::max_aux_streams; build_stages.h aux_branches): >= 0, the step runs on the
+  /// context's auxiliary stream as branch `aux_branch` (forked from the main stream just before it, with its own
+  /// workspace range); -1: on the main stream.
+  int aux_branch = -1;
+  /// The branches the main stream joins (waits for) before this step runs.
+  std::vector<int> aux_joins;
 };
 
 /// Status for a failed cuDNN / cuBLAS call.

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# A/B on the GPU machine: ResNet-50's downsample shortcuts on an auxiliary stream (CudaBuildOptions::max_aux_streams,
+# `bench --aux-streams 1`) against every step in order on one stream. One build (build-dev, as scripts/device.sh makes
+# it), one timing cache per side (the aux plan folds the residual Add into another conv: other problems), then bench rows
+# alternated: ResNet-50 fp16, 1 lane, CUDA graph, 1080p frame (chelsea), 1000 frames after 100 warm-up, DEVICE_REPS times
+# with the frame in device memory (the network's own change) then MAPPED_REPS times mapped (the issue's setup); plus one
+# EfficientNet-Lite0 pair (no shortcut convs: the plan must not change). Before the rows, with WS_AB_TESTS=1 (default),
+# ws_gpu_tests 'CudaEngineAuxStream.*' with WS_RESNET50_ONNX set (ResNet-50 with the branches against the CPU executor).
+# Usage (device tool, after scripts/device.sh built build-dev): bash experiments/aux_stream_ab.sh [DEVICE_REPS=3] [MAPPED_REPS=2]
+#   writes $OUT/aux-stream-ab.txt (rows, then the medians) and $OUT/aux-gpu-tests.txt
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/lib/device-env.sh
+for a in .carry/*.txz; do n=$(basename "$a" .txz); [ -d ".$n" ] || tar -xJf "$a"; done  # as scripts/lib/device-common.sh
+O=${OUT:-/tmp}; R=$O/aux-stream-ab.txt; : > "$R"
+T=/tmp/wsaux; mkdir -p $T
+B=${WS_BUILD_DIR:-build-dev}
+[ -x $B/warpstream ] || { echo "no $B/warpstream: run scripts/device.sh first" | tee -a "$R"; exit 1; }
+M=${WS_RESNET50_DIR:-$T}
+[ -f $M/resnet50.onnx ] || timeout 240 python3 tools/export_resnet50.py --out-dir $M > $T/export.txt 2>&1
+[ -f $M/resnet50.onnx ] || { echo "resnet50 export failed: $(tail -2 $T/export.txt)" | tee -a "$R"; exit 1; }
+if [ "${WS_AB_TESTS:-1}" = 1 ]; then
+  WS_RESNET50_ONNX=$M/resnet50.onnx timeout 240 $B/tests/ws_gpu_tests --gtest_filter='CudaEngineAuxStream.*' > $O/aux-gpu-tests.txt 2>&1
+  echo "ws_gpu_tests CudaEngineAuxStream.* rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]|^\[ aux ' $O/aux-gpu-tests.txt | tr '\n' ' ')" | tee -a "$R"
+fi
+python3 tools/make_frame.py .assets/images/chelsea.png 1920 1080 $T/frame.rgb > /dev/null
+row() {  # tag model input extra-flags...
+  local tag=$1 model=$2 input=$3 m; shift 3; m=$(basename $model .onnx)
+  local side=${tag##*_aux}; side=${side%%_*}
+  timeout 150 $B/warpstream bench --model "$model" --precision fp16 --lanes 1 --input $input --frame $T/frame.rgb --source 1920x1080 \
+    --warmup 100 --iterations 1000 --no-progress --timing-cache $T/tc_${m}_aux$side.json --json $T/$tag.json "$@" > $T/$tag.txt 2>&1
+  local rc=$?
+  printf '%-26s rc=%d %s\n' "$tag" $rc "$(python3 -c "import json;d=json.load(open('$T/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];e=d['env'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} gpu p50 {g['p50']:.1f} us; {e.get('engine_kernels_per_enqueue')} kernels, {e.get('engine_aux_branches')} branched, top1 {e.get('top1_index')}\")" 2>/dev/null || tail -1 $T/$tag.txt)" | tee -a "$R"
+}
+R50=$M/resnet50.onnx EFF=.assets/models/efficientnet_lite0.onnx
+for rep in $(seq 1 ${1:-3}); do row r50_device_aux0_$rep $R50 device; row r50_device_aux1_$rep $R50 device --aux-streams 1; done
+for rep in $(seq 1 ${2:-2}); do row r50_mapped_aux0_$rep $R50 mapped; row r50_mapped_aux1_$rep $R50 mapped --aux-streams 1; done
+row eff_device_aux0_1 $EFF device; row eff_device_aux1_1 $EFF device --aux-streams 1
+python3 -c "import json;[print('  ', t['node'], '|', t['choice'][:150], '|', round(t['us'], 2), 'us') for t in json.load(open('$T/r50_device_aux1_1.json'))['env']['engine_tactics'] if 'auxiliary' in t['choice'] or 'downsample' in t['node'] or '.0/conv3' in t['node']]" >> "$R" 2>&1
+python3 - "$R" <<'PY' | tee -a "$R"
+import re, statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"(\w+?)_(\d+)\s+rc=0 host p50/p99/p99.9 ([\d.]+)/([\d.]+)/([\d.]+) gpu p50 ([\d.]+)", line)
+    if m: rows.setdefault(m.group(1), []).append([float(m.group(i)) for i in (3, 4, 5, 6)])
+for k, v in rows.items():
+    med = lambda i: statistics.median(x[i] for x in v)
+    print(f"{k:20s} {len(v)} reps: median of host p50 {med(0):.1f}, p99 {med(1):.1f}, p99.9 {med(2):.1f}, gpu p50 {med(3):.1f} us"
+          f"  (gpu p50 per rep {' '.join(f'{x[3]:.1f}' for x in v)})")
+PY
