@@ -71,6 +71,7 @@ struct BenchArgs {
   bool fp8_obey = false;                // --fp8-obey (CudaBuildOptions::fp8_obey_precision)
   bool no_progress = false;
   int profile_layers = 0;
+  bool profile_first = false;           // --profile-first: the per-step profile before the timed loop (the order before run 95)
   bool duration_given = false;
 };
 
@@ -401,14 +402,15 @@ int run_bench(const BenchArgs& a) {
       device_frames.push_back(std::move(buf).value());
     }
   }
-  if (a.profile_layers > 0) {
-    // Per-step GPU time of the network alone (its own context and stream, before the lanes exist).
+  // Per-step GPU time of the network alone (its own context and stream). After the timed loop by default: run before it
+  // (--profile-first, the order until device run 95), ResNet-50's timed GPU p50 read ~20 us higher (docs/lanes-plan.md).
+  auto run_profile = [&]() -> ws::Status {
     auto ctx = engine->create_context();
-    if (!ctx) return fail(ctx.status());
+    if (!ctx) return ctx.status();
     auto stream = ws::cuda::Stream::create();
-    if (!stream) return fail(stream.status());
+    if (!stream) return stream.status();
     auto prof = (*ctx)->profile_layers(stream->get(), a.profile_layers);
-    if (!prof) return fail(prof.status());
+    if (!prof) return prof.status();
     nlohmann::json rows = nlohmann::json::array();
     double total = 0;
     for (const auto& l : *prof) {
@@ -418,6 +420,7 @@ int run_bench(const BenchArgs& a) {
     }
     rep.env.set("layer_profile", std::move(rows));
     rep.env.set("layer_profile_reps", a.profile_layers);
+    rep.env.set("layer_profile_order", a.profile_first ? "before the timed loop" : "after the timed loop");
     std::vector<ws::ExecutionContext::LayerTiming> top(prof->begin(), prof->end());
     std::sort(top.begin(), top.end(), [](const auto& x, const auto& y) { return x.median_us > y.median_us; });
     std::fprintf(stderr, "bench: layer profile (%d reps, %zu steps, sum of medians %.1f us); slowest:\n", a.profile_layers,
@@ -425,7 +428,10 @@ int run_bench(const BenchArgs& a) {
     for (size_t i = 0; i < top.size() && i < 12; ++i)
       std::fprintf(stderr, "  %8.2f us  %-10s %-28s %s\n", top[i].median_us, top[i].op_type.c_str(), top[i].node.c_str(),
                    top[i].tactic.c_str());
-  }
+    return ws::Status::ok();
+  };
+  if (a.profile_layers > 0 && a.profile_first)
+    if (ws::Status st = run_profile(); !st.is_ok()) return fail(st);
   auto built_pipe = ws::Pipeline::build(engine, po);
   if (!built_pipe) return fail(built_pipe.status());
   ws::Pipeline& pipe = **built_pipe;
@@ -537,6 +543,8 @@ int run_bench(const BenchArgs& a) {
   ws::bench::record_env_point(rep.env, bus, "end");
   for (const auto& r : rec)
     if (!r.error.empty()) return fail(ws::Status(ws::StatusCode::kCuda, "bench: " + r.error));
+  if (a.profile_layers > 0 && !a.profile_first)
+    if (ws::Status st = run_profile(); !st.is_ok()) return fail(st);
 
   // ---- statistics ---------------------------------------------------------------------------------------
   std::vector<double> host, gpu, enq;
@@ -690,8 +698,12 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_option("--device", a->device, "CUDA device index (default 0)");
                       sub.add_flag("--no-progress", a->no_progress, "no progress bar");
                       sub.add_option("--profile-layers", a->profile_layers,
-                                     "also time each step of the network alone over N replays (report: layer_profile)")
+                                     "also time each step of the network alone over N replays, after the timed loop (report: layer_profile)")
                           ->check(CLI::Range(0, 100000));
+                      sub.add_flag("--profile-first", a->profile_first,
+                                   "run --profile-layers before the timed loop instead of after it (the order before device run 95, "
+                                   "which read ResNet-50 ~20 us slower; for that comparison)")
+                          ->needs("--profile-layers");
                       return [=] {
                         a->duration_given = du->count() > 0;
                         return run_bench_entry(*a);

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Does what ran before the timed loop change ResNet-50's steady-state time? Run 95 saw ResNet-50 fp16 (1 lane, CUDA graph)
+# at ~362 us GPU p50 in rows built from a timing cache without --profile-layers, but ~382 us in bench-latency's row (built
+# from its cache, with --profile-layers 200 run before the timed loop) and ~332 against ~312 us (device frame) for the first
+# row of a call (tactics timed fresh) against later rows (from the cache). Rows alternated, REPS times, frame in device memory:
+#   cached       the cache written by a first untimed build, no profile
+#   profiled1st  the same cache, --profile-layers 200 --profile-first (before the timed loop, as bench-latency's 1-lane rows
+#                ran until run 95)
+#   profiled     the same cache, --profile-layers 200 (after the timed loop, bench's order since run 95)
+#   fresh        no cache: every tactic timed in this process's build
+# Usage (device tool, after scripts/device.sh built build-dev): bash experiments/bench_state_ab.sh [REPS=3] [MODEL=resnet50]
+#   writes $OUT/bench-state-ab.txt
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/lib/device-env.sh
+for a in .carry/*.txz; do n=$(basename "$a" .txz); [ -d ".$n" ] || tar -xJf "$a"; done  # as scripts/lib/device-common.sh
+O=${OUT:-/tmp}; R=$O/bench-state-ab.txt; : > "$R"
+T=/tmp/wsstate; mkdir -p $T
+B=${WS_BUILD_DIR:-build-dev}
+[ -x $B/warpstream ] || { echo "no $B/warpstream: run scripts/device.sh first" | tee -a "$R"; exit 1; }
+M=${WS_RESNET50_DIR:-$T}
+MODEL=${2:-resnet50}
+if [ "$MODEL" = resnet50 ]; then
+  [ -f $M/resnet50.onnx ] || timeout 240 python3 tools/export_resnet50.py --out-dir $M > $T/export.txt 2>&1
+  ONNX=$M/resnet50.onnx
+else
+  ONNX=.assets/models/$MODEL.onnx
+fi
+[ -f $ONNX ] || { echo "no $ONNX" | tee -a "$R"; exit 1; }
+python3 tools/make_frame.py .assets/images/chelsea.png 1920 1080 $T/frame.rgb > /dev/null
+bench() {  # tag cache extra...
+  local tag=$1 cache=$2; shift 2
+  timeout 150 $B/warpstream bench --model $ONNX --precision fp16 --lanes 1 --input device --frame $T/frame.rgb --source 1920x1080 \
+    --warmup 100 --iterations 1000 --no-progress --timing-cache $cache --json $T/$tag.json "$@" > $T/$tag.txt 2>&1
+  local rc=$?
+  printf '%-22s rc=%d %s\n' "$tag" $rc "$(python3 -c "import json;d=json.load(open('$T/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];e=d['env'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} gpu p50 {g['p50']:.1f} us; build {e.get('engine_build_s'):.1f} s\")" 2>/dev/null || tail -1 $T/$tag.txt)" | tee -a "$R"
+}
+bench warm_cache_0 $T/tc.json --iterations 200 > /dev/null  # writes the cache
+for rep in $(seq 1 ${1:-3}); do
+  bench cached_$rep $T/tc.json
+  bench profiled1st_$rep $T/tc.json --profile-layers 200 --profile-first
+  bench profiled_$rep $T/tc.json --profile-layers 200
+  rm -f $T/tc_fresh.json; bench fresh_$rep $T/tc_fresh.json
+done
+python3 - "$R" <<'PY' | tee -a "$R"
+import re, statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"(\w+?)_(\d+)\s+rc=0 host p50/p99/p99.9 ([\d.]+)/([\d.]+)/([\d.]+) gpu p50 ([\d.]+)", line)
+    if m: rows.setdefault(m.group(1), []).append([float(m.group(i)) for i in (3, 4, 5, 6)])
+for k, v in rows.items():
+    med = lambda i: statistics.median(x[i] for x in v)
+    print(f"{k:12s} {len(v)} reps: median of host p50 {med(0):.1f}, p99 {med(1):.1f}, p99.9 {med(2):.1f}, gpu p50 {med(3):.1f} us"
+          f"  (gpu p50 per rep {' '.join(f'{x[3]:.1f}' for x in v)})")
+PY
