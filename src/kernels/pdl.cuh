@@ -42,6 +42,9 @@ __device__ __forceinline__ void pdl_allow_dependents() {
 /// Built with WS_PDL_TRIGGER_AFTER_WAIT (an experiment, experiments/pdl_early_ab.sh): also triggers the dependents right
 /// after the wait, so the next kernel is scheduled and runs its prologue while this one works. It cannot cascade down
 /// the graph (the next kernel triggers only once its own wait has returned), unlike a trigger at block start (runs 40/44).
+/// Measured in device run 95 (H100, alternated rows): no gain — EfficientNet-Lite0 GPU p50 229.4 against 226.2 µs (device
+/// frame), ResNet-50 312.6 against 312.9; the lab's trivial layer costs 2.1 µs per boundary against 0.89 (the early
+/// dependents take SM slots). Kept only as the A/B's build flag; the default stays the trigger after the main loop.
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
