@@ -8,7 +8,8 @@
 #                ran until run 95)
 #   profiled     the same cache, --profile-layers 200 (after the timed loop, bench's order since run 95)
 #   fresh        no cache: every tactic timed in this process's build
-# Usage (device tool, after scripts/device.sh built build-dev): bash experiments/bench_state_ab.sh [REPS=3] [MODEL=resnet50]
+# Usage (device tool, after scripts/device.sh built build-dev): [WS_STATE_ROWS="cached profiled1st profiled fresh"]
+#   bash experiments/bench_state_ab.sh [REPS=3] [MODEL=resnet50]
 #   writes $OUT/bench-state-ab.txt
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -36,11 +37,16 @@ bench() {  # tag cache extra...
   printf '%-22s rc=%d %s\n' "$tag" $rc "$(python3 -c "import json;d=json.load(open('$T/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];e=d['env'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} gpu p50 {g['p50']:.1f} us; build {e.get('engine_build_s'):.1f} s\")" 2>/dev/null || tail -1 $T/$tag.txt)" | tee -a "$R"
 }
 bench warm_cache_0 $T/tc.json --iterations 200 > /dev/null  # writes the cache
+ROWS=${WS_STATE_ROWS:-cached profiled1st profiled fresh}  # a subset for a shorter call
 for rep in $(seq 1 ${1:-3}); do
-  bench cached_$rep $T/tc.json
-  bench profiled1st_$rep $T/tc.json --profile-layers 200 --profile-first
-  bench profiled_$rep $T/tc.json --profile-layers 200
-  rm -f $T/tc_fresh.json; bench fresh_$rep $T/tc_fresh.json
+  for r in $ROWS; do
+    case $r in
+      cached) bench cached_$rep $T/tc.json ;;
+      profiled1st) bench profiled1st_$rep $T/tc.json --profile-layers 200 --profile-first ;;
+      profiled) bench profiled_$rep $T/tc.json --profile-layers 200 ;;
+      fresh) rm -f $T/tc_fresh.json; bench fresh_$rep $T/tc_fresh.json ;;
+    esac
+  done
 done
 python3 - "$R" <<'PY' | tee -a "$R"
 import re, statistics, sys

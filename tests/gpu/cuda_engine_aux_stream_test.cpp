@@ -69,6 +69,7 @@ TEST(CudaEngineAuxStream, DownsampleBlocksMatchCpu) {
       CudaBuildOptions opt;
       opt.tactic_sources = sources;
       opt.max_aux_streams = 1;
+      opt.split_k_in_kernel = false;  // a tactic needing the shared split-K tile counters would keep its step on the main stream
       const double tol = p == Precision::kFloat32 ? 1e-4 : 2e-2;
       std::string err;
       const auto cmp = test::run_both(resnet_blocks(), p, tol, tol, test::seed_for(what), &err, opt);
@@ -105,6 +106,7 @@ TEST(CudaEngineAuxStream, DirectReplayCaptureAndConcurrentContextsAgreeBitwise) 
     CudaBuildOptions opt;
     opt.precision = p;
     opt.max_aux_streams = 1;
+    opt.split_k_in_kernel = false;
     auto built = CudaEngine::build(resnet_blocks(), opt);
     ASSERT_TRUE(built.is_ok()) << built.status().to_string();
     CudaEngine& e = **built;
@@ -148,12 +150,17 @@ TEST(CudaEngineAuxStream, DirectReplayCaptureAndConcurrentContextsAgreeBitwise) 
     const Status captured = b.enqueue(s1.get());
     ASSERT_EQ(cudaStreamEndCapture(s1.get(), &graph), cudaSuccess);
     ASSERT_TRUE(captured.is_ok()) << captured.to_string();
-    size_t nodes = 0, roots = 0;
+    // A chain of N nodes has N - 1 edges; each branch adds one (its node hangs off the fork point and feeds the join).
+    size_t nodes = 0, edges = 0, branched = 0;
     WS_EXPECT_CUDA(cudaGraphGetNodes(graph, nullptr, &nodes));
-    WS_EXPECT_CUDA(cudaGraphGetRootNodes(graph, nullptr, &roots));
+    WS_EXPECT_CUDA(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges));
+    for (const TacticRecord& t : e.tactics()) branched += t.choice.find("on the auxiliary stream") != std::string::npos;
+    EXPECT_EQ(branched, 2u);
+    EXPECT_GE(edges + 1, nodes + branched) << "the captured graph has no parallel branch: " << nodes << " nodes, " << edges << " edges";
     cudaGraphExec_t exec = nullptr;
     ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
-    std::printf("[ aux      ] %s: captured graph of %zu nodes (engine kernel_count %zu)\n", precision_name(p), nodes, e.kernel_count());
+    std::printf("[ aux      ] %s: captured graph of %zu nodes, %zu edges, %zu branches (engine kernel_count %zu)\n", precision_name(p), nodes,
+                edges, branched, e.kernel_count());
 
     // Both contexts at once, many times: each context's output equals its own direct result.
     b.set_direct_replay(false);
@@ -180,6 +187,7 @@ TEST(CudaEngineAuxStream, ResNet50MatchesCpu) {
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
   CudaBuildOptions opt;
   opt.max_aux_streams = 1;
+  opt.split_k_in_kernel = false;
   const uint64_t seed = test::seed_for("aux_resnet50");
   std::string err;
   auto cmp = test::run_both(*g, Precision::kFloat16, 1e30, 0, seed, &err, opt);  // tolerance applied below, from max|ref|

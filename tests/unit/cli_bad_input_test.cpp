@@ -251,6 +251,11 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --split-k-cluster --split-k-reduce-kernel"), {"--split-k-reduce-kernel", "excludes", "--split-k-cluster"});
   expect_one_error(cli("bench --model " + m + " --split-k-cluster"), {"--split-k-cluster", "not with --precision fp32"});
   expect_one_error(cli("bench --model " + m + " --split-k-cluster --precision fp16 --tactic-sources cudnn"), {"--split-k-cluster", "warpstream"});
+  // auxiliary streams: out of range (one is used), malformed; --profile-first without the profile it orders
+  expect_one_error(cli("bench --model " + m + " --aux-streams 2"), {"--aux-streams", "2"});
+  expect_one_error(cli("bench --model " + m + " --aux-streams -1"), {"--aux-streams", "-1"});
+  expect_one_error(cli("bench --model " + m + " --aux-streams banana"), {"--aux-streams", "banana"});
+  expect_one_error(cli("bench --model " + m + " --profile-first"), {"--profile-first", "--profile-layers"});
   // the input wavefront's depth: out of range, malformed, or without --input-wavefront
   expect_one_error(cli("bench --model " + m + " --input-wavefront --input-wavefront-steps 3"), {"--input-wavefront-steps", "3"});
   expect_one_error(cli("bench --model " + m + " --input-wavefront --input-wavefront-steps banana"), {"--input-wavefront-steps", "banana"});

@@ -999,7 +999,7 @@ size_t node_index(const ir::Graph& g, const std::string& name) {
 
 TEST(EngineCudaStages, AuxStreamMovesTheDownsampleShortcutAndFoldsTheAddIntoTheMainBranch) {
   for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
-    SCOPED_TRACE(precision_name(p));
+    SCOPED_TRACE(p == Precision::kFloat16 ? "fp16" : "fp32");  // (precision_name lives in the CUDA module)
     CudaBuildOptions o;
     o.precision = p;
     auto plain = optimize_for_cuda(downsample_net(), o);
@@ -1019,8 +1019,10 @@ TEST(EngineCudaStages, AuxStreamMovesTheDownsampleShortcutAndFoldsTheAddIntoTheM
     EXPECT_EQ(ds, pool + 1) << "ds runs as soon as its input (the pool's output) exists";
     EXPECT_LT(ds, c1);
     ASSERT_EQ(og->aux_branches.size(), 1u);
-    EXPECT_EQ(og->aux_branches[0].node, "ds");
-    EXPECT_EQ(og->aux_branches[0].join, "conv3");
+    EXPECT_EQ(og->aux_branches[0].node_name, "ds");
+    EXPECT_EQ(og->aux_branches[0].join_name, "conv3");
+    EXPECT_EQ(og->aux_branches[0].node, ds);
+    EXPECT_EQ(og->aux_branches[0].join, c3);
     ASSERT_EQ(g.nodes[c3].inputs.size(), 4u);
     EXPECT_EQ(g.nodes[c3].inputs[3], g.nodes[ds].outputs[0]) << "conv3's residual operand is ds's output";
 

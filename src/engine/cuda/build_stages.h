@@ -60,10 +60,12 @@ inline bool clip_bounds_constant(const ir::Graph& g, const ir::Node& n, float* m
   return true;
 }
 
-/// A step that may run on the auxiliary stream (CudaBuildOptions::max_aux_streams): `node` forks from the main stream
-/// where it stands and joins it before `join` (the first node reading its output).
+/// A step that may run on the auxiliary stream (CudaBuildOptions::max_aux_streams): node `node` (an index into
+/// OptimizedGraph::graph.nodes; node names need not be unique) forks from the main stream where it stands and joins it
+/// before node `join` (the first node reading its output). The names are for messages and tactic notes.
 struct AuxBranch {
-  std::string node, join;
+  size_t node = 0, join = 0;
+  std::string node_name, join_name;
 };
 
 /// Stage 1's result: the graph the CUDA executor binds, and what its fusions folded into which Conv.
@@ -604,7 +606,9 @@ inline std::vector<std::string> hoist_shortcut_convs(ir::Graph& g) {
       const size_t main = static_cast<size_t>(std::min(a, b)), shortcut = static_cast<size_t>(std::max(a, b));
       // The shortcut must be ready before the main Conv with at least one node between (else no branch could form).
       const size_t to = ready(shortcut);
-      if (to >= main) continue;
+      // Nor to the first two nodes, which aux_branches never branches (the input wavefront's steps): the move would only
+      // change which Conv takes the Add.
+      if (to >= main || to < 2) continue;
       ir::Node n = std::move(g.nodes[shortcut]);
       g.nodes.erase(g.nodes.begin() + static_cast<long>(shortcut));
       moved.push_back(n.name);
@@ -640,7 +644,7 @@ inline std::vector<AuxBranch> aux_branches(const OptimizedGraph& og, const CudaB
       for (ir::TensorId in : g.nodes[j].inputs)
         if (in == n.outputs[0]) first = j;
     if (first == g.nodes.size() || first < s + 2) continue;
-    r.push_back({n.name, g.nodes[first].name});
+    r.push_back({s, first, n.name, g.nodes[first].name});
   }
   return r;
 }
@@ -653,14 +657,17 @@ inline bool cuda_output_dtype(ir::DType d) {
          d == ir::DType::kInt8 || d == ir::DType::kUInt8 || d == ir::DType::kBool;
 }
 
-/// Stage 1. Errors: kInvalidArgument for hwc8_input_port without hwc8_input, and for precision fp8 without calibrated
-/// ranges (fp8_activation_amax empty);
+/// Stage 1. Errors: kInvalidArgument for hwc8_input_port without hwc8_input, for a negative max_aux_streams, and for
+/// precision fp8 without calibrated ranges (fp8_activation_amax empty);
 /// ir::optimize's; kUnsupported for a non-float32 graph input or a graph output of another type than
 /// cuda_output_dtype (naming the tensor). A graph output may be a constant (folded at build).
 inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuildOptions& options) {
   if (options.hwc8_input_port && !options.hwc8_input)
     return invalid_argument("CudaBuildOptions::hwc8_input_port (bench --hwc8-port) needs hwc8_input (--hwc8): the kHWC8 input port "
                             "takes the copy hwc8_input pads to 8 channels; set both, or neither");
+  if (options.max_aux_streams < 0)
+    return invalid_argument("CudaBuildOptions::max_aux_streams = " + std::to_string(options.max_aux_streams) +
+                            " (0: no auxiliary stream; 1 or more: one auxiliary stream for parallel branches)");
   if (options.precision == Precision::kFloat8 && options.fp8_activation_amax.empty())
     return invalid_argument("precision fp8 needs calibrated activation ranges: give --calibration DIR (a few representative images; "
                             "CudaBuildOptions::fp8_activation_amax is empty)");
@@ -676,9 +683,6 @@ inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuild
     if (!cuda_output_dtype(graph.tensor(id).dtype))
       return unsupported(graph.source + ": graph output " + ::ws::quoted(graph.tensor(id).name) + " (" +
                          ir::dtype_name(graph.tensor(id).dtype) + ") must be float32, float16, float64, int64, int32, int8, uint8 or bool");
-  if (options.max_aux_streams < 0)
-    return invalid_argument("CudaBuildOptions::max_aux_streams = " + std::to_string(options.max_aux_streams) +
-                            " (0: no auxiliary stream; 1 or more: one auxiliary stream for parallel branches)");
   OptimizedGraph r;
   if (!options.debug_keep_all_tensors && options.max_aux_streams >= 1) r.hoisted = hoist_shortcut_convs(graph);
   if (!options.debug_keep_all_tensors && options.fuse_residual) r.residual_convs = ir::fuse_conv_residual_adds(graph);
@@ -730,12 +734,9 @@ inline ArenaPlan plan_cuda_arena(const ir::Graph& g, bool half, bool keep_all_te
   // An auxiliary-stream branch runs beside the main stream until its join: its inputs stay live until the join node
   // (so no step before the join overwrites them), as if the join node read them too.
   for (const AuxBranch& b : aux) {
-    size_t s = 0, j = 0;
-    while (s < g.nodes.size() && g.nodes[s].name != b.node) ++s;
-    for (j = s + 1; j < g.nodes.size() && g.nodes[j].name != b.join; ++j) {}
-    if (j >= g.nodes.size()) continue;
-    for (ir::TensorId in : g.nodes[s].inputs)
-      if (in != ir::kNoTensor) shadow.nodes[j].inputs.push_back(in);
+    if (b.node >= b.join || b.join >= g.nodes.size()) continue;
+    for (ir::TensorId in : g.nodes[b.node].inputs)
+      if (in != ir::kNoTensor) shadow.nodes[b.join].inputs.push_back(in);
   }
   shadow.inputs = g.inputs;
   shadow.outputs = g.outputs;

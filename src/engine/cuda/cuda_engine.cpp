@@ -66,6 +66,8 @@ class EngineImpl final : public CudaEngine {
   /// the branched steps use (after the counters; the main stream's steps keep the shared workspace).
   int aux_branches_ = 0;
   size_t aux_workspace_offset_ = 0, aux_workspace_bytes_ = 0;
+  /// Per node of graph_ (bind_steps): the index of the step it became, or -1 when a fused step absorbed it.
+  std::vector<long> node_step_;
   std::vector<TacticRecord> tactics_;
 };
 
@@ -213,12 +215,21 @@ class ContextImpl final : public ExecutionContext {
   // forked so far is still joined back, so a capture in progress never ends with an unjoined stream.
   Status launch_steps(cudaStream_t stream) {
     const auto& steps = engine_->steps_;
-    std::vector<char>& open = aux_open_;  // sized at create_context: no allocation per call
-    std::fill(open.begin(), open.end(), 0);
-    auto join = [&](int b) -> cudaError_t {
-      if (!open[static_cast<size_t>(b)]) return cudaSuccess;
-      open[static_cast<size_t>(b)] = 0;
-      return cudaStreamWaitEvent(stream, joined_[static_cast<size_t>(b)].get(), 0);
+    // Per branch (sized at create_context: no allocation per call): 0 not forked or joined, 1 forked (the auxiliary
+    // stream waits on the fork event; the join event not yet recorded), 2 forked and the join event recorded.
+    std::vector<char>& state = aux_open_;
+    std::fill(state.begin(), state.end(), 0);
+    auto join = [&](int b) -> cudaError_t {  // the main stream waits for branch b (records its join event first if needed)
+      char& st = state[static_cast<size_t>(b)];
+      if (st == 0) return cudaSuccess;
+      if (st == 1) {
+        const cudaError_t r = cudaEventRecord(joined_[static_cast<size_t>(b)].get(), aux_stream_.get());
+        if (r != cudaSuccess) return r;
+        st = 2;
+      }
+      const cudaError_t w = cudaStreamWaitEvent(stream, joined_[static_cast<size_t>(b)].get(), 0);
+      if (w == cudaSuccess) st = 0;
+      return w;
     };
     Status result = Status::ok();
     for (size_t i = 0; i < steps.size() && result.is_ok(); ++i) {
@@ -232,9 +243,10 @@ class ContextImpl final : public ExecutionContext {
         e = cudaEventRecord(forked_[b].get(), stream);
         if (e == cudaSuccess) e = cudaStreamWaitEvent(aux_stream_.get(), forked_[b].get(), 0);
         if (e == cudaSuccess) {
+          state[b] = 1;
           s = st.run(io_[i], aux_libs_, aux_stream_.get());
           const cudaError_t r = cudaEventRecord(joined_[b].get(), aux_stream_.get());
-          if (r == cudaSuccess) open[b] = 1;
+          if (r == cudaSuccess) state[b] = 2;
           else if (s.is_ok()) e = r;
         }
       } else if (e == cudaSuccess) {
@@ -243,7 +255,13 @@ class ContextImpl final : public ExecutionContext {
       if (e != cudaSuccess) s = Status(StatusCode::kCuda, std::string("auxiliary stream fork/join: ") + cudaGetErrorName(e));
       if (!s.is_ok()) result = Status(s.code(), "step " + std::to_string(i) + " (node '" + st.node + "', " + st.op_type + "): " + s.message());
     }
-    for (int b = 0; b < engine_->aux_branches_; ++b) (void)join(b);  // normally none left open (each branch has its join step)
+    // Normally every branch was joined by its join step; after an error, each forked one is still joined (a capture in
+    // progress must not end with the auxiliary stream unjoined).
+    for (int b = 0; b < engine_->aux_branches_; ++b) {
+      const cudaError_t e = join(b);
+      if (e != cudaSuccess && result.is_ok())
+        result = Status(StatusCode::kCuda, std::string("auxiliary stream join: ") + cudaGetErrorName(e));
+    }
     return result;
   }
   // The steps captured once on capture_stream_ (thread-local mode) and instantiated; on failure replay_ stays null and
@@ -285,7 +303,7 @@ class ContextImpl final : public ExecutionContext {
   cuda::Stream aux_stream_;
   ContextLibs aux_libs_;
   std::vector<cuda::Event> forked_, joined_;
-  std::vector<char> aux_open_;  // per branch: forked and not yet joined (launch_steps)
+  std::vector<char> aux_open_;  // per branch: its fork/join state within one launch_steps call
   std::vector<StepIo> io_;
   std::vector<const void*> bound_;  // per input: caller-bound address, nullptr = the arena slot
   std::vector<std::shared_ptr<const void>> prepared_;  // tokens of Step::prepare
@@ -575,6 +593,7 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
   auto upload_stored = [&up](ir::TensorId id) { return up.stored(id); };
   auto upload_bytes = [&up](const void* data, size_t n) { return up.bytes(data, n); };
   size_t workspace = 0, counters = 0;
+  e.node_step_.assign(g.nodes.size(), -1);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
     const CudaOpDef* def = find_cuda_op(node.op_type);
@@ -633,6 +652,8 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
         e.kernel_count_ -= static_cast<size_t>(e.steps_.back().kernels);
         e.steps_.pop_back();
       }
+      for (long& st : e.node_step_)  // the absorbed nodes' steps are gone
+        if (st >= static_cast<long>(first)) st = -1;
       // graph-input operands: the fused step lands at `first`; its input 0 is the first absorbed step's input 0
       // (whose use, if a graph input, is already recorded at `first`); the absorbed steps' other operands are
       // constants or tensors now internal to the fused kernel.
@@ -649,6 +670,7 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
     workspace = std::max(workspace, s.workspace_bytes);
     counters = std::max(counters, s.tile_counters);
     e.kernel_count_ += static_cast<size_t>(s.kernels);
+    e.node_step_[i] = static_cast<long>(e.steps_.size());
     e.steps_.push_back(std::move(s));
   }
   return std::make_pair(workspace, counters);
@@ -773,25 +795,29 @@ Result<size_t> bind_ports(EngineImpl& e, const ArenaPlan& plan, size_t arena_end
 }
 
 /// The auxiliary-stream branches (build_stages.h aux_branches) on the bound steps: a candidate runs on the auxiliary
-/// stream when its node is still a step of its own (not absorbed by a fusion), its join node's step follows it by two or
-/// more steps, it needs no split-K tile counters (shared by all steps) and no per-context preparation (a cuDNN graph
-/// conv's plan is built with the main handle). Sets Step::aux_branch / aux_joins, notes the choice in the step's tactic
-/// record, and returns the auxiliary workspace's size (the largest a branched step needs).
+/// stream when its node and its join node are still steps of their own (not absorbed by a fusion; EngineImpl::node_step_),
+/// the join's step follows it by two or more steps, and it needs no split-K tile counters (shared by all steps) and no
+/// per-context preparation (a cuDNN graph conv's plan is built with the main handle). Sets Step::aux_branch / aux_joins,
+/// notes the choice in the step's tactic record, and returns the auxiliary workspace's size (the largest a branched step
+/// needs).
 size_t assign_aux_branches(EngineImpl& e, const std::vector<AuxBranch>& candidates) {
   size_t workspace = 0;
   auto& steps = e.steps_;
   for (const AuxBranch& b : candidates) {
-    size_t s = 0, j = 0;
-    while (s < steps.size() && steps[s].node != b.node) ++s;
-    for (j = s + 1; j < steps.size() && steps[j].node != b.join; ++j) {}
-    if (j >= steps.size() || j < s + 2) continue;
-    Step& st = steps[s];
+    if (b.node >= e.node_step_.size() || b.join >= e.node_step_.size()) continue;
+    const long s = e.node_step_[b.node], j = e.node_step_[b.join];
+    if (s < 0 || j < s + 2 || static_cast<size_t>(j) >= steps.size()) continue;
+    Step& st = steps[static_cast<size_t>(s)];
     if (st.tile_counters > 0 || st.prepare || st.absorbs_previous > 0 || st.aux_branch >= 0) continue;
     st.aux_branch = e.aux_branches_++;
-    steps[j].aux_joins.push_back(st.aux_branch);
+    steps[static_cast<size_t>(j)].aux_joins.push_back(st.aux_branch);
     workspace = std::max(workspace, align_up(st.workspace_bytes));
+    // the step's tactic record: bind_steps appends one per Conv step, in step order, named by the node
+    size_t seen = 0, nth = 0;
+    for (long k = 0; k < s; ++k) nth += steps[static_cast<size_t>(k)].node == st.node;
     for (TacticRecord& t : e.tactics_)
-      if (t.node == b.node && t.op_type == st.op_type) t.choice += "; on the auxiliary stream, joined before " + ::ws::quoted(b.join);
+      if (t.node == st.node && t.op_type == st.op_type && seen++ == nth)
+        t.choice += "; on the auxiliary stream, joined before " + ::ws::quoted(b.join_name);
   }
   return workspace;
 }
@@ -879,10 +905,15 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
   WS_ASSIGN_OR_RETURN(const size_t arena_end, bind_ports(*e, plan, align_up(plan.bytes), options.debug_keep_all_tensors));
   e->workspace_offset_ = arena_end;
   e->workspace_bytes_ = workspace;
-  e->counters_offset_ = align_up(arena_end + workspace);
+  // Auxiliary-stream branches: their steps use their own workspace range, so the shared one covers the others only.
+  e->aux_workspace_bytes_ = assign_aux_branches(*e, og.aux_branches);
+  size_t main_workspace = 0;
+  for (const Step& s : e->steps_)
+    if (s.aux_branch < 0) main_workspace = std::max(main_workspace, s.workspace_bytes);
+  e->workspace_bytes_ = e->aux_branches_ > 0 ? main_workspace : workspace;
+  e->counters_offset_ = align_up(arena_end + e->workspace_bytes_);
   e->counters_bytes_ = align_up(bound.second * sizeof(unsigned));
   e->aux_workspace_offset_ = e->counters_offset_ + e->counters_bytes_;
-  e->aux_workspace_bytes_ = assign_aux_branches(*e, og.aux_branches);
   e->arena_bytes_ = e->aux_workspace_offset_ + e->aux_workspace_bytes_;
 
   // The timing cache is rewritten when it did not match or gained entries (temp file + rename, locked).
