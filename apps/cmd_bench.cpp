@@ -402,8 +402,10 @@ int run_bench(const BenchArgs& a) {
       device_frames.push_back(std::move(buf).value());
     }
   }
-  // Per-step GPU time of the network alone (its own context and stream). After the timed loop by default: run before it
-  // (--profile-first, the order until device run 95), ResNet-50's timed GPU p50 read ~20 us higher (docs/lanes-plan.md).
+  // Per-step GPU time of the network alone (its own context and stream). After the timed loop by default, so it cannot
+  // disturb the frames timed: with the profile before it (--profile-first, the order until device run 97) ResNet-50's
+  // GPU p50 read ~20 us above other rows of the same tactics; not yet isolated (docs/lanes-plan.md, "what runs before
+  // the timed loop").
   auto run_profile = [&]() -> ws::Status {
     auto ctx = engine->create_context();
     if (!ctx) return ctx.status();
@@ -705,8 +707,8 @@ WS_REGISTER_COMMAND(bench, "bench",
                                      "also time each step of the network alone over N replays, after the timed loop (report: layer_profile)")
                           ->check(CLI::Range(0, 100000));
                       sub.add_flag("--profile-first", a->profile_first,
-                                   "run --profile-layers before the timed loop instead of after it (the order before device run 95, "
-                                   "which read ResNet-50 ~20 us slower; for that comparison)")
+                                   "run --profile-layers before the timed loop instead of after it (the order until device run 97; "
+                                   "for comparing the two, docs/lanes-plan.md)")
                           ->needs("--profile-layers");
                       return [=] {
                         a->duration_given = du->count() > 0;
