@@ -8,14 +8,10 @@
 # ws_gpu_tests 'CudaEngineAuxStream.*' with WS_RESNET50_ONNX set (ResNet-50 with the branches against the CPU executor).
 # Usage (device tool, after scripts/device.sh built build-dev): bash experiments/aux_stream_ab.sh [DEVICE_REPS=3] [MAPPED_REPS=2]
 #   writes $OUT/aux-stream-ab.txt (rows, then the medians) and $OUT/aux-gpu-tests.txt
-set -u
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-source scripts/lib/device-env.sh
-for a in .carry/*.txz; do n=$(basename "$a" .txz); [ -d ".$n" ] || tar -xJf "$a"; done  # as scripts/lib/device-common.sh
-O=${OUT:-/tmp}; R=$O/aux-stream-ab.txt; : > "$R"
+source "$(dirname "${BASH_SOURCE[0]}")/ab_common.sh"  # cd to the root, device env, carried archives, $O, $B
+R=$O/aux-stream-ab.txt; : > "$R"
 T=/tmp/wsaux; mkdir -p $T
-B=${WS_BUILD_DIR:-build-dev}
-[ -x $B/warpstream ] || { echo "no $B/warpstream: run scripts/device.sh first" | tee -a "$R"; exit 1; }
+ab_need_build "$R"
 M=${WS_RESNET50_DIR:-$T}
 [ -f $M/resnet50.onnx ] || timeout 240 python3 tools/export_resnet50.py --out-dir $M > $T/export.txt 2>&1
 [ -f $M/resnet50.onnx ] || { echo "resnet50 export failed: $(tail -2 $T/export.txt)" | tee -a "$R"; exit 1; }
@@ -37,14 +33,4 @@ for rep in $(seq 1 ${1:-3}); do row r50_device_aux0_$rep $R50 device; row r50_de
 for rep in $(seq 1 ${2:-2}); do row r50_mapped_aux0_$rep $R50 mapped; row r50_mapped_aux1_$rep $R50 mapped --aux-streams 1; done
 row eff_device_aux0_1 $EFF device; row eff_device_aux1_1 $EFF device --aux-streams 1
 python3 -c "import json;[print('  ', t['node'], '|', t['choice'][:150], '|', round(t['us'], 2), 'us') for t in json.load(open('$T/r50_device_aux1_1.json'))['env']['engine_tactics'] if 'auxiliary' in t['choice'] or 'downsample' in t['node'] or '.0/conv3' in t['node']]" >> "$R" 2>&1
-python3 - "$R" <<'PY' | tee -a "$R"
-import re, statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    m = re.match(r"(\w+?)_(\d+)\s+rc=0 host p50/p99/p99.9 ([\d.]+)/([\d.]+)/([\d.]+) gpu p50 ([\d.]+)", line)
-    if m: rows.setdefault(m.group(1), []).append([float(m.group(i)) for i in (3, 4, 5, 6)])
-for k, v in rows.items():
-    med = lambda i: statistics.median(x[i] for x in v)
-    print(f"{k:20s} {len(v)} reps: median of host p50 {med(0):.1f}, p99 {med(1):.1f}, p99.9 {med(2):.1f}, gpu p50 {med(3):.1f} us"
-          f"  (gpu p50 per rep {' '.join(f'{x[3]:.1f}' for x in v)})")
-PY
+python3 experiments/ab_medians.py "$R" | tee -a "$R"

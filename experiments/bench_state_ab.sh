@@ -11,14 +11,10 @@
 # Usage (device tool, after scripts/device.sh built build-dev): [WS_STATE_ROWS="cached profiled1st profiled fresh"]
 #   bash experiments/bench_state_ab.sh [REPS=3] [MODEL=resnet50]
 #   writes $OUT/bench-state-ab.txt
-set -u
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-source scripts/lib/device-env.sh
-for a in .carry/*.txz; do n=$(basename "$a" .txz); [ -d ".$n" ] || tar -xJf "$a"; done  # as scripts/lib/device-common.sh
-O=${OUT:-/tmp}; R=$O/bench-state-ab.txt; : > "$R"
+source "$(dirname "${BASH_SOURCE[0]}")/ab_common.sh"  # cd to the root, device env, carried archives, $O, $B
+R=$O/bench-state-ab.txt; : > "$R"
 T=/tmp/wsstate; mkdir -p $T
-B=${WS_BUILD_DIR:-build-dev}
-[ -x $B/warpstream ] || { echo "no $B/warpstream: run scripts/device.sh first" | tee -a "$R"; exit 1; }
+ab_need_build "$R"
 M=${WS_RESNET50_DIR:-$T}
 MODEL=${2:-resnet50}
 if [ "$MODEL" = resnet50 ]; then
@@ -48,14 +44,4 @@ for rep in $(seq 1 ${1:-3}); do
     esac
   done
 done
-python3 - "$R" <<'PY' | tee -a "$R"
-import re, statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    m = re.match(r"(\w+?)_(\d+)\s+rc=0 host p50/p99/p99.9 ([\d.]+)/([\d.]+)/([\d.]+) gpu p50 ([\d.]+)", line)
-    if m: rows.setdefault(m.group(1), []).append([float(m.group(i)) for i in (3, 4, 5, 6)])
-for k, v in rows.items():
-    med = lambda i: statistics.median(x[i] for x in v)
-    print(f"{k:12s} {len(v)} reps: median of host p50 {med(0):.1f}, p99 {med(1):.1f}, p99.9 {med(2):.1f}, gpu p50 {med(3):.1f} us"
-          f"  (gpu p50 per rep {' '.join(f'{x[3]:.1f}' for x in v)})")
-PY
+python3 experiments/ab_medians.py "$R" | tee -a "$R"

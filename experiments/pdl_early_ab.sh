@@ -52,14 +52,4 @@ for rep in $(seq 1 ${2:-1}); do pair mapped $rep; done
 # bit for bit; the split-K forms) on the early-trigger build
 [ "$TESTS" = 1 ] && timeout 150 build-early/tests/ws_gpu_tests --gtest_filter='CudaEnginePdl.*:CudaEngineSplitK.*' > $O/early-gpu-tests.txt 2>&1
 echo "early build: CudaEnginePdl.*:CudaEngineSplitK.* rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' $O/early-gpu-tests.txt | tr '\n' ' ')" | tee -a "$R"
-python3 - "$R" <<'PY' | tee -a "$R"
-import re, statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    m = re.match(r"(\w+?)_(\d+)\s+rc=0 host p50/p99/p99.9 ([\d.]+)/([\d.]+)/([\d.]+) gpu p50 ([\d.]+)", line)
-    if m: rows.setdefault(m.group(1), []).append([float(m.group(i)) for i in (3, 4, 5, 6)])
-for k, v in rows.items():
-    med = lambda i: statistics.median(x[i] for x in v)
-    print(f"{k:20s} {len(v)} reps: median of host p50 {med(0):.1f}, p99 {med(1):.1f}, p99.9 {med(2):.1f}, gpu p50 {med(3):.1f} us"
-          f"  (gpu p50 per rep {' '.join(f'{x[3]:.1f}' for x in v)})")
-PY
+python3 experiments/ab_medians.py "$R" | tee -a "$R"
