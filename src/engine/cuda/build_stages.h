@@ -604,10 +604,9 @@ inline std::vector<std::string> hoist_shortcut_convs(ir::Graph& g) {
       const long a = conv_of(add.inputs[0]), b = conv_of(add.inputs[1]);
       if (a < 0 || b < 0) continue;
       const size_t main = static_cast<size_t>(std::min(a, b)), shortcut = static_cast<size_t>(std::max(a, b));
-      // The shortcut must be ready before the main Conv with at least one node between (else no branch could form).
+      // The shortcut must be ready before the main Conv (else no branch could form), and not among the first two nodes,
+      // which aux_branches never branches (the input wavefront's steps): the move would only change which Conv takes the Add.
       const size_t to = ready(shortcut);
-      // Nor to the first two nodes, which aux_branches never branches (the input wavefront's steps): the move would only
-      // change which Conv takes the Add.
       if (to >= main || to < 2) continue;
       ir::Node n = std::move(g.nodes[shortcut]);
       g.nodes.erase(g.nodes.begin() + static_cast<long>(shortcut));
@@ -634,16 +633,18 @@ inline std::vector<AuxBranch> aux_branches(const OptimizedGraph& og, const CudaB
     const std::string& n = g.nodes[i].name;
     return og.depthwise_pointwise.count(n) || og.mbconv.count(n) || og.expand_depthwise.count(n);
   };
+  std::map<ir::TensorId, size_t> first_reader;  // tensor -> the first node reading it
+  for (size_t j = 0; j < g.nodes.size(); ++j)
+    for (ir::TensorId in : g.nodes[j].inputs)
+      if (in != ir::kNoTensor) first_reader.emplace(in, j);
   for (size_t s = 2; s < g.nodes.size(); ++s) {
     const ir::Node& n = g.nodes[s];
     if (n.op_type != "Conv" || n.find(kReformatAttr) || n.outputs.size() != 1 || n.outputs[0] == ir::kNoTensor ||
         outputs.count(n.outputs[0]) || fused(s) || (s + 1 < g.nodes.size() && fused(s + 1)) || (s + 2 < g.nodes.size() && og.mbconv.count(g.nodes[s + 2].name)))
       continue;
-    size_t first = g.nodes.size();
-    for (size_t j = s + 1; j < g.nodes.size() && first == g.nodes.size(); ++j)
-      for (ir::TensorId in : g.nodes[j].inputs)
-        if (in == n.outputs[0]) first = j;
-    if (first == g.nodes.size() || first < s + 2) continue;
+    const auto reader = first_reader.find(n.outputs[0]);
+    if (reader == first_reader.end() || reader->second < s + 2) continue;
+    const size_t first = reader->second;
     r.push_back({s, first, n.name, g.nodes[first].name});
   }
   return r;

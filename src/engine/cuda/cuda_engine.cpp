@@ -642,7 +642,9 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
       if (id != ir::kNoTensor) { o.kind = Operand::Kind::kArena; o.offset = plan.offsets[static_cast<size_t>(id)]; }
       s.outputs.push_back(o);
     }
+    const size_t records_before = e.tactics_.size();
     WS_RETURN_IF_ERROR(node.find(kReformatAttr) ? bind_reformat(bc, s) : def->bind(bc, s));
+    if (e.tactics_.size() > records_before) s.tactic_record = static_cast<long>(e.tactics_.size() - 1);
     if (s.absorbs_previous > 0) {  // the fused step replaces the N steps bound just before it (depthwise or expand; expand + depthwise)
       const size_t n = static_cast<size_t>(s.absorbs_previous);
       if ((!bc.depthwise_producer && !bc.pointwise_producer) || (n == 2 && !bc.expand_producer) || n > 2 || e.steps_.size() < n)
@@ -812,12 +814,8 @@ size_t assign_aux_branches(EngineImpl& e, const std::vector<AuxBranch>& candidat
     st.aux_branch = e.aux_branches_++;
     steps[static_cast<size_t>(j)].aux_joins.push_back(st.aux_branch);
     workspace = std::max(workspace, align_up(st.workspace_bytes));
-    // the step's tactic record: bind_steps appends one per Conv step, in step order, named by the node
-    size_t seen = 0, nth = 0;
-    for (long k = 0; k < s; ++k) nth += steps[static_cast<size_t>(k)].node == st.node;
-    for (TacticRecord& t : e.tactics_)
-      if (t.node == st.node && t.op_type == st.op_type && seen++ == nth)
-        t.choice += "; on the auxiliary stream, joined before " + ::ws::quoted(b.join_name);
+    if (st.tactic_record >= 0 && static_cast<size_t>(st.tactic_record) < e.tactics_.size())
+      e.tactics_[static_cast<size_t>(st.tactic_record)].choice += "; on the auxiliary stream, joined before " + ::ws::quoted(b.join_name);
   }
   return workspace;
 }
@@ -904,7 +902,6 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
   }
   WS_ASSIGN_OR_RETURN(const size_t arena_end, bind_ports(*e, plan, align_up(plan.bytes), options.debug_keep_all_tensors));
   e->workspace_offset_ = arena_end;
-  e->workspace_bytes_ = workspace;
   // Auxiliary-stream branches: their steps use their own workspace range, so the shared one covers the others only.
   e->aux_workspace_bytes_ = assign_aux_branches(*e, og.aux_branches);
   size_t main_workspace = 0;

@@ -111,6 +111,8 @@ struct Step {
   int aux_branch = -1;
   /// The branches the main stream joins (waits for) before this step runs.
   std::vector<int> aux_joins;
+  /// Index in the engine's tactics() of the last record its bind appended (its choice), or -1 (bind_steps).
+  long tactic_record = -1;
 };
 
 /// Status for a failed cuDNN / cuBLAS call.
