@@ -65,6 +65,7 @@ struct BenchArgs {
   bool hwc8 = false;                    // --hwc8 (CudaBuildOptions::hwc8_input = true)
   bool hwc8_port = false;               // --hwc8-port (CudaBuildOptions::hwc8_input and hwc8_input_port = true)
   int aux_streams = 0;                  // --aux-streams N (CudaBuildOptions::max_aux_streams)
+  int frame_tune = 0;                   // --frame-tune N: CudaEngine::tune_frame with max_flips N before the build (0: off)
   bool input_wavefront = false;         // --input-wavefront (PipelineOptions::input_wavefront)
   int input_wavefront_steps = 2;        // --input-wavefront-steps (PipelineOptions::input_wavefront_steps)
   std::string calibration;              // --calibration DIR (precision fp8)
@@ -298,6 +299,33 @@ int run_bench(const BenchArgs& a) {
     rep.env.set("engine_fp8_obey_precision", a.fp8_obey ? "on" : "off");
     rep.env.set("engine_fp8_calibration_frames", fp8_frames);
     rep.env.set("engine_fp8_calibration_dir", a.calibration);
+  }
+  if (a.frame_tune > 0) {  // the frame-level tactic check edits the timing cache the build below reads
+    ws::FrameTuneOptions fo;
+    fo.max_flips = a.frame_tune;
+    std::fprintf(stderr, "bench: frame-level tactic check (up to %d flips) ...\n", a.frame_tune);
+    auto tuned = ws::CudaEngine::tune_frame(graph.value(), bo, fo);
+    if (!tuned) return fail(tuned.status());
+    nlohmann::json flips = nlohmann::json::array();
+    size_t kept = 0;
+    for (const ws::FrameTuneFlip& f : tuned->flips) {
+      kept += f.kept;
+      std::fprintf(stderr, "  %s %s: %s (%.2f us alone) -> %s (%.2f us); frame %.2f -> %.2f us, %d rounds won%s%s\n", f.kept ? "KEPT" : "    ",
+                   f.cache_key.c_str(), f.from.c_str(), f.from_us, f.to.c_str(), f.to_us, f.frame_us, f.flipped_frame_us, f.rounds_won,
+                   f.note.empty() ? "" : "; ", f.note.c_str());
+      flips.push_back({{"cache_key", f.cache_key}, {"from", f.from}, {"to", f.to}, {"from_us", f.from_us}, {"to_us", f.to_us},
+                       {"frame_us", f.frame_us}, {"flipped_frame_us", f.flipped_frame_us}, {"rounds_won", f.rounds_won},
+                       {"kept", f.kept}, {"note", f.note}});
+    }
+    std::fprintf(stderr, "bench: frame check: %zu entries, %zu contested, %zu flips tried, %zu kept; frame %.2f -> %.2f us (%d of %d rounds)%s; "
+                 "%d builds, %.1f s\n", tuned->entries, tuned->contested, tuned->flips.size(), kept, tuned->frame_before_us,
+                 tuned->frame_after_us, tuned->final_rounds_won, fo.rounds, tuned->reverted ? ", reverted to the build's choices" : "",
+                 tuned->builds, tuned->seconds);
+    rep.env.set("frame_tune", {{"max_flips", fo.max_flips}, {"max_gap", fo.max_gap}, {"replays", fo.replays}, {"rounds", fo.rounds},
+                               {"min_gain_us", fo.min_gain_us}, {"entries", tuned->entries}, {"contested", tuned->contested},
+                               {"kept", kept}, {"frame_before_us", tuned->frame_before_us}, {"frame_after_us", tuned->frame_after_us},
+                               {"final_rounds_won", tuned->final_rounds_won}, {"reverted", tuned->reverted}, {"builds", tuned->builds},
+                               {"seconds", tuned->seconds}, {"flips", std::move(flips)}});
   }
   auto built = ws::CudaEngine::build(std::move(graph).value(), bo);
   if (!built) return fail(built.status());
@@ -701,6 +729,13 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_option("--samples", a->samples, "write every timed sample (CSV)");
                       sub.add_option("--label", a->label, "row name in compare tables and plots");
                       sub.add_option("--timing-cache", a->timing_cache, "engine timing cache file");
+                      sub.add_option("--frame-tune", a->frame_tune,
+                                     "before the build, the frame-level tactic check: flip up to N contested tactic choices one at a "
+                                     "time (a runner-up within 15% of the winner alone), time the whole captured frame against the "
+                                     "current plan and keep the flips that make it faster, in the timing cache (needs --timing-cache; "
+                                     "default 0: off; docs/cuda-executor.md)")
+                          ->check(CLI::Range(0, 256))
+                          ->needs("--timing-cache");
                       sub.add_option("--device", a->device, "CUDA device index (default 0)");
                       sub.add_flag("--no-progress", a->no_progress, "no progress bar");
                       sub.add_option("--profile-layers", a->profile_layers,

@@ -309,6 +309,49 @@ struct TacticRecord {
 
 class ExecutionContext;
 
+/// The frame-level tactic check (CudaEngine::tune_frame). The build chooses each step's tactic timed alone (the tactic
+/// timer replays one kernel on scratch buffers); inside the captured frame a step runs behind its real predecessor (PDL
+/// overlap, what is resident in L2, carveout), and a choice faster alone can be slower there (docs/lanes-plan.md: the
+/// cluster split-K, the 4-output expand->depthwise form and the auxiliary stream each won alone and not in the frame).
+/// The check flips contested choices one at a time and keeps a flip only when the whole frame got faster.
+struct FrameTuneOptions {
+  /// Contested choices tried, closest runner-up first (0..256; 0 only times the plan as it is).
+  int max_flips = 16;
+  /// A choice is contested when a runner-up's build-time µs is within this fraction above its own (0..10).
+  float max_gap = 0.15f;
+  /// Timed frames per plan per round (10..10000) and alternated rounds (1..51, odd: a majority decides).
+  int replays = 100;
+  int rounds = 5;
+  /// A flip is kept when the frame's median (all rounds pooled) is at least this much lower and it won a majority of
+  /// the rounds' medians (0..1000 µs).
+  float min_gain_us = 0.3f;
+};
+
+/// One flip tried by tune_frame.
+struct FrameTuneFlip {
+  std::string cache_key;         ///< the timing-cache entry (BindContext::cache_key, "|exdw" etc. for a fusion decision)
+  std::string from, to;          ///< tactic keys: impl, then ":algo N" / ":fused" where cuDNN's ("unfused" for a fusion kept apart)
+  float from_us = 0, to_us = 0;  ///< their build-time µs, each timed alone
+  float frame_us = 0;            ///< the frame's GPU median µs with the current choices (0: not timed)
+  float flipped_frame_us = 0;    ///< ... with this flip
+  int rounds_won = 0;            ///< rounds whose median was lower with the flip
+  bool kept = false;
+  std::string note;  ///< why it was not timed or not kept ("no effect on the plan", "the build re-timed it", ...)
+};
+
+/// What tune_frame did. Frame times are the GPU time of one enqueue (direct replay of the context's captured graph,
+/// input in device memory, the host waiting for each frame as a lane does), medians over every round's replays.
+struct FrameTuneReport {
+  float frame_before_us = 0;  ///< the plan the build chose, in the final alternated comparison
+  float frame_after_us = 0;   ///< the plan kept
+  int final_rounds_won = 0;   ///< rounds (of FrameTuneOptions::rounds) the kept plan won in that comparison
+  bool reverted = false;      ///< the kept flips together were not faster: the build's own choices were kept
+  size_t entries = 0, contested = 0;  ///< timing-cache entries, and those with a runner-up within max_gap
+  std::vector<FrameTuneFlip> flips;
+  int builds = 0;             ///< engines built (each from the timing cache: nothing re-timed alone)
+  double seconds = 0;
+};
+
 class CudaEngine {
  public:
   /// Optimises `graph`, chooses tactics, uploads weights (device memory owned by the engine).
@@ -321,6 +364,18 @@ class CudaEngine {
   /// type and reason; kInvalidModel for a model the spec rules out).
   /// With `plan`: also what the build's layout stage (CudaBuildOptions::layout) planned, filled when OK.
   static Status check_support(ir::Graph graph, const CudaBuildOptions& options, LayoutPlan* plan = nullptr);
+  /// The frame-level tactic check (FrameTuneOptions): builds `graph` with `options` (timing what the timing cache lacks),
+  /// then for each contested choice in the cache — a runner-up (TimingEntry::alternatives) within max_gap of the
+  /// winner's build-time µs, closest first — builds the engine again from the cache with that one choice flipped, times
+  /// the whole frame against the current plan in alternated rounds, and keeps the flip when the frame got faster
+  /// (greedy: later flips are tried on top of kept ones). Finally the kept plan is timed against the build's own; the
+  /// cache file keeps the faster of the two, so every later build() with that cache (bench, the lanes) uses it.
+  /// A cache written before runners-up were recorded is timed again first. Needs options.timing_cache_path; writes
+  /// temporary caches beside it ("<path>.tune.json", removed at the end). Seconds per flip: one build from the cache
+  /// plus rounds × replays × 2 frames.
+  /// Errors: no timing_cache_path or an option out of range (kInvalidArgument naming it); the cache cannot be read
+  /// back after the build (kInvalidArgument with the reason); build() and enqueue() errors as they are.
+  static Result<FrameTuneReport> tune_frame(const ir::Graph& graph, const CudaBuildOptions& options, const FrameTuneOptions& tune = {});
   virtual ~CudaEngine() = default;
 
   virtual size_t num_inputs() const = 0;

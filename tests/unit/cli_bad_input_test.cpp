@@ -256,6 +256,10 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --aux-streams -1"), {"--aux-streams", "-1"});
   expect_one_error(cli("bench --model " + m + " --aux-streams banana"), {"--aux-streams", "banana"});
   expect_one_error(cli("bench --model " + m + " --profile-first"), {"--profile-first", "--profile-layers"});
+  // the frame-level tactic check: without the timing cache it edits, out of range, malformed
+  expect_one_error(cli("bench --model " + m + " --frame-tune 4"), {"--frame-tune", "--timing-cache"});
+  expect_one_error(cli("bench --model " + m + " --frame-tune 300 --timing-cache " + quote(dir_.file("tc.json"))), {"--frame-tune", "300"});
+  expect_one_error(cli("bench --model " + m + " --frame-tune banana --timing-cache " + quote(dir_.file("tc.json"))), {"--frame-tune", "banana"});
   // the input wavefront's depth: out of range, malformed, or without --input-wavefront
   expect_one_error(cli("bench --model " + m + " --input-wavefront --input-wavefront-steps 3"), {"--input-wavefront-steps", "3"});
   expect_one_error(cli("bench --model " + m + " --input-wavefront --input-wavefront-steps banana"), {"--input-wavefront-steps", "banana"});

@@ -53,6 +53,31 @@ TEST(TimingCache, SaveThenLoadRoundTrips) {
   EXPECT_EQ(names, (std::vector<std::string>{"cache.json", "cache.json.lock"}));
 }
 
+// The runners-up ("alternatives") round-trip in order with their own fields, and load_as_is reads a file under the identity it
+// names (what CudaEngine::tune_frame edits).
+TEST(TimingCache, AlternativesRoundTripAndLoadAsIsAdoptsTheFileIdentity) {
+  test::TempDir dir;
+  const std::string path = dir.file("cache.json");
+  TimingCache a(kIdentity);
+  TimingEntry e{.impl = "ws_pointwise_32x32_split4", .time_us = 5.5f};
+  e.alternatives.push_back({.impl = "cudnn", .algo = 1, .fused = true, .time_us = 5.75f});
+  e.alternatives.push_back({.impl = "ws_pointwise_32x32", .time_us = 6.0f});
+  a.put("fp16|pw|Conv|[1,96,14,14]", e);
+  ASSERT_TRUE(a.save(path).is_ok());
+  const TimingCache b = TimingCache::load_as_is(path);
+  EXPECT_EQ(b.origin(), TimingCache::Origin::kMatched) << b.warning();
+  EXPECT_EQ(b.identity(), kIdentity);
+  ASSERT_NE(b.find("fp16|pw|Conv|[1,96,14,14]"), nullptr);
+  EXPECT_EQ(*b.find("fp16|pw|Conv|[1,96,14,14]"), e);
+  EXPECT_EQ(b.find("fp16|pw|Conv|[1,96,14,14]")->alternatives.at(0).algo, 1);
+  // No file: empty, no warning; a malformed file: kMalformed with the reason.
+  EXPECT_EQ(TimingCache::load_as_is(dir.file("none.json")).origin(), TimingCache::Origin::kEmpty);
+  test::write_file(dir.file("bad.json"), "{\"format\": 3}");
+  const TimingCache bad = TimingCache::load_as_is(dir.file("bad.json"));
+  EXPECT_EQ(bad.origin(), TimingCache::Origin::kMalformed);
+  EXPECT_NE(bad.warning().find("\"format\""), std::string::npos) << bad.warning();
+}
+
 // The same-problem memo (find_problem / put_problem) lives in memory only: it is never saved, never makes the
 // cache dirty, and the first entry stored for a problem stays (later nodes reuse the first timing).
 TEST(TimingCache, SameProblemMemoIsNeverSaved) {
@@ -138,6 +163,13 @@ TEST(TimingCache, AnyMalformedEntryIgnoresTheWholeCacheWithAWarning) {
       {"heuristic huge", cache_text({{"ok", good}, {"bad", {{"heuristic_index", 1ll << 40}}}}), "\"heuristic_index\""},
       {"time string", cache_text({{"ok", good}, {"bad", {{"heuristic_index", 0}, {"time_us", "fast"}}}}), "\"time_us\""},
       {"time negative", cache_text({{"ok", good}, {"bad", {{"heuristic_index", 0}, {"time_us", -2}}}}), "\"time_us\""},
+      {"alternatives object", cache_text({{"ok", good}, {"bad", {{"impl", "x"}, {"alternatives", good}}}}), "\"alternatives\" must be an array"},
+      {"alternatives too many", cache_text({{"ok", good}, {"bad", {{"impl", "x"}, {"alternatives", {good, good, good, good, good}}}}}),
+       "at most 4"},
+      {"alternative bad field", cache_text({{"ok", good}, {"bad", {{"impl", "x"}, {"alternatives", {good, {{"algo", "2"}}}}}}}),
+       "alternative 1 field \"algo\""},
+      {"alternative nests", cache_text({{"ok", good}, {"bad", {{"impl", "x"}, {"alternatives", {{{"impl", "y"}, {"alternatives", nlohmann::json::array()}}}}}}}),
+       "may not nest"},
   };
   for (const Case& c : cases) {
     TimingCache cache(kIdentity);

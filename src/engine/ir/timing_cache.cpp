@@ -82,6 +82,22 @@ void TimingCache::load(const std::string& path) {
   parse(std::string_view(bytes->data(), bytes->size()), path);
 }
 
+TimingCache TimingCache::load_as_is(const std::string& path) {
+  TimingCache c;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return c;
+  auto bytes = read_regular_file(path, "timing cache", kMaxFileBytes);
+  if (!bytes.is_ok()) {
+    c.malformed(path, "cannot be read (" + bytes.status().message() + ")");
+    return c;
+  }
+  const std::string_view text(bytes->data(), bytes->size());
+  if (auto doc = parse_json_bounded(text, path); doc.is_ok() && doc->is_object())
+    if (const auto key = doc->find("key"); key != doc->end() && key->is_object()) c.identity_ = *key;
+  c.parse(text, path);
+  return c;
+}
+
 void TimingCache::parse(std::string_view text, const std::string& name) {
   clear_loaded();
   auto doc = parse_json_bounded(text, name);  // nesting bounded (kMaxJsonDepth)
@@ -140,10 +156,15 @@ nlohmann::json TimingCache::entry_to_json(const TimingEntry& e) {
   if (e.fused) j["fused"] = *e.fused;
   if (e.heuristic_index) j["heuristic_index"] = *e.heuristic_index;
   j["time_us"] = e.time_us;
+  if (!e.alternatives.empty()) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const TimingEntry& alt : e.alternatives) a.push_back(entry_to_json(alt));
+    j["alternatives"] = std::move(a);
+  }
   return j;
 }
 
-std::optional<TimingEntry> TimingCache::entry_from_json(const nlohmann::json& v, std::string* why) {
+std::optional<TimingEntry> TimingCache::entry_from_json(const nlohmann::json& v, std::string* why, bool nested) {
   if (!v.is_object()) {
     *why = "is not an object";
     return std::nullopt;
@@ -182,6 +203,25 @@ std::optional<TimingEntry> TimingCache::entry_from_json(const nlohmann::json& v,
       return std::nullopt;
     }
     e.time_us = static_cast<float>(t);
+  }
+  if (const auto it = v.find("alternatives"); it != v.end()) {
+    if (nested) {
+      *why = "field \"alternatives\" may not nest (an alternative has none of its own)";
+      return std::nullopt;
+    }
+    if (!it->is_array() || it->size() > kMaxAlternatives) {
+      *why = "field \"alternatives\" must be an array of at most " + std::to_string(kMaxAlternatives) + " entries";
+      return std::nullopt;
+    }
+    for (size_t i = 0; i < it->size(); ++i) {
+      std::string inner;
+      std::optional<TimingEntry> alt = entry_from_json((*it)[i], &inner, true);
+      if (!alt) {
+        *why = "alternative " + std::to_string(i) + " " + inner;
+        return std::nullopt;
+      }
+      e.alternatives.push_back(std::move(*alt));
+    }
   }
   return e;
 }

@@ -16,6 +16,9 @@
 ///   "fused": boolean          Conv via cuDNN: cudnnConvolutionBiasActivationForward
 ///   "heuristic_index": integer >= 0   Gemm/MatMul: index into cuBLASLt's heuristic list
 ///   "time_us": number >= 0    the measured time
+///   "alternatives": array     up to kMaxAlternatives ENTRY objects (without their own "alternatives"): the
+///                             runners-up timed beside the choice, fastest first — what the frame-level check
+///                             (CudaEngine::tune_frame) flips in the whole captured frame. Absent: none recorded.
 /// Loading: a missing file is an empty cache; a file whose "key" differs from this build's identity is
 /// ignored silently (another GPU, library or model: it is rewritten); anything else that is not exactly
 /// this format — invalid JSON, a wrong-typed field, one malformed entry — makes the WHOLE cache ignored
@@ -28,6 +31,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +46,8 @@ struct TimingEntry {
   std::optional<bool> fused;
   std::optional<int64_t> heuristic_index;
   float time_us = 0.0f;
+  /// The runners-up timed at build beside this choice, fastest first (each with no alternatives of its own).
+  std::vector<TimingEntry> alternatives;
 
   friend bool operator==(const TimingEntry&, const TimingEntry&) = default;
 };
@@ -49,6 +55,8 @@ struct TimingEntry {
 class TimingCache {
  public:
   static constexpr const char* kFormat = "warpstream-timing-cache-1";
+  /// Most runners-up one entry keeps ("alternatives"); a file with more is malformed.
+  static constexpr size_t kMaxAlternatives = 4;
 
   /// How the last load()/parse() went.
   enum class Origin {
@@ -113,7 +121,13 @@ class TimingCache {
   static nlohmann::json entry_to_json(const TimingEntry& e);
 
   /// The entry `v` as a TimingEntry, or nullopt with `why` naming the first wrong field.
-  static std::optional<TimingEntry> entry_from_json(const nlohmann::json& v, std::string* why);
+  /// `nested`: an element of "alternatives" (which may not have its own).
+  static std::optional<TimingEntry> entry_from_json(const nlohmann::json& v, std::string* why, bool nested = false);
+
+  /// The file at `path` read with the identity it names (no identity of this build to compare with): what a tool that
+  /// edits a cache it just wrote (CudaEngine::tune_frame) starts from. Origin kMatched when it parsed; otherwise the
+  /// origin and warning() say why (kEmpty: no file).
+  static TimingCache load_as_is(const std::string& path);
 
  private:
   void clear_loaded();

@@ -146,6 +146,25 @@ Status supports_conv(const BindContext& c) {
 // candidate's key; an entry naming no offered candidate is timed again), timing each candidate like our other kernels
 // (graph replay on scratch buffers, the residual in place), and the tactic-string notes.
 
+// The fastest few tactics timed for one choice, fastest first: the timing-cache entry keeps the winner and, as
+// "alternatives", the runners-up (TimingCache::kMaxAlternatives), which the frame-level check (CudaEngine::tune_frame)
+// tries in the whole captured frame.
+struct RankedTactics {
+  std::vector<TimingEntry> top;
+  void offer(TimingEntry e) {
+    auto at = std::find_if(top.begin(), top.end(), [&](const TimingEntry& t) { return e.time_us < t.time_us; });
+    top.insert(at, std::move(e));
+    if (top.size() > TimingCache::kMaxAlternatives + 1) top.pop_back();
+  }
+  // The ranked tactics other than `chosen` (same impl, algo and fused), at most kMaxAlternatives.
+  std::vector<TimingEntry> others(const TimingEntry& chosen) const {
+    std::vector<TimingEntry> r;
+    for (const TimingEntry& t : top)
+      if (!(t.impl == chosen.impl && t.algo == chosen.algo && t.fused == chosen.fused) && r.size() < TimingCache::kMaxAlternatives) r.push_back(t);
+    return r;
+  }
+};
+
 struct FusedCandidate {
   std::string key;               ///< timing-cache impl value
   size_t workspace_bytes = 0;    ///< scratch the run needs (c.dev buffer 2)
@@ -170,7 +189,8 @@ Result<FusionDecision> decide_fusion(BindContext& c, const std::string& suffix, 
   if (const TimingEntry* e = c.cache.find(key); e && e->impl) {
     if (*e->impl == "unfused") {
       d.from_cache = true;
-      d.fused_us = e->time_us;  // an "unfused" entry keeps the fastest fused tactic's µs
+      // The fastest fused tactic's µs: its first alternative; entries written before alternatives kept it as time_us.
+      d.fused_us = e->alternatives.empty() ? e->time_us : e->alternatives.front().time_us;
     }
     for (size_t i = 0; i < candidates.size(); ++i)
       if (candidates[i].key == *e->impl) { d.chosen = int(i); d.fused_us = e->time_us; d.from_cache = true; }
@@ -179,6 +199,8 @@ Result<FusionDecision> decide_fusion(BindContext& c, const std::string& suffix, 
   WS_ASSIGN_OR_RETURN(void* sx, c.dev.get(0, x_bytes));
   WS_ASSIGN_OR_RETURN(void* sy, c.dev.get(1, y_bytes));
   int best = -1;
+  RankedTactics ranked;
+  ranked.offer({.impl = "unfused", .time_us = unfused_us});
   for (size_t i = 0; i < candidates.size(); ++i) {
     const FusedCandidate& t = candidates[i];
     void* tws = nullptr;
@@ -190,13 +212,15 @@ Result<FusionDecision> decide_fusion(BindContext& c, const std::string& suffix, 
     auto us = c.dev.time_us([&](cudaStream_t st) { return t.run(sx, sy, tws, st); }, 0, true,
                             c.node.describe(c.graph.opset) + ": " + t.key + " (absorbing " + absorbing + ")");
     if (!us) { (void)cudaGetLastError(); continue; }  // e.g. no GPC has room for a 16-block cluster
+    ranked.offer({.impl = t.key, .time_us = *us});
     if (best < 0 || *us < d.fused_us) { best = int(i); d.fused_us = *us; }
   }
   if (best >= 0) d.best_key = candidates[size_t(best)].key;
   d.chosen = best >= 0 && d.fused_us < unfused_us ? best : -1;
   TimingEntry decision;
   decision.impl = d.chosen >= 0 ? candidates[size_t(d.chosen)].key : std::string("unfused");
-  decision.time_us = best >= 0 ? d.fused_us : unfused_us;  // "unfused": the fastest fused tactic's µs (the unfused µs when none ran)
+  decision.time_us = d.chosen >= 0 ? d.fused_us : unfused_us;  // "unfused": the pair's (or three kernels') µs
+  decision.alternatives = ranked.others(decision);  // "unfused": the fused tactics, fastest first
   c.cache.put(key, std::move(decision));
   return d;
 }
@@ -723,6 +747,7 @@ Status bind_conv(BindContext& c, Step& s) {
   }
   const bool from_cache = !impl.empty() && !same_problem;
   const bool reused = !impl.empty() && same_problem;
+  RankedTactics ranked;  // every tactic timed below (the winner's runners-up go into its cache entry)
   if (impl.empty()) {
     const size_t xb_own = static_cast<size_t>(ir::shape_elements(x)) * c.elem_bytes;
     const size_t xb = std::max(xb_own, static_cast<size_t>(x[0] * x[1] * xin[0] * xin[1]) * c.elem_bytes);
@@ -787,6 +812,7 @@ Status bind_conv(BindContext& c, Step& s) {
           auto t = c.dev.time_us([&](cudaStream_t st) { return p.run(c.dev.cudnn, sx, sy, sws, st, resid ? sy : nullptr); }, 0, graph_timed,
                                  c.node.describe(c.graph.opset) + ": cudnn algo " + std::to_string(static_cast<int>(p.algo)) + (fused ? " fused" : ""));
           if (!t) { (void)cudaGetLastError(); continue; }  // e.g. the fused call refuses this algo
+          ranked.offer({.impl = "cudnn", .algo = int(p.algo), .fused = fused, .time_us = *t});
           if (!found || *t < best_us) { best_us = *t; found = true; best_algo = p.algo; best_fused = fused; best_ws = p.cudnn_ws; }
         }
       }
@@ -809,6 +835,7 @@ Status bind_conv(BindContext& c, Step& s) {
           auto t = c.dev.time_us([&](cudaStream_t st) { return p.run(c.dev.cudnn, sx, sy, sws, st, resid ? sz : nullptr); }, 0, true,
                                  c.node.describe(c.graph.opset) + ": cudnn graph " + f->plan_name(i));
           if (!t) { (void)cudaGetLastError(); continue; }
+          ranked.offer({.impl = "cudnn_fe", .algo = f->graph_index(i), .time_us = *t});
           if (!found || *t < best_us) { best_us = *t; found = true; best_plan = i; }
         }
         p.fe = nullptr;
@@ -831,6 +858,7 @@ Status bind_conv(BindContext& c, Step& s) {
       auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, st, resid ? sy : nullptr, sk.ws, sk.counters); }, 0, true,
                              c.node.describe(c.graph.opset) + ": " + trial.key());
       if (!t) { (void)cudaGetLastError(); continue; }
+      ranked.offer({.impl = trial.key(), .time_us = *t});
       if (!found || *t < best_us) { best_us = *t; found = true; own->impl = o; own->split_form = trial.split_form; impl = trial.key(); }
     }
     if (nhwc_ig) {  // our NHWC implicit GEMM in each form, as graph replay, against the best so far
@@ -846,6 +874,7 @@ Status bind_conv(BindContext& c, Step& s) {
         auto t = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, resid ? sz : nullptr, st); }, 0, true,
                                c.node.describe(c.graph.opset) + ": " + trial.key());
         if (!t) { (void)cudaGetLastError(); continue; }  // e.g. a 16-CTA cluster this GPU cannot schedule
+        ranked.offer({.impl = trial.key(), .time_us = *t});
         if (ig_best_us < 0 || *t < ig_best_us) { ig_best_us = *t; ig_best_key = trial.key(); }
         if (!found || *t < best_us) { best_us = *t; found = true; nhwc_ig->form = f; impl = trial.key(); }
       }
@@ -860,6 +889,7 @@ Status bind_conv(BindContext& c, Step& s) {
         auto t_us = c.dev.time_us([&](cudaStream_t st) { return trial.run(sx, sy, sk.counters, st); }, 0, true,
                                   c.node.describe(c.graph.opset) + ": " + trial.key());
         if (!t_us) { (void)cudaGetLastError(); continue; }
+        ranked.offer({.impl = trial.key(), .time_us = *t_us});
         if (cu_best_us < 0 || *t_us < cu_best_us) { cu_best_us = *t_us; cu_best_key = trial.key(); }
         if (!found || *t_us < best_us) { best_us = *t_us; found = true; *cutlass = trial; impl = trial.key(); }
       }
@@ -872,6 +902,7 @@ Status bind_conv(BindContext& c, Step& s) {
     TimingEntry entry{.impl = impl, .time_us = best_us};
     if (impl == "cudnn") { entry.algo = int(p.algo); entry.fused = p.fused; }
     if (impl == "cudnn_fe") entry.algo = p.fe->graph_index(p.fe_plan);
+    entry.alternatives = ranked.others(entry);
     c.cache.put_problem(problem, entry);
     c.cache.put(key, std::move(entry));
   }
