@@ -12,14 +12,16 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <string>
+
+#include <unistd.h>
 
 #include "cuda_engine_test_support.h"
 #include "engine/ir/model_builder.h"
 #include "engine/ir/timing_cache.h"
 #include "lanes_gpu_support.h"
-#include "support/test_util.h"
 #include "warpstream/cuda_engine.h"
 
 namespace ws {
@@ -50,10 +52,20 @@ ir::Graph mbconv_blocks() {
 
 TEST(CudaEngineFrameTune, FlipsStayCorrectAndTheCacheKeepsThePlan) {
   WS_REQUIRE_LANES_GPU();
-  test::TempDir dir;
+  const std::string cache_path =
+      (std::filesystem::temp_directory_path() / ("ws_frame_tune_" + std::to_string(::getpid()) + ".json")).string();
+  struct Remove {
+    std::string p;
+    ~Remove() {
+      std::error_code ec;
+      std::filesystem::remove(p, ec);
+      std::filesystem::remove(p + ".lock", ec);
+    }
+  } remove{cache_path};
+  std::filesystem::remove(cache_path);
   CudaBuildOptions opt;
   opt.precision = Precision::kFloat16;
-  opt.timing_cache_path = dir.file("tc.json");
+  opt.timing_cache_path = cache_path;
   FrameTuneOptions fo;
   fo.max_flips = 6;
   fo.max_gap = 10.0f;  // every runner-up is contested
