@@ -310,12 +310,13 @@ int run_bench(const BenchArgs& a) {
     size_t kept = 0;
     for (const ws::FrameTuneFlip& f : tuned->flips) {
       kept += f.kept;
-      std::fprintf(stderr, "  %s %s: %s (%.2f us alone) -> %s (%.2f us); frame %.2f -> %.2f us, %d rounds won%s%s\n", f.kept ? "KEPT" : "    ",
+      std::fprintf(stderr, "  %s %s: %s (%.2f us alone) -> %s (%.2f us); frame %.2f -> %.2f us, %d rounds won%s%s%s\n", f.kept ? "KEPT" : "    ",
                    f.cache_key.c_str(), f.from.c_str(), f.from_us, f.to.c_str(), f.to_us, f.frame_us, f.flipped_frame_us, f.rounds_won,
+                   f.retimed_entries > 0 ? ("; " + std::to_string(f.retimed_entries) + " entries timed alone").c_str() : "",
                    f.note.empty() ? "" : "; ", f.note.c_str());
       flips.push_back({{"cache_key", f.cache_key}, {"from", f.from}, {"to", f.to}, {"from_us", f.from_us}, {"to_us", f.to_us},
                        {"frame_us", f.frame_us}, {"flipped_frame_us", f.flipped_frame_us}, {"rounds_won", f.rounds_won},
-                       {"kept", f.kept}, {"note", f.note}});
+                       {"retimed_entries", f.retimed_entries}, {"kept", f.kept}, {"note", f.note}});
     }
     std::fprintf(stderr, "bench: frame check: %zu entries, %zu contested, %zu flips tried, %zu kept; frame %.2f -> %.2f us (%d of %d rounds)%s; "
                  "%d builds, %.1f s\n", tuned->entries, tuned->contested, tuned->flips.size(), kept, tuned->frame_before_us,

@@ -25,14 +25,14 @@ else
 fi
 [ -f $ONNX ] || { echo "no $ONNX" | tee -a "$R"; exit 1; }
 python3 tools/make_frame.py .assets/images/chelsea.png 1920 1080 $T/frame.rgb > /dev/null
-bench() {  # tag cache extra...
+bench() {  # tag cache extra... (ITERS: frames timed, default 1000)
   local tag=$1 cache=$2; shift 2
   timeout 150 $B/warpstream bench --model $ONNX --precision fp16 --lanes 1 --input device --frame $T/frame.rgb --source 1920x1080 \
-    --warmup 100 --iterations 1000 --no-progress --timing-cache $cache --json $T/$tag.json "$@" > $T/$tag.txt 2>&1
+    --warmup 100 --iterations ${ITERS:-1000} --no-progress --timing-cache $cache --json $T/$tag.json "$@" > $T/$tag.txt 2>&1
   local rc=$?
   printf '%-22s rc=%d %s\n' "$tag" $rc "$(python3 -c "import json;d=json.load(open('$T/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];e=d['env'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} gpu p50 {g['p50']:.1f} us; build {e.get('engine_build_s'):.1f} s\")" 2>/dev/null || tail -1 $T/$tag.txt)" | tee -a "$R"
 }
-bench warm_cache_0 $T/tc.json --iterations 200 > /dev/null  # writes the cache
+ITERS=200 bench warm_cache_0 $T/tc.json > /dev/null  # writes the cache
 ROWS=${WS_STATE_ROWS:-cached profiled1st profiled fresh}  # a subset for a shorter call
 for rep in $(seq 1 ${1:-3}); do
   for r in $ROWS; do

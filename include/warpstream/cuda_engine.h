@@ -335,6 +335,9 @@ struct FrameTuneFlip {
   float frame_us = 0;            ///< the frame's GPU median µs with the current choices (0: not timed)
   float flipped_frame_us = 0;    ///< ... with this flip
   int rounds_won = 0;            ///< rounds whose median was lower with the flip
+  /// Entries the flipped build timed alone (decisions the flip made reachable, e.g. a depthwise -> pointwise fusion once an
+  /// expand -> depthwise pair is split): their effect is measured with the flip's.
+  int retimed_entries = 0;
   bool kept = false;
   std::string note;  ///< why it was not timed or not kept ("no effect on the plan", "the build re-timed it", ...)
 };
@@ -348,7 +351,7 @@ struct FrameTuneReport {
   bool reverted = false;      ///< the kept flips together were not faster: the build's own choices were kept
   size_t entries = 0, contested = 0;  ///< timing-cache entries, and those with a runner-up within max_gap
   std::vector<FrameTuneFlip> flips;
-  int builds = 0;             ///< engines built (each from the timing cache: nothing re-timed alone)
+  int builds = 0;             ///< engines built (after the first, from the edited timing cache; see FrameTuneFlip::retimed_entries)
   double seconds = 0;
 };
 
@@ -370,7 +373,7 @@ class CudaEngine {
   /// the whole frame against the current plan in alternated rounds, and keeps the flip when the frame got faster
   /// (greedy: later flips are tried on top of kept ones). Finally the kept plan is timed against the build's own; the
   /// cache file keeps the faster of the two, so every later build() with that cache (bench, the lanes) uses it.
-  /// A cache written before runners-up were recorded is timed again first. Needs options.timing_cache_path; writes
+  /// (A cache written before runners-up were recorded has another identity and is timed again.) Needs options.timing_cache_path; writes
   /// temporary caches beside it ("<path>.tune.json", removed at the end). Seconds per flip: one build from the cache
   /// plus rounds × replays × 2 frames.
   /// Errors: no timing_cache_path or an option out of range (kInvalidArgument naming it); the cache cannot be read

@@ -22,6 +22,8 @@
 
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "cuda_engine_test_support.h"
 #include "lanes_gpu_support.h"
 #include "support/small_tests.h"
@@ -138,16 +140,21 @@ void check_split_form_from_cache(const std::string& path, const char* tag, const
   ASSERT_TRUE(err.empty()) << err;
   // The cache file's identity names the reduction forms allowed; build 2 allows one more, so its identity differs and
   // it would re-time everything: the identity is rewritten too.
-  std::string text = read_text(cache);
-  const std::regex key("(\"ws_pointwise_[0-9x]+_splitk[0-9]+)\"");
-  const size_t rewritten = std::distance(std::sregex_iterator(text.begin(), text.end(), key), std::sregex_iterator());
+  // Edited as JSON: only each entry's own choice ("impl"), not the runners-up it records ("alternatives").
+  nlohmann::json doc = nlohmann::json::parse(read_text(cache));
+  const std::regex key("ws_pointwise_[0-9x]+_splitk[0-9]+");
+  size_t rewritten = 0;
+  for (auto& [k, v] : doc.at("entries").items())
+    if (v.contains("impl") && v["impl"].is_string() && std::regex_match(v["impl"].get<std::string>(), key)) {
+      v["impl"] = v["impl"].get<std::string>() + suffix;
+      ++rewritten;
+    }
   if (rewritten == 0) GTEST_SKIP() << "build 1 chose no split-K tactic (timing under a sanitizer?): nothing to compare";
-  text = std::regex_replace(text, key, std::string("$1") + suffix + "\"");
-  const std::regex identity("(\"split_k_reduction\"\\s*:\\s*)\"second kernel\"");
-  ASSERT_TRUE(std::regex_search(text, identity)) << "no split_k_reduction in the cache identity of " << cache;
-  text = std::regex_replace(text, identity, cluster ? "$1\"second kernel\", \"split_k_cluster\": \"" + std::string(kernels::kPointwiseClusterRevision) + "\""
-                                                   : std::string("$1\"timed: second kernel or in-kernel\""));
-  std::ofstream(cache, std::ios::trunc) << text;
+  nlohmann::json& id = doc.at("key");
+  ASSERT_EQ(id.value("split_k_reduction", std::string()), "second kernel") << "no split_k_reduction in the cache identity of " << cache;
+  if (cluster) id["split_k_cluster"] = std::string(kernels::kPointwiseClusterRevision);
+  else id["split_k_reduction"] = "timed: second kernel or in-kernel";
+  std::ofstream(cache, std::ios::trunc) << doc.dump(1) << "\n";
 
   o.split_k_in_kernel = !cluster;
   o.split_k_cluster = cluster;
@@ -219,15 +226,18 @@ void check_forced_fusion(const std::string& path, CudaBuildOptions o, const char
   for (const TacticRecord& t : (*timed)->tactics())  // each candidate's timing: fused (chosen) or unfused (with the best fused µs)
     if (t.choice.find(named) != std::string::npos)
       std::printf("[ %-8s ]   timed: %s %.2f us: %s\n", suffix, t.node.c_str(), t.time_us, t.choice.c_str());
-  const std::string text = read_text(cache);
-  const std::regex unfused(std::string("(\\|") + suffix + "\"\\s*:\\s*\\{[^}]*\"impl\"\\s*:\\s*)\"unfused\"");
-  const size_t timed_n = std::distance(std::sregex_iterator(text.begin(), text.end(), unfused), std::sregex_iterator()) + chosen_by_timing;
+  // Edited as JSON: each "|<suffix>" decision's own choice ("impl"), not the runners-up it records ("alternatives").
+  nlohmann::json doc = nlohmann::json::parse(read_text(cache));
+  const std::string tail = std::string("|") + suffix;
+  auto is_decision = [&tail](const std::string& k) { return k.size() >= tail.size() && k.compare(k.size() - tail.size(), tail.size(), tail) == 0; };
+  size_t unfused_n = 0;
+  for (auto& [k, v] : doc.at("entries").items()) unfused_n += is_decision(k) && v.value("impl", std::string()) == "unfused";
+  const size_t timed_n = unfused_n + chosen_by_timing;
   ASSERT_GT(timed_n, 0u) << "no |" << suffix << " decision in " << cache;
-  if (every) {
-    const std::regex any(std::string("(\\|") + suffix + "\"\\s*:\\s*\\{[^}]*\"impl\"\\s*:\\s*)\"[^\"]*\"");
-    std::ofstream(cache, std::ios::trunc) << std::regex_replace(text, any, std::string("$1\"") + forced + "\"");
-  } else if (chosen_by_timing == 0) {
-    std::ofstream(cache, std::ios::trunc) << std::regex_replace(text, unfused, std::string("$1\"") + forced + "\"");
+  if (every || chosen_by_timing == 0) {
+    for (auto& [k, v] : doc.at("entries").items())
+      if (is_decision(k) && (every || v.value("impl", std::string()) == "unfused")) v["impl"] = forced;
+    std::ofstream(cache, std::ios::trunc) << doc.dump(1) << "\n";
   }
   std::string err;
   auto cmp = test::run_both(*g, Precision::kFloat16, 1e30, 0, seed, &err, o);

@@ -446,7 +446,10 @@ Result<nlohmann::json> cache_identity(int device, const std::string& hash, const
                     {"cudnn", static_cast<uint64_t>(cudnnGetVersion())}, {"cublas", static_cast<uint64_t>(cublasLtGetVersion())},
                     {"graph_hash", hash}, {"max_workspace_bytes", static_cast<uint64_t>(o.max_workspace_bytes)},
                     {"tactic_sources", tactic_sources_string(o.tactic_sources)},
-                    {"split_k_reduction", o.split_k_in_kernel ? "timed: second kernel or in-kernel" : "second kernel"}};
+                    {"split_k_reduction", o.split_k_in_kernel ? "timed: second kernel or in-kernel" : "second kernel"},
+                    // entries record their runners-up ("alternatives", what CudaEngine::tune_frame flips): a cache written
+                    // before them is timed again once
+                    {"runners_up", 1}};
   // The opt-in tactic families widen the candidate set: a cache timed without them would keep their convs on cuDNN.
   // Only named when on, so the caches of default builds keep their identity.
   if (o.cudnn_graph_convs) id["cudnn_graph_convs"] = cudnn_fe_version();  // the frontend version: indices are per version

@@ -104,12 +104,6 @@ Result<Duel> duel(Timer& t, Plan& a, Plan& b, const FrameTuneOptions& o) {
   return d;
 }
 
-bool has_alternatives(const TimingCache& c) {
-  for (const auto& [k, e] : c.entries())
-    if (!e.alternatives.empty()) return true;
-  return false;
-}
-
 Status check_options(const CudaBuildOptions& options, const FrameTuneOptions& o) {
   if (options.timing_cache_path.empty())
     return invalid_argument("tune_frame: CudaBuildOptions::timing_cache_path is empty (the check edits the timing cache and keeps its "
@@ -158,17 +152,6 @@ Result<FrameTuneReport> CudaEngine::tune_frame(const ir::Graph& graph, const Cud
   if (cache.origin() != TimingCache::Origin::kMatched)
     return invalid_argument("tune_frame: the timing cache '" + path + "' could not be read back after the build" +
                             (cache.warning().empty() ? std::string() : ": " + cache.warning()));
-  if (!has_alternatives(cache)) {  // written before runners-up were recorded: time every node again, from an empty cache
-    std::error_code ec;
-    std::filesystem::remove(path, ec);
-    WS_ASSIGN_OR_RETURN(base, make_plan(graph, options, stream.get()));
-    ++rep.builds;
-    cache = TimingCache::load_as_is(path);
-    if (cache.origin() != TimingCache::Origin::kMatched)
-      return invalid_argument("tune_frame: the re-timed cache '" + path + "' could not be read back" +
-                              (cache.warning().empty() ? std::string() : ": " + cache.warning()));
-  }
-  const TimingCache original = cache;
   rep.entries = cache.size();
 
   std::vector<Candidate> candidates;
@@ -238,7 +221,19 @@ Result<FrameTuneReport> CudaEngine::tune_frame(const ir::Graph& graph, const Cud
       rep.flips.push_back(std::move(f));
       continue;
     }
-    WS_ASSIGN_OR_RETURN(const Duel d, duel(timer, *current, *built, o));
+    f.retimed_entries = after.size() > trial.size() ? static_cast<int>(after.size() - trial.size()) : 0;
+    auto dueled = duel(timer, *current, *built, o);
+    if (!dueled) {  // a failed frame: this flip is dropped; a sticky error ends the check (the flips kept so far are saved)
+      f.note = "timing the flipped plan failed: " + dueled.status().message();
+      rep.flips.push_back(std::move(f));
+      (void)cudaGetLastError();
+      if (cudaDeviceSynchronize() != cudaSuccess) {
+        if (current != &base) (void)cache.save(path);
+        return dueled.status();
+      }
+      continue;
+    }
+    const Duel& d = *dueled;
     f.frame_us = d.a_us;
     f.flipped_frame_us = d.b_us;
     f.rounds_won = d.b_won;
@@ -246,6 +241,8 @@ Result<FrameTuneReport> CudaEngine::tune_frame(const ir::Graph& graph, const Cud
     if (!f.kept) f.note = d.b_us >= d.a_us ? "the frame was not faster" : "the frame's gain was below min_gain_us or won too few rounds";
     if (f.kept) {
       cache = after;  // the trial cache as the build left it (the flip, and anything it re-timed)
+      kept_plan.ctx.reset();  // the old kept plan's context before its engine
+      kept_plan.engine.reset();
       kept_plan = std::move(*built);
       current = &kept_plan;
     }
@@ -264,11 +261,7 @@ Result<FrameTuneReport> CudaEngine::tune_frame(const ir::Graph& graph, const Cud
     for (int r = 0; r < o.rounds; ++r) WS_RETURN_IF_ERROR(timer.frames(base, o.replays, us));
     rep.frame_before_us = rep.frame_after_us = median(std::move(us));
   }
-  if (current != &base && !rep.reverted) {
-    WS_RETURN_IF_ERROR(cache.save(path));
-  } else if (current != &base) {
-    WS_RETURN_IF_ERROR(original.save(path));
-  }
+  if (current != &base && !rep.reverted) WS_RETURN_IF_ERROR(cache.save(path));  // reverted: the file is the build's, untouched
   rep.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return rep;
 }

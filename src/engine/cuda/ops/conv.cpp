@@ -152,6 +152,12 @@ Status supports_conv(const BindContext& c) {
 struct RankedTactics {
   std::vector<TimingEntry> top;
   void offer(TimingEntry e) {
+    // The same tactic twice (cudnnFind lists an algorithm once per math type): its faster time only.
+    auto same = std::find_if(top.begin(), top.end(), [&](const TimingEntry& t) { return t.impl == e.impl && t.algo == e.algo && t.fused == e.fused; });
+    if (same != top.end()) {
+      if (same->time_us <= e.time_us) return;
+      top.erase(same);
+    }
     auto at = std::find_if(top.begin(), top.end(), [&](const TimingEntry& t) { return e.time_us < t.time_us; });
     top.insert(at, std::move(e));
     if (top.size() > TimingCache::kMaxAlternatives + 1) top.pop_back();
