@@ -444,9 +444,9 @@ int run_bench(const BenchArgs& a) {
     }
   }
   // Per-step GPU time of the network alone (its own context and stream). After the timed loop by default, so it cannot
-  // disturb the frames timed: with the profile before it (--profile-first, the order until device run 97) ResNet-50's
-  // GPU p50 read ~20 us above other rows of the same tactics; not yet isolated (docs/lanes-plan.md, "what runs before
-  // the timed loop").
+  // disturb the frames timed. The order turned out not to matter (device run 100: 309.0 µs with the profile first, 309.6
+  // after); what made a ResNet-50 row ~20 µs slower was timing its tactics in the same process (runs 100-101,
+  // engine_tactics_timed_in_process; docs/lanes-plan.md).
   auto run_profile = [&]() -> ws::Status {
     auto ctx = engine->create_context();
     if (!ctx) return ctx.status();

@@ -8,6 +8,9 @@
 #                ran until run 95)
 #   profiled     the same cache, --profile-layers 200 (after the timed loop, bench's order since run 95)
 #   fresh        no cache: every tactic timed in this process's build
+#   freshprof    fresh, with --profile-layers 200; cachedprof: cached, with --profile-layers 200 — the per-step medians of
+#                the two processes side by side (which steps a process that timed its tactics runs slower; runs 100-101
+#                found the frame ~21 us slower); printed after the medians
 # Usage (device tool, after scripts/device.sh built build-dev): [WS_STATE_ROWS="cached profiled1st profiled fresh"]
 #   bash experiments/bench_state_ab.sh [REPS=3] [MODEL=resnet50]
 #   writes $OUT/bench-state-ab.txt
@@ -41,7 +44,20 @@ for rep in $(seq 1 ${1:-3}); do
       profiled1st) bench profiled1st_$rep $T/tc.json --profile-layers 200 --profile-first ;;
       profiled) bench profiled_$rep $T/tc.json --profile-layers 200 ;;
       fresh) rm -f $T/tc_fresh.json; bench fresh_$rep $T/tc_fresh.json ;;
+      freshprof) rm -f $T/tc_fresh.json; bench freshprof_$rep $T/tc_fresh.json --profile-layers 200 ;;
+      cachedprof) bench cachedprof_$rep $T/tc.json --profile-layers 200 ;;
     esac
   done
 done
 python3 experiments/ab_medians.py "$R" | tee -a "$R"
+# Per-step medians, fresh process against cached (rep 1 of each, when both ran): the steps that differ by > 0.2 us.
+if [ -f $T/freshprof_1.json ] && [ -f $T/cachedprof_1.json ]; then
+  python3 - $T/freshprof_1.json $T/cachedprof_1.json <<'PY' | tee -a "$R"
+import json, sys
+f, c = (json.load(open(p))['env'].get('layer_profile', []) for p in sys.argv[1:3])
+print(f"per-step medians: {len(f)} steps fresh, {len(c)} cached; sums {sum(x['median_us'] for x in f):.1f} / {sum(x['median_us'] for x in c):.1f} us")
+for a, b in zip(f, c):
+    if abs(a['median_us'] - b['median_us']) > 0.2:
+        print(f"  {a['median_us']:7.2f} fresh {b['median_us']:7.2f} cached  {a['node'][:48]:48s} {a['tactic'][:60]}")
+PY
+fi
