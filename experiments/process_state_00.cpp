@@ -8,16 +8,21 @@
 //   3. time A again (t1): A's graph and arena predate the action -> a slow t1 means context-wide state, not layout
 //   4. build engine C from the same cache; time C and A (t2, t2a)
 //   5. restore the limits printed before the action (stack size, malloc heap, printf FIFO, cache config); time A (t3)
+//   6. dump every kernel node's function attributes (max dynamic smem, carveout: per function, process-wide, read at
+//      each launch) before / after the action, restore them (t4), then set each function's cache config to none (t5);
+//   7. launch A's steps once more through the libraries (one capture of its enqueue; t6)
 // It prints cudaDeviceGetLimit / cudaDeviceGetCacheConfig / cudaMemGetInfo before and after the action.
 // Timing: the host waits for each frame (as a lane); CUDA events around each replay; medians of N frames, alternated in
 // rounds so a drift shows. Not a test: no pass/fail.
 // Build: cmake --build build-dev --target exp_process_state_00
 // Run:   warpstream bench ... --timing-cache C (writes C), then exp_process_state_00 resnet50.onnx C fresh [N=2000]
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -93,6 +98,101 @@ float time_plan(Plan& p, cudaStream_t s, int n) {
   return us[static_cast<size_t>(n / 2)];
 }
 
+
+// Every kernel node of one captured enqueue of `p`: its function (driver handle) and the function-wide attributes a
+// library may change at any time (cuFuncSetAttribute / cuFuncSetCacheConfig are per function, process-wide, and read at
+// each launch, also a graph replay's), plus the node's dynamic shared memory.
+struct FuncState {
+  int max_dyn_smem = 0, carveout = 0, static_smem = 0, local = 0, regs = 0, cache_ca = 0, node_smem = 0;
+  bool operator!=(const FuncState& o) const {
+    return max_dyn_smem != o.max_dyn_smem || carveout != o.carveout || node_smem != o.node_smem;
+  }
+};
+using FuncMap = std::vector<std::pair<CUfunction, FuncState>>;
+
+FuncMap dump_funcs(Plan& p, cudaStream_t s) {
+  FuncMap out;
+  cudaGraph_t g = nullptr;
+  if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return out;
+  (void)p.ctx->enqueue(s);
+  if (cudaStreamEndCapture(s, &g) != cudaSuccess || !g) { std::printf("dump: capture failed\n"); return out; }
+  size_t n = 0;
+  cuGraphGetNodes(reinterpret_cast<CUgraph>(g), nullptr, &n);
+  std::vector<CUgraphNode> nodes(n);
+  cuGraphGetNodes(reinterpret_cast<CUgraph>(g), nodes.data(), &n);
+  for (CUgraphNode node : nodes) {
+    CUgraphNodeType t;
+    cuGraphNodeGetType(node, &t);
+    if (t != CU_GRAPH_NODE_TYPE_KERNEL) continue;
+    CUDA_KERNEL_NODE_PARAMS kp{};
+    if (cuGraphKernelNodeGetParams(node, &kp) != CUDA_SUCCESS || !kp.func) continue;
+    FuncState f;
+    cuFuncGetAttribute(&f.max_dyn_smem, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, kp.func);
+    cuFuncGetAttribute(&f.carveout, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, kp.func);
+    cuFuncGetAttribute(&f.static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, kp.func);
+    cuFuncGetAttribute(&f.local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, kp.func);
+    cuFuncGetAttribute(&f.regs, CU_FUNC_ATTRIBUTE_NUM_REGS, kp.func);
+    cuFuncGetAttribute(&f.cache_ca, CU_FUNC_ATTRIBUTE_CACHE_MODE_CA, kp.func);
+    f.node_smem = static_cast<int>(kp.sharedMemBytes);
+    const char* name = nullptr;
+    cuFuncGetName(&name, kp.func);
+    (void)name;
+    out.emplace_back(kp.func, f);
+  }
+  cudaGraphDestroy(g);
+  return out;
+}
+
+// The same functions' attributes read again (no capture: capturing would launch the steps through cuDNN again, which
+// sets the attributes its chosen algorithms want, so a dump by capture would repair what it means to observe).
+FuncMap reread(const FuncMap& m) {
+  FuncMap out = m;
+  for (auto& [fn, f] : out) {
+    cuFuncGetAttribute(&f.max_dyn_smem, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn);
+    cuFuncGetAttribute(&f.carveout, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, fn);
+  }
+  return out;
+}
+
+void print_funcs(const char* when, const FuncMap& m) {
+  std::printf("functions %s: %zu kernel nodes\n", when, m.size());
+  for (size_t i = 0; i < m.size(); ++i) {
+    const char* name = nullptr;
+    cuFuncGetName(&name, m[i].first);
+    const FuncState& f = m[i].second;
+    std::printf("  %2zu max_dyn_smem %6d carveout %4d static_smem %6d node_smem %6d local %4d regs %3d ca %d  %.90s\n", i,
+                f.max_dyn_smem, f.carveout, f.static_smem, f.node_smem, f.local, f.regs, f.cache_ca, name ? name : "?");
+  }
+}
+
+// Prints the nodes whose function attributes differ from `before`; returns how many.
+int diff_funcs(const char* when, const FuncMap& before, const FuncMap& now) {
+  int d = 0;
+  for (size_t i = 0; i < std::min(before.size(), now.size()); ++i) {
+    const FuncState &a = before[i].second, &b = now[i].second;
+    if (before[i].first != now[i].first || a != b) {
+      const char* name = nullptr;
+      cuFuncGetName(&name, now[i].first);
+      std::printf("  diff %s node %2zu: max_dyn_smem %d -> %d, carveout %d -> %d, node_smem %d -> %d%s  %.80s\n", when, i,
+                  a.max_dyn_smem, b.max_dyn_smem, a.carveout, b.carveout, a.node_smem, b.node_smem,
+                  before[i].first != now[i].first ? " (another function)" : "", name ? name : "?");
+      ++d;
+    }
+  }
+  std::printf("functions %s: %d of %zu kernel nodes differ from before the action\n", when, d, now.size());
+  return d;
+}
+
+// Sets each function's settable attributes back to `before` (max dynamic smem, carveout) and its cache config to
+// "prefer none" (cuFuncSetCacheConfig has no getter: the legacy per-function preference a library may have set).
+void restore_funcs(const FuncMap& before, bool cache_config) {
+  for (const auto& [fn, f] : before) {
+    cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f.max_dyn_smem);
+    cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, f.carveout);
+    if (cache_config) cuFuncSetCacheConfig(fn, CU_FUNC_CACHE_PREFER_NONE);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -112,11 +212,13 @@ int main(int argc, char** argv) {
   o.timing_cache_path = cache;
   Plan a;
   if (!make_plan(*g, o, s, a, "A (cache)")) return 1;
+  const FuncMap funcs0 = dump_funcs(a, s);  // A's kernel functions (one capture of its enqueue), before anything else
   time_plan(a, s, 500);  // warm
   const float t0 = time_plan(a, s, n);
   std::printf("t0  A before the action            %7.1f us\n", t0);
   const Limits before = read_limits();
   print_limits("before", before);
+  print_funcs("before", funcs0);
 
   if (action == "malloc") {
     void* p = nullptr;
@@ -138,6 +240,7 @@ int main(int argc, char** argv) {
   cudaDeviceSynchronize();
   const Limits after = read_limits();
   print_limits("after", after);
+  diff_funcs("after the action", funcs0, reread(funcs0));
 
   time_plan(a, s, 500);
   const float t1 = time_plan(a, s, n);
@@ -154,6 +257,7 @@ int main(int argc, char** argv) {
   }
   std::printf("t2  C built after the action       %7.1f us  (%+.1f)\n", tc, tc - t0);
   std::printf("t2a A again                        %7.1f us  (%+.1f)\n", ta, ta - t0);
+  diff_funcs("after C's build", funcs0, reread(funcs0));
 
   // Put the limits back as they were before the action, then time again.
   cudaDeviceSetLimit(cudaLimitStackSize, before.stack);
@@ -163,6 +267,18 @@ int main(int argc, char** argv) {
   print_limits("restored", read_limits());
   const float t3 = time_plan(a, s, n), t3c = time_plan(c, s, n);
   std::printf("t3  A / C after restoring limits   %7.1f / %7.1f us  (%+.1f / %+.1f)\n", t3, t3c, t3 - t0, t3c - t0);
+  // Put every kernel function's attributes back as they were before the action, then the legacy cache config.
+  restore_funcs(funcs0, false);
+  diff_funcs("restored", funcs0, reread(funcs0));
+  const float t4 = time_plan(a, s, n), t4c = time_plan(c, s, n);
+  std::printf("t4  A / C after restoring attrs    %7.1f / %7.1f us  (%+.1f / %+.1f)\n", t4, t4c, t4 - t0, t4c - t0);
+  restore_funcs(funcs0, true);
+  const float t5 = time_plan(a, s, n), t5c = time_plan(c, s, n);
+  std::printf("t5  A / C after cache config none  %7.1f / %7.1f us  (%+.1f / %+.1f)\n", t5, t5c, t5 - t0, t5c - t0);
+  // Launch A's steps once more through the libraries (a capture: cuDNN sets what its chosen algorithms want), time again.
+  diff_funcs("after a re-capture", funcs0, reread(dump_funcs(a, s)));
+  const float t6 = time_plan(a, s, n), t6c = time_plan(c, s, n);
+  std::printf("t6  A / C after A's steps re-launched %5.1f / %7.1f us  (%+.1f / %+.1f)\n", t6, t6c, t6 - t0, t6c - t0);
   const cudaError_t err = cudaGetLastError();
   std::printf("last CUDA error: %s\n", cudaGetErrorString(err));
   cudaStreamDestroy(s);

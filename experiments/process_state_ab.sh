@@ -19,12 +19,12 @@ rm -f $T/tc.json
 timeout 120 $B/warpstream bench --model $T/resnet50.onnx --precision fp16 --lanes 1 --input device --frame $T/frame.rgb \
   --source 1920x1080 --warmup 2 --iterations 20 --no-progress --timing-cache $T/tc.json > $T/cache.txt 2>&1
 row "write the timing cache" "rc=$? ($(elapsed) s)"
-for a in ${2:-fresh none malloc fresh_cudnn fresh_ws}; do
+for a in ${2:-fresh none malloc fresh_cudnn fresh_ws}; do  # (an action may repeat)
   if [ "$(left)" -lt 60 ]; then row "action $a" "SKIPPED (budget)"; continue; fi
   { echo "==== action $a"; timeout 150 $B/exp_process_state_00 $T/resnet50.onnx $T/tc.json $a ${1:-2000} 2>&1; echo "rc=$?"; } >> "$R"
-  row "action $a" "$(grep -E '^t[0-9]' "$R" | tail -4 | awk '{printf "%s ", $0}' | tr -s ' ' | cut -c1-240)"
+  row "action $a" "$(grep -E "^t[0-9]" "$R" | tail -7 | awk '{printf "%s ", $0}' | tr -s ' ' | cut -c1-420)"
 done
-if [ "$(left)" -gt 90 ]; then
+if [ "${WS_STATE_BENCH:-1}" = 1 ] && [ "$(left)" -gt 90 ]; then
   WS_RESNET50_DIR=$T WS_STATE_ROWS="cachedprof freshprof" bash experiments/bench_state_ab.sh 1 >> "$L/bench-state.txt" 2>&1
   row "bench_state_ab cachedprof freshprof" "rc=$? ($(elapsed) s)"
   [ -f "$OUT/bench-state-ab.txt" ] && sed 's/^/    /' "$OUT/bench-state-ab.txt" | head -60 | tee -a "$SUM"
