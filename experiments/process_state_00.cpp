@@ -3,6 +3,7 @@
 // its tactics, 310 us in one that read the same timing cache; the same choices, not a clock transient, and still slow
 // after rebuilding from the cache in the same process. This program separates the candidates in one process:
 //   1. build engine A from an existing cache; time A (t0)                       -> the clean baseline
+//   0. action `write` (a process of its own, first): times every tactic, writes the cache, exits
 //   2. the action (argv[3]): none | malloc (1 GiB cudaMalloc + memset + free) | fresh (build engine B with no cache:
 //      every tactic timed, then B destroyed) | fresh_cudnn / fresh_ws (the same with one tactic source)
 //   3. time A again (t1): A's graph and arena predate the action -> a slow t1 means context-wide state, not layout
@@ -197,7 +198,7 @@ void restore_funcs(const FuncMap& before, bool cache_config) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s MODEL.onnx TIMING_CACHE.json none|malloc|fresh|fresh_cudnn|fresh_ws [N=2000]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s MODEL.onnx TIMING_CACHE.json write|none|malloc|fresh|fresh_cudnn|fresh_ws [N=2000]\n", argv[0]);
     return 2;
   }
   const std::string model = argv[1], cache = argv[2], action = argv[3];
@@ -211,6 +212,10 @@ int main(int argc, char** argv) {
   o.precision = ws::Precision::kFloat16;
   o.timing_cache_path = cache;
   Plan a;
+  if (action == "write") {  // this process times every tactic and writes the cache for the processes that read it
+    if (!make_plan(*g, o, s, a, "write (tactics timed, cache written)")) return 1;
+    return 0;
+  }
   if (!make_plan(*g, o, s, a, "A (cache)")) return 1;
   const FuncMap funcs0 = dump_funcs(a, s);  // A's kernel functions (one capture of its enqueue), before anything else
   time_plan(a, s, 500);  // warm
