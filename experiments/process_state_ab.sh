@@ -4,7 +4,7 @@
 # export runs beside the build), writes a timing cache in a process of its own (action write), then runs experiments/process_state_00.cpp once per action, each in a
 # process of its own (none, malloc, fresh, fresh_cudnn, fresh_ws; see that file), then bench_state_ab.sh's freshprof /
 # cachedprof rows (per-step medians of the two processes side by side).
-# Usage (device tool): bash experiments/process_state_ab.sh [N=2000] [ACTIONS="fresh none malloc fresh_cudnn fresh_ws"]
+# Usage (device tool): [WS_STATE_EAGER=1] [WS_STATE_BENCH=0] bash experiments/process_state_ab.sh [N=2000] [ACTIONS="fresh none malloc fresh_cudnn fresh_ws"]
 #   writes $OUT/process-state.txt (+ summary.txt, logs.tgz as scripts/device.sh)
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -23,6 +23,13 @@ for a in ${2:-fresh none malloc fresh_cudnn fresh_ws}; do  # (an action may repe
   if [ "$(left)" -lt 60 ]; then row "action $a" "SKIPPED (budget)"; continue; fi
   { echo "==== action $a"; timeout 150 $B/exp_process_state_00 $T/resnet50.onnx $T/tc.json $a ${1:-2000} 2>&1; echo "rc=$?"; } >> "$R"
   row "action $a" "$(grep -E "^t[0-9]" "$R" | tail -7 | awk '{printf "%s ", $0}' | tr -s ' ' | cut -c1-420)"
+  # WS_STATE_EAGER=1: the same action again with every module loaded at context creation (CUDA_MODULE_LOADING=EAGER):
+  # if the slow state comes from where lazily loaded kernels land as later builds load more, it goes (or stops toggling)
+  if [ "${WS_STATE_EAGER:-0}" = 1 ] && [ "$(left)" -ge 60 ]; then
+    { echo "==== action $a, CUDA_MODULE_LOADING=EAGER"
+      CUDA_MODULE_LOADING=EAGER timeout 150 $B/exp_process_state_00 $T/resnet50.onnx $T/tc.json $a ${1:-2000} 2>&1; echo "rc=$?"; } >> "$R"
+    row "action $a (eager loading)" "$(grep -E "^t[0-9]" "$R" | tail -7 | awk '{printf "%s ", $0}' | tr -s ' ' | cut -c1-420)"
+  fi
 done
 if [ "${WS_STATE_BENCH:-1}" = 1 ] && [ "$(left)" -gt 90 ]; then
   ws_build warpstream && WS_RESNET50_DIR=$T WS_STATE_ROWS="cachedprof freshprof" bash experiments/bench_state_ab.sh 1 >> "$L/bench-state.txt" 2>&1
