@@ -374,7 +374,7 @@ class CudaEngine {
   /// (greedy: later flips are tried on top of kept ones). Finally the kept plan is timed against the build's own; the
   /// cache file keeps the faster of the two, so every later build() with that cache (bench, the lanes) uses it.
   /// (A cache written before runners-up were recorded has another identity and is timed again.) Needs options.timing_cache_path; writes
-  /// temporary caches beside it ("<path>.tune.json", removed at the end). Seconds per flip: one build from the cache
+  /// temporary caches beside it ("<path>.tune.<pid>.json", removed at the end; the calling thread's current device is put back). Seconds per flip: one build from the cache
   /// plus rounds × replays × 2 frames.
   /// Errors: no timing_cache_path or an option out of range (kInvalidArgument naming it); the cache cannot be read
   /// back after the build (kInvalidArgument with the reason); build() and enqueue() errors as they are.

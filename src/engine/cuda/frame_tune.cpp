@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include "cuda/cuda_util.h"
 #include "engine/ir/timing_cache.h"
 #include "warpstream/cuda_engine.h"
@@ -130,13 +132,20 @@ Result<FrameTuneReport> CudaEngine::tune_frame(const ir::Graph& graph, const Cud
   WS_RETURN_IF_ERROR(check_options(options, o));
   const auto t0 = Clock::now();
   FrameTuneReport rep;
+  int caller_device = 0;  // put back on every return: the check must not move the caller's thread to options.device
+  WS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&caller_device));
+  struct DeviceRestore {
+    int d;
+    ~DeviceRestore() { (void)cudaSetDevice(d); }
+  } device_restore{caller_device};
   WS_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device));
   WS_ASSIGN_OR_RETURN(cuda::Stream stream, cuda::Stream::create());
   WS_ASSIGN_OR_RETURN(cuda::Event ev0, cuda::Event::create());
   WS_ASSIGN_OR_RETURN(cuda::Event ev1, cuda::Event::create());
   Timer timer{stream.get(), std::move(ev0), std::move(ev1)};
   const std::string path = options.timing_cache_path;
-  const std::string trial_path = path + ".tune.json";
+  // per process, so two checks on one cache (two processes) do not write each other's trial caches
+  const std::string trial_path = path + ".tune." + std::to_string(::getpid()) + ".json";
   struct Cleanup {
     std::string p;
     ~Cleanup() {
