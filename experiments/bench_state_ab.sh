@@ -56,8 +56,12 @@ if [ -f $T/freshprof_1.json ] && [ -f $T/cachedprof_1.json ]; then
 import json, sys
 f, c = (json.load(open(p))['env'].get('layer_profile', []) for p in sys.argv[1:3])
 print(f"per-step medians: {len(f)} steps fresh, {len(c)} cached; sums {sum(x['median_us'] for x in f):.1f} / {sum(x['median_us'] for x in c):.1f} us")
+small, small_sum = 0, 0.0
 for a, b in zip(f, c):
     if abs(a['median_us'] - b['median_us']) > 0.2:
         print(f"  {a['median_us']:7.2f} fresh {b['median_us']:7.2f} cached  {a['node'][:48]:48s} {a['tactic'][:60]}")
+    else:
+        small, small_sum = small + 1, small_sum + a['median_us'] - b['median_us']
+print(f"  the other {small} steps (|difference| <= 0.2 us each): {small_sum:+.1f} us together")
 PY
 fi

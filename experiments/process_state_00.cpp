@@ -8,7 +8,8 @@
 //      every tactic timed, then B destroyed) | fresh_cudnn / fresh_ws (the same with one tactic source)
 //   3. time A again (t1): A's graph and arena predate the action -> a slow t1 means context-wide state, not layout
 //   4. build engine C from the same cache; time C and A (t2, t2a)
-//   5. restore the limits printed before the action (stack size, malloc heap, printf FIFO, cache config); time A (t3)
+//   5. restore the limits printed before the action (stack size, malloc heap, device cache config; not the printf FIFO
+//      or the L2 persisting size, which did not differ in run 102); time A (t3)
 //   6. dump every kernel node's function attributes (max dynamic smem, carveout: per function, process-wide, read at
 //      each launch) before / after the action, restore them (t4), then set each function's cache config to none (t5);
 //   7. launch A's steps once more through the libraries (one capture of its enqueue; t6)
@@ -73,7 +74,7 @@ bool make_plan(const ws::ir::Graph& g, const ws::CudaBuildOptions& o, cudaStream
     if (auto st = p.ctx->enqueue(s); !st.is_ok()) { std::printf("%s: enqueue: %s\n", what, st.to_string().c_str()); return false; }
   cudaStreamSynchronize(s);
   size_t timed = 0;
-  for (const auto& t : p.engine->tactics()) timed += t.from_cache ? 0 : 1;
+  for (const auto& t : p.engine->tactics()) timed += !t.from_cache && !t.same_problem && t.time_us > 0;  // as bench counts
   std::printf("%s: built, %zu kernels, %zu tactics timed in this build\n", what, p.engine->kernel_count(), timed);
   return true;
 }
@@ -103,6 +104,17 @@ float time_plan(Plan& p, cudaStream_t s, int n) {
 // Every kernel node of one captured enqueue of `p`: its function (driver handle) and the function-wide attributes a
 // library may change at any time (cuFuncSetAttribute / cuFuncSetCacheConfig are per function, process-wide, and read at
 // each launch, also a graph replay's), plus the node's dynamic shared memory.
+// The kernel's name (cuFuncGetName: CUDA 12.3+), "?" before that.
+const char* func_name(CUfunction f) {
+  const char* name = nullptr;
+#if CUDA_VERSION >= 12030
+  if (cuFuncGetName(&name, f) != CUDA_SUCCESS) name = nullptr;
+#else
+  (void)f;
+#endif
+  return name ? name : "?";
+}
+
 struct FuncState {
   int max_dyn_smem = 0, carveout = 0, static_smem = 0, local = 0, regs = 0, cache_ca = 0, node_smem = 0;
   bool operator!=(const FuncState& o) const {
@@ -121,12 +133,17 @@ FuncMap dump_funcs(Plan& p, cudaStream_t s) {
   cuGraphGetNodes(reinterpret_cast<CUgraph>(g), nullptr, &n);
   std::vector<CUgraphNode> nodes(n);
   cuGraphGetNodes(reinterpret_cast<CUgraph>(g), nodes.data(), &n);
+  size_t skipped = 0;
   for (CUgraphNode node : nodes) {
     CUgraphNodeType t;
     cuGraphNodeGetType(node, &t);
     if (t != CU_GRAPH_NODE_TYPE_KERNEL) continue;
     CUDA_KERNEL_NODE_PARAMS kp{};
-    if (cuGraphKernelNodeGetParams(node, &kp) != CUDA_SUCCESS || !kp.func) continue;
+    if (cuGraphKernelNodeGetParams(node, &kp) != CUDA_SUCCESS) { ++skipped; continue; }
+#if CUDA_VERSION >= 12000
+    if (!kp.func && kp.kern) cuKernelGetFunction(&kp.func, kp.kern);  // a node launched from a CUkernel (library handle)
+#endif
+    if (!kp.func) { ++skipped; continue; }
     FuncState f;
     cuFuncGetAttribute(&f.max_dyn_smem, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, kp.func);
     cuFuncGetAttribute(&f.carveout, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, kp.func);
@@ -135,12 +152,10 @@ FuncMap dump_funcs(Plan& p, cudaStream_t s) {
     cuFuncGetAttribute(&f.regs, CU_FUNC_ATTRIBUTE_NUM_REGS, kp.func);
     cuFuncGetAttribute(&f.cache_ca, CU_FUNC_ATTRIBUTE_CACHE_MODE_CA, kp.func);
     f.node_smem = static_cast<int>(kp.sharedMemBytes);
-    const char* name = nullptr;
-    cuFuncGetName(&name, kp.func);
-    (void)name;
     out.emplace_back(kp.func, f);
   }
   cudaGraphDestroy(g);
+  if (skipped) std::printf("dump: %zu kernel nodes without a readable function skipped\n", skipped);
   return out;
 }
 
@@ -158,11 +173,9 @@ FuncMap reread(const FuncMap& m) {
 void print_funcs(const char* when, const FuncMap& m) {
   std::printf("functions %s: %zu kernel nodes\n", when, m.size());
   for (size_t i = 0; i < m.size(); ++i) {
-    const char* name = nullptr;
-    cuFuncGetName(&name, m[i].first);
     const FuncState& f = m[i].second;
     std::printf("  %2zu max_dyn_smem %6d carveout %4d static_smem %6d node_smem %6d local %4d regs %3d ca %d  %.90s\n", i,
-                f.max_dyn_smem, f.carveout, f.static_smem, f.node_smem, f.local, f.regs, f.cache_ca, name ? name : "?");
+                f.max_dyn_smem, f.carveout, f.static_smem, f.node_smem, f.local, f.regs, f.cache_ca, func_name(m[i].first));
   }
 }
 
@@ -172,11 +185,9 @@ int diff_funcs(const char* when, const FuncMap& before, const FuncMap& now) {
   for (size_t i = 0; i < std::min(before.size(), now.size()); ++i) {
     const FuncState &a = before[i].second, &b = now[i].second;
     if (before[i].first != now[i].first || a != b) {
-      const char* name = nullptr;
-      cuFuncGetName(&name, now[i].first);
       std::printf("  diff %s node %2zu: max_dyn_smem %d -> %d, carveout %d -> %d, node_smem %d -> %d%s  %.80s\n", when, i,
                   a.max_dyn_smem, b.max_dyn_smem, a.carveout, b.carveout, a.node_smem, b.node_smem,
-                  before[i].first != now[i].first ? " (another function)" : "", name ? name : "?");
+                  before[i].first != now[i].first ? " (another function)" : "", func_name(now[i].first));
       ++d;
     }
   }
