@@ -73,8 +73,19 @@ TEST(CudaEngineFrameTune, FlipsStayCorrectAndTheCacheKeepsThePlan) {
   fo.replays = 20;
   fo.rounds = 1;
   fo.min_gain_us = 0.0f;  // any faster frame keeps its flip: the kept path runs
+  int caller_device = -1;
+  ASSERT_EQ(cudaGetDevice(&caller_device), cudaSuccess);
   auto rep = CudaEngine::tune_frame(mbconv_blocks(), opt, fo);
   ASSERT_TRUE(rep.is_ok()) << rep.status().to_string();
+  int device_after = -1;
+  ASSERT_EQ(cudaGetDevice(&device_after), cudaSuccess);
+  EXPECT_EQ(device_after, caller_device) << "tune_frame must put the caller's current device back";
+  // The trial caches ("<cache>.tune.<pid>.json" and its lock) are removed at the end.
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(cache_path).parent_path())) {
+    const std::string name = entry.path().filename().string();
+    const std::string stem = std::filesystem::path(cache_path).filename().string() + ".tune.";
+    EXPECT_NE(name.rfind(stem, 0), 0u) << "left behind: " << entry.path();
+  }
   std::printf("[ tune     ] %zu entries, %zu contested, %zu flips, frame %.2f -> %.2f us%s, %d builds, %.1f s\n", rep->entries, rep->contested,
               rep->flips.size(), rep->frame_before_us, rep->frame_after_us, rep->reverted ? " (reverted)" : "", rep->builds, rep->seconds);
   EXPECT_GT(rep->entries, 0u);
