@@ -22,6 +22,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <iterator>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -213,7 +214,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string model = argv[1], cache = argv[2], action = argv[3];
-  const int n = argc > 4 ? std::max(100, std::atoi(argv[4])) : 2000;
+  const long n_arg = argc > 4 ? std::strtol(argv[4], nullptr, 10) : 2000;
+  if (n_arg < 100 || n_arg > 1000000) {  // the samples are kept: bounded memory, and a typo is not a silent default
+    std::fprintf(stderr, "N must be 100..1000000 frames, got '%s'\n", argv[4]);
+    return 2;
+  }
+  const int n = static_cast<int>(n_arg);
+  static const char* const kActions[] = {"write", "none", "malloc", "fresh", "fresh_cudnn", "fresh_ws"};
+  if (std::none_of(std::begin(kActions), std::end(kActions), [&](const char* k) { return action == k; })) {
+    std::fprintf(stderr, "unknown action '%s' (write, none, malloc, fresh, fresh_cudnn or fresh_ws)\n", action.c_str());
+    return 2;
+  }
   auto g = ws::ir::import_onnx(model);
   if (!g) { std::printf("import: %s\n", g.status().to_string().c_str()); return 1; }
   cudaSetDevice(0);
@@ -249,10 +260,7 @@ int main(int argc, char** argv) {
     if (action == "fresh_ws") f.tactic_sources = ws::kTacticWarpStream | ws::kTacticCublasLt;
     Plan b;
     make_plan(*g, f, s, b, "B (fresh)");
-  } else if (action != "none") {
-    std::printf("unknown action %s\n", action.c_str());
-    return 2;
-  }
+  }  // "none": nothing (the action was checked against kActions above)
   cudaDeviceSynchronize();
   const Limits after = read_limits();
   print_limits("after", after);
