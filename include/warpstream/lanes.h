@@ -9,6 +9,7 @@
 ///               CudaBuildOptions::hwc8_input_port; the preprocess then writes fp16 [1, H, W, 8], channels 3..7 zero,
 ///               and the engine runs no reformat of it)
 ///     wait(lane):    end event sync ─► span<const TopKEntry> read from the mapped result slot
+///     armed_launch:  acquire enqueues [doorbell wait ─► start event ─► graph ─► end event]; submit rings the doorbell
 ///
 /// Everything that allocates, chooses or may fail for a reason other than misuse happens in
 /// Pipeline::build: per lane one ExecutionContext (its own arena; its input tensor is the lane's device
@@ -36,6 +37,7 @@
 /// Threads: try_acquire may be called from any thread (lock-free). The calls on one acquired lane
 /// (input, submit, wait, release …) must come from one thread at a time — the lane's owner.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -92,6 +94,23 @@ struct PipelineOptions {
   /// default). For side-by-side measurements (`warpstream bench --input-wavefront-steps`). Checked by Pipeline::build
   /// whether or not input_wavefront is set: outside 1..2 is kInvalidArgument.
   int input_wavefront_steps = 2;
+  /// Armed launch (graph mode only): the lane's frame is enqueued when the lane is acquired — a stream wait on the
+  /// lane's doorbell (a 32-bit word in mapped pinned host memory; cuStreamWaitValue32, CU_STREAM_WAIT_VALUE_EQ), then
+  /// the start event, the graph launch and the end event — and submit() only rings the doorbell (one host store after
+  /// a full fence). The graph launch's host time (~5 µs, with a tail of ~15 µs on a busy host: `enqueue_us` in
+  /// `warpstream bench`) then runs while the producer writes the frame, not between the frame and its result; the GPU
+  /// starts the frame when its front end sees the doorbell. Same graph, same results, bit for bit.
+  /// Caveats, which is why it is off by default:
+  ///   - between acquire and submit the lane's stream waits on the host: a cudaDeviceSynchronize (or a sync of that
+  ///     stream) in that window waits for the submit, i.e. forever on a thread that would submit after it;
+  ///   - a lane released without a submit stays armed (its next acquire does not arm again); the Pipeline's destructor
+  ///     rings every armed lane (its graph runs once more on the slot's bytes) before it drains the streams;
+  ///   - a stream wait holds the hardware queue its stream is mapped to; with more streams in the process than
+  ///     CUDA_DEVICE_MAX_CONNECTIONS (8 by default) an unrelated stream can share that queue and wait too. Build
+  ///     therefore refuses more than 4 lanes with armed_launch (kInvalidArgument).
+  /// Errors at build: use_cuda_graph false, lanes > 4 (kInvalidArgument); the driver without stream memory
+  /// operations on mapped host memory (kUnsupported, from a doorbell round trip made at build).
+  bool armed_launch = false;
 };
 
 /// Handle of an acquired lane: a plain value (index + generation), cheap to copy.
@@ -119,7 +138,9 @@ class Pipeline {
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
 
-  /// A Free lane, now Acquired; nothing when every lane is busy (backpressure). Lock-free.
+  /// A Free lane, now Acquired; nothing when every lane is busy (backpressure). Lock-free. With armed_launch the
+  /// acquiring thread then enqueues the lane's frame behind its doorbell (the graph launch's host time is spent here);
+  /// a failure to arm leaves the lane unarmed and submit() launches as usual (armed_failures() counts them).
   std::optional<Lane> try_acquire();
   /// Acquires lane `index` specifically. Errors: index out of range (kInvalidArgument); the lane is
   /// busy (kFailedPrecondition, names its state).
@@ -166,6 +187,9 @@ class Pipeline {
   /// PipelineOptions::input_wavefront as built: "on: 1 step waits on rows", "on: 2 steps wait on rows" (chained),
   /// "off: <why>", or "" when not asked for.
   const std::string& wavefront_state() const { return wavefront_note_; }
+  /// With armed_launch: how many acquires could not arm their lane (a CUDA error while enqueuing; submit launched as
+  /// usual for those frames). Always 0 without armed_launch.
+  uint64_t armed_failures() const;
 
   struct LaneSlot;  // defined in src/lanes/pipeline.cpp
 
@@ -180,7 +204,11 @@ class Pipeline {
   bool input_fp16_ = false;
   bool input_hwc8_ = false;  ///< the engine's input is TensorFormat::kHWC8: the NHWC8 preprocess writes it
   std::string wavefront_note_;
+  void* wait_value32_ = nullptr;  ///< armed_launch: the driver's cuStreamWaitValue32 (cudaGetDriverEntryPointByVersion)
   std::vector<std::unique_ptr<LaneSlot>> lanes_;
+  /// armed_launch: enqueues the lane's frame behind its doorbell; on failure the lane is left unarmed (rung if needed).
+  Status arm(LaneSlot& slot);
+  std::atomic<uint64_t> armed_failures_{0};
 };
 
 /// Result of one LaneClassifier::classify call.

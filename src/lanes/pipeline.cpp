@@ -4,6 +4,7 @@
 // Tests: tests/gpu/lanes_*_test.cpp (ws_gpu_tests --gtest_filter='Lane*:Pipeline*').
 #include "warpstream/lanes.h"
 
+#include <cuda.h>  // types and constants only (CUstream, CU_STREAM_WAIT_VALUE_EQ): the driver call comes from its entry point
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -88,6 +89,12 @@ struct Pipeline::LaneSlot {
   kernels::TopKPair* result_device = nullptr;
   kernels::PreprocessNormalize normalize;
   RowSignal wavefront;  // the input wavefront's signal (PipelineOptions::input_wavefront), empty when off
+  // armed_launch: the doorbell word (mapped pinned), its device alias, the value the armed wait expects, and whether
+  // the lane's frame is enqueued behind it (set by arm, cleared by the submit that rings it)
+  cuda::PinnedBuffer doorbell;
+  CUdeviceptr doorbell_device = 0;
+  uint32_t doorbell_seq = 0;
+  bool armed = false;
   GraphExec graph;
   int64_t submitted_w = 0, submitted_h = 0;
 
@@ -95,15 +102,53 @@ struct Pipeline::LaneSlot {
   void store_state(LaneState s) { state.store(static_cast<uint32_t>(s), std::memory_order_release); }
 };
 
+namespace {
+using StreamWaitValue32Fn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+
+/// Rings a lane's doorbell with `value`: a full fence (the producer's stores into the input slot are globally visible
+/// first), then one store the GPU's front end reads over the bus.
+void ring_doorbell(cuda::PinnedBuffer& doorbell, uint32_t value) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  std::atomic_ref<uint32_t>(*static_cast<uint32_t*>(doorbell.get())).store(value, std::memory_order_seq_cst);
+}
+}  // namespace
+
 Pipeline::~Pipeline() {
-  // Nothing may be in flight when the buffers go away: a Submitted lane's stream is drained first.
+  // Nothing may be in flight when the buffers go away: a Submitted lane's stream is drained first, and an armed
+  // lane's stream waits on its doorbell until rung (its graph then runs once more on the slot's bytes).
   for (auto& l : lanes_) {
+    if (l && l->armed) ring_doorbell(l->doorbell, l->doorbell_seq);
     if (l && l->stream.get()) cudaStreamSynchronize(l->stream.get());
   }
   lanes_.clear();  // graphs, contexts, buffers, events, streams (members in reverse order)
 }
 
 size_t Pipeline::lane_count() const { return lanes_.size(); }
+
+uint64_t Pipeline::armed_failures() const { return armed_failures_.load(std::memory_order_relaxed); }
+
+Status Pipeline::arm(LaneSlot& l) {
+  cudaStream_t s = l.stream.get();
+  const uint32_t seq = l.doorbell_seq + 1;  // wraps after 2^32 frames: the wait is for equality, so that is fine
+  const CUresult r = reinterpret_cast<StreamWaitValue32Fn>(wait_value32_)(reinterpret_cast<CUstream>(s), l.doorbell_device, seq,
+                                                                         CU_STREAM_WAIT_VALUE_EQ);
+  if (r != CUDA_SUCCESS) {
+    return Status(StatusCode::kCuda, "armed launch: cuStreamWaitValue32 on lane " + std::to_string(l.index) +
+                                         "'s doorbell failed (CUresult " + std::to_string(static_cast<int>(r)) + ")");
+  }
+  l.doorbell_seq = seq;
+  cudaError_t e = cudaEventRecord(l.start.get(), s);
+  if (e == cudaSuccess) e = cudaGraphLaunch(l.graph.get(), s);
+  if (e == cudaSuccess) e = cudaEventRecord(l.end.get(), s);
+  if (e != cudaSuccess) {
+    // The stream already waits on the doorbell: ring it, so that what did get enqueued runs and nothing hangs; the
+    // lane stays unarmed and submit() launches as usual.
+    ring_doorbell(l.doorbell, seq);
+    return cuda::cuda_status(e, "armed launch (event record / cudaGraphLaunch behind the doorbell)", __FILE__, __LINE__);
+  }
+  l.armed = true;
+  return Status::ok();
+}
 
 size_t Pipeline::input_slot_bytes() const {
   return static_cast<size_t>(options_.src_width) * static_cast<size_t>(options_.src_height) * 3;
@@ -169,6 +214,13 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(std::shared_ptr<CudaEngine> en
   if (options.input_wavefront_steps < 1 || options.input_wavefront_steps > 2) {
     return invalid_argument("input_wavefront_steps = " + std::to_string(options.input_wavefront_steps) + " is out of range 1..2");
   }
+  if (options.armed_launch && !options.use_cuda_graph) {
+    return invalid_argument("armed_launch needs use_cuda_graph (the frame enqueued at acquire is the lane's captured graph)");
+  }
+  if (options.armed_launch && options.lanes > 4) {
+    return invalid_argument("armed_launch with " + std::to_string(options.lanes) + " lanes: at most 4 (each armed lane's stream "
+                            "holds a hardware queue while it waits for submit; CUDA_DEVICE_MAX_CONNECTIONS is 8 by default)");
+  }
   if (engine->num_inputs() != 1 || engine->num_outputs() < 1) {
     return unsupported("a lane needs an engine with one input and at least one output; this one has " +
                        std::to_string(engine->num_inputs()) + " inputs, " + std::to_string(engine->num_outputs()) +
@@ -223,6 +275,15 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(std::shared_ptr<CudaEngine> en
   p->input_hwc8_ = in.format == TensorFormat::kHWC8;
   const size_t slot_bytes = p->input_slot_bytes();
   const std::string where = " (building lane ";
+  if (options.armed_launch) {  // the driver's stream wait, without linking libcuda (the runtime hands out its entry points)
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &p->wait_value32_, 12000, cudaEnableDefault, &found);
+    if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || !p->wait_value32_) {
+      (void)cudaGetLastError();
+      return unsupported(std::string("armed_launch: the CUDA driver does not provide cuStreamWaitValue32 (") + cudaGetErrorName(e) +
+                         ", query result " + std::to_string(static_cast<int>(found)) + "); build the pipeline without armed_launch");
+    }
+  }
 
   for (int i = 0; i < options.lanes; ++i) {
     auto l = std::make_unique<LaneSlot>();
@@ -315,6 +376,21 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(std::shared_ptr<CudaEngine> en
       WS_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(l->graph.get(), s));
       WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s));
     }
+    if (options.armed_launch) {
+      // The doorbell, and one armed round trip now (arm, ring, drain): a driver that cannot wait on mapped host memory
+      // fails here, at build, with the reason, and not at the first acquire.
+      WS_ASSIGN_OR_RETURN(l->doorbell, cuda::PinnedBuffer::allocate(64, cudaHostAllocMapped));
+      std::memset(l->doorbell.get(), 0, l->doorbell.bytes());
+      l->doorbell_device = reinterpret_cast<CUdeviceptr>(l->doorbell.device_ptr());
+      if (!l->doorbell_device) return internal_error("lane " + std::to_string(i) + ": no device alias for the doorbell (init_device first)");
+      if (Status st = p->arm(*l); !st.is_ok()) {
+        (void)cudaStreamSynchronize(l->stream.get());
+        return Status(StatusCode::kUnsupported, st.message() + lane_name + "; build the pipeline without armed_launch");
+      }
+      l->armed = false;
+      ring_doorbell(l->doorbell, l->doorbell_seq);
+      WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(l->stream.get()));
+    }
     p->lanes_.push_back(std::move(l));
   }
   return p;
@@ -345,6 +421,7 @@ std::optional<Lane> Pipeline::try_acquire() {
     if (l->state.compare_exchange_strong(expected, static_cast<uint32_t>(LaneState::kAcquired),
                                          std::memory_order_acq_rel)) {
       const uint32_t gen = l->generation.fetch_add(1, std::memory_order_acq_rel) + 1;
+      if (options_.armed_launch && !l->armed && !arm(*l).is_ok()) armed_failures_.fetch_add(1, std::memory_order_relaxed);
       return Lane{l->index, gen};
     }
   }
@@ -363,6 +440,7 @@ Result<Lane> Pipeline::acquire(size_t index) {
                                lane_state_name(static_cast<LaneState>(expected)) + ")");
   }
   const uint32_t gen = l.generation.fetch_add(1, std::memory_order_acq_rel) + 1;
+  if (options_.armed_launch && !l.armed && !arm(l).is_ok()) armed_failures_.fetch_add(1, std::memory_order_relaxed);
   return Lane{l.index, gen};
 }
 
@@ -397,6 +475,14 @@ Status Pipeline::submit(Lane lane, int64_t w, int64_t h) {
                             "); build a Pipeline for that size, or use direct enqueue");
   }
   LaneSlot& l = *lanes_[lane.index];
+  if (l.armed) {  // the frame is enqueued behind the lane's doorbell (armed_launch): ring it (a fence, then the store)
+    ring_doorbell(l.doorbell, l.doorbell_seq);
+    l.armed = false;
+    l.submitted_w = w;
+    l.submitted_h = h;
+    l.store_state(LaneState::kSubmitted);
+    return Status::ok();
+  }
   cudaStream_t s = l.stream.get();
   // The producer's stores into the input slot (mapped: read by the kernel over the bus; copy: read by the
   // DMA engine) must be globally visible before the launch's doorbell write: a full fence.

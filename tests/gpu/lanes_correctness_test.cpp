@@ -227,6 +227,8 @@ TEST(LaneGraphVsDirect, BitwiseEqualLogits) {
 // same mapped input slot; every result read from the mapped result slot right after wait() must be the
 // one of the frame just written — a stale input read or a stale result read shows as the other frame's
 // classes. Expected results are each frame's first GPU result (deterministic) and agree with the CPU.
+// Armed launch (PipelineOptions::armed_launch) is the sharpest case: the frame is enqueued at acquire, before the
+// producer writes the slot, and must still read the bytes written before submit rang the doorbell.
 TEST(LaneMappedOrdering, AlternatingFramesNeverStale) {
   WS_DEMO_ENGINE_OR_FAIL(engine, Precision::kFloat32);
   CpuEngine* cpu = test::demo_cpu_engine();
@@ -248,14 +250,16 @@ TEST(LaneMappedOrdering, AlternatingFramesNeverStale) {
     if (differ) break;
   }
   ASSERT_TRUE(differ) << "no pair of frames with different CPU rankings found";
-  for (bool graph : {true, false}) {
-    SCOPED_TRACE(graph ? "graph" : "direct");
+  for (const char* mode : {"graph", "direct", "armed"}) {
+    SCOPED_TRACE(mode);
+    const bool graph = std::string(mode) != "direct";
     PipelineOptions o;
     o.lanes = 1;
     o.src_width = kW;
     o.src_height = kH;
     o.k = kK;
     o.use_cuda_graph = graph;
+    o.armed_launch = std::string(mode) == "armed";
     auto built = Pipeline::build(engine, o);
     ASSERT_TRUE(built.is_ok()) << built.status().to_string();
     Pipeline& p = **built;
@@ -285,9 +289,91 @@ TEST(LaneMappedOrdering, AlternatingFramesNeverStale) {
       ++frames;
     }
     EXPECT_EQ(stale, 0);
-    std::printf("C10 ordering (%s): %d alternating frames through one mapped slot, %d stale results\n",
-                graph ? "graph" : "direct", frames, stale);
+    EXPECT_EQ(p.armed_failures(), 0u);
+    std::printf("C10 ordering (%s): %d alternating frames through one mapped slot, %d stale results\n", mode, frames, stale);
   }
+}
+
+// Armed launch runs the lane's captured graph, only enqueued earlier: logits bitwise equal to the plain graph's, in every
+// input mode; a lane released unsubmitted stays armed and its next frame is still right; a pipeline destroyed with an
+// armed lane returns (its destructor rings the doorbell before it drains the stream).
+TEST(LaneArmedLaunch, BitwiseEqualToPlainGraph) {
+  WS_DEMO_ENGINE_OR_FAIL(engine, Precision::kFloat16);
+  constexpr int64_t kW = 96, kH = 80;
+  for (LaneInput input : {LaneInput::kMapped, LaneInput::kCopy, LaneInput::kDevice}) {
+    SCOPED_TRACE(lane_input_name(input));
+    std::vector<cuda::DeviceBuffer> frames_plain, frames_armed;
+    PipelineOptions o;
+    ASSERT_TRUE(test::lane_test_options(&o, &frames_plain, 2, kW, kH, 5, input, true).is_ok());
+    auto plain = Pipeline::build(engine, o);
+    o.device_inputs.clear();
+    ASSERT_TRUE(test::lane_test_options(&o, &frames_armed, 2, kW, kH, 5, input, true).is_ok());
+    o.armed_launch = true;
+    auto armed = Pipeline::build(engine, o);
+    ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
+    ASSERT_TRUE(armed.is_ok()) << armed.status().to_string();
+    for (int f = 0; f < 6; ++f) {
+      const uint64_t seed = test::seed_for("armed-" + std::to_string(f));
+      const auto frame = random_frame(kW, kH, seed);
+      std::vector<float> logits[2];
+      int i = 0;
+      for (Pipeline* p : {plain->get(), armed->get()}) {
+        // A device frame is written before the acquire: once a lane is armed, a copy on another stream could share the
+        // armed stream's hardware queue and wait for the submit (PipelineOptions::armed_launch, caveats).
+        if (input == LaneInput::kDevice) {
+          auto& frames = p == plain->get() ? frames_plain : frames_armed;
+          ASSERT_TRUE(cuda::copy_to_device(frames[0].get(), frame.data(), frame.size()).is_ok());
+        }
+        auto lane = p->acquire(0);
+        ASSERT_TRUE(lane.is_ok()) << lane.status().to_string();
+        if (f == 3 && p == armed->get()) {  // abandoned before submit: the lane stays armed; the next acquire reuses that
+          ASSERT_TRUE(p->release(*lane).is_ok());
+          lane = p->acquire(0);
+          ASSERT_TRUE(lane.is_ok()) << lane.status().to_string();
+        }
+        if (input != LaneInput::kDevice) std::memcpy(p->input(*lane).data(), frame.data(), frame.size());
+        ASSERT_TRUE(p->submit(*lane, kW, kH).is_ok());
+        auto t = p->wait(*lane);
+        ASSERT_TRUE(t.is_ok()) << t.status().to_string();
+        logits[i].resize(size_t(p->classes()));
+        ASSERT_TRUE(p->copy_logits(*lane, logits[i]).is_ok());
+        auto ms = p->gpu_time_ms(*lane);
+        ASSERT_TRUE(ms.is_ok()) << ms.status().to_string();
+        EXPECT_GT(*ms, 0.0f);
+        ASSERT_TRUE(p->release(*lane).is_ok());
+        ++i;
+      }
+      EXPECT_EQ(std::memcmp(logits[0].data(), logits[1].data(), logits[0].size() * 4), 0) << "frame " << f << " seed " << seed;
+    }
+    EXPECT_EQ((*armed)->armed_failures(), 0u);
+    // Leave one lane acquired (armed, never submitted) and one released unsubmitted (armed, free): the destructor must
+    // ring both and return.
+    auto a0 = (*armed)->try_acquire();
+    auto a1 = (*armed)->try_acquire();
+    ASSERT_TRUE(a0 && a1);
+    ASSERT_TRUE((*armed)->release(*a1).is_ok());
+    armed->reset();
+  }
+}
+
+TEST(LaneArmedLaunch, OptionErrors) {
+  WS_DEMO_ENGINE_OR_FAIL(engine, Precision::kFloat32);
+  PipelineOptions o;
+  o.lanes = 1;
+  o.src_width = 64;
+  o.src_height = 48;
+  o.armed_launch = true;
+  o.use_cuda_graph = false;
+  auto direct = Pipeline::build(engine, o);
+  ASSERT_FALSE(direct.is_ok());
+  EXPECT_EQ(direct.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(direct.status().message().find("use_cuda_graph"), std::string::npos) << direct.status().to_string();
+  o.use_cuda_graph = true;
+  o.lanes = 5;
+  auto many = Pipeline::build(engine, o);
+  ASSERT_FALSE(many.is_ok());
+  EXPECT_EQ(many.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(many.status().message().find("at most 4"), std::string::npos) << many.status().to_string();
 }
 
 }  // namespace

@@ -32,13 +32,17 @@ using ZeroAllocParam = std::tuple<bool /*graph*/, LaneInput, uint32_t /*tactic s
 class LaneZeroAlloc : public testing::TestWithParam<ZeroAllocParam> {};
 
 // The counted cycles on `engine` (label: the engine, for the printed line).
-void steady_state_cycles(const std::shared_ptr<CudaEngine>& engine, bool graph, LaneInput input, const std::string& label) {
+void steady_state_cycles(const std::shared_ptr<CudaEngine>& engine, bool graph, LaneInput input, const std::string& label,
+                         bool armed = false) {
   bool uses_cudnn = false;
   for (const auto& t : engine->tactics()) uses_cudnn = uses_cudnn || t.choice.rfind("cudnn", 0) == 0;
   constexpr int kLanes = 2;
   constexpr int64_t kW = 40, kH = 30;
   std::vector<cuda::DeviceBuffer> device_frames;
-  auto built = test::build_test_pipeline(engine, &device_frames, kLanes, kW, kH, 5, input, graph, 1);
+  PipelineOptions o;
+  ASSERT_TRUE(test::lane_test_options(&o, &device_frames, kLanes, kW, kH, 5, input, graph, 1).is_ok());
+  o.armed_launch = armed;
+  auto built = Pipeline::build(engine, o);
   ASSERT_TRUE(built.is_ok()) << built.status().to_string();
   Pipeline& p = **built;
 
@@ -93,8 +97,9 @@ void steady_state_cycles(const std::shared_ptr<CudaEngine>& engine, bool graph, 
     EXPECT_EQ(heap_count % uint64_t(n), 0u) << heap_count << " host allocations over " << n << " cycles";
   }
   EXPECT_EQ(cuda_after - cuda_before, 0u) << "CUDA allocations over " << n << " cycles";
-  std::printf("zero-alloc %s/%s/%s%s: %d cycles, %llu heap allocations, %llu CUDA allocations (checksum %d)\n",
-              graph ? "graph" : "direct", lane_input_name(input), label.c_str(),
+  EXPECT_EQ(p.armed_failures(), 0u);
+  std::printf("zero-alloc %s%s/%s/%s%s: %d cycles, %llu heap allocations, %llu CUDA allocations (checksum %d)\n",
+              graph ? "graph" : "direct", armed ? "+armed" : "", lane_input_name(input), label.c_str(),
               uses_cudnn ? " (cuDNN convs)" : "", n, (unsigned long long)heap_count,
               (unsigned long long)(cuda_after - cuda_before), checksum);
 }
@@ -106,6 +111,19 @@ TEST_P(LaneZeroAlloc, SteadyStateCycles) {
   std::shared_ptr<CudaEngine> engine = test::demo_cuda_engine(Precision::kFloat32, &why, sources);
   ASSERT_TRUE(engine) << "CudaEngine::build(demo model, sources " << tactic_sources_string(sources) << "): " << why;
   steady_state_cycles(engine, graph, input, tactic_sources_string(sources));
+}
+
+// Armed launch (PipelineOptions::armed_launch): acquire enqueues the frame behind the doorbell, submit rings it; the
+// same zero, host and device, in every input mode.
+TEST(LaneZeroAllocArmed, SteadyStateCycles) {
+  WS_REQUIRE_LANES_GPU();
+  std::string why;
+  std::shared_ptr<CudaEngine> engine = test::demo_cuda_engine(Precision::kFloat32, &why, kAllTacticSources);
+  ASSERT_TRUE(engine) << "CudaEngine::build(demo model): " << why;
+  for (LaneInput input : {LaneInput::kMapped, LaneInput::kCopy, LaneInput::kDevice}) {
+    SCOPED_TRACE(lane_input_name(input));
+    steady_state_cycles(engine, true, input, "all", true);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(LaneModes, LaneZeroAlloc,
