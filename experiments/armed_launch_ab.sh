@@ -7,9 +7,9 @@
 # One build (build-dev, as scripts/device.sh makes it), one timing cache per model written in an untimed process of its own
 # (as bench-latency does: a process that timed its tactics runs slower, docs/lanes-plan.md), then bench rows alternated:
 # EfficientNet-Lite0 and ResNet-50 fp16, CUDA graph, 1080p RGB8 frame (chelsea) in mapped host memory, 1000 frames after
-# 100 warm-up, 1 lane REPS times (default 3), then one 4-lane pair per model (frames/s). Before the rows, with
+# 100 warm-up, 1 lane REPS times (default 3), then 4-lane pairs REPS_4_LANES times per model (frames/s). Before the rows, with
 # WS_AB_TESTS=1 (default), the lanes' GPU tests (the armed cases among them).
-# Usage (device tool, after scripts/device.sh built build-dev): bash experiments/armed_launch_ab.sh [REPS=3]
+# Usage (device tool, after scripts/device.sh built build-dev): bash experiments/armed_launch_ab.sh [REPS=3] [REPS_4_LANES=1]
 #   writes $OUT/armed-launch-ab.txt (rows, then the medians) and $OUT/armed-gpu-tests.txt
 source "$(dirname "${BASH_SOURCE[0]}")/ab_common.sh"  # cd to the root, device env, carried archives, $O, $B
 R=$O/armed-launch-ab.txt; : > "$R"
@@ -41,6 +41,8 @@ for rep in $(seq 1 ${1:-3}); do
   row eff_plain_$rep $EFF 1; row eff_armed_$rep $EFF 1 --armed-launch
   row r50_plain_$rep $R50 1; row r50_armed_$rep $R50 1 --armed-launch
 done
-row eff_plain4L_1 $EFF 4; row eff_armed4L_1 $EFF 4 --armed-launch
-row r50_plain4L_1 $R50 4; row r50_armed4L_1 $R50 4 --armed-launch
+for rep in $(seq 1 ${2:-1}); do
+  row eff_plain4L_$rep $EFF 4; row eff_armed4L_$rep $EFF 4 --armed-launch
+  row r50_plain4L_$rep $R50 4; row r50_armed4L_$rep $R50 4 --armed-launch
+done
 python3 experiments/ab_medians.py "$R" | tee -a "$R"

@@ -80,12 +80,107 @@ bool make_plan(const ws::ir::Graph& g, const ws::CudaBuildOptions& o, cudaStream
   return true;
 }
 
-// Median GPU µs of n frames of p (host waits for each frame).
+// The SM clock as the kernels see it: one thread on a second stream counts %clock64 ticks over `ns` nanoseconds of
+// %globaltimer while the frames run beside it (NVML reported 1980 MHz in both states, runs 101 and 103; this reads what
+// the SMs run at). A PTX kernel loaded through the driver, so that this host-side lab needs no .cu.
+const char kClockProbePtx[] = R"(
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry clock_probe(.param .u64 out, .param .u64 ns) {
+  .reg .u64 %rd<10>;
+  .reg .pred %p;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [ns];
+  mov.u64 %rd3, %globaltimer;
+  mov.u64 %rd4, %clock64;
+SPIN:
+  mov.u64 %rd5, %globaltimer;
+  sub.u64 %rd6, %rd5, %rd3;
+  setp.lt.u64 %p, %rd6, %rd2;
+  @%p bra SPIN;
+  mov.u64 %rd7, %clock64;
+  sub.u64 %rd8, %rd7, %rd4;
+  cvta.to.global.u64 %rd9, %rd1;
+  st.global.u64 [%rd9], %rd8;
+  st.global.u64 [%rd9+8], %rd6;
+  ret;
+}
+.visible .entry empty_kernel() {
+  ret;
+}
+)";
+
+struct ClockProbe {
+  CUfunction fn = nullptr, empty = nullptr;
+  cudaGraphExec_t empty_graph = nullptr;  // 58 empty kernels (132 blocks x 128 threads), as many nodes as ResNet-50's frame
+  cudaStream_t s2 = nullptr;
+  unsigned long long* out = nullptr;  // [ticks, ns]
+  bool ok = false;
+  void init() {
+    CUmodule m = nullptr;
+    if (cuModuleLoadData(&m, kClockProbePtx) != CUDA_SUCCESS || cuModuleGetFunction(&fn, m, "clock_probe") != CUDA_SUCCESS) {
+      std::printf("clock probe: the PTX did not load; no clock readings\n");
+      return;
+    }
+    cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
+    ok = cudaMalloc(&out, 16) == cudaSuccess;
+    // The launch path alone: a graph of 58 dependent empty kernels. If the slow state is in how the GPU launches kernels
+    // (and not in what A's kernels read), this graph slows with it.
+    if (cuModuleGetFunction(&empty, m, "empty_kernel") == CUDA_SUCCESS) {
+      cudaGraph_t g = nullptr;
+      cudaStreamBeginCapture(s2, cudaStreamCaptureModeThreadLocal);
+      for (int i = 0; i < 58; ++i) cuLaunchKernel(empty, 132, 1, 1, 128, 1, 1, 0, reinterpret_cast<CUstream>(s2), nullptr, nullptr);
+      if (cudaStreamEndCapture(s2, &g) == cudaSuccess && g) {
+        if (cudaGraphInstantiate(&empty_graph, g, 0) != cudaSuccess) empty_graph = nullptr;
+        cudaGraphDestroy(g);
+      }
+    }
+  }
+  float empty_us(int n) {  // median GPU µs of n replays of the empty graph (host waits for each)
+    if (!empty_graph) return 0;
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    std::vector<float> us;
+    for (int i = 0; i < n; ++i) {
+      cudaEventRecord(a, s2);
+      cudaGraphLaunch(empty_graph, s2);
+      cudaEventRecord(b, s2);
+      cudaEventSynchronize(b);
+      float ms = 0;
+      cudaEventElapsedTime(&ms, a, b);
+      us.push_back(ms * 1000.0f);
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    std::nth_element(us.begin(), us.begin() + n / 2, us.end());
+    return us[static_cast<size_t>(n / 2)];
+  }
+  void start(unsigned long long ns) {
+    if (!ok) return;
+    void* args[] = {&out, &ns};
+    cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, reinterpret_cast<CUstream>(s2), args, nullptr);
+  }
+  double mhz() {  // after start(): waits for the probe
+    if (!ok) return 0;
+    unsigned long long h[2] = {0, 0};
+    cudaStreamSynchronize(s2);
+    cudaMemcpy(h, out, 16, cudaMemcpyDeviceToHost);
+    return h[1] ? 1000.0 * double(h[0]) / double(h[1]) : 0;
+  }
+};
+ClockProbe g_probe;
+double g_last_mhz = 0, g_idle_mhz = 0;
+
+// Median GPU µs of n frames of p (host waits for each frame). Also reads the SM clock: g_last_mhz during the first
+// ~2 ms of the frames (the probe beside them), g_idle_mhz right after them with nothing else running.
 float time_plan(Plan& p, cudaStream_t s, int n) {
   cudaEvent_t a, b;
   cudaEventCreate(&a);
   cudaEventCreate(&b);
   std::vector<float> us;
+  g_probe.start(2000000);
   for (int i = 0; i < n; ++i) {
     cudaEventRecord(a, s);
     (void)p.ctx->enqueue(s);
@@ -97,6 +192,12 @@ float time_plan(Plan& p, cudaStream_t s, int n) {
   }
   cudaEventDestroy(a);
   cudaEventDestroy(b);
+  g_last_mhz = g_probe.mhz();
+  g_probe.start(200000);
+  g_idle_mhz = g_probe.mhz();
+  if (g_probe.ok)
+    std::printf("      [SM clock %.0f MHz beside the frames, %.0f MHz alone after them; 58 empty kernels as a graph %.2f us]\n",
+                g_last_mhz, g_idle_mhz, g_probe.empty_us(300));
   std::nth_element(us.begin(), us.begin() + n / 2, us.end());
   return us[static_cast<size_t>(n / 2)];
 }
@@ -230,6 +331,7 @@ int main(int argc, char** argv) {
   cudaSetDevice(0);
   cudaStream_t s;
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  g_probe.init();
   ws::CudaBuildOptions o;
   o.precision = ws::Precision::kFloat16;
   o.timing_cache_path = cache;
