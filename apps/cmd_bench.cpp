@@ -30,6 +30,7 @@
 #include "warpstream/image.h"
 #ifdef WS_HAVE_CUDA
 #include "bench/env_cuda.h"
+#include "bench/launch_probe.h"
 #include "cuda/cuda_util.h"
 #include "cuda/device.h"
 #include "warpstream/classifier.h"
@@ -477,6 +478,14 @@ int run_bench(const BenchArgs& a) {
   };
   if (a.profile_layers > 0 && a.profile_first)
     if (ws::Status st = run_profile(); !st.is_ok()) return fail(st);
+  // The launch path's state before the lanes exist (bench/launch_probe.h; before the pipeline: an armed lane's stream
+  // could share a hardware queue with the probe's) and again after the timed loop.
+  auto probe_launch = [&](const char* when) {
+    auto us = ws::bench::launch_probe_us_per_node();
+    if (us) rep.env.set(std::string("launch_probe_us_per_node_") + when, std::round(*us * 1000.0) / 1000.0);
+    else rep.env.unavailable(std::string("launch_probe_us_per_node_") + when, us.status().to_string());
+  };
+  probe_launch("start");
   auto built_pipe = ws::Pipeline::build(engine, po);
   if (!built_pipe) return fail(built_pipe.status());
   ws::Pipeline& pipe = **built_pipe;
@@ -591,6 +600,7 @@ int run_bench(const BenchArgs& a) {
   stop.store(true);
   if (progress.joinable()) progress.join();
   ws::bench::record_env_point(rep.env, bus, "end");
+  probe_launch("end");
   for (const auto& r : rec)
     if (!r.error.empty()) return fail(ws::Status(ws::StatusCode::kCuda, "bench: " + r.error));
   if (a.profile_layers > 0 && !a.profile_first)  // a failure here (e.g. no memory for one more context) keeps the timed run
@@ -655,6 +665,11 @@ int run_bench(const BenchArgs& a) {
                 s.p90, s.p95, s.p99, s.p99_9, s.max, s.cov);
   }
   std::printf("check: %s\n", rep.env.fields["result_check"].get<std::string>().c_str());
+  if (rep.env.fields.value("launch_probe_us_per_node_start", nlohmann::json()).is_number() &&
+      rep.env.fields.value("launch_probe_us_per_node_end", nlohmann::json()).is_number())
+    std::printf("launch path: %.3f us per graph node before the lanes, %.3f after the timed loop (58 empty kernels; "
+                "bench/launch_probe.h)\n", rep.env.fields["launch_probe_us_per_node_start"].get<double>(),
+                rep.env.fields["launch_probe_us_per_node_end"].get<double>());
   for (const auto& w : rep.warnings) std::printf("WARNING: %s\n", w.c_str());
 
   if (!a.samples.empty()) {
