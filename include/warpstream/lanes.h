@@ -100,6 +100,9 @@ struct PipelineOptions {
   /// a full fence). The graph launch's host time (~5 µs, with a tail of ~15 µs on a busy host: `enqueue_us` in
   /// `warpstream bench`) then runs while the producer writes the frame, not between the frame and its result; the GPU
   /// starts the frame when its front end sees the doorbell. Same graph, same results, bit for bit.
+  /// Measured (device runs 104 and 107, H100, docs/lanes-plan.md): no 1-lane gain — submit drops from ~4.5 to 0.1 µs but the
+  /// GPU front end's poll of the doorbell costs what the launch did (ResNet-50 host p50 366.9 against 367.1 µs) — and at
+  /// 4 lanes +5 % frames/s on ResNet-50, −2 % on EfficientNet-Lite0.
   /// Caveats, which is why it is off by default:
   ///   - between acquire and submit the lane's stream waits on the host: a cudaDeviceSynchronize (or a sync of that
   ///     stream) in that window waits for the submit, i.e. forever on a thread that would submit after it;
