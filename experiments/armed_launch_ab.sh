@@ -12,16 +12,8 @@
 # Usage (device tool, after scripts/device.sh built build-dev): bash experiments/armed_launch_ab.sh [REPS=3] [REPS_4_LANES=1]
 #   writes $OUT/armed-launch-ab.txt (rows, then the medians) and $OUT/armed-gpu-tests.txt
 source "$(dirname "${BASH_SOURCE[0]}")/ab_common.sh"  # cd to the root, device env, carried archives, $O, $B
-R=$O/armed-launch-ab.txt; : > "$R"
-T=/tmp/wsarmed; mkdir -p $T
-ab_need_build "$R"
-M=${WS_RESNET50_DIR:-$T}
-[ -f $M/resnet50.onnx ] || timeout 240 python3 tools/export_resnet50.py --out-dir $M > $T/export.txt 2>&1
-[ -f $M/resnet50.onnx ] || { echo "resnet50 export failed: $(tail -2 $T/export.txt)" | tee -a "$R"; exit 1; }
-if [ "${WS_AB_TESTS:-1}" = 1 ]; then
-  timeout 240 $B/tests/ws_gpu_tests --gtest_filter='Lane*:Pipeline*' > $O/armed-gpu-tests.txt 2>&1
-  echo "ws_gpu_tests Lane*:Pipeline* rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' $O/armed-gpu-tests.txt | tr '\n' ' ')" | tee -a "$R"
-fi
+ab_start armed-launch-ab.txt /tmp/wsarmed  # R, T, the build checked, M (the ResNet-50 export)
+[ "${WS_AB_TESTS:-1}" = 1 ] && ab_gpu_tests 'Lane*:Pipeline*' $O/armed-gpu-tests.txt
 python3 tools/make_frame.py .assets/images/chelsea.png 1920 1080 $T/frame.rgb > /dev/null
 R50=$M/resnet50.onnx EFF=.assets/models/efficientnet_lite0.onnx
 for m in $EFF $R50; do  # each cache written by an untimed run (a process of its own)

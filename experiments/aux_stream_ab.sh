@@ -9,16 +9,8 @@
 # Usage (device tool, after scripts/device.sh built build-dev): bash experiments/aux_stream_ab.sh [DEVICE_REPS=3] [MAPPED_REPS=2]
 #   writes $OUT/aux-stream-ab.txt (rows, then the medians) and $OUT/aux-gpu-tests.txt
 source "$(dirname "${BASH_SOURCE[0]}")/ab_common.sh"  # cd to the root, device env, carried archives, $O, $B
-R=$O/aux-stream-ab.txt; : > "$R"
-T=/tmp/wsaux; mkdir -p $T
-ab_need_build "$R"
-M=${WS_RESNET50_DIR:-$T}
-[ -f $M/resnet50.onnx ] || timeout 240 python3 tools/export_resnet50.py --out-dir $M > $T/export.txt 2>&1
-[ -f $M/resnet50.onnx ] || { echo "resnet50 export failed: $(tail -2 $T/export.txt)" | tee -a "$R"; exit 1; }
-if [ "${WS_AB_TESTS:-1}" = 1 ]; then
-  WS_RESNET50_ONNX=$M/resnet50.onnx timeout 240 $B/tests/ws_gpu_tests --gtest_filter='CudaEngineAuxStream.*' > $O/aux-gpu-tests.txt 2>&1
-  echo "ws_gpu_tests CudaEngineAuxStream.* rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]|^\[ aux ' $O/aux-gpu-tests.txt | tr '\n' ' ')" | tee -a "$R"
-fi
+ab_start aux-stream-ab.txt /tmp/wsaux  # R, T, the build checked, M (the ResNet-50 export)
+[ "${WS_AB_TESTS:-1}" = 1 ] && WS_RESNET50_ONNX=$M/resnet50.onnx ab_gpu_tests 'CudaEngineAuxStream.*' $O/aux-gpu-tests.txt '^\[ aux '
 python3 tools/make_frame.py .assets/images/chelsea.png 1920 1080 $T/frame.rgb > /dev/null
 row() {  # tag model input extra-flags...
   local tag=$1 model=$2 input=$3 m; shift 3; m=$(basename $model .onnx)

@@ -83,6 +83,28 @@ bool make_plan(const ws::ir::Graph& g, const ws::CudaBuildOptions& o, cudaStream
 // The SM clock as the kernels see it: one thread on a second stream counts %clock64 ticks over `ns` nanoseconds of
 // %globaltimer while the frames run beside it (NVML reported 1980 MHz in both states, runs 101 and 103; this reads what
 // the SMs run at). A PTX kernel loaded through the driver, so that this host-side lab needs no .cu.
+// Median GPU µs (CUDA events around `enqueue` on stream s) of n runs, the host waiting for each.
+template <class F>
+float median_event_us(cudaStream_t s, int n, F&& enqueue) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  std::vector<float> us;
+  for (int i = 0; i < n; ++i) {
+    cudaEventRecord(a, s);
+    enqueue();
+    cudaEventRecord(b, s);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    us.push_back(ms * 1000.0f);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::nth_element(us.begin(), us.begin() + n / 2, us.end());
+  return us[static_cast<size_t>(n / 2)];
+}
+
 const char kClockProbePtx[] = R"(
 .version 8.0
 .target sm_90
@@ -139,23 +161,7 @@ struct ClockProbe {
   }
   float empty_us(int n) {  // median GPU µs of n replays of the empty graph (host waits for each)
     if (!empty_graph) return 0;
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-    std::vector<float> us;
-    for (int i = 0; i < n; ++i) {
-      cudaEventRecord(a, s2);
-      cudaGraphLaunch(empty_graph, s2);
-      cudaEventRecord(b, s2);
-      cudaEventSynchronize(b);
-      float ms = 0;
-      cudaEventElapsedTime(&ms, a, b);
-      us.push_back(ms * 1000.0f);
-    }
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    std::nth_element(us.begin(), us.begin() + n / 2, us.end());
-    return us[static_cast<size_t>(n / 2)];
+    return median_event_us(s2, n, [&] { cudaGraphLaunch(empty_graph, s2); });
   }
   void start(unsigned long long ns) {
     if (!ok) return;
@@ -176,30 +182,15 @@ double g_last_mhz = 0, g_idle_mhz = 0;
 // Median GPU µs of n frames of p (host waits for each frame). Also reads the SM clock: g_last_mhz during the first
 // ~2 ms of the frames (the probe beside them), g_idle_mhz right after them with nothing else running.
 float time_plan(Plan& p, cudaStream_t s, int n) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  std::vector<float> us;
   g_probe.start(2000000);
-  for (int i = 0; i < n; ++i) {
-    cudaEventRecord(a, s);
-    (void)p.ctx->enqueue(s);
-    cudaEventRecord(b, s);
-    cudaEventSynchronize(b);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    us.push_back(ms * 1000.0f);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
+  const float median = median_event_us(s, n, [&] { (void)p.ctx->enqueue(s); });
   g_last_mhz = g_probe.mhz();
   g_probe.start(200000);
   g_idle_mhz = g_probe.mhz();
   if (g_probe.ok)
     std::printf("      [SM clock %.0f MHz beside the frames, %.0f MHz alone after them; 58 empty kernels as a graph %.2f us]\n",
                 g_last_mhz, g_idle_mhz, g_probe.empty_us(300));
-  std::nth_element(us.begin(), us.begin() + n / 2, us.end());
-  return us[static_cast<size_t>(n / 2)];
+  return median;
 }
 
 
