@@ -191,6 +191,11 @@ int run_bench(const BenchArgs& a) {
   if (a.duration_given && !(std::isfinite(a.duration_s) && a.duration_s > 0 && a.duration_s <= 600))
     return fail(ws::invalid_argument("--duration must be seconds in (0, 600], got " + std::to_string(a.duration_s)), 2);
   if (a.topk < 1 || a.topk > 32) return fail(ws::invalid_argument("--topk must be 1..32, got " + std::to_string(a.topk)), 2);
+  if (a.armed_launch && a.no_cuda_graph)
+    return fail(ws::invalid_argument("--armed-launch enqueues the lane's CUDA graph at acquire: it cannot be combined with --no-cuda-graph"), 2);
+  if (a.armed_launch && a.lanes > 4)
+    return fail(ws::invalid_argument("--armed-launch takes at most 4 lanes (each armed lane's stream holds a hardware queue while it "
+                                     "waits for submit), got --lanes " + std::to_string(a.lanes)), 2);
   if (a.device < 0) return fail(ws::invalid_argument("--device must be >= 0"), 2);
   if (src_w > 65536 || src_h > 65536 || src_w * src_h * 3 > (int64_t(1) << 30))
     return fail(ws::invalid_argument("--source " + a.source + " is too large (each side <= 65536, at most 1 GiB of RGB8)"), 2);
@@ -646,6 +651,12 @@ int run_bench(const BenchArgs& a) {
   if (hs.p50 > 0 && es.p50 > 0.5 * hs.p50)
     rep.warnings.push_back("enqueue p50 is " + std::to_string(int(100 * es.p50 / hs.p50)) +
                            "% of host latency p50: the host launch dominates (trtexec's enqueue-bound warning)");
+  if (a.armed_launch) {
+    rep.env.set("lanes_armed_failures", pipe.armed_failures());
+    if (pipe.armed_failures() > 0)
+      rep.warnings.push_back(std::to_string(pipe.armed_failures()) + " acquires could not arm their lane (a CUDA error): those frames "
+                             "were launched by submit as without --armed-launch");
+  }
   if (rep.dropped_samples) rep.warnings.push_back(std::to_string(rep.dropped_samples) + " samples past the recorder capacity were not kept");
   rep.env.set("result_check", mismatches == 0 ? "ok: every frame's top-1 equals the lane's first frame's"
                                               : "MISMATCH: " + std::to_string(mismatches) + " frames with another top-1");

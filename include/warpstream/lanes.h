@@ -76,7 +76,8 @@ struct PipelineOptions {
   /// kDevice only: one device pointer per lane (device memory holding RGB8 [src_height, src_width, 3]),
   /// owned by the producer, fixed at build and read by the captured graph. The producer must have
   /// finished writing it (e.g. synchronised its own stream) before submit(), and must not write it
-  /// while the lane is Submitted.
+  /// while the lane is Submitted (with armed_launch: write it before acquire, and keep it alive as long as the
+  /// Pipeline; see armed_launch).
   std::vector<const void*> device_inputs;
   /// The input wavefront (warpstream/row_signal.h, docs/lanes-plan.md lever (a)): the preprocess publishes each row of
   /// the network input as it is written (its rows in order, on fewer blocks) and the network's first conv, launched
@@ -97,22 +98,32 @@ struct PipelineOptions {
   /// Armed launch (graph mode only): the lane's frame is enqueued when the lane is acquired — a stream wait on the
   /// lane's doorbell (a 32-bit word in mapped pinned host memory; cuStreamWaitValue32, CU_STREAM_WAIT_VALUE_EQ), then
   /// the start event, the graph launch and the end event — and submit() only rings the doorbell (one host store after
-  /// a full fence). The graph launch's host time (~5 µs, with a tail of ~15 µs on a busy host: `enqueue_us` in
-  /// `warpstream bench`) then runs while the producer writes the frame, not between the frame and its result; the GPU
-  /// starts the frame when its front end sees the doorbell. Same graph, same results, bit for bit.
-  /// Measured (device runs 104 and 107, H100, docs/lanes-plan.md): no 1-lane gain — submit drops from ~4.5 to 0.1 µs but the
-  /// GPU front end's poll of the doorbell costs what the launch did (ResNet-50 host p50 366.9 against 367.1 µs) — and at
-  /// 4 lanes +5 % frames/s on ResNet-50, −2 % on EfficientNet-Lite0.
+  /// a full fence; on aarch64 also an outer-shareable store barrier). The graph launch's host time (~5 µs, with a tail
+  /// of ~15 µs on a busy host: `enqueue_us` in `warpstream bench`) then runs while the producer writes the frame, not
+  /// between the frame and its result; the GPU starts the frame when its front end sees the doorbell. Same graph, same
+  /// results, bit for bit.
+  /// Measured (device runs 104, 107, 108, H100, docs/lanes-plan.md): **no 1-lane gain** — submit drops from ~4.5 to
+  /// 0.1 µs, but the GPU front end's poll of the doorbell costs what the launch did (ResNet-50 host p50 366.9 against
+  /// 367.1 µs, frames/s −2 %); at 4 lanes +5 % frames/s on ResNet-50, −2…−5 % on EfficientNet-Lite0.
   /// Caveats, which is why it is off by default:
   ///   - between acquire and submit the lane's stream waits on the host: a cudaDeviceSynchronize (or a sync of that
   ///     stream) in that window waits for the submit, i.e. forever on a thread that would submit after it;
-  ///   - a lane released without a submit stays armed (its next acquire does not arm again); the Pipeline's destructor
-  ///     rings every armed lane (its graph runs once more on the slot's bytes) before it drains the streams;
-  ///   - a stream wait holds the hardware queue its stream is mapped to; with more streams in the process than
-  ///     CUDA_DEVICE_MAX_CONNECTIONS (8 by default) an unrelated stream can share that queue and wait too. Build
-  ///     therefore refuses more than 4 lanes with armed_launch (kInvalidArgument).
-  /// Errors at build: use_cuda_graph false, lanes > 4 (kInvalidArgument); the driver without stream memory
-  /// operations on mapped host memory (kUnsupported, from a doorbell round trip made at build).
+  ///   - a stream wait holds the hardware queue its stream is mapped to; once the process has more streams than
+  ///     CUDA_DEVICE_MAX_CONNECTIONS (8 by default) — each lane has 2–3 (its own, its context's capture stream, the
+  ///     auxiliary stream when the engine has one), and the libraries and the application add theirs — an unrelated
+  ///     stream can share that queue and wait for the submit too. Build refuses more than 4 lanes (kInvalidArgument),
+  ///     which narrows this but does not rule it out: submit soon after acquire, and never wait on other GPU work
+  ///     between an acquire and its submit;
+  ///   - a lane released without a submit is rung by release() (its graph runs once on the slot's bytes, the result
+  ///     unread), so a Free lane never waits; the Pipeline's destructor rings a lane still Acquired the same way. Both
+  ///     read the input: with LaneInput::kDevice the registered device buffers must outlive the Pipeline;
+  ///   - with LaneInput::kDevice the frame's bytes must be in the device buffer before submit() as usual, and a copy
+  ///     made between acquire and submit may itself wait behind the armed stream (previous caveat): write it before
+  ///     acquire.
+  /// A failed arm (a CUDA error in acquire) leaves the lane unarmed and submit() launches as usual; armed_failures()
+  /// counts them. Errors at build: use_cuda_graph false, lanes > 4 (kInvalidArgument); the driver without stream memory
+  /// operations on mapped host memory, or a doorbell round trip made at build not seen within 5 s (kUnsupported); a
+  /// CUDA error of that round trip (kCuda).
   bool armed_launch = false;
 };
 
@@ -141,9 +152,10 @@ class Pipeline {
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
 
-  /// A Free lane, now Acquired; nothing when every lane is busy (backpressure). Lock-free. With armed_launch the
-  /// acquiring thread then enqueues the lane's frame behind its doorbell (the graph launch's host time is spent here);
-  /// a failure to arm leaves the lane unarmed and submit() launches as usual (armed_failures() counts them).
+  /// A Free lane, now Acquired; nothing when every lane is busy (backpressure). Lock-free, except that with
+  /// armed_launch the acquiring thread then enqueues the lane's frame behind its doorbell (driver calls: the graph
+  /// launch's host time is spent here); a failure to arm leaves the lane unarmed and submit() launches as usual
+  /// (armed_failures() counts them).
   std::optional<Lane> try_acquire();
   /// Acquires lane `index` specifically. Errors: index out of range (kInvalidArgument); the lane is
   /// busy (kFailedPrecondition, names its state).
@@ -174,7 +186,8 @@ class Pipeline {
   /// not the hot path). Lane must be Completed. Errors: out.size() != classes() (kInvalidArgument); kInternal for a
   /// frame whose input wavefront failed (see wait).
   Status copy_logits(Lane lane, std::span<float> out) const;
-  /// Completed (or Acquired) → Free. Errors: lane Free, Submitted (wait first) or handle stale.
+  /// Completed (or Acquired) → Free. With armed_launch, releasing an Acquired lane rings its doorbell (its graph runs once,
+  /// unread). Errors: lane Free, Submitted (wait first) or handle stale.
   Status release(Lane lane);
 
   LaneState state(size_t index) const;

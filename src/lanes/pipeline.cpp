@@ -1,6 +1,7 @@
 // Lanes: N preallocated (slot, context, stream, events, graph) sets over one CudaEngine; see
 // include/warpstream/lanes.h. Build does every allocation, the warm enqueue and the capture; the
-// per-frame calls (try_acquire, submit, wait, release) allocate nothing and never block except wait.
+// per-frame calls (try_acquire, submit, wait, release) allocate nothing and never block except wait (with armed_launch,
+// acquire and an unsubmitted release enqueue work: driver calls, which take the driver's locks).
 // Tests: tests/gpu/lanes_*_test.cpp (ws_gpu_tests --gtest_filter='Lane*:Pipeline*').
 #include "warpstream/lanes.h"
 
@@ -9,9 +10,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "core/escape.h"
@@ -108,7 +111,10 @@ using StreamWaitValue32Fn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsi
 /// Rings a lane's doorbell with `value`: a full fence (the producer's stores into the input slot are globally visible
 /// first), then one store the GPU's front end reads over the bus.
 void ring_doorbell(cuda::PinnedBuffer& doorbell, uint32_t value) {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // x86-64: orders the slot's stores before the doorbell's
+#if defined(__aarch64__)
+  asm volatile("dmb oshst" ::: "memory");  // Arm: the fence above is inner-shareable; the GPU is outer-shareable
+#endif
   std::atomic_ref<uint32_t>(*static_cast<uint32_t*>(doorbell.get())).store(value, std::memory_order_seq_cst);
 }
 }  // namespace
@@ -129,12 +135,16 @@ uint64_t Pipeline::armed_failures() const { return armed_failures_.load(std::mem
 
 Status Pipeline::arm(LaneSlot& l) {
   cudaStream_t s = l.stream.get();
+  // A runtime call first: on a thread that has made none yet it makes the primary context current, which the driver
+  // call below needs (a producer thread's first CUDA call may be this acquire).
+  unsigned int stream_flags = 0;
+  WS_CUDA_RETURN_IF_ERROR(cudaStreamGetFlags(s, &stream_flags));
   const uint32_t seq = l.doorbell_seq + 1;  // wraps after 2^32 frames: the wait is for equality, so that is fine
   const CUresult r = reinterpret_cast<StreamWaitValue32Fn>(wait_value32_)(reinterpret_cast<CUstream>(s), l.doorbell_device, seq,
                                                                          CU_STREAM_WAIT_VALUE_EQ);
   if (r != CUDA_SUCCESS) {
-    return Status(StatusCode::kCuda, "armed launch: cuStreamWaitValue32 on lane " + std::to_string(l.index) +
-                                         "'s doorbell failed (CUresult " + std::to_string(static_cast<int>(r)) + ")");
+    return unsupported("armed launch: cuStreamWaitValue32 on lane " + std::to_string(l.index) + "'s doorbell (mapped host "
+                       "memory) failed (CUresult " + std::to_string(static_cast<int>(r)) + ")");
   }
   l.doorbell_seq = seq;
   cudaError_t e = cudaEventRecord(l.start.get(), s);
@@ -144,6 +154,7 @@ Status Pipeline::arm(LaneSlot& l) {
     // The stream already waits on the doorbell: ring it, so that what did get enqueued runs and nothing hangs; the
     // lane stays unarmed and submit() launches as usual.
     ring_doorbell(l.doorbell, seq);
+    (void)cudaGetLastError();  // the error is returned here, not left for the next caller's check
     return cuda::cuda_status(e, "armed launch (event record / cudaGraphLaunch behind the doorbell)", __FILE__, __LINE__);
   }
   l.armed = true;
@@ -277,7 +288,11 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(std::shared_ptr<CudaEngine> en
   const std::string where = " (building lane ";
   if (options.armed_launch) {  // the driver's stream wait, without linking libcuda (the runtime hands out its entry points)
     cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
     const cudaError_t e = cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &p->wait_value32_, 12000, cudaEnableDefault, &found);
+#else  // the unversioned query (removed in CUDA 13) returns the newest version, the 12.0 signature used here
+    const cudaError_t e = cudaGetDriverEntryPoint("cuStreamWaitValue32", &p->wait_value32_, cudaEnableDefault, &found);
+#endif
     if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || !p->wait_value32_) {
       (void)cudaGetLastError();
       return unsupported(std::string("armed_launch: the CUDA driver does not provide cuStreamWaitValue32 (") + cudaGetErrorName(e) +
@@ -384,12 +399,25 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(std::shared_ptr<CudaEngine> en
       l->doorbell_device = reinterpret_cast<CUdeviceptr>(l->doorbell.device_ptr());
       if (!l->doorbell_device) return internal_error("lane " + std::to_string(i) + ": no device alias for the doorbell (init_device first)");
       if (Status st = p->arm(*l); !st.is_ok()) {
-        (void)cudaStreamSynchronize(l->stream.get());
-        return Status(StatusCode::kUnsupported, st.message() + lane_name + "; build the pipeline without armed_launch");
+        (void)cudaStreamSynchronize(l->stream.get());  // arm rang what it had enqueued
+        return Status(st.code(), st.message() + lane_name + "; build the pipeline without armed_launch");
       }
       l->armed = false;
       ring_doorbell(l->doorbell, l->doorbell_seq);
-      WS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(l->stream.get()));
+      // The round trip, with a deadline: a platform that takes the wait but never sees the host's store is refused
+      // here rather than hanging the build (the lane's stream then stays blocked; the process should not reuse it).
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      cudaError_t q = cudaStreamQuery(l->stream.get());
+      while (q == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        q = cudaStreamQuery(l->stream.get());
+      }
+      if (q == cudaErrorNotReady) {
+        (void)l.release();  // never destroyed: work is still pending on its stream (leaked on purpose, with its buffers)
+        return unsupported("armed_launch: lane " + std::to_string(i) + "'s GPU did not see its doorbell in mapped host memory "
+                           "within 5 s; build the pipeline without armed_launch");
+      }
+      WS_CUDA_RETURN_IF_ERROR(q);
     }
     p->lanes_.push_back(std::move(l));
   }
@@ -545,7 +573,12 @@ Status Pipeline::release(Lane lane) {
   } else {
     WS_RETURN_IF_ERROR(check(lane, LaneState::kCompleted, "release"));
   }
-  lanes_[lane.index]->store_state(LaneState::kFree);
+  LaneSlot& l = *lanes_[lane.index];
+  if (l.armed) {  // abandoned before submit: ring, so that no Free lane holds a stream (and its hardware queue) waiting
+    ring_doorbell(l.doorbell, l.doorbell_seq);  // the graph runs once on the slot's bytes; its result is never read
+    l.armed = false;
+  }
+  l.store_state(LaneState::kFree);
   return Status::ok();
 }
 

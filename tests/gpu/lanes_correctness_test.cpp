@@ -11,7 +11,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <thread>
 #include <tuple>
+#include <vector>
 
 #include "support/cuda_check.h"
 #include "cuda/cuda_util.h"
@@ -326,7 +329,7 @@ TEST(LaneArmedLaunch, BitwiseEqualToPlainGraph) {
         }
         auto lane = p->acquire(0);
         ASSERT_TRUE(lane.is_ok()) << lane.status().to_string();
-        if (f == 3 && p == armed->get()) {  // abandoned before submit: the lane stays armed; the next acquire reuses that
+        if (f == 3 && p == armed->get()) {  // abandoned before submit: release rings it (one unread frame), acquire arms again
           ASSERT_TRUE(p->release(*lane).is_ok());
           lane = p->acquire(0);
           ASSERT_TRUE(lane.is_ok()) << lane.status().to_string();
@@ -346,8 +349,29 @@ TEST(LaneArmedLaunch, BitwiseEqualToPlainGraph) {
       EXPECT_EQ(std::memcmp(logits[0].data(), logits[1].data(), logits[0].size() * 4), 0) << "frame " << f << " seed " << seed;
     }
     EXPECT_EQ((*armed)->armed_failures(), 0u);
-    // Leave one lane acquired (armed, never submitted) and one released unsubmitted (armed, free): the destructor must
-    // ring both and return.
+    // The first CUDA call of a fresh thread may be the arm (a producer thread that only acquires and submits): the
+    // driver's stream wait needs the context current on that thread.
+    {  // lane 1 of both pipelines still holds its build-time bytes (zeros): the same logits, bit for bit
+      std::vector<float> fresh(size_t((*armed)->classes())), ref(size_t((*plain)->classes()));
+      bool ok = false;
+      std::thread t([&] {
+        auto lane = (*armed)->acquire(1);
+        if (!lane.is_ok() || !(*armed)->submit(*lane, kW, kH).is_ok() || !(*armed)->wait(*lane).is_ok()) return;
+        ok = (*armed)->copy_logits(*lane, fresh).is_ok() && (*armed)->release(*lane).is_ok();
+      });
+      t.join();
+      ASSERT_TRUE(ok);
+      EXPECT_EQ((*armed)->armed_failures(), 0u) << "the arm on a fresh thread failed (submit launched it plain)";
+      auto lane = (*plain)->acquire(1);
+      ASSERT_TRUE(lane.is_ok()) << lane.status().to_string();
+      ASSERT_TRUE((*plain)->submit(*lane, kW, kH).is_ok());
+      ASSERT_TRUE((*plain)->wait(*lane).is_ok());
+      ASSERT_TRUE((*plain)->copy_logits(*lane, ref).is_ok());
+      ASSERT_TRUE((*plain)->release(*lane).is_ok());
+      EXPECT_EQ(std::memcmp(fresh.data(), ref.data(), ref.size() * 4), 0) << "lane 1, zero frame, armed on a fresh thread";
+    }
+    // Leave one lane acquired (armed, never submitted) and one released unsubmitted (rung by release): the destructor
+    // must ring the first and return.
     auto a0 = (*armed)->try_acquire();
     auto a1 = (*armed)->try_acquire();
     ASSERT_TRUE(a0 && a1);
