@@ -247,6 +247,8 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --samples " + quote(dir_.path().string())), {"cannot write", "is a directory"});
   expect_one_error(cli("bench --model " + m + " --tactic-sources nope"), {"--tactic-sources", "nope"});
   expect_one_error(cli("bench --model " + m + " --pdl --no-pdl"), {"--no-pdl", "excludes", "--pdl"});
+  expect_one_error(cli("bench --model " + m + " --armed-launch --no-cuda-graph"), {"--armed-launch", "--no-cuda-graph"});
+  expect_one_error(cli("bench --model " + m + " --armed-launch --lanes 5"), {"--armed-launch", "at most 4 lanes", "--lanes 5"});
   // the opt-in cluster split-K form: with the reduce-kernel-only switch, in fp32, without our tactics
   expect_one_error(cli("bench --model " + m + " --split-k-cluster --split-k-reduce-kernel"), {"--split-k-reduce-kernel", "excludes", "--split-k-cluster"});
   expect_one_error(cli("bench --model " + m + " --split-k-cluster"), {"--split-k-cluster", "not with --precision fp32"});
