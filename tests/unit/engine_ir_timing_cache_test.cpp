@@ -76,6 +76,11 @@ TEST(TimingCache, AlternativesRoundTripAndLoadAsIsAdoptsTheFileIdentity) {
   const TimingCache bad = TimingCache::load_as_is(dir.file("bad.json"));
   EXPECT_EQ(bad.origin(), TimingCache::Origin::kMalformed);
   EXPECT_NE(bad.warning().find("\"format\""), std::string::npos) << bad.warning();
+  test::write_file(dir.file("notjson.json"), "{\"format\": ");  // one JSON parse, its error reported
+  const TimingCache nj = TimingCache::load_as_is(dir.file("notjson.json"));
+  EXPECT_EQ(nj.origin(), TimingCache::Origin::kMalformed);
+  EXPECT_NE(nj.warning().find("is not valid JSON"), std::string::npos) << nj.warning();
+  EXPECT_TRUE(nj.identity().is_null() || nj.identity().empty()) << "no identity from a file that did not parse";
 }
 
 // The same-problem memo (find_problem / put_problem) lives in memory only: it is never saved, never makes the

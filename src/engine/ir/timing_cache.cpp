@@ -91,16 +91,20 @@ TimingCache TimingCache::load_as_is(const std::string& path) {
     c.malformed(path, "cannot be read (" + bytes.status().message() + ")");
     return c;
   }
-  const std::string_view text(bytes->data(), bytes->size());
-  if (auto doc = parse_json_bounded(text, path); doc.is_ok() && doc->is_object())
+  // One parse: the identity the file names becomes this cache's, then the document is checked as load() checks it.
+  auto doc = parse_json_bounded(std::string_view(bytes->data(), bytes->size()), path);
+  if (doc.is_ok() && doc->is_object())
     if (const auto key = doc->find("key"); key != doc->end() && key->is_object()) c.identity_ = *key;
-  c.parse(text, path);
+  c.parse_document(doc, path);
   return c;
 }
 
 void TimingCache::parse(std::string_view text, const std::string& name) {
+  parse_document(parse_json_bounded(text, name), name);  // nesting bounded (kMaxJsonDepth)
+}
+
+void TimingCache::parse_document(const Result<nlohmann::json>& doc, const std::string& name) {
   clear_loaded();
-  auto doc = parse_json_bounded(text, name);  // nesting bounded (kMaxJsonDepth)
   if (!doc.is_ok()) return malformed(name, "is not valid JSON (" + doc.status().message() + ")");
   const nlohmann::json& j = doc.value();
   if (!j.is_object()) return malformed(name, "is not a JSON object");

@@ -132,6 +132,8 @@ class TimingCache {
  private:
   void clear_loaded();
   void malformed(const std::string& name, const std::string& why);
+  /// parse() after the JSON parse: the document (or the parse's error) checked and, on a matching key, loaded.
+  void parse_document(const Result<nlohmann::json>& doc, const std::string& name);
 
   nlohmann::json identity_ = nlohmann::json::object();
   std::map<std::string, TimingEntry> entries_;
