@@ -13,6 +13,10 @@
 //   6. dump every kernel node's function attributes (max dynamic smem, carveout: per function, process-wide, read at
 //      each launch) before / after the action, restore them (t4), then set each function's cache config to none (t5);
 //   7. launch A's steps once more through the libraries (one capture of its enqueue; t6)
+//   8. the reset search (r lines; not yet run on a GPU): after each candidate action (the persisting L2 lines reset, a
+//      local-memory resize, the empty graph uploaded / re-instantiated / on a new stream, 200 ms idle, a new engine D
+//      built from the cache and destroyed), the 58-empty-kernel graph alone, then A: which action, if any, brings the
+//      fast launch mode back (docs/lanes-plan.md, sixteenth session)
 // It prints cudaDeviceGetLimit / cudaDeviceGetCacheConfig / cudaMemGetInfo before and after the action.
 // Timing: the host waits for each frame (as a lane); CUDA events around each replay; medians of N frames, alternated in
 // rounds so a drift shows. Not a test: no pass/fail.
@@ -28,7 +32,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include "warpstream/cuda_engine.h"
 #include "warpstream/graph.h"
@@ -149,15 +156,19 @@ struct ClockProbe {
     ok = cudaMalloc(&out, 16) == cudaSuccess;
     // The launch path alone: a graph of 58 dependent empty kernels. If the slow state is in how the GPU launches kernels
     // (and not in what A's kernels read), this graph slows with it.
-    if (cuModuleGetFunction(&empty, m, "empty_kernel") == CUDA_SUCCESS) {
-      cudaGraph_t g = nullptr;
-      cudaStreamBeginCapture(s2, cudaStreamCaptureModeThreadLocal);
-      for (int i = 0; i < 58; ++i) cuLaunchKernel(empty, 132, 1, 1, 128, 1, 1, 0, reinterpret_cast<CUstream>(s2), nullptr, nullptr);
-      if (cudaStreamEndCapture(s2, &g) == cudaSuccess && g) {
-        if (cudaGraphInstantiate(&empty_graph, g, 0) != cudaSuccess) empty_graph = nullptr;
-        cudaGraphDestroy(g);
-      }
+    if (cuModuleGetFunction(&empty, m, "empty_kernel") == CUDA_SUCCESS) empty_graph = capture_empty(s2);
+  }
+  // A new instantiation of the 58-empty-kernel graph, captured on `st` (nullptr when the capture fails).
+  cudaGraphExec_t capture_empty(cudaStream_t st) {
+    cudaGraphExec_t exec = nullptr;
+    cudaGraph_t g = nullptr;
+    cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal);
+    for (int i = 0; i < 58; ++i) cuLaunchKernel(empty, 132, 1, 1, 128, 1, 1, 0, reinterpret_cast<CUstream>(st), nullptr, nullptr);
+    if (cudaStreamEndCapture(st, &g) == cudaSuccess && g) {
+      if (cudaGraphInstantiate(&exec, g, 0) != cudaSuccess) exec = nullptr;
+      cudaGraphDestroy(g);
     }
+    return exec;
   }
   float empty_us(int n) {  // median GPU µs of n replays of the empty graph (host waits for each)
     if (!empty_graph) return 0;
@@ -396,6 +407,48 @@ int main(int argc, char** argv) {
   diff_funcs("after a re-capture", funcs0, reread(dump_funcs(a, s)));
   const float t6 = time_plan(a, s, n), t6c = time_plan(c, s, n);
   std::printf("t6  A / C after A's steps re-launched %5.1f / %7.1f us  (%+.1f / %+.1f)\n", t6, t6c, t6 - t0, t6c - t0);
+
+  // The reset search (sixteenth session's question, not yet run on a GPU): in the slow mode (the empty graph at ~63 µs
+  // instead of ~53 on an H100), does any one action return the fast one? Each candidate, then the empty graph alone
+  // (before any engine runs again: the probe follows the engine timed just before it, run 107), then A.
+  if (g_probe.empty_graph) {
+    auto after = [&](const char* what) {
+      const float e = g_probe.empty_us(300);
+      time_plan(a, s, 500);
+      const float ta_r = time_plan(a, s, n);
+      std::printf("r   %-46s empty graph %6.2f us, then A %7.1f us (%+.1f)\n", what, e, ta_r, ta_r - t0);
+    };
+    after("(nothing: the state before the search)");
+    cudaCtxResetPersistingL2Cache();
+    after("cudaCtxResetPersistingL2Cache");
+    size_t stack = 0;
+    cudaDeviceGetLimit(&stack, cudaLimitStackSize);
+    cudaDeviceSetLimit(cudaLimitStackSize, stack * 4);  // the driver resizes the context's local memory
+    cudaDeviceSetLimit(cudaLimitStackSize, stack);
+    after("cudaLimitStackSize x4 and back");
+    cudaGraphUpload(g_probe.empty_graph, g_probe.s2);
+    cudaStreamSynchronize(g_probe.s2);
+    after("the empty graph uploaded again");
+    if (cudaGraphExec_t fresh = g_probe.capture_empty(g_probe.s2)) {
+      cudaGraphExecDestroy(g_probe.empty_graph);
+      g_probe.empty_graph = fresh;
+      after("the empty graph captured and instantiated again");
+    }
+    cudaStream_t s3 = nullptr;
+    cudaStreamCreateWithFlags(&s3, cudaStreamNonBlocking);
+    std::swap(g_probe.s2, s3);  // the probe on a stream created now
+    after("the probe on a new stream");
+    std::swap(g_probe.s2, s3);
+    cudaStreamDestroy(s3);
+    cudaDeviceSynchronize();
+    usleep(200000);
+    after("200 ms idle");
+    {
+      Plan d;
+      if (make_plan(*g, o, s, d, "D (cache, in the reset search)")) after("engine D built from the cache (kept)");
+    }
+    after("engine D destroyed");
+  }
   const cudaError_t err = cudaGetLastError();
   std::printf("last CUDA error: %s\n", cudaGetErrorString(err));
   cudaStreamDestroy(s);

@@ -24,11 +24,14 @@ row "write the timing cache (a process of its own)" "rc=$? ($(elapsed) s)"
 [ -s $T/tc.json ] || { row "timing cache" "MISSING: stopped"; exit 1; }
 # last_block: the t* lines of the last "==== action" block of $R only (an action that died prints none of its own)
 last_block() { awk '/^==== action/{b=""} /^t[0-9]/{b=b $0 " "} END{print b}' "$R" | tr -s ' ' | cut -c1-420; }
+# last_reset: the reset search's r lines of the last block (empty graph, then A, after each candidate action)
+last_reset() { awk '/^==== action/{b=""} /^r   /{b=b substr($0, 5) " | "} END{print b}' "$R" | tr -s ' ' | cut -c1-900; }
 for a in ${2:-fresh none malloc fresh_cudnn fresh_ws}; do  # (an action may repeat)
   # an action takes ~30-40 s (ResNet-50, N=1500-2000); each is capped so that the call ends before the device limit
   if [ "$(left)" -lt 60 ]; then row "action $a" "SKIPPED (budget)"; continue; fi
   { echo "==== action $a"; timeout $(( $(left) - 15 )) $B/exp_process_state_00 $T/resnet50.onnx $T/tc.json $a ${1:-2000} 2>&1; echo "rc=$?"; } >> "$R"
   row "action $a" "$(last_block)"
+  row "action $a: reset search" "$(last_reset)"
   # WS_STATE_EAGER=1: the same action again with every module loaded at context creation (CUDA_MODULE_LOADING=EAGER):
   # if the slow state comes from where lazily loaded kernels land as later builds load more, it goes (or stops toggling)
   if [ "${WS_STATE_EAGER:-0}" = 1 ]; then
