@@ -224,6 +224,8 @@ class Pipeline {
   std::vector<std::unique_ptr<LaneSlot>> lanes_;
   /// armed_launch: enqueues the lane's frame behind its doorbell; on failure the lane is left unarmed (rung if needed).
   Status arm(LaneSlot& slot);
+  /// The lane just taken by a CAS (Free → Acquired): its next generation, armed with armed_launch; the handle.
+  Lane acquired(LaneSlot& slot);
   std::atomic<uint64_t> armed_failures_{0};
 };
 

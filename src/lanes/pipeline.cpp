@@ -443,14 +443,19 @@ Status Pipeline::check(Lane lane, LaneState expected, const char* call) const {
   return Status::ok();
 }
 
+Lane Pipeline::acquired(LaneSlot& l) {
+  const uint32_t gen = l.generation.fetch_add(1, std::memory_order_acq_rel) + 1;
+  // armed_launch: enqueue the frame now (a Free lane is never armed: release rings an unsubmitted one)
+  if (options_.armed_launch && !arm(l).is_ok()) armed_failures_.fetch_add(1, std::memory_order_relaxed);
+  return Lane{l.index, gen};
+}
+
 std::optional<Lane> Pipeline::try_acquire() {
   for (auto& l : lanes_) {
     uint32_t expected = static_cast<uint32_t>(LaneState::kFree);
     if (l->state.compare_exchange_strong(expected, static_cast<uint32_t>(LaneState::kAcquired),
                                          std::memory_order_acq_rel)) {
-      const uint32_t gen = l->generation.fetch_add(1, std::memory_order_acq_rel) + 1;
-      if (options_.armed_launch && !l->armed && !arm(*l).is_ok()) armed_failures_.fetch_add(1, std::memory_order_relaxed);
-      return Lane{l->index, gen};
+      return acquired(*l);
     }
   }
   return std::nullopt;
@@ -467,9 +472,7 @@ Result<Lane> Pipeline::acquire(size_t index) {
     return failed_precondition("acquire: lane " + std::to_string(index) + " is busy (" +
                                lane_state_name(static_cast<LaneState>(expected)) + ")");
   }
-  const uint32_t gen = l.generation.fetch_add(1, std::memory_order_acq_rel) + 1;
-  if (options_.armed_launch && !l.armed && !arm(l).is_ok()) armed_failures_.fetch_add(1, std::memory_order_relaxed);
-  return Lane{l.index, gen};
+  return acquired(l);
 }
 
 std::span<uint8_t> Pipeline::input(Lane lane) {
@@ -506,22 +509,19 @@ Status Pipeline::submit(Lane lane, int64_t w, int64_t h) {
   if (l.armed) {  // the frame is enqueued behind the lane's doorbell (armed_launch): ring it (a fence, then the store)
     ring_doorbell(l.doorbell, l.doorbell_seq);
     l.armed = false;
-    l.submitted_w = w;
-    l.submitted_h = h;
-    l.store_state(LaneState::kSubmitted);
-    return Status::ok();
-  }
-  cudaStream_t s = l.stream.get();
-  // The producer's stores into the input slot (mapped: read by the kernel over the bus; copy: read by the
-  // DMA engine) must be globally visible before the launch's doorbell write: a full fence.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(l.start.get(), s));
-  if (options_.use_cuda_graph) {
-    WS_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(l.graph.get(), s));
   } else {
-    WS_RETURN_IF_ERROR(enqueue_frame(l, w, h));
+    cudaStream_t s = l.stream.get();
+    // The producer's stores into the input slot (mapped: read by the kernel over the bus; copy: read by the
+    // DMA engine) must be globally visible before the launch's doorbell write: a full fence.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(l.start.get(), s));
+    if (options_.use_cuda_graph) {
+      WS_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(l.graph.get(), s));
+    } else {
+      WS_RETURN_IF_ERROR(enqueue_frame(l, w, h));
+    }
+    WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(l.end.get(), s));
   }
-  WS_CUDA_RETURN_IF_ERROR(cudaEventRecord(l.end.get(), s));
   l.submitted_w = w;
   l.submitted_h = h;
   l.store_state(LaneState::kSubmitted);
