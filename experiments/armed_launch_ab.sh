@@ -11,6 +11,9 @@
 # WS_AB_TESTS=1 (default), the lanes' GPU tests (the armed cases among them).
 # Usage (device tool, after scripts/device.sh built build-dev): bash experiments/armed_launch_ab.sh [REPS=3] [REPS_4_LANES=1]
 #   writes $OUT/armed-launch-ab.txt (rows, then the medians) and $OUT/armed-gpu-tests.txt
+for v in "${1:-3}" "${2:-1}"; do  # rep counts: whole numbers 0..20
+  [[ "$v" =~ ^[0-9]{1,2}$ ]] && [ "$((10#$v))" -le 20 ] || { echo "usage: $0 [REPS=3] [REPS_4_LANES=1] (0..20 each), got '$v'" >&2; exit 2; }
+done
 source "$(dirname "${BASH_SOURCE[0]}")/ab_common.sh"  # cd to the root, device env, carried archives, $O, $B
 ab_start armed-launch-ab.txt /tmp/wsarmed  # R, T, the build checked, M (the ResNet-50 export)
 [ "${WS_AB_TESTS:-1}" = 1 ] && ab_gpu_tests 'Lane*:Pipeline*' $O/armed-gpu-tests.txt
