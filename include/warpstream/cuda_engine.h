@@ -224,6 +224,14 @@ struct CudaBuildOptions {
   /// faster; decided before the depthwise → pointwise and whole-block fusions, which then no longer apply to that
   /// block. false: not tried (`warpstream bench --no-exdw-fusion`). Not part of the timing-cache identity.
   bool fuse_expand_depthwise = true;
+  /// Pooled-head fusion (TensorRT fuses a pooling into its consumer the same way): GlobalAveragePool → (Flatten /
+  /// Reshape / Squeeze) → Gemm or MatMul at batch 1 with a constant weight — the classifier head of ResNet, EfficientNet,
+  /// MobileNet — runs as one kernel that pools into shared memory and does the GEMV (kernels::pooled_gemv), when the
+  /// Gemm's timed choice is the few-row GEMV tactic and the pool's output has no other reader. Two graph nodes become
+  /// one; the pooled values stay fp32 (the unfused path rounds them to the storage type). Tactic source warpstream
+  /// only; not with debug_keep_all_tensors. false: the pool and the GEMV stay two steps (`warpstream bench
+  /// --no-pooled-head`). Not part of the timing-cache identity (the Gemm's choice is timed unfused).
+  bool fuse_pooled_head = true;
   /// cuDNN graph convs (channels-last fp16 dense convs with a bias and ReLU / no activation; OFF by default): besides
   /// cuDNN's legacy algorithms, the same conv + bias (+ residual) (+ ReLU) is expressed as one cuDNN graph through
   /// cudnn-frontend (src/engine/cuda/cudnn_fe_conv.h) and each deterministic engine configuration cuDNN's heuristics list

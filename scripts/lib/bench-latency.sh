@@ -66,6 +66,9 @@ FP8=${WS_BENCH_FP8:-1}
 # at acquire behind a doorbell, submit rings it; off by default), fp16, graph, mapped, 1 lane and the most lanes of LANESET
 # (at most 4), on the default row's timing cache. 0: not run.
 ARMED=${WS_BENCH_ARMED:-1}
+# The default configuration with the classifier head's GlobalAveragePool and GEMV as two kernels (--no-pooled-head;
+# one fused kernel by default, kernels::pooled_gemv), fp16, graph, mapped, 1 lane: the fusion's effect side by side. 0: not run.
+POOLED=${WS_BENCH_POOLED:-1}
 CALIB=${WS_BENCH_CALIBRATION:-.assets/images}
 PROFILE_REPS=${WS_BENCH_PROFILE_REPS:-200}
 PEER_MODES=${WS_BENCH_PEER_MODES:-eager,cuda_graph}
@@ -110,11 +113,13 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
   [ "$variant" = hwc8port ] && flag="$flag --hwc8-port"
   [ "$variant" = nhwcall ] && flag="$flag --cudnn-graph --nhwc-igemm --cutlass-conv --hwc8-port"
   [ "$variant" = armed ] && flag="$flag --armed-launch"
+  [ "$variant" = nopooled ] && flag="$flag --no-pooled-head"
   [ "$prec" = fp8 ] && flag="$flag --calibration $CALIB"
   # obey: every calibrated pointwise conv in FP8, which needs NCHW (a build where no conv can run FP8 is refused)
   [ "$variant" = obey ] && flag="${flag/--layout auto/--layout nchw} --fp8-obey"
   local cache=$W/tc_${name}_${prec}_${layout}${variant:+_$variant}.json
   [ "$variant" = armed ] && cache=$W/tc_${name}_${prec}_${layout}.json  # the same plan as the default row: a launch option
+  [ "$variant" = nopooled ] && cache=$W/tc_${name}_${prec}_${layout}.json  # the same choices (the head's is timed unfused)
   # The tactics are timed in a process of their own (an untimed run writing the cache), as a deployment reads a cache (or
   # TensorRT a plan) built earlier: a process that timed its tactics runs every later frame slower (ResNet-50 fp16 +21 us
   # GPU p50 on the same choices, device runs 100-101; docs/lanes-plan.md), which the table's rows must not carry.
@@ -131,7 +136,7 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
     --timing-cache $cache --label "$tag" --json $J/$tag.json --samples $J/$tag.csv \
     > $W/$tag.txt 2>&1
   local rc=$?; cat $W/$tag.txt >> "$LOG"
-  row "$tag" "rc=$rc $(python3 -c "import json;d=json.load(open('$J/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];e=d['env'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} us gpu p50 {g['p50']:.1f} {d['throughput_fps']:.0f} f/s; {e.get('engine_kernels_per_enqueue')} kernels, layout {e.get('engine_layout')}, {e.get('engine_reformats')} reformats, pdl {e.get('engine_pdl')}, {e.get('engine_dwpw_fused')} dw-pw fused, {e.get('engine_exdw_fused')} ex-dw fused, {e.get('engine_cudnn_graph_convs')} cudnn-graph convs, {e.get('engine_nhwc_igemm_convs')} nhwc-igemm convs, {e.get('engine_cutlass_conv_convs')} cutlass convs, {e.get('engine_hwc8_pads')} hwc8 pads, {e.get('engine_hwc8_ports')} hwc8 ports; launch path {e.get('launch_probe_us_per_node_start')}/{e.get('launch_probe_us_per_node_end')} us per node\")" 2>/dev/null || tail -1 $W/$tag.txt)"
+  row "$tag" "rc=$rc $(python3 -c "import json;d=json.load(open('$J/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];e=d['env'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} us gpu p50 {g['p50']:.1f} {d['throughput_fps']:.0f} f/s; {e.get('engine_kernels_per_enqueue')} kernels, layout {e.get('engine_layout')}, {e.get('engine_reformats')} reformats, pdl {e.get('engine_pdl')}, {e.get('engine_dwpw_fused')} dw-pw fused, {e.get('engine_exdw_fused')} ex-dw fused, {e.get('engine_cudnn_graph_convs')} cudnn-graph convs, {e.get('engine_nhwc_igemm_convs')} nhwc-igemm convs, {e.get('engine_cutlass_conv_convs')} cutlass convs, {e.get('engine_hwc8_pads')} hwc8 pads, {e.get('engine_hwc8_ports')} hwc8 ports, {e.get('engine_pooled_heads_fused')} pooled heads, {e.get('engine_copies_folded')} copies folded; launch path {e.get('launch_probe_us_per_node_start')}/{e.get('launch_probe_us_per_node_end')} us per node\")" 2>/dev/null || tail -1 $W/$tag.txt)"
 }
 peers() {  # model modes budget
   local model=$1 modes=$2 extra=$3
@@ -161,6 +166,7 @@ matrix() {  # model onnx
   case " $PRECS " in *" fp16 "*) for lay in $ALT_LAYOUTS; do [ "$lay" = "$chose" ] || ours $1 $2 fp16 1 graph mapped $lay; done ;; esac
   case " $PRECS " in *" fp16 "*) if [ "$ARMED" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto armed
                                     [ "$MAXL" -gt 1 ] && [ "$MAXL" -le 4 ] && ours $1 $2 fp16 $MAXL graph mapped auto armed; fi ;; esac
+  case " $PRECS " in *" fp16 "*) if [ "$POOLED" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nopooled; fi ;; esac
   case " $PRECS " in *" fp16 "*) if [ "$PDL" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nopdl; fi ;; esac
   case " $PRECS " in *" fp16 "*) if [ "$SPLITK2" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto splitk2; fi ;; esac
   case " $PRECS " in *" fp16 "*) if [ "$DWPW" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nodwpw; fi ;; esac

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -222,6 +223,66 @@ TEST(CudaEngineLayout, MaxPoolPadsAreMinusInfinityOnSignedInput) {
   m.b.output("y");
   // the pool must run channels-last for this test to mean anything
   expect_nhwc_matches_cpu(test::import_builder(m.b), "maxpool_signed", 2, {{"MaxPool", 1}, {"Conv", 1}});
+}
+
+// Byte copies fold into their input's arena range (build_stages.h copy_aliases): the ResNet head's Flatten and a chain
+// Reshape -> Flatten -> Squeeze between two convs, in both layouts (NHWC: the copy after a reformat back), each
+// against the CPU executor. The folded nodes have no step (profile_layers does not list them; tactics() says
+// "folded"); the Unsqueeze whose output is the graph output keeps its copy (an output keeps its own slot).
+TEST(CudaEngineLayout, ByteCopiesFoldIntoTheirInputsRange) {
+  WS_REQUIRE_LANES_GPU();
+  Net m;
+  m.b.input("x", ir::DType::kFloat32, {1, 8, 6, 6});
+  m.conv("a", "x", "c", {8, 8, 3, 3}, 1, 1);
+  m.b.initializer_i64("shape", {4}, {1, 8, 36, 1});
+  m.b.node("Reshape", {"c", "shape"}, {"r"}, "reshape");
+  m.b.node("Flatten", {"r"}, {"f"}, "flatten").i("axis", 2);  // [8, 36]: the same bytes again
+  m.b.initializer_i64("shape2", {4}, {1, 8, 6, 6});
+  m.b.node("Reshape", {"f", "shape2"}, {"r2"}, "reshape_back");
+  m.conv("b", "r2", "d", {4, 8, 1, 1}, 1, 0);
+  m.b.node("Add", {"d", "d"}, {"dd"}, "twice");
+  m.b.node("GlobalAveragePool", {"dd"}, {"g"}, "gap");
+  m.b.node("Flatten", {"g"}, {"h"}, "head_flatten");
+  m.b.initializer_i64("axes", {1}, {0});
+  m.b.node("Unsqueeze", {"h", "axes"}, {"y"}, "out_copy");
+  m.b.output("y");
+  const ir::Graph g = test::import_builder(m.b);
+  for (Layout l : {Layout::kNchw, Layout::kNhwc})
+    for (Precision p : {Precision::kFloat32, Precision::kFloat16}) {
+      if (p == Precision::kFloat16 && test::gpu_test_fp32_only()) continue;  // racecheck's form (small_tests.h)
+      const std::string what = std::string("folded_copies ") + layout_name(l) + " " + precision_name(p);
+      SCOPED_TRACE(what);
+      CudaBuildOptions o;
+      o.layout = l;
+      const double tol = p == Precision::kFloat32 ? 1e-4 : 2e-2;
+      std::string err;
+      auto cmp = test::run_both(g, p, tol, tol, test::test_seed(what), &err, o);
+      ASSERT_TRUE(err.empty()) << err;
+      EXPECT_TRUE(test::near_dump_inputs(what, cmp, {.abs = tol, .rel = tol}));
+      EXPECT_GT(cmp.max_ref, 0.0);
+      o.precision = p;
+      auto e = CudaEngine::build(g, o);
+      ASSERT_TRUE(e.is_ok()) << e.status().to_string();
+      std::set<std::string> folded;
+      for (const TacticRecord& t : (*e)->tactics())
+        if (t.choice.rfind("folded", 0) == 0) folded.insert(t.node);
+      EXPECT_EQ(folded, (std::set<std::string>{"reshape", "flatten", "reshape_back", "head_flatten"}));
+      auto ctx = (*e)->create_context();
+      ASSERT_TRUE(ctx.is_ok()) << ctx.status().to_string();
+      auto stream = cuda::Stream::create();
+      ASSERT_TRUE(stream.is_ok());
+      ASSERT_EQ(test::memset_sync((*ctx)->input(0), 0, (*e)->input_desc(0).bytes), cudaSuccess);
+      auto layers = (*ctx)->profile_layers(stream->get(), 1);
+      ASSERT_TRUE(layers.is_ok()) << layers.status().to_string();
+      bool out_copy = false;
+      for (const auto& step : *layers) {
+        EXPECT_EQ(folded.count(step.node), 0u) << step.node << " was folded but still has a step";
+        out_copy = out_copy || step.node == "out_copy";
+      }
+      EXPECT_TRUE(out_copy) << "the copy writing the graph output keeps its step";
+      std::printf("[ layout   ] %-30s max|diff| %.3g (max|ref| %.3g); %zu steps, %zu kernels, %zu copies folded\n", what.c_str(),
+                  cmp.max_abs, cmp.max_ref, layers->size(), (*e)->kernel_count(), folded.size());
+    }
 }
 
 // A DenseNet / Inception piece as torch exports it: two convs joined by a channel Concat (a per-pixel

@@ -6,8 +6,11 @@
 #include <cuda_fp16.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -122,6 +125,100 @@ TEST(Gemv, RejectsBadArguments) {
   EXPECT_EQ(kernels::gemv_rows(DType::kInt8, p, p, nullptr, p, 1, 4, 4, 1, 0, false, nullptr).code(), StatusCode::kUnsupported);
 }
 
+// The pooled head (pooled_gemv.cu): GlobalAveragePool fused into the GEMV, against a double-precision host reference
+// (the pool in double, no rounding of the pooled values, as the kernel keeps them in fp32), NCHW and NHWC, fp16 and
+// fp32, y in the storage type and as float32; partial slices in both grid dimensions (channels and n not multiples
+// of 128). The output is poisoned and the counters are checked to be left zero (the next launch relies on it); each
+// case launches twice on the same scratch so a counter left behind would show.
+TEST(PooledGemv, MatchesADoubleReference) {
+  WS_SKIP_WITHOUT_GPU();
+  struct Case {
+    const char* name;
+    int64_t channels, hw, n;
+    bool with_c;
+    float alpha, beta;
+  };
+  const Case cases[] = {
+      {"resnet50_head", 2048, 49, 1000, true, 1.0f, 1.0f},
+      {"efficientnet_head", 1280, 49, 1000, true, 1.0f, 1.0f},
+      {"ragged_slices", 200, 9, 130, true, 0.5f, 2.0f},
+      {"one_pixel_no_c", 64, 1, 5, false, 1.0f, 0.0f},
+      {"wide_map", 33, 100, 257, true, 1.0f, -1.0f},
+  };
+  for (DType t : {DType::kFloat16, DType::kFloat32})
+    for (bool nhwc : {false, true})
+      for (bool y32 : {false, true}) {
+        if (y32 && t == DType::kFloat32) continue;
+        const size_t eb = t == DType::kFloat16 ? 2 : 4;
+        for (const Case& k : cases) {
+          const std::string tag = std::string("pooled_gemv ") + k.name + " " + dtype_name(t) + (nhwc ? " nhwc" : " nchw") + (y32 ? " y32" : "");
+          SCOPED_TRACE(tag);
+          // x in its logical order [C, HW], stored NCHW or transposed to NHWC [HW, C].
+          const auto x = rounded(test::random_values(size_t(k.channels * k.hw), test::test_seed(tag + " x")), t);
+          const auto w = rounded(test::random_values(size_t(k.n * k.channels), test::test_seed(tag + " w"), -0.05f, 0.05f), t);
+          const auto cm = rounded(test::random_values(size_t(k.n), test::test_seed(tag + " c")), t);
+          std::vector<float> xs(x.size());
+          for (int64_t ch = 0; ch < k.channels; ++ch)
+            for (int64_t p = 0; p < k.hw; ++p) xs[size_t(nhwc ? p * k.channels + ch : ch * k.hw + p)] = x[size_t(ch * k.hw + p)];
+          const size_t ys = size_t(k.n) * (y32 ? 4 : eb);
+          const size_t part = size_t(kernels::pooled_gemv_partials_bytes(k.channels, k.n));
+          const size_t nctr = size_t(kernels::pooled_gemv_slices_n(k.n));
+          auto dx = cuda::DeviceBuffer::allocate(xs.size() * eb);
+          auto dw = cuda::DeviceBuffer::allocate(w.size() * eb);
+          auto dc = cuda::DeviceBuffer::allocate(cm.size() * eb);
+          auto dy = cuda::DeviceBuffer::allocate(ys);
+          auto dp = cuda::DeviceBuffer::allocate(part);
+          auto dn = cuda::DeviceBuffer::allocate(nctr * sizeof(unsigned));
+          ASSERT_TRUE(dx.is_ok() && dw.is_ok() && dc.is_ok() && dy.is_ok() && dp.is_ok() && dn.is_ok());
+          upload(dx->get(), xs, t);
+          upload(dw->get(), w, t);
+          upload(dc->get(), cm, t);
+          ASSERT_EQ(test::memset_sync(dp->get(), 0xFF, part), cudaSuccess);
+          ASSERT_EQ(test::memset_sync(dn->get(), 0, nctr * sizeof(unsigned)), cudaSuccess);
+          auto stream = cuda::Stream::create();
+          ASSERT_TRUE(stream.is_ok());
+          std::vector<float> ref(size_t(k.n));
+          for (int64_t j = 0; j < k.n; ++j) {
+            double s = 0;
+            for (int64_t ch = 0; ch < k.channels; ++ch) {
+              double pool = 0;
+              for (int64_t p = 0; p < k.hw; ++p) pool += double(x[size_t(ch * k.hw + p)]);
+              s += double(w[size_t(j * k.channels + ch)]) * pool / double(k.hw);
+            }
+            ref[size_t(j)] = float(double(k.alpha) * s + (k.with_c ? double(k.beta) * double(cm[size_t(j)]) : 0.0));
+          }
+          for (int launch = 0; launch < 2; ++launch) {
+            ASSERT_EQ(test::memset_sync(dy->get(), 0xFF, ys), cudaSuccess);
+            ASSERT_TRUE(kernels::pooled_gemv(t, dx->get(), nhwc, k.channels, k.hw, dw->get(), k.with_c ? dc->get() : nullptr, dy->get(), k.n,
+                                             k.alpha, k.beta, dp->get(), static_cast<unsigned*>(dn->get()), launch == 1, stream->get(), y32)
+                            .is_ok());
+            ASSERT_EQ(cudaStreamSynchronize(stream->get()), cudaSuccess);
+            const auto got = download(dy->get(), size_t(k.n), y32 ? DType::kFloat32 : t);
+            const test::Tolerance tol = t == DType::kFloat16 && !y32 ? test::Tolerance{2e-3, 1e-3} : test::Tolerance{1e-5, 1e-4};
+            EXPECT_TRUE(test::near_dump(tag + " launch " + std::to_string(launch), got, ref, tol, {{"x", x}, {"w", w}, {"c", cm}}));
+            std::vector<unsigned> ctr(nctr, 1u);
+            ASSERT_EQ(cudaMemcpy(ctr.data(), dn->get(), nctr * sizeof(unsigned), cudaMemcpyDeviceToHost), cudaSuccess);
+            for (size_t i = 0; i < nctr; ++i) EXPECT_EQ(ctr[i], 0u) << "counter " << i << " left non-zero after launch " << launch;
+          }
+        }
+      }
+}
+
+TEST(PooledGemv, RejectsBadArguments) {
+  WS_SKIP_WITHOUT_GPU();
+  auto buf = cuda::DeviceBuffer::allocate(4096);
+  ASSERT_TRUE(buf.is_ok());
+  void* p = buf->get();
+  auto* u = static_cast<unsigned*>(p);
+  EXPECT_EQ(kernels::pooled_gemv(DType::kFloat16, p, true, 0, 4, p, nullptr, p, 4, 1, 0, p, u, false, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::pooled_gemv(DType::kFloat16, p, true, 4, 0, p, nullptr, p, 4, 1, 0, p, u, false, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::pooled_gemv(DType::kFloat16, p, true, int64_t{1} << 20, int64_t{1} << 12, p, nullptr, p, 4, 1, 0, p, u, false, nullptr).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::pooled_gemv(DType::kFloat16, p, true, 4, 4, p, nullptr, p, 4, 1, 0, nullptr, u, false, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::pooled_gemv(DType::kFloat16, p, true, 4, 4, p, nullptr, p, 4, 1, 0, p, nullptr, false, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kernels::pooled_gemv(DType::kInt8, p, true, 4, 4, p, nullptr, p, 4, 1, 0, p, u, false, nullptr).code(), StatusCode::kUnsupported);
+}
+
 // A classifier head (Flatten → Gemm with transB = 1 and a bias, as ResNet-50's fc) and a MatMul with a constant
 // [K, N] weight (the tactic's transposed copy), both executors on the same inputs; the build times the few-row tactic
 // against cuBLASLt and the test prints which one it kept (both must match the CPU executor).
@@ -167,6 +264,80 @@ TEST(Gemv, EngineHeadsMatchTheCpuExecutor) {
       EXPECT_TRUE(test::near_dump_inputs(std::string("gemv head ") + h.name, c, {tol, tol}));
     }
   }
+}
+
+// The pooled head in the engine (CudaBuildOptions::fuse_pooled_head): conv → Relu → GlobalAveragePool → Flatten → Gemm
+// (transB, bias; ResNet's head) and → Reshape → MatMul ([K, N] weight; the transposed copy), channels-first and
+// channels-last, fp16 and fp32, against the CPU executor. The unfused build writes a timing cache that the fused
+// build reads, so both see the Gemm's same choice: where that is the GEMV, the fused build has the "ws pooled gemv"
+// record, one kernel less, and no step for the pool (profile_layers); where cuBLASLt won, nothing is fused.
+TEST(PooledGemv, EngineHeadsMatchTheCpuExecutor) {
+  WS_SKIP_WITHOUT_GPU();
+  for (bool matmul : {false, true})
+    for (Layout l : {Layout::kNchw, Layout::kNhwc})
+      for (Precision p : {Precision::kFloat16, Precision::kFloat32}) {
+        const std::string what = std::string("pooled head ") + (matmul ? "reshape_matmul " : "flatten_gemm ") + layout_name(l) + " " + precision_name(p);
+        SCOPED_TRACE(what);
+        const uint64_t seed = test::test_seed(what);
+        const int64_t c = 512, n = matmul ? 100 : 1000;
+        ir::ModelBuilder b{13, "pooled_head"};
+        b.input("x", ir::DType::kFloat32, {1, 16, 7, 7});
+        b.initializer("cw", {c, 16, 1, 1}, test::random_values(size_t(c * 16), seed + 1, -0.3f, 0.3f));
+        b.node("Conv", {"x", "cw"}, {"f"}, "conv");
+        b.node("Relu", {"f"}, {"fr"}, "relu");
+        b.node("GlobalAveragePool", {"fr"}, {"g"}, "gap");
+        if (matmul) {
+          b.initializer_i64("shape", {2}, {1, c});
+          b.node("Reshape", {"g", "shape"}, {"v"}, "reshape");
+          b.initializer("w", {c, n}, test::random_values(size_t(c * n), seed + 2, -0.05f, 0.05f));
+          b.node("MatMul", {"v", "w"}, {"y"}, "head");
+        } else {
+          b.node("Flatten", {"g"}, {"v"}, "flatten");
+          b.initializer("w", {n, c}, test::random_values(size_t(c * n), seed + 2, -0.05f, 0.05f));
+          b.initializer("bias", {n}, test::random_values(size_t(n), seed + 3, -0.5f, 0.5f));
+          b.node("Gemm", {"v", "w", "bias"}, {"y"}, "head").i("transB", 1);
+        }
+        b.output("y");
+        const ir::Graph g = test::import_builder(b);
+        const std::string cache = (std::filesystem::temp_directory_path() / ("ws_pooled_head_" + std::to_string(::getpid()) + ".json")).string();
+        struct Cleanup { std::string path; ~Cleanup() { std::filesystem::remove(path); } } cleanup{cache};
+        CudaBuildOptions o;
+        o.layout = l;
+        o.precision = p;
+        o.timing_cache_path = cache;
+        o.fuse_pooled_head = false;
+        auto plain = CudaEngine::build(g, o);
+        ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
+        o.fuse_pooled_head = true;
+        auto fused = CudaEngine::build(g, o);
+        ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
+        std::string gemv_choice, fused_choice;
+        for (const TacticRecord& r : (*plain)->tactics())
+          if (r.node == "head") gemv_choice = r.choice;
+        for (const TacticRecord& r : (*fused)->tactics())
+          if (r.node == "head") fused_choice = r.choice;
+        std::printf("%s: unfused %s | fused %s; kernels %zu -> %zu\n", what.c_str(), gemv_choice.c_str(), fused_choice.c_str(),
+                    (*plain)->kernel_count(), (*fused)->kernel_count());
+        const bool gemv_won = gemv_choice.rfind("ws gemv", 0) == 0;
+        EXPECT_EQ(fused_choice.rfind("ws pooled gemv", 0) == 0, gemv_won) << fused_choice;
+        if (gemv_won) {
+          EXPECT_EQ((*fused)->kernel_count() + 1, (*plain)->kernel_count());
+          auto ctx = (*fused)->create_context();
+          ASSERT_TRUE(ctx.is_ok()) << ctx.status().to_string();
+          auto stream = cuda::Stream::create();
+          ASSERT_TRUE(stream.is_ok());
+          ASSERT_EQ(test::memset_sync((*ctx)->input(0), 0, (*fused)->input_desc(0).bytes), cudaSuccess);
+          auto layers = (*ctx)->profile_layers(stream->get(), 2);
+          ASSERT_TRUE(layers.is_ok()) << layers.status().to_string();
+          for (const auto& step : *layers) EXPECT_NE(step.node, "gap") << "the pool was absorbed but still has a step";
+        }
+        std::string err;
+        const double tol = p == Precision::kFloat16 ? 2e-2 : 1e-4;
+        const test::Comparison cmp = test::run_both(g, p, tol, tol, seed, &err, o);  // fused, the same cache
+        ASSERT_TRUE(err.empty()) << err;
+        EXPECT_TRUE(test::near_dump_inputs(what, cmp, {tol, tol}));
+        EXPECT_GT(cmp.max_ref, 0.0);
+      }
 }
 
 // Node names need not be unique: two few-row Gemms both named "fc", the first one's output read by a Relu, the second

@@ -159,6 +159,149 @@ TEST(EngineCudaStages, ResidualConvIsAnalysedAsThePlainConv) {
   }
 }
 
+// x -> Conv -> Sigmoid -> s [1,4,6,6] -> Reshape [1,144] -> r -> Flatten -> f -> Relu -> y (graph output), and s also
+// read by a Sigmoid after the Relu (so s must stay live past the copies' readers). `copy_is_output`: the Flatten's
+// output f is a graph output too. `reshape_reads_input`: the Reshape reads x itself.
+ir::Graph copies_chain(bool copy_is_output, bool reshape_reads_input) {
+  ir::ModelBuilder b(13, "copies_chain");
+  b.input("x", ir::DType::kFloat32, {1, 4, 6, 6});
+  b.initializer("w", {4, 4, 3, 3}, std::vector<float>(144, 0.01f));
+  b.node("Conv", {"x", "w"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  b.node("Sigmoid", {"c"}, {"s"}, "sig");
+  b.initializer_i64("shape", {2}, {1, 144});
+  b.node("Reshape", {reshape_reads_input ? "x" : "s", "shape"}, {"r"}, "reshape");
+  b.node("Flatten", {"r"}, {"f"}, "flatten").i("axis", 1);
+  b.node("Relu", {"f"}, {"y"}, "relu");
+  b.node("Sigmoid", {"s"}, {"z"}, "late");
+  b.output("y");
+  b.output("z");
+  if (copy_is_output) b.output("f");
+  return import(b);
+}
+
+// The arena folds byte copies (Reshape, Flatten, ...) into their input's range (copy_aliases), resolving chains, so
+// their steps do nothing and bind_steps drops them; never for a graph input's or a graph output's slot, never in the
+// keep-all-tensors debug plan; the shared range stays live until the last reader of either tensor.
+TEST(EngineCudaStages, ArenaFoldsByteCopiesIntoTheirInputsRange) {
+  auto id_of = [](const ir::Graph& g, const std::string& name) {
+    for (size_t i = 0; i < g.tensors.size(); ++i)
+      if (g.tensors[i].name == name) return static_cast<ir::TensorId>(i);
+    ADD_FAILURE() << "no tensor " << name;
+    return ir::kNoTensor;
+  };
+  {
+    auto og = optimize_for_cuda(copies_chain(false, false), {});
+    ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+    const ir::Graph& g = og->graph;
+    const auto s = id_of(g, "s"), r = id_of(g, "r"), f = id_of(g, "f"), y = id_of(g, "y"), z = id_of(g, "z");
+    const std::vector<ir::TensorId> alias = copy_aliases(g);
+    EXPECT_EQ(alias[static_cast<size_t>(r)], s);
+    EXPECT_EQ(alias[static_cast<size_t>(f)], s) << "a chain of copies resolves to its first tensor";
+    EXPECT_EQ(alias[static_cast<size_t>(s)], ir::kNoTensor);
+    for (bool half : {false, true}) {
+      const ArenaPlan plan = plan_cuda_arena(g, half, false);
+      ASSERT_NE(plan.offsets[static_cast<size_t>(s)], ArenaPlan::kNotInArena);
+      EXPECT_EQ(plan.offsets[static_cast<size_t>(r)], plan.offsets[static_cast<size_t>(s)]) << half;
+      EXPECT_EQ(plan.offsets[static_cast<size_t>(f)], plan.offsets[static_cast<size_t>(s)]) << half;
+      // y is written while f (= s's range) is read, z while s is read: neither may overlap the shared range.
+      const size_t bytes = 144 * (half ? 2 : 4);
+      for (ir::TensorId other : {y, z}) {
+        const size_t o = plan.offsets[static_cast<size_t>(other)], sh = plan.offsets[static_cast<size_t>(s)];
+        EXPECT_TRUE(o + bytes <= sh || sh + bytes <= o) << g.tensors[static_cast<size_t>(other)].name << " overlaps the folded copies' range";
+      }
+    }
+    const ArenaPlan all = plan_cuda_arena(g, false, true);
+    EXPECT_NE(all.offsets[static_cast<size_t>(f)], all.offsets[static_cast<size_t>(s)]) << "keep-all-tensors gives every tensor its own range";
+  }
+  {
+    auto og = optimize_for_cuda(copies_chain(true, false), {});
+    ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+    const ir::Graph& g = og->graph;
+    const std::vector<ir::TensorId> alias = copy_aliases(g);
+    EXPECT_EQ(alias[static_cast<size_t>(id_of(g, "r"))], id_of(g, "s"));
+    EXPECT_EQ(alias[static_cast<size_t>(id_of(g, "f"))], ir::kNoTensor) << "a graph output keeps its own slot";
+    const ArenaPlan plan = plan_cuda_arena(g, true, false);
+    EXPECT_NE(plan.offsets[static_cast<size_t>(id_of(g, "f"))], plan.offsets[static_cast<size_t>(id_of(g, "s"))]);
+  }
+  {
+    auto og = optimize_for_cuda(copies_chain(false, true), {});
+    ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+    const ir::Graph& g = og->graph;
+    const std::vector<ir::TensorId> alias = copy_aliases(g);
+    EXPECT_EQ(alias[static_cast<size_t>(id_of(g, "r"))], ir::kNoTensor) << "a graph input's slot is the caller's";
+    EXPECT_EQ(alias[static_cast<size_t>(id_of(g, "f"))], id_of(g, "r")) << "the next copy still folds into r";
+  }
+}
+
+// x -> Conv -> GlobalAveragePool -> g -> [Flatten] -> Gemm (transB) -> y. `variant`: "plain"; "two_readers" (a Sigmoid
+// also reads g); "relu_between" (a Relu between the Flatten and the Gemm); "trans_a" (Gemm transA = 1 on the
+// [1, C] input: not a head); "pool_reads_input" (the pool reads the graph input x).
+ir::Graph head_graph(const std::string& variant) {
+  ir::ModelBuilder b(13, "head");
+  b.input("x", ir::DType::kFloat32, {1, 8, 5, 5});
+  b.initializer("cw", {8, 8, 1, 1}, std::vector<float>(64, 0.02f));
+  b.node("Conv", {"x", "cw"}, {"c"}, "conv");
+  b.node("GlobalAveragePool", {variant == "pool_reads_input" ? "x" : "c"}, {"g"}, "gap");
+  b.node("Flatten", {"g"}, {"f"}, "flatten");
+  std::string a = "f";
+  if (variant == "relu_between") {
+    b.node("Relu", {"f"}, {"fr"}, "relu");
+    a = "fr";
+  }
+  if (variant == "trans_a") {
+    b.initializer("w", {1, 3}, std::vector<float>(3, 0.1f));
+    b.node("Gemm", {a, "w"}, {"y"}, "fc").i("transA", 1);
+  } else {
+    b.initializer("w", {3, 8}, std::vector<float>(24, 0.1f));
+    b.node("Gemm", {a, "w"}, {"y"}, "fc").i("transB", 1);
+  }
+  b.output("y");
+  if (variant == "two_readers") {
+    b.node("Sigmoid", {"g"}, {"z"}, "side");
+    b.output("z");
+  }
+  if (variant == "pool_reads_input") b.output("c");
+  return import(b);
+}
+
+// Stage 1g: which Gemms may absorb their GlobalAveragePool (pooled_heads), and the arena keeps the pool's input live
+// until the head reads it.
+TEST(EngineCudaStages, PooledHeadsAreFoundOnlyForAPoolReadByTheHeadAlone) {
+  {
+    auto og = optimize_for_cuda(head_graph("plain"), {});
+    ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+    ASSERT_EQ(og->pooled_heads.count("fc"), 1u);
+    const PooledHead& h = og->pooled_heads.at("fc");
+    const ir::Graph& g = og->graph;
+    EXPECT_EQ(g.nodes[h.pool_node].name, "gap");
+    EXPECT_EQ(g.tensor(h.input).name, "c");
+    EXPECT_FALSE(h.nhwc);
+    // c (the pool's input) must not share a range with y, which the head writes while reading c.
+    const ArenaPlan plan = plan_cuda_arena(g, true, false, {}, {}, {}, og->pooled_heads);
+    size_t c = 0, y = 0;
+    for (size_t i = 0; i < g.tensors.size(); ++i) {
+      if (g.tensors[i].name == "c") c = plan.offsets[i];
+      if (g.tensors[i].name == "y") y = plan.offsets[i];
+    }
+    EXPECT_TRUE(c + 8 * 25 * 2 <= y || y + 3 * 2 <= c) << "the head's output overlaps the pool input it reads";
+    CudaBuildOptions off;
+    off.fuse_pooled_head = false;
+    auto og_off = optimize_for_cuda(head_graph("plain"), off);
+    ASSERT_TRUE(og_off.is_ok());
+    EXPECT_TRUE(og_off->pooled_heads.empty()) << "fuse_pooled_head = false";
+    CudaBuildOptions keep;
+    keep.debug_keep_all_tensors = true;
+    auto og_keep = optimize_for_cuda(head_graph("plain"), keep);
+    ASSERT_TRUE(og_keep.is_ok());
+    EXPECT_TRUE(og_keep->pooled_heads.empty()) << "debug_keep_all_tensors writes every tensor";
+  }
+  for (const char* v : {"two_readers", "relu_between", "trans_a", "pool_reads_input"}) {
+    auto og = optimize_for_cuda(head_graph(v), {});
+    ASSERT_TRUE(og.is_ok()) << v << ": " << og.status().to_string();
+    EXPECT_TRUE(og->pooled_heads.empty()) << v;
+  }
+}
+
 TEST(EngineCudaStages, ArenaPlanHalvesInFp16AndKeepAllGivesDisjointRanges) {
   auto og = optimize_for_cuda(conv_then("Sigmoid"), {});  // x -> c -> y, three runtime tensors of 144 floats
   ASSERT_TRUE(og.is_ok()) << og.status().to_string();

@@ -68,6 +68,13 @@ struct AuxBranch {
   std::string node_name, join_name;
 };
 
+/// A classifier head's GlobalAveragePool that the GEMV reading its (copied) output may absorb (pooled_heads).
+struct PooledHead {
+  size_t pool_node = 0;                ///< index of the GlobalAveragePool in OptimizedGraph::graph
+  ir::TensorId input = ir::kNoTensor;  ///< the pool's input [1, C, H, W], which the fused step reads instead
+  bool nhwc = false;                   ///< that input is stored channels-last
+};
+
 /// Stage 1's result: the graph the CUDA executor binds, and what its fusions folded into which Conv.
 struct OptimizedGraph {
   ir::Graph graph;
@@ -101,6 +108,8 @@ struct OptimizedGraph {
   std::vector<std::string> hoisted;
   /// Stage 1f (aux_branches): the nodes that may run on the auxiliary stream, and where each joins the main stream.
   std::vector<AuxBranch> aux_branches;
+  /// Stage 1g (pooled_heads): Gemm / MatMul node name -> the GlobalAveragePool it may absorb.
+  std::map<std::string, PooledHead> pooled_heads;
 };
 
 /// The attribute that marks a reformat node assign_layouts inserts: an Identity whose "ws_reformat" is "nhwc"
@@ -658,6 +667,53 @@ inline bool cuda_output_dtype(ir::DType d) {
          d == ir::DType::kInt8 || d == ir::DType::kUInt8 || d == ir::DType::kBool;
 }
 
+/// Stage 1g. The pooled classifier heads (CudaBuildOptions::fuse_pooled_head): node i is a Gemm (transA = 0) or MatMul
+/// with a constant 2-D weight whose input 0 [1, C] is the output of a GlobalAveragePool on a runtime [1, C, H, W]
+/// tensor (no graph input), through zero or more Flatten / Reshape / Squeeze copies; the pool's output and each copy's
+/// output have exactly one reader and are no graph outputs, and every node between the pool and node i is one of those
+/// copies (they fold away in the arena: copy_aliases, so the pool's step is the one bound just before node i's). Tactic
+/// source warpstream, not debug_keep_all_tensors. Candidates only: bind_gemm fuses when the GEMV tactic won the Gemm's
+/// timing (kernels::pooled_gemv). Device-free.
+inline std::map<std::string, PooledHead> pooled_heads(const OptimizedGraph& og, const CudaBuildOptions& options) {
+  std::map<std::string, PooledHead> r;
+  const ir::Graph& g = og.graph;
+  if (!options.fuse_pooled_head || options.debug_keep_all_tensors || !(options.tactic_sources & kTacticWarpStream)) return r;
+  const std::map<ir::TensorId, int> uses = tensor_reads(g);
+  auto one_reader = [&](ir::TensorId id) { auto u = uses.find(id); return u != uses.end() && u->second == 1; };
+  auto is_input = [&](ir::TensorId id) { return std::find(g.inputs.begin(), g.inputs.end(), id) != g.inputs.end(); };
+  for (size_t i = 1; i < g.nodes.size(); ++i) {
+    const ir::Node& mm = g.nodes[i];
+    if (mm.op_type != "Gemm" && mm.op_type != "MatMul") continue;
+    if (mm.inputs.size() < 2 || mm.inputs[0] == ir::kNoTensor || mm.inputs[1] == ir::kNoTensor) continue;
+    if (mm.op_type == "Gemm" && mm.find("transA") && mm.find("transA")->i != 0) continue;
+    const ir::Tensor& w = g.tensor(mm.inputs[1]);
+    const ir::Shape& a = g.tensor(mm.inputs[0]).shape;
+    if (!w.is_constant() || w.shape.size() != 2 || a.size() != 2 || a[0] != 1) continue;
+    // Walk back through the copies to the pool: nodes i-1, i-2, ... must be exactly that chain.
+    ir::TensorId t = mm.inputs[0];
+    size_t j = i;
+    bool ok = true;
+    while (ok && j > 0) {
+      const ir::Node& p = g.nodes[j - 1];
+      if (p.outputs.empty() || p.outputs[0] != t || !one_reader(t) || p.inputs.empty() || p.inputs[0] == ir::kNoTensor || p.find(kReformatAttr)) {
+        ok = false;
+        break;
+      }
+      --j;
+      if (p.op_type == "GlobalAveragePool") break;
+      if (p.op_type != "Flatten" && p.op_type != "Reshape" && p.op_type != "Squeeze") ok = false;
+      t = p.inputs[0];
+    }
+    if (!ok || g.nodes[j].op_type != "GlobalAveragePool") continue;
+    const ir::Node& pool = g.nodes[j];
+    const ir::TensorId x = pool.inputs[0];
+    const ir::Tensor& xt = g.tensor(x);
+    if (xt.is_constant() || is_input(x) || xt.shape.size() != 4 || xt.shape[0] != 1 || xt.shape[1] != a[1] || xt.dtype != ir::DType::kFloat32) continue;
+    r[mm.name] = PooledHead{j, x, og.nhwc_tensors.count(x) > 0};
+  }
+  return r;
+}
+
 /// Stage 1. Errors: kInvalidArgument for hwc8_input_port without hwc8_input, for a negative max_aux_streams, and for
 /// precision fp8 without calibrated ranges (fp8_activation_amax empty);
 /// ir::optimize's; kUnsupported for a non-float32 graph input or a graph output of another type than
@@ -696,6 +752,7 @@ inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuild
   r.mbconv = mbconv_blocks(r);
   r.expand_depthwise = expand_depthwise_pairs(r, options);
   r.aux_branches = aux_branches(r, options);
+  r.pooled_heads = pooled_heads(r, options);
   return r;
 }
 
@@ -714,16 +771,43 @@ inline std::vector<ir::Node> onnx_view(const ir::Graph& g, const std::set<std::s
   return view;
 }
 
+/// The byte copies the arena folds away (TensorRT's no-op shuffles): per tensor id of `g`, the tensor whose arena range
+/// it shares, or ir::kNoTensor. Output 0 of a Reshape, Flatten, Squeeze, Unsqueeze, Identity or Dropout node (not a
+/// layout reformat, which moves bytes: kReformatAttr) is its input 0's bytes unchanged (ops/views.h bind_device_copy),
+/// so it takes input 0's range — resolved to the first tensor of a chain of copies — when both are runtime tensors of
+/// the same byte size, the input is no graph input (its slot is the caller's port) and the output is no graph output
+/// (an output keeps a slot of its own). The copy's step then has nothing to do and bind_steps drops it (one graph node
+/// less per enqueue: ResNet-50's Flatten, EfficientNet-Lite0's Reshape before the classifier). Every reader of either
+/// tensor keeps the shared range live (plan_cuda_arena), and no step writes a tensor it reads, so sharing is exact.
+inline std::vector<ir::TensorId> copy_aliases(const ir::Graph& g) {
+  std::vector<ir::TensorId> alias(g.tensors.size(), ir::kNoTensor);
+  auto listed = [](const std::vector<ir::TensorId>& ids, ir::TensorId id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); };
+  for (const ir::Node& n : g.nodes) {
+    static const std::set<std::string> kCopies = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"};
+    if (!kCopies.count(n.op_type) || n.find(kReformatAttr) || n.inputs.empty() || n.outputs.empty()) continue;
+    const ir::TensorId in = n.inputs[0], out = n.outputs[0];
+    if (in == ir::kNoTensor || out == ir::kNoTensor || in == out) continue;
+    const ir::Tensor& ti = g.tensor(in);
+    const ir::Tensor& to = g.tensor(out);
+    if (ti.is_constant() || to.is_constant() || ti.dtype != to.dtype || ti.elements() != to.elements() || ti.elements() <= 0) continue;
+    if (listed(g.inputs, in) || listed(g.inputs, out) || listed(g.outputs, out)) continue;
+    const ir::TensorId root = alias[static_cast<size_t>(in)] != ir::kNoTensor ? alias[static_cast<size_t>(in)] : in;
+    alias[static_cast<size_t>(out)] = root;
+  }
+  return alias;
+}
+
 /// Stage 3. The arena over `g`'s runtime tensors, float32 ones stored as float16 when `half`. Normally
-/// plan_arena's lifetime-based reuse; with `keep_all_tensors` (CudaBuildOptions::debug_keep_all_tensors)
+/// plan_arena's lifetime-based reuse, with the copies of copy_aliases sharing their input's range; with `keep_all_tensors` (CudaBuildOptions::debug_keep_all_tensors)
 /// every runtime tensor a node or port touches gets its own 256-byte-aligned range, in tensor-id order.
 /// `depthwise_pointwise` (OptimizedGraph): each named node may read, fused, the input of the depthwise Conv before it,
 /// so that input lives until the named node (its range is never reused for the named node's output); the caller passes
 /// the expand → depthwise pairs (OptimizedGraph::expand_depthwise) in the same set, as they read node i − 1's input too. `mbconv`
-/// (OptimizedGraph): likewise for the input of the expand Conv two nodes before each named node.
+/// (OptimizedGraph): likewise for the input of the expand Conv two nodes before each named node. `pooled`
+/// (OptimizedGraph::pooled_heads): each named head keeps its pool's input live until it runs.
 inline ArenaPlan plan_cuda_arena(const ir::Graph& g, bool half, bool keep_all_tensors,
                                  const std::set<std::string>& depthwise_pointwise = {}, const std::set<std::string>& mbconv = {},
-                                 const std::vector<AuxBranch>& aux = {}) {
+                                 const std::vector<AuxBranch>& aux = {}, const std::map<std::string, PooledHead>& pooled = {}) {
   ir::Graph shadow;
   shadow.nodes = g.nodes;
   for (size_t i = 1; i < shadow.nodes.size(); ++i) {
@@ -732,12 +816,24 @@ inline ArenaPlan plan_cuda_arena(const ir::Graph& g, bool half, bool keep_all_te
     if (i > 1 && mbconv.count(g.nodes[i].name) && !g.nodes[i - 2].inputs.empty())
       shadow.nodes[i].inputs.push_back(g.nodes[i - 2].inputs[0]);
   }
+  // A pooled head (pooled_heads) may read its pool's input in the pool's place: that input lives until the head.
+  for (size_t i = 0; i < shadow.nodes.size(); ++i)
+    if (auto h = pooled.find(g.nodes[i].name); h != pooled.end() && h->second.input != ir::kNoTensor) shadow.nodes[i].inputs.push_back(h->second.input);
   // An auxiliary-stream branch runs beside the main stream until its join: its inputs stay live until the join node
   // (so no step before the join overwrites them), as if the join node read them too.
   for (const AuxBranch& b : aux) {
     if (b.node >= b.join || b.join >= g.nodes.size()) continue;
     for (ir::TensorId in : g.nodes[b.node].inputs)
       if (in != ir::kNoTensor) shadow.nodes[b.join].inputs.push_back(in);
+  }
+  // Folded copies: every read of an aliased tensor is a read of its root (which so stays live until the last of
+  // them), and the copy's own write of it is no write at all.
+  const std::vector<ir::TensorId> alias = keep_all_tensors ? std::vector<ir::TensorId>(g.tensors.size(), ir::kNoTensor) : copy_aliases(g);
+  auto root_of = [&alias](ir::TensorId id) { return id == ir::kNoTensor || alias[static_cast<size_t>(id)] == ir::kNoTensor ? id : alias[static_cast<size_t>(id)]; };
+  for (ir::Node& n : shadow.nodes) {
+    for (ir::TensorId& id : n.inputs) id = root_of(id);
+    for (ir::TensorId& id : n.outputs)
+      if (id != ir::kNoTensor && alias[static_cast<size_t>(id)] != ir::kNoTensor) id = ir::kNoTensor;
   }
   shadow.inputs = g.inputs;
   shadow.outputs = g.outputs;
@@ -751,7 +847,12 @@ inline ArenaPlan plan_cuda_arena(const ir::Graph& g, bool half, bool keep_all_te
     if (t.is_constant()) s.data = std::vector<std::byte>();  // marks constant (plan_arena skips it)
     shadow.tensors.push_back(std::move(s));
   }
-  if (!keep_all_tensors) return plan_arena(shadow);
+  if (!keep_all_tensors) {
+    ArenaPlan plan = plan_arena(shadow);
+    for (size_t id = 0; id < alias.size(); ++id)
+      if (alias[id] != ir::kNoTensor) plan.offsets[id] = plan.offsets[static_cast<size_t>(alias[id])];
+    return plan;
+  }
   ArenaPlan plan;
   plan.offsets.assign(g.tensors.size(), ArenaPlan::kNotInArena);
   std::vector<bool> used(g.tensors.size(), false);

@@ -616,6 +616,15 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
     if (og.expand_depthwise.count(node.name)) bc.pointwise_producer = own_step_of(1);
     // ... and the expand conv before it, when the three are an MBConv block (build_stages.h mbconv_blocks).
     if (bc.depthwise_producer && og.mbconv.count(node.name)) bc.expand_producer = own_step_of(2);
+    // A pooled head (build_stages.h pooled_heads) whose GlobalAveragePool is the step bound just before it (the copies
+    // between them folded away).
+    if (auto h = og.pooled_heads.find(node.name); h != og.pooled_heads.end() && !e.steps_.empty() &&
+        e.steps_.back().node == g.nodes[h->second.pool_node].name && e.steps_.back().op_type == "GlobalAveragePool" &&
+        plan.offsets[static_cast<size_t>(h->second.input)] != ArenaPlan::kNotInArena) {
+      const ir::Shape& xs = g.tensor(h->second.input).shape;
+      bc.pool_producer = &e.steps_.back();
+      bc.pooled_input = {plan.offsets[static_cast<size_t>(h->second.input)], h->second.nhwc, xs[1], xs[2] * xs[3]};
+    }
     if (auto f = og.fused_activation.find(node.name); f != og.fused_activation.end())
       if (!activation_of(g, f->second, bc.fused_act, bc.fused_params))
         return internal_error(node.describe(g.opset) + ": fused activation " + ::ws::quoted(f->second.name) + " has no epilogue form");
@@ -647,10 +656,17 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
     }
     const size_t records_before = e.tactics_.size();
     WS_RETURN_IF_ERROR(node.find(kReformatAttr) ? bind_reformat(bc, s) : def->bind(bc, s));
+    if (s.folded) {  // a copy the arena folded away (build_stages.h copy_aliases): no step, node_step_ stays -1
+      if (e.tactics_.size() != records_before || s.absorbs_previous > 0)
+        return internal_error(node.describe(g.opset) + ": a folded copy recorded a tactic or absorbed steps");
+      e.tactics_.push_back({node.name, node.op_type, "folded: shares its input's arena range (no copy, no kernel)"});
+      continue;
+    }
     if (e.tactics_.size() > records_before) s.tactic_record = static_cast<long>(e.tactics_.size() - 1);
     if (s.absorbs_previous > 0) {  // the fused step replaces the N steps bound just before it (depthwise or expand; expand + depthwise)
       const size_t n = static_cast<size_t>(s.absorbs_previous);
-      if ((!bc.depthwise_producer && !bc.pointwise_producer) || (n == 2 && !bc.expand_producer) || n > 2 || e.steps_.size() < n)
+      if ((!bc.depthwise_producer && !bc.pointwise_producer && !bc.pool_producer) || (n == 2 && !bc.expand_producer) || n > 2 ||
+          e.steps_.size() < n || (bc.pool_producer && n != 1))
         return internal_error(node.describe(g.opset) + ": absorbs steps that are not its fused producers");
       const size_t self = e.steps_.size(), first = self - n;
       for (size_t k = 0; k < n; ++k) {
@@ -870,7 +886,8 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
 
   std::set<std::string> reads_previous_input = og.depthwise_pointwise;  // fused pairs read node i − 1's input
   reads_previous_input.insert(og.expand_depthwise.begin(), og.expand_depthwise.end());
-  const ArenaPlan plan = plan_cuda_arena(g, half, options.debug_keep_all_tensors, reads_previous_input, og.mbconv, og.aux_branches);
+  const ArenaPlan plan =
+      plan_cuda_arena(g, half, options.debug_keep_all_tensors, reads_previous_input, og.mbconv, og.aux_branches, og.pooled_heads);
   e->tensor_offsets_ = plan.offsets;
 
   if (options.tactic_timing_iterations < 1 || options.tactic_timing_iterations > 1000)

@@ -113,6 +113,9 @@ struct Step {
   std::vector<int> aux_joins;
   /// Index in the engine's tactics() of the last record its bind appended (its choice), or -1 (bind_steps).
   long tactic_record = -1;
+  /// The step has nothing to do: a byte copy whose output shares its input's arena range (build_stages.h
+  /// copy_aliases). bind_steps drops it, so it is no node of the captured graph.
+  bool folded = false;
 };
 
 /// Status for a failed cuDNN / cuBLAS call.
@@ -175,6 +178,15 @@ struct BindContext {
   /// kernels whose output nothing else reads (OptimizedGraph::expand_depthwise, build_stages.h): that step, so bind_conv
   /// may time the fused expand → depthwise kernel (kernels::conv2d_expand_depthwise) against the pair. nullptr otherwise.
   const Step* pointwise_producer = nullptr;
+  /// A Gemm / MatMul of OptimizedGraph::pooled_heads whose GlobalAveragePool is the step bound just before it: that
+  /// step, so bind_gemm may absorb it (kernels::pooled_gemv), reading `pooled_input` in place of input 0. nullptr otherwise.
+  const Step* pool_producer = nullptr;
+  /// With pool_producer: the pool's input [1, C, H, W] — its arena offset, layout and shape.
+  struct PooledInput {
+    size_t offset = 0;
+    bool nhwc = false;
+    int64_t channels = 0, hw = 0;
+  } pooled_input;
 };
 
 /// A tensor of an OpSample graph: a runtime input, or a constant (float32, int64, or bool from `ints`).

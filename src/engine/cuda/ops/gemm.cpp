@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/cuda/cublaslt_gemm.h"
+#include "core/escape.h"
 #include "engine/cuda/op_util.h"
 #include "kernels/gemm/gemv.h"
 
@@ -233,6 +234,37 @@ Status bind_gemm(BindContext& c, Step& s) {
         for (int64_t j = 0; j < n; ++j) tr[static_cast<size_t>(j * k + r)] = src[r * n + j];
       WS_ASSIGN_OR_RETURN(gemv_w, c.upload_values(tr, false));
     }
+  }
+  // The pooled head (CudaBuildOptions::fuse_pooled_head, build_stages.h pooled_heads): where the GEMV won and the
+  // GlobalAveragePool feeding A is the step just before this one, one kernel pools and multiplies (kernels::pooled_gemv)
+  // and this step absorbs the pool's. Not timed apart: it does the GEMV's weight reads plus the pool's, in one node.
+  const BindContext::PooledInput pin = c.pooled_input;
+  if (use_gemv && c.pool_producer && m == 1 && ta == 0 && pin.channels == k && pin.hw >= 1 && k <= kernels::kPooledGemvMax &&
+      n <= kernels::kPooledGemvMax && pin.channels * pin.hw <= kernels::kPooledGemvMax) {
+    c.tactics.push_back({c.node.name, c.node.op_type,
+                         "ws pooled gemv: GlobalAveragePool " + ::ws::quoted(c.pool_producer->node) + " fused (" + (pin.nhwc ? "NHWC" : "NCHW") +
+                             ", C=" + std::to_string(pin.channels) + " HW=" + std::to_string(pin.hw) + ", pooled in fp32 in shared memory), N=" +
+                             std::to_string(n) + ", " + precision_name(c.precision) + ", split-K " + std::to_string(kernels::pooled_gemv_slices_k(k)) +
+                             " reduced in-kernel" + (gemv_pdl ? ", pdl" : "") + "; gemv alone " + us1(best_us) + " us" + gemv_note,
+                         best_us, cached != nullptr && !same_problem, cached != nullptr && same_problem});
+    s.absorbs_previous = 1;
+    s.inputs[0] = Operand{Operand::Kind::kArena, pin.offset, nullptr};
+    s.workspace_bytes = align_up(static_cast<size_t>(kernels::pooled_gemv_partials_bytes(k, n)));
+    s.tile_counters = static_cast<size_t>(kernels::pooled_gemv_slices_n(n));
+    const float alpha = g.alpha, beta = g.beta;
+    const void* cm = g.cmat;
+    const kernels::ElemType et = c.elem;
+    const bool nhwc = pin.nhwc;
+    const int64_t hw = pin.hw;
+    auto run = [plan, gemv_w, cm, alpha, beta, et, n, k, hw, nhwc, gemv_pdl](bool y32) {
+      return [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+        return kernels::pooled_gemv(et, io.in[0], nhwc, k, hw, gemv_w, cm, io.out[0], n, alpha, beta, io.workspace, io.tile_counters, gemv_pdl,
+                                    st, y32);
+      };
+    };
+    s.run = run(false);
+    if (et == kernels::ElemType::kFloat16) s.run_float32_out = run(true);  // a float32 output port written directly
+    return Status::ok();
   }
   c.tactics.push_back({c.node.name, c.node.op_type,
                        use_gemv ? "ws gemv, one warp per output (M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k) + ", " +

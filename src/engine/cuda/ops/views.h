@@ -61,6 +61,11 @@ inline kernels::TransposeDims permuted_view(const std::vector<int64_t>& dims, co
 /// of input 0, or nothing when the planner gave both the same arena range.
 inline Status bind_device_copy(BindContext& c, Step& s) {
   const size_t bytes = static_cast<size_t>(in_t(c, 0).elements()) * c.elem_bytes;
+  if (!s.inputs.empty() && !s.outputs.empty() && s.inputs[0].kind == Operand::Kind::kArena &&
+      s.outputs[0].kind == Operand::Kind::kArena && s.inputs[0].offset == s.outputs[0].offset) {
+    s.folded = true;  // the arena shares the range (build_stages.h copy_aliases): no copy, no step
+    s.kernels = 0;
+  }
   s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
     if (bytes && io.in[0] != io.out[0])
       WS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(io.out[0], io.in[0], bytes, cudaMemcpyDeviceToDevice, st));
