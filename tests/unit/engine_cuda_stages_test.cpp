@@ -213,6 +213,25 @@ TEST(EngineCudaStages, ArenaFoldsByteCopiesIntoTheirInputsRange) {
     const ArenaPlan all = plan_cuda_arena(g, false, true);
     EXPECT_NE(all.offsets[static_cast<size_t>(f)], all.offsets[static_cast<size_t>(s)]) << "keep-all-tensors gives every tensor its own range";
   }
+  {  // the copy is the root's last direct reader; the alias is read two nodes later, after a tensor of the same size
+     // was written: that tensor must not take the root's range (alias reads count as reads of the root)
+    ir::ModelBuilder b(13, "alias_read_late");
+    b.input("x", ir::DType::kFloat32, {1, 144});
+    b.node("Sigmoid", {"x"}, {"s"}, "sig");
+    b.initializer_i64("shape", {2}, {1, 144});
+    b.node("Reshape", {"s", "shape"}, {"r"}, "reshape");
+    b.node("Relu", {"x"}, {"t"}, "other");
+    b.node("Add", {"r", "t"}, {"y"}, "add");
+    b.output("y");
+    auto og = optimize_for_cuda(import(b), {});
+    ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+    const ir::Graph& g = og->graph;
+    const auto s = id_of(g, "s"), r = id_of(g, "r"), t = id_of(g, "t");
+    const ArenaPlan plan = plan_cuda_arena(g, true, false);
+    EXPECT_EQ(plan.offsets[static_cast<size_t>(r)], plan.offsets[static_cast<size_t>(s)]);
+    const size_t so = plan.offsets[static_cast<size_t>(s)], to = plan.offsets[static_cast<size_t>(t)];
+    EXPECT_TRUE(so + 288 <= to || to + 288 <= so) << "t, written while r (s's range) is still to be read, overlaps it";
+  }
   {
     auto og = optimize_for_cuda(copies_chain(true, false), {});
     ASSERT_TRUE(og.is_ok()) << og.status().to_string();
@@ -270,9 +289,11 @@ TEST(EngineCudaStages, PooledHeadsAreFoundOnlyForAPoolReadByTheHeadAlone) {
   {
     auto og = optimize_for_cuda(head_graph("plain"), {});
     ASSERT_TRUE(og.is_ok()) << og.status().to_string();
-    ASSERT_EQ(og->pooled_heads.count("fc"), 1u);
-    const PooledHead& h = og->pooled_heads.at("fc");
     const ir::Graph& g = og->graph;
+    ASSERT_EQ(og->pooled_heads.size(), 1u);
+    const size_t fc = og->pooled_heads.begin()->first;
+    EXPECT_EQ(g.nodes[fc].name, "fc");
+    const PooledHead& h = og->pooled_heads.at(fc);
     EXPECT_EQ(g.nodes[h.pool_node].name, "gap");
     EXPECT_EQ(g.tensor(h.input).name, "c");
     EXPECT_FALSE(h.nhwc);
@@ -294,6 +315,30 @@ TEST(EngineCudaStages, PooledHeadsAreFoundOnlyForAPoolReadByTheHeadAlone) {
     auto og_keep = optimize_for_cuda(head_graph("plain"), keep);
     ASSERT_TRUE(og_keep.is_ok());
     EXPECT_TRUE(og_keep->pooled_heads.empty()) << "debug_keep_all_tensors writes every tensor";
+  }
+  {  // two heads with one name (names need not be unique): each keyed by its own index, each with its own pool input
+    ir::ModelBuilder b(13, "two_heads");
+    b.input("x", ir::DType::kFloat32, {1, 8, 5, 5});
+    b.initializer("cw", {8, 8, 1, 1}, std::vector<float>(64, 0.02f));
+    b.initializer("w", {3, 8}, std::vector<float>(24, 0.1f));
+    for (const char* k : {"a", "b"}) {
+      const std::string t(k);
+      b.node("Conv", {"x", "cw"}, {"c" + t}, "conv_" + t);
+      b.node("GlobalAveragePool", {"c" + t}, {"g" + t}, "gap");
+      b.node("Flatten", {"g" + t}, {"f" + t}, "flatten");
+      b.node("Gemm", {"f" + t, "w"}, {"y" + t}, "fc").i("transB", 1);
+      b.output("y" + t);
+    }
+    auto og = optimize_for_cuda(import(b), {});
+    ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+    ASSERT_EQ(og->pooled_heads.size(), 2u);
+    std::set<std::string> inputs;
+    for (const auto& [i, h] : og->pooled_heads) {
+      EXPECT_EQ(og->graph.nodes[i].name, "fc");
+      EXPECT_LT(h.pool_node, i);
+      inputs.insert(og->graph.tensor(h.input).name);
+    }
+    EXPECT_EQ(inputs, (std::set<std::string>{"ca", "cb"}));
   }
   for (const char* v : {"two_readers", "relu_between", "trans_a", "pool_reads_input"}) {
     auto og = optimize_for_cuda(head_graph(v), {});

@@ -108,8 +108,9 @@ struct OptimizedGraph {
   std::vector<std::string> hoisted;
   /// Stage 1f (aux_branches): the nodes that may run on the auxiliary stream, and where each joins the main stream.
   std::vector<AuxBranch> aux_branches;
-  /// Stage 1g (pooled_heads): Gemm / MatMul node name -> the GlobalAveragePool it may absorb.
-  std::map<std::string, PooledHead> pooled_heads;
+  /// Stage 1g (pooled_heads): Gemm / MatMul node index -> the GlobalAveragePool it may absorb (by index: node names
+  /// need not be unique).
+  std::map<size_t, PooledHead> pooled_heads;
 };
 
 /// The attribute that marks a reformat node assign_layouts inserts: an Identity whose "ws_reformat" is "nhwc"
@@ -672,10 +673,10 @@ inline bool cuda_output_dtype(ir::DType d) {
 /// tensor (no graph input), through zero or more Flatten / Reshape / Squeeze copies; the pool's output and each copy's
 /// output have exactly one reader and are no graph outputs, and every node between the pool and node i is one of those
 /// copies (they fold away in the arena: copy_aliases, so the pool's step is the one bound just before node i's). Tactic
-/// source warpstream, not debug_keep_all_tensors. Candidates only: bind_gemm fuses when the GEMV tactic won the Gemm's
-/// timing (kernels::pooled_gemv). Device-free.
-inline std::map<std::string, PooledHead> pooled_heads(const OptimizedGraph& og, const CudaBuildOptions& options) {
-  std::map<std::string, PooledHead> r;
+/// source warpstream, not debug_keep_all_tensors. Keyed by node i's index. Candidates only: bind_gemm fuses when the
+/// GEMV tactic won the Gemm's timing (kernels::pooled_gemv). Device-free.
+inline std::map<size_t, PooledHead> pooled_heads(const OptimizedGraph& og, const CudaBuildOptions& options) {
+  std::map<size_t, PooledHead> r;
   const ir::Graph& g = og.graph;
   if (!options.fuse_pooled_head || options.debug_keep_all_tensors || !(options.tactic_sources & kTacticWarpStream)) return r;
   const std::map<ir::TensorId, int> uses = tensor_reads(g);
@@ -709,7 +710,7 @@ inline std::map<std::string, PooledHead> pooled_heads(const OptimizedGraph& og, 
     const ir::TensorId x = pool.inputs[0];
     const ir::Tensor& xt = g.tensor(x);
     if (xt.is_constant() || is_input(x) || xt.shape.size() != 4 || xt.shape[0] != 1 || xt.shape[1] != a[1] || xt.dtype != ir::DType::kFloat32) continue;
-    r[mm.name] = PooledHead{j, x, og.nhwc_tensors.count(x) > 0};
+    r[i] = PooledHead{j, x, og.nhwc_tensors.count(x) > 0};
   }
   return r;
 }
@@ -807,7 +808,7 @@ inline std::vector<ir::TensorId> copy_aliases(const ir::Graph& g) {
 /// (OptimizedGraph::pooled_heads): each named head keeps its pool's input live until it runs.
 inline ArenaPlan plan_cuda_arena(const ir::Graph& g, bool half, bool keep_all_tensors,
                                  const std::set<std::string>& depthwise_pointwise = {}, const std::set<std::string>& mbconv = {},
-                                 const std::vector<AuxBranch>& aux = {}, const std::map<std::string, PooledHead>& pooled = {}) {
+                                 const std::vector<AuxBranch>& aux = {}, const std::map<size_t, PooledHead>& pooled = {}) {
   ir::Graph shadow;
   shadow.nodes = g.nodes;
   for (size_t i = 1; i < shadow.nodes.size(); ++i) {
@@ -817,8 +818,8 @@ inline ArenaPlan plan_cuda_arena(const ir::Graph& g, bool half, bool keep_all_te
       shadow.nodes[i].inputs.push_back(g.nodes[i - 2].inputs[0]);
   }
   // A pooled head (pooled_heads) may read its pool's input in the pool's place: that input lives until the head.
-  for (size_t i = 0; i < shadow.nodes.size(); ++i)
-    if (auto h = pooled.find(g.nodes[i].name); h != pooled.end() && h->second.input != ir::kNoTensor) shadow.nodes[i].inputs.push_back(h->second.input);
+  for (const auto& [i, h] : pooled)
+    if (i < shadow.nodes.size() && h.input != ir::kNoTensor) shadow.nodes[i].inputs.push_back(h.input);
   // An auxiliary-stream branch runs beside the main stream until its join: its inputs stay live until the join node
   // (so no step before the join overwrites them), as if the join node read them too.
   for (const AuxBranch& b : aux) {

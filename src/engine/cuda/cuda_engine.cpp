@@ -66,8 +66,12 @@ class EngineImpl final : public CudaEngine {
   /// the branched steps use (after the counters; the main stream's steps keep the shared workspace).
   int aux_branches_ = 0;
   size_t aux_workspace_offset_ = 0, aux_workspace_bytes_ = 0;
-  /// Per node of graph_ (bind_steps): the index of the step it became, or -1 when a fused step absorbed it.
+  /// Per node of graph_ (bind_steps): the index of the step it became, or -1 when a fused step absorbed it (or it was a
+  /// folded copy).
   std::vector<long> node_step_;
+  /// Arena offsets of the folded copies' outputs (build_stages.h copy_aliases): another view of the same range, perhaps
+  /// of another shape, so the input wavefront never chains through one (chain_rows).
+  std::vector<size_t> folded_offsets_;
   std::vector<TacticRecord> tactics_;
 };
 
@@ -198,6 +202,9 @@ class ContextImpl final : public ExecutionContext {
     const Operand& out0 = steps[0].outputs[0];
     const Operand& in1 = steps[1].inputs[0];
     if (out0.kind != Operand::Kind::kArena || in1.kind != Operand::Kind::kArena || out0.offset != in1.offset) return 0;
+    // Step 1 reads step 0's rows only in step 0's own geometry: not through a folded copy (a Reshape's view).
+    const auto& folded = engine_->folded_offsets_;
+    if (std::find(folded.begin(), folded.end(), out0.offset) != folded.end()) return 0;
     return steps[0].publishable_output_rows;
   }
   const void* tensor(ir::TensorId id) const override {
@@ -618,8 +625,8 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
     if (bc.depthwise_producer && og.mbconv.count(node.name)) bc.expand_producer = own_step_of(2);
     // A pooled head (build_stages.h pooled_heads) whose GlobalAveragePool is the step bound just before it (the copies
     // between them folded away).
-    if (auto h = og.pooled_heads.find(node.name); h != og.pooled_heads.end() && !e.steps_.empty() &&
-        e.steps_.back().node == g.nodes[h->second.pool_node].name && e.steps_.back().op_type == "GlobalAveragePool" &&
+    if (auto h = og.pooled_heads.find(i); h != og.pooled_heads.end() && !e.steps_.empty() && h->second.pool_node < i &&
+        e.node_step_[h->second.pool_node] == static_cast<long>(e.steps_.size()) - 1 && e.steps_.back().op_type == "GlobalAveragePool" &&
         plan.offsets[static_cast<size_t>(h->second.input)] != ArenaPlan::kNotInArena) {
       const ir::Shape& xs = g.tensor(h->second.input).shape;
       bc.pool_producer = &e.steps_.back();
@@ -659,6 +666,9 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
     if (s.folded) {  // a copy the arena folded away (build_stages.h copy_aliases): no step, node_step_ stays -1
       if (e.tactics_.size() != records_before || s.absorbs_previous > 0)
         return internal_error(node.describe(g.opset) + ": a folded copy recorded a tactic or absorbed steps");
+      for (auto& uses : e.input_uses_)  // graph-input operands recorded for the step it would have been (e.g. a Dropout ratio)
+        std::erase_if(uses, [&](const std::pair<size_t, size_t>& u) { return u.first == e.steps_.size(); });
+      e.folded_offsets_.push_back(s.outputs[0].offset);
       e.tactics_.push_back({node.name, node.op_type, "folded: shares its input's arena range (no copy, no kernel)"});
       continue;
     }

@@ -54,10 +54,11 @@ Status gemv_rows(DType t, const void* a, const void* w, const void* c, void* y, 
 /// scratch. Enqueues on `stream`; no allocation, no synchronisation, capturable. `pdl`: programmatic dependent launch
 /// (kernels/pdl.cuh); the weight tile is prefetched into L2 before pdl_wait (constant data, so no hazard).
 /// Errors (nothing enqueued): kInvalidArgument for channels, hw or n < 1 or above kPooledGemvMax, channels · hw above
-/// it, a null x / w / y / partials / counters; kUnsupported for another element type; kCuda when the launch fails.
+/// it, more than kPooledGemvMaxSlices channel or output slices, a null x / w / y / partials / counters; kUnsupported for another element type; kCuda when the launch fails.
 inline constexpr int64_t kPooledGemvSliceK = 128;  ///< channels per block (the split-K slice)
 inline constexpr int64_t kPooledGemvSliceN = 128;  ///< outputs per block
 inline constexpr int64_t kPooledGemvMax = (int64_t{1} << 31) - 1;
+inline constexpr int64_t kPooledGemvMaxSlices = 65535;  ///< channel slices and output slices each (grid y limit)
 inline constexpr int64_t pooled_gemv_slices_k(int64_t channels) { return (channels + kPooledGemvSliceK - 1) / kPooledGemvSliceK; }
 inline constexpr int64_t pooled_gemv_slices_n(int64_t n) { return (n + kPooledGemvSliceN - 1) / kPooledGemvSliceN; }
 inline constexpr int64_t pooled_gemv_partials_bytes(int64_t channels, int64_t n) { return pooled_gemv_slices_k(channels) * n * 4; }

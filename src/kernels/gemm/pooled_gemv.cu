@@ -18,8 +18,8 @@
 //      float32 with y_float32: an engine's float32 output port), then zeroes the counter.
 // Bytes floor: n·C·elem of weights (ResNet-50 fp16 4.1 MB, ~1.2 µs at H100 DRAM bandwidth) + x once per N slice from L2.
 // Test: tests/gpu/gemv_test.cpp (ws_gpu_tests --gtest_filter='PooledGemv*': against a double-precision host reference
-// with poisoned outputs, both layouts, fp32 and fp16; and 'CudaEngineLayout.PooledHead*': the engine's fused head
-// against the CPU executor). Time: the lanes' per-layer profile (`warpstream bench --profile-layers`).
+// with poisoned outputs, both layouts, fp32 and fp16; PooledGemv.EngineHeadsMatchTheCpuExecutor: the engine's fused
+// head against the CPU executor). Time: the lanes' per-layer profile (`warpstream bench --profile-layers`).
 #include <cuda_fp16.h>
 
 #include <string>
@@ -62,7 +62,7 @@ __global__ void __launch_bounds__(kThreads)
       const char* base = reinterpret_cast<const char*>(w + static_cast<int64_t>(j0 + r) * channels + k0);
       const char* p = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(base) & ~uintptr_t{127}) + line * 128;
       const char* end = reinterpret_cast<const char*>(w + static_cast<int64_t>(j0 + r) * channels + k0 + kc);
-      if (p < end) asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+      if (p < end) asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
     }
   }
   device::pdl_wait();
@@ -148,9 +148,9 @@ Status launch(const void* x, bool nhwc, int channels, int hw, const void* w, con
 Status pooled_gemv(DType t, const void* x, bool x_nhwc, int64_t channels, int64_t hw, const void* w, const void* c, void* y, int64_t n,
                    float alpha, float beta, void* partials, unsigned* counters, bool pdl, cudaStream_t stream, bool y_float32) {
   if (channels < 1 || hw < 1 || n < 1 || channels > kPooledGemvMax || hw > kPooledGemvMax || n > kPooledGemvMax ||
-      channels * hw > kPooledGemvMax)
+      channels * hw > kPooledGemvMax || pooled_gemv_slices_k(channels) > kPooledGemvMaxSlices || pooled_gemv_slices_n(n) > kPooledGemvMaxSlices)
     return invalid_argument("pooled_gemv: channels = " + std::to_string(channels) + ", hw = " + std::to_string(hw) + ", n = " + std::to_string(n) +
-                            " (each >= 1; channels, hw, n and channels · hw at most 2^31 - 1)");
+                            " (each >= 1; channels, hw, n and channels · hw at most 2^31 - 1; at most 65535 slices of 128 channels or outputs)");
   if (!x || !w || !y || !partials || !counters) return invalid_argument("pooled_gemv: null x, w, y, partials or counters");
   const int ci = static_cast<int>(channels), hi = static_cast<int>(hw), ni = static_cast<int>(n);
   if (t == DType::kFloat16 && y_float32) return launch<__half, float>(x, x_nhwc, ci, hi, w, c, y, ni, alpha, beta, partials, counters, pdl, stream);

@@ -240,7 +240,8 @@ Status bind_gemm(BindContext& c, Step& s) {
   // and this step absorbs the pool's. Not timed apart: it does the GEMV's weight reads plus the pool's, in one node.
   const BindContext::PooledInput pin = c.pooled_input;
   if (use_gemv && c.pool_producer && m == 1 && ta == 0 && pin.channels == k && pin.hw >= 1 && k <= kernels::kPooledGemvMax &&
-      n <= kernels::kPooledGemvMax && pin.channels * pin.hw <= kernels::kPooledGemvMax) {
+      n <= kernels::kPooledGemvMax && pin.channels * pin.hw <= kernels::kPooledGemvMax &&
+      kernels::pooled_gemv_slices_k(k) <= kernels::kPooledGemvMaxSlices && kernels::pooled_gemv_slices_n(n) <= kernels::kPooledGemvMaxSlices) {
     c.tactics.push_back({c.node.name, c.node.op_type,
                          "ws pooled gemv: GlobalAveragePool " + ::ws::quoted(c.pool_producer->node) + " fused (" + (pin.nhwc ? "NHWC" : "NCHW") +
                              ", C=" + std::to_string(pin.channels) + " HW=" + std::to_string(pin.hw) + ", pooled in fp32 in shared memory), N=" +
