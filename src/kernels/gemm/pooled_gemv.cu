@@ -6,12 +6,13 @@
 // Thread mapping: a 2-D grid of (K slices of kSliceK = 128 channels) × (N slices of kSliceN = 128 outputs), 256
 // threads (8 warps) per block — ResNet-50's head (C 2048, n 1000): 16 × 8 = 128 blocks, one wave on 132 SMs.
 //   1. The block prefetches its 128 × 128 weight tile into L2 (constant data: before pdl_wait, overlapping the
-//      previous kernel's tail), waits, then pools its 128 channels into shared memory in fp32: NCHW one warp per
-//      channel (lanes over HW, shuffle sum), NHWC one thread per channel and HW residue class (256 threads = 128
-//      channels × 2 classes, coalesced along C).
-//   2. Each warp takes 16 of the block's outputs; lane l multiplies channels l, l + 32, l + 64, l + 96 of the row
-//      (coalesced loads of the row's slice) with the pooled values, a butterfly shuffle sums the lanes, and lane 0
-//      writes the fp32 partial of (K slice, output) to `partials` [K slices, n] (the engine's workspace).
+//      previous kernel's tail), waits, then pools its 128 channels into shared memory in fp32: NCHW 16 channels per
+//      warp at once (lanes over HW, one batched shuffle sum), NHWC one thread per channel and HW residue class
+//      (256 threads = 128 channels × 2 classes, coalesced along C, 8 loads in flight).
+//   2. Each warp takes 16 of the block's outputs, 8 rows per pass with every load issued first; lane l multiplies
+//      channels l, l + 32, l + 64, l + 96 of a row (coalesced loads of the row's slice) with the pooled values,
+//      batched butterfly shuffles sum the lanes, and lane 0 writes the fp32 partials of (K slice, output) to
+//      `partials` [K slices, n] (the engine's workspace).
 //   3. Split-K reduction in the same kernel: after a __threadfence, the block counts itself in its N slice's counter
 //      (`counters` [N slices], zero before the launch and left zero after it); the last of the slice's K-slice blocks
 //      sums the partials in slice order (deterministic), applies alpha and beta · c, and writes y (storage type, or
@@ -68,45 +69,71 @@ __global__ void __launch_bounds__(kThreads)
   device::pdl_wait();
   const float inv_hw = 1.0f / static_cast<float>(hw);
   if constexpr (kNhwc) {
-    const int ch = tid % kSliceK, cls = tid / kSliceK;  // 2 residue classes of p
+    const int ch = tid % kSliceK, cls = tid / kSliceK;  // 2 residue classes of p; loads independent of the sum (8 in flight)
     float s = 0.0f;
     if (ch < kc) {
       const T* xp = x + k0 + ch;
-#pragma unroll 4
+#pragma unroll 8
       for (int p = cls; p < hw; p += 2) s += to_f(xp[static_cast<int64_t>(p) * channels]);
     }
     halves[cls][ch] = s;
     __syncthreads();
     if (tid < kSliceK) pooled[tid] = (halves[0][tid] + halves[1][tid]) * inv_hw;
   } else {
-    for (int ch = warp; ch < kSliceK; ch += kWarps) {
-      float s = 0.0f;
-      if (ch < kc) {
-        const T* xp = x + static_cast<int64_t>(k0 + ch) * hw;
-        for (int p = lane; p < hw; p += 32) s += to_f(xp[p]);
-      }
+    // Warp `warp` pools channels warp, warp + 8, ... (16 of them) at once: lane l loads position p0 + l of each, so 16
+    // loads are in flight per lane, then one batched butterfly per 16 sums.
+    constexpr int kChPerWarp = kSliceK / kWarps;
+    float s[kChPerWarp];
 #pragma unroll
-      for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-      if (lane == 0) pooled[ch] = s * inv_hw;
+    for (int q = 0; q < kChPerWarp; ++q) s[q] = 0.0f;
+    for (int p0 = 0; p0 < hw; p0 += 32) {
+      const int p = p0 + lane;
+#pragma unroll
+      for (int q = 0; q < kChPerWarp; ++q) {
+        const int ch = warp + q * kWarps;
+        if (ch < kc && p < hw) s[q] += to_f(x[static_cast<int64_t>(k0 + ch) * hw + p]);
+      }
     }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+      for (int q = 0; q < kChPerWarp; ++q) s[q] += __shfl_xor_sync(0xffffffffu, s[q], o);
+    if (lane == 0)
+#pragma unroll
+      for (int q = 0; q < kChPerWarp; ++q) pooled[warp + q * kWarps] = s[q] * inv_hw;
   }
   __syncthreads();
 
-  // 2. Partial dot products of this K slice: warp `warp` takes outputs j0 + warp, j0 + warp + 8, ...
+  // 2. Partial dot products of this K slice: warp `warp` takes outputs j0 + warp, j0 + warp + 8, ..., kRowsPerPass rows
+  // per pass with all their loads issued before any sum (L2 latency once per pass, not once per row).
+  constexpr int kRowsPerPass = 8;
   float xv[kPerLane];
 #pragma unroll
   for (int u = 0; u < kPerLane; ++u) xv[u] = pooled[lane + 32 * u];
-  for (int r = warp; r < nc; r += kWarps) {
-    const T* wr = w + static_cast<int64_t>(j0 + r) * channels + k0;
-    float wv[kPerLane];
+  for (int r0 = warp; r0 < nc; r0 += kWarps * kRowsPerPass) {
+    float wv[kRowsPerPass][kPerLane];
 #pragma unroll
-    for (int u = 0; u < kPerLane; ++u) wv[u] = lane + 32 * u < kc ? to_f(__ldg(wr + lane + 32 * u)) : 0.0f;
-    float s = 0.0f;
+    for (int q = 0; q < kRowsPerPass; ++q) {
+      const int r = r0 + q * kWarps;
+      const T* wr = w + static_cast<int64_t>(j0 + min(r, nc - 1)) * channels + k0;
 #pragma unroll
-    for (int u = 0; u < kPerLane; ++u) s = fmaf(wv[u], xv[u], s);
+      for (int u = 0; u < kPerLane; ++u) wv[q][u] = r < nc && lane + 32 * u < kc ? to_f(__ldg(wr + lane + 32 * u)) : 0.0f;
+    }
+    float sums[kRowsPerPass];
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-    if (lane == 0) partials[static_cast<int64_t>(blockIdx.x) * n + j0 + r] = s;
+    for (int q = 0; q < kRowsPerPass; ++q) {
+      sums[q] = 0.0f;
+#pragma unroll
+      for (int u = 0; u < kPerLane; ++u) sums[q] = fmaf(wv[q][u], xv[u], sums[q]);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+      for (int q = 0; q < kRowsPerPass; ++q) sums[q] += __shfl_xor_sync(0xffffffffu, sums[q], o);
+    if (lane == 0)
+#pragma unroll
+      for (int q = 0; q < kRowsPerPass; ++q)
+        if (r0 + q * kWarps < nc) partials[static_cast<int64_t>(blockIdx.x) * n + j0 + r0 + q * kWarps] = sums[q];
   }
   device::pdl_allow_dependents();
 
@@ -119,6 +146,7 @@ __global__ void __launch_bounds__(kThreads)
   __threadfence();
   for (int r = tid; r < nc; r += kThreads) {
     float s = 0.0f;
+#pragma unroll 8
     for (unsigned ks = 0; ks < gridDim.x; ++ks) s += __ldcg(partials + static_cast<int64_t>(ks) * n + j0 + r);
     float v = alpha * s;
     if (c) v += beta * to_f(c[j0 + r]);
