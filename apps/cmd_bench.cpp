@@ -60,7 +60,7 @@ struct BenchArgs {
   bool split_k_cluster = false;         // --split-k-cluster (CudaBuildOptions::split_k_cluster)
   bool no_dwpw_fusion = false;          // --no-dwpw-fusion (CudaBuildOptions::fuse_depthwise_pointwise = false)
   bool no_exdw_fusion = false;          // --no-exdw-fusion (CudaBuildOptions::fuse_expand_depthwise = false)
-  bool no_pooled_head = false;          // --no-pooled-head (CudaBuildOptions::fuse_pooled_head = false)
+  bool pooled_head = false;             // --pooled-head (CudaBuildOptions::fuse_pooled_head)
   bool cudnn_graph = false;             // --cudnn-graph (CudaBuildOptions::cudnn_graph_convs = true)
   bool nhwc_igemm = false;              // --nhwc-igemm (CudaBuildOptions::nhwc_igemm = true)
   bool cutlass_conv = false;            // --cutlass-conv (CudaBuildOptions::cutlass_convs = true)
@@ -295,7 +295,7 @@ int run_bench(const BenchArgs& a) {
   bo.split_k_cluster = a.split_k_cluster;  // CLI11 refuses it with --split-k-reduce-kernel
   bo.fuse_depthwise_pointwise = !a.no_dwpw_fusion;
   bo.fuse_expand_depthwise = !a.no_exdw_fusion;
-  bo.fuse_pooled_head = !a.no_pooled_head;
+  bo.fuse_pooled_head = a.pooled_head;
   bo.cudnn_graph_convs = a.cudnn_graph;
   bo.nhwc_igemm = a.nhwc_igemm;
   bo.cutlass_convs = a.cutlass_conv;
@@ -378,14 +378,11 @@ int run_bench(const BenchArgs& a) {
     for (const ws::TacticRecord& t : engine->tactics()) exdw += t.choice.rfind("ws expand->depthwise fused", 0) == 0;
     rep.env.set("engine_exdw_fusion", a.no_dwpw_fusion || a.no_exdw_fusion ? "off" : "timed");
     rep.env.set("engine_exdw_fused", exdw);
-    size_t pooled = 0, folded = 0;  // GlobalAveragePool -> GEMV heads run as one kernel; byte copies folded into the arena
-    for (const ws::TacticRecord& t : engine->tactics()) {
-      pooled += t.choice.rfind("ws pooled gemv", 0) == 0;
-      folded += t.choice.rfind("folded", 0) == 0;
-    }
-    rep.env.set("engine_pooled_head", a.no_pooled_head ? "off" : "on where the head's GEMV tactic won");
+    size_t pooled = 0;  // GlobalAveragePool -> GEMV heads run as one kernel
+    for (const ws::TacticRecord& t : engine->tactics()) pooled += t.choice.rfind("ws pooled gemv", 0) == 0;
+    rep.env.set("engine_pooled_head", a.pooled_head ? "on where the head's GEMV tactic won" : "off");
     rep.env.set("engine_pooled_heads_fused", pooled);
-    rep.env.set("engine_copies_folded", folded);
+    rep.env.set("engine_copies_folded", engine->folded_copies());
     // The opt-in NHWC tactic families: how many convs each bound. One that bound nothing is said so (fp32, an NCHW build,
     // no cudnn-frontend headers, or simply slower): a flag that did nothing must not read as "timed".
     auto opt_in = [&](bool on, const char* prefix, const char* key, const char* flag, const char* applies) {
@@ -743,9 +740,9 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_flag("--no-exdw-fusion", a->no_exdw_fusion,
                                    "do not try the fused expand->depthwise kernel (default: one kernel for a 1x1 expand conv and the "
                                    "depthwise conv after it where timed faster)");
-                      sub.add_flag("--no-pooled-head", a->no_pooled_head,
-                                   "run a classifier head's GlobalAveragePool and its GEMV as two kernels (default: one fused kernel "
-                                   "where the GEMV tactic won)");
+                      sub.add_flag("--pooled-head", a->pooled_head,
+                                   "run a classifier head's GlobalAveragePool and its GEMV as one fused kernel where the GEMV tactic "
+                                   "won (default off: slower in device run 110)");
                       sub.add_flag("--cudnn-graph", a->cudnn_graph,
                                    "also build each NHWC conv + bias (+ residual) (+ ReLU) as one cuDNN graph and time its engine "
                                    "configurations as tactics (default off: with several lanes running concurrently it gave wrong "

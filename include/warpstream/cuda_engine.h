@@ -224,14 +224,17 @@ struct CudaBuildOptions {
   /// faster; decided before the depthwise → pointwise and whole-block fusions, which then no longer apply to that
   /// block. false: not tried (`warpstream bench --no-exdw-fusion`). Not part of the timing-cache identity.
   bool fuse_expand_depthwise = true;
-  /// Pooled-head fusion (TensorRT fuses a pooling into its consumer the same way): GlobalAveragePool → (Flatten /
-  /// Reshape / Squeeze) → Gemm or MatMul at batch 1 with a constant weight — the classifier head of ResNet, EfficientNet,
-  /// MobileNet — runs as one kernel that pools into shared memory and does the GEMV (kernels::pooled_gemv), when the
-  /// Gemm's timed choice is the few-row GEMV tactic and the pool's output has no other reader. Two graph nodes become
-  /// one; the pooled values stay fp32 (the unfused path rounds them to the storage type). Tactic source warpstream
-  /// only; not with debug_keep_all_tensors. false: the pool and the GEMV stay two steps (`warpstream bench
-  /// --no-pooled-head`). Not part of the timing-cache identity (the Gemm's choice is timed unfused).
-  bool fuse_pooled_head = true;
+  /// Pooled-head fusion (OFF by default: measured slower): GlobalAveragePool → (Flatten / Reshape / Squeeze) → Gemm or
+  /// MatMul at batch 1 with a constant weight — the classifier head of ResNet, EfficientNet, MobileNet — runs as one
+  /// kernel that pools into shared memory and does the GEMV (kernels::pooled_gemv), when the Gemm's timed choice is the
+  /// few-row GEMV tactic and the pool's output has no other reader. Two graph nodes become one; the pooled values stay
+  /// fp32 (the unfused path rounds them to the storage type). Tactic source warpstream only; not with
+  /// debug_keep_all_tensors. Correct (PooledGemv.*, device run 110), but the one kernel takes 10.2 µs on ResNet-50's
+  /// head and 13.5 on EfficientNet-Lite0's against 3.3 + 2.35 and 1.8 + 2.2 for the two it replaces (run 110, H100:
+  /// frame GPU p50 +7.1 and +9.7 µs): its three dependent memory phases (pool, split-K dot, last-block reduction) each
+  /// pay L2 latency where the two kernels overlap through PDL. `warpstream bench --pooled-head`. Not part of the
+  /// timing-cache identity (the Gemm's choice is timed unfused).
+  bool fuse_pooled_head = false;
   /// cuDNN graph convs (channels-last fp16 dense convs with a bias and ReLU / no activation; OFF by default): besides
   /// cuDNN's legacy algorithms, the same conv + bias (+ residual) (+ ReLU) is expressed as one cuDNN graph through
   /// cudnn-frontend (src/engine/cuda/cudnn_fe_conv.h) and each deterministic engine configuration cuDNN's heuristics list
@@ -404,6 +407,9 @@ class CudaEngine {
   virtual const std::vector<TacticRecord>& tactics() const = 0;
   /// Number of kernels one enqueue launches (for the launch-cost floor in benchmarks).
   virtual size_t kernel_count() const = 0;
+  /// Byte copies (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout) whose output shares its input's arena range,
+  /// so that they have no step and launch nothing (docs/cuda-executor.md, Build step 4). They have no TacticRecord.
+  virtual size_t folded_copies() const = 0;
   virtual const ir::Graph& graph() const = 0;
 
   /// Allocates one arena (and per-context library handles/workspaces) and binds every address.

@@ -66,8 +66,9 @@ FP8=${WS_BENCH_FP8:-1}
 # at acquire behind a doorbell, submit rings it; off by default), fp16, graph, mapped, 1 lane and the most lanes of LANESET
 # (at most 4), on the default row's timing cache. 0: not run.
 ARMED=${WS_BENCH_ARMED:-1}
-# The default configuration with the classifier head's GlobalAveragePool and GEMV as two kernels (--no-pooled-head;
-# one fused kernel by default, kernels::pooled_gemv), fp16, graph, mapped, 1 lane: the fusion's effect side by side. 0: not run.
+# The default configuration with the classifier head's GlobalAveragePool and GEMV as one kernel (--pooled-head,
+# kernels::pooled_gemv; off by default: slower in device run 110), fp16, graph, mapped, 1 lane, on the default row's
+# timing cache: the fusion's effect side by side. 0: not run.
 POOLED=${WS_BENCH_POOLED:-1}
 CALIB=${WS_BENCH_CALIBRATION:-.assets/images}
 PROFILE_REPS=${WS_BENCH_PROFILE_REPS:-200}
@@ -113,13 +114,13 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
   [ "$variant" = hwc8port ] && flag="$flag --hwc8-port"
   [ "$variant" = nhwcall ] && flag="$flag --cudnn-graph --nhwc-igemm --cutlass-conv --hwc8-port"
   [ "$variant" = armed ] && flag="$flag --armed-launch"
-  [ "$variant" = nopooled ] && flag="$flag --no-pooled-head"
+  [ "$variant" = pooled ] && flag="$flag --pooled-head"
   [ "$prec" = fp8 ] && flag="$flag --calibration $CALIB"
   # obey: every calibrated pointwise conv in FP8, which needs NCHW (a build where no conv can run FP8 is refused)
   [ "$variant" = obey ] && flag="${flag/--layout auto/--layout nchw} --fp8-obey"
   local cache=$W/tc_${name}_${prec}_${layout}${variant:+_$variant}.json
   [ "$variant" = armed ] && cache=$W/tc_${name}_${prec}_${layout}.json  # the same plan as the default row: a launch option
-  [ "$variant" = nopooled ] && cache=$W/tc_${name}_${prec}_${layout}.json  # the same choices (the head's is timed unfused)
+  [ "$variant" = pooled ] && cache=$W/tc_${name}_${prec}_${layout}.json  # the same choices (the head's is timed unfused)
   # The tactics are timed in a process of their own (an untimed run writing the cache), as a deployment reads a cache (or
   # TensorRT a plan) built earlier: a process that timed its tactics runs every later frame slower (ResNet-50 fp16 +21 us
   # GPU p50 on the same choices, device runs 100-101; docs/lanes-plan.md), which the table's rows must not carry.
@@ -166,7 +167,7 @@ matrix() {  # model onnx
   case " $PRECS " in *" fp16 "*) for lay in $ALT_LAYOUTS; do [ "$lay" = "$chose" ] || ours $1 $2 fp16 1 graph mapped $lay; done ;; esac
   case " $PRECS " in *" fp16 "*) if [ "$ARMED" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto armed
                                     [ "$MAXL" -gt 1 ] && [ "$MAXL" -le 4 ] && ours $1 $2 fp16 $MAXL graph mapped auto armed; fi ;; esac
-  case " $PRECS " in *" fp16 "*) if [ "$POOLED" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nopooled; fi ;; esac
+  case " $PRECS " in *" fp16 "*) if [ "$POOLED" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto pooled; fi ;; esac
   case " $PRECS " in *" fp16 "*) if [ "$PDL" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nopdl; fi ;; esac
   case " $PRECS " in *" fp16 "*) if [ "$SPLITK2" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto splitk2; fi ;; esac
   case " $PRECS " in *" fp16 "*) if [ "$DWPW" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nodwpw; fi ;; esac

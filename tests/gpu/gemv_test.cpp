@@ -269,7 +269,7 @@ TEST(Gemv, EngineHeadsMatchTheCpuExecutor) {
   }
 }
 
-// The pooled head in the engine (CudaBuildOptions::fuse_pooled_head): conv → Relu → GlobalAveragePool → Flatten → Gemm
+// The pooled head in the engine (CudaBuildOptions::fuse_pooled_head, opt-in): conv → Relu → GlobalAveragePool → Flatten → Gemm
 // (transB, bias; ResNet's head) and → Reshape → MatMul ([K, N] weight; the transposed copy), channels-first and
 // channels-last, fp16 and fp32, against the CPU executor. The unfused build writes a timing cache that the fused
 // build reads, so both see the Gemm's same choice: where that is the GEMV, the fused build has the "ws pooled gemv"

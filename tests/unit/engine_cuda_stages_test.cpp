@@ -287,7 +287,9 @@ ir::Graph head_graph(const std::string& variant) {
 // until the head reads it.
 TEST(EngineCudaStages, PooledHeadsAreFoundOnlyForAPoolReadByTheHeadAlone) {
   {
-    auto og = optimize_for_cuda(head_graph("plain"), {});
+    CudaBuildOptions on;
+    on.fuse_pooled_head = true;
+    auto og = optimize_for_cuda(head_graph("plain"), on);
     ASSERT_TRUE(og.is_ok()) << og.status().to_string();
     const ir::Graph& g = og->graph;
     ASSERT_EQ(og->pooled_heads.size(), 1u);
@@ -305,12 +307,10 @@ TEST(EngineCudaStages, PooledHeadsAreFoundOnlyForAPoolReadByTheHeadAlone) {
       if (g.tensors[i].name == "y") y = plan.offsets[i];
     }
     EXPECT_TRUE(c + 8 * 25 * 2 <= y || y + 3 * 2 <= c) << "the head's output overlaps the pool input it reads";
-    CudaBuildOptions off;
-    off.fuse_pooled_head = false;
-    auto og_off = optimize_for_cuda(head_graph("plain"), off);
+    auto og_off = optimize_for_cuda(head_graph("plain"), {});
     ASSERT_TRUE(og_off.is_ok());
-    EXPECT_TRUE(og_off->pooled_heads.empty()) << "fuse_pooled_head = false";
-    CudaBuildOptions keep;
+    EXPECT_TRUE(og_off->pooled_heads.empty()) << "fuse_pooled_head is off by default";
+    CudaBuildOptions keep = on;
     keep.debug_keep_all_tensors = true;
     auto og_keep = optimize_for_cuda(head_graph("plain"), keep);
     ASSERT_TRUE(og_keep.is_ok());
@@ -329,7 +329,9 @@ TEST(EngineCudaStages, PooledHeadsAreFoundOnlyForAPoolReadByTheHeadAlone) {
       b.node("Gemm", {"f" + t, "w"}, {"y" + t}, "fc").i("transB", 1);
       b.output("y" + t);
     }
-    auto og = optimize_for_cuda(import(b), {});
+    CudaBuildOptions on;
+    on.fuse_pooled_head = true;
+    auto og = optimize_for_cuda(import(b), on);
     ASSERT_TRUE(og.is_ok()) << og.status().to_string();
     ASSERT_EQ(og->pooled_heads.size(), 2u);
     std::set<std::string> inputs;
@@ -341,7 +343,9 @@ TEST(EngineCudaStages, PooledHeadsAreFoundOnlyForAPoolReadByTheHeadAlone) {
     EXPECT_EQ(inputs, (std::set<std::string>{"ca", "cb"}));
   }
   for (const char* v : {"two_readers", "relu_between", "trans_a", "pool_reads_input"}) {
-    auto og = optimize_for_cuda(head_graph(v), {});
+    CudaBuildOptions on;
+    on.fuse_pooled_head = true;
+    auto og = optimize_for_cuda(head_graph(v), on);
     ASSERT_TRUE(og.is_ok()) << v << ": " << og.status().to_string();
     EXPECT_TRUE(og->pooled_heads.empty()) << v;
   }
