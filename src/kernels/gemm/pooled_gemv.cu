@@ -43,6 +43,15 @@ __device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
 __device__ __forceinline__ void store(float* p, float v) { *p = v; }
 __device__ __forceinline__ void store(__half* p, float v) { *p = __float2half_rn(v); }
 
+// Butterfly sums of N per-lane values at once (the N shuffles of a step are independent, so they overlap).
+template <int N>
+__device__ __forceinline__ void warp_sums(float (&v)[N]) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+    for (int q = 0; q < N; ++q) v[q] += __shfl_xor_sync(0xffffffffu, v[q], o);
+}
+
 template <typename T, typename OutT, bool kNhwc>
 __global__ void __launch_bounds__(kThreads)
     pooled_gemv_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ c, OutT* __restrict__ y,
@@ -94,10 +103,7 @@ __global__ void __launch_bounds__(kThreads)
         if (ch < kc && p < hw) s[q] += to_f(x[static_cast<int64_t>(k0 + ch) * hw + p]);
       }
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-      for (int q = 0; q < kChPerWarp; ++q) s[q] += __shfl_xor_sync(0xffffffffu, s[q], o);
+    warp_sums(s);
     if (lane == 0)
 #pragma unroll
       for (int q = 0; q < kChPerWarp; ++q) pooled[warp + q * kWarps] = s[q] * inv_hw;
@@ -126,10 +132,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int u = 0; u < kPerLane; ++u) sums[q] = fmaf(wv[q][u], xv[u], sums[q]);
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-      for (int q = 0; q < kRowsPerPass; ++q) sums[q] += __shfl_xor_sync(0xffffffffu, sums[q], o);
+    warp_sums(sums);
     if (lane == 0)
 #pragma unroll
       for (int q = 0; q < kRowsPerPass; ++q)
