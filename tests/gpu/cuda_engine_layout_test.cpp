@@ -88,13 +88,7 @@ struct StepKernels {
 };
 StepKernels step_kernels(CudaEngine& e) {
   StepKernels k;
-  auto ctx = e.create_context();
-  EXPECT_TRUE(ctx.is_ok()) << ctx.status().to_string();
-  auto stream = cuda::Stream::create();
-  EXPECT_TRUE(stream.is_ok());
-  if (!ctx.is_ok() || !stream.is_ok()) return k;
-  EXPECT_EQ(test::memset_sync((*ctx)->input(0), 0, e.input_desc(0).bytes), cudaSuccess);  // defined input bytes
-  auto layers = (*ctx)->profile_layers(stream->get(), 1);
+  auto layers = test::profile_steps(e, 1);
   EXPECT_TRUE(layers.is_ok()) << layers.status().to_string();
   if (!layers.is_ok()) return k;
   for (const auto& l : *layers) {
@@ -265,12 +259,7 @@ TEST(CudaEngineLayout, ByteCopiesFoldIntoTheirInputsRange) {
       ASSERT_TRUE(e.is_ok()) << e.status().to_string();
       const std::set<std::string> folded = {"reshape", "flatten", "reshape_back", "head_flatten"};
       EXPECT_EQ((*e)->folded_copies(), folded.size());
-      auto ctx = (*e)->create_context();
-      ASSERT_TRUE(ctx.is_ok()) << ctx.status().to_string();
-      auto stream = cuda::Stream::create();
-      ASSERT_TRUE(stream.is_ok());
-      ASSERT_EQ(test::memset_sync((*ctx)->input(0), 0, (*e)->input_desc(0).bytes), cudaSuccess);
-      auto layers = (*ctx)->profile_layers(stream->get(), 1);
+      auto layers = test::profile_steps(**e, 1);
       ASSERT_TRUE(layers.is_ok()) << layers.status().to_string();
       bool out_copy = false;
       for (const auto& step : *layers) {

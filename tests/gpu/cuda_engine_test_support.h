@@ -85,6 +85,15 @@ inline std::vector<float> to_hwc8(const std::vector<float>& v, const ir::Shape& 
   return r;
 }
 
+/// The per-step profile of `e` (ExecutionContext::profile_layers, `reps` replays) in a fresh context and stream, its
+/// input zeroed first (defined bytes): which steps the plan has, and their kernels.
+inline Result<std::vector<ExecutionContext::LayerTiming>> profile_steps(CudaEngine& e, int reps) {
+  WS_ASSIGN_OR_RETURN(auto ctx, e.create_context());
+  WS_ASSIGN_OR_RETURN(auto stream, cuda::Stream::create());
+  if (memset_sync(ctx->input(0), 0, e.input_desc(0).bytes) != cudaSuccess) return internal_error("profile_steps: zeroing the input failed");
+  return ctx->profile_layers(stream.get(), reps);
+}
+
 /// Uploads float inputs (NCHW, the model's logical layout) into a context: converted to fp16 when the engine's input is
 /// fp16, and formatted [N, H, W, 8] with zero padding channels when it is taken in kHWC8 (hwc8_input_port).
 inline Status write_input(const CudaEngine& e, ExecutionContext& ctx, size_t i, const std::vector<float>& nchw) {

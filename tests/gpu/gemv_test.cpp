@@ -327,12 +327,7 @@ TEST(PooledGemv, EngineHeadsMatchTheCpuExecutor) {
         if (gemv_won) {
           ++fused_configs;
           EXPECT_EQ((*fused)->kernel_count() + 1, (*plain)->kernel_count());
-          auto ctx = (*fused)->create_context();
-          ASSERT_TRUE(ctx.is_ok()) << ctx.status().to_string();
-          auto stream = cuda::Stream::create();
-          ASSERT_TRUE(stream.is_ok());
-          ASSERT_EQ(test::memset_sync((*ctx)->input(0), 0, (*fused)->input_desc(0).bytes), cudaSuccess);
-          auto layers = (*ctx)->profile_layers(stream->get(), 2);
+          auto layers = test::profile_steps(**fused, 2);
           ASSERT_TRUE(layers.is_ok()) << layers.status().to_string();
           for (const auto& step : *layers) EXPECT_NE(step.node, "gap") << "the pool was absorbed but still has a step";
         }
