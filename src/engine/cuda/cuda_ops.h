@@ -186,7 +186,7 @@ struct BindContext {
     size_t offset = 0;
     bool nhwc = false;
     int64_t channels = 0, hw = 0;
-  } pooled_input;
+  } pooled_input{};
 };
 
 /// A tensor of an OpSample graph: a runtime input, or a constant (float32, int64, or bool from `ints`).
