@@ -181,6 +181,8 @@ int run_bench(const BenchArgs& a) {
   if (a.split_k_cluster && precision == ws::Precision::kFloat32)
     return fail(ws::invalid_argument("--split-k-cluster applies to fp16 pointwise convs: not with --precision fp32 (bench's default; add "
                                      "--precision fp16)"), 2);
+  if (a.pooled_head && !(*sources & ws::kTacticWarpStream))
+    return fail(ws::invalid_argument("--pooled-head fuses the pool into our GEMV tactic: --tactic-sources must include warpstream"), 2);
   if (a.split_k_cluster && !(*sources & ws::kTacticWarpStream))
     return fail(ws::invalid_argument("--split-k-cluster is a warpstream tactic: --tactic-sources must include warpstream"), 2);
   if (a.cutlass_conv && !(*sources & ws::kTacticWarpStream))

@@ -249,6 +249,10 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --pdl --no-pdl"), {"--no-pdl", "excludes", "--pdl"});
   expect_one_error(cli("bench --model " + m + " --armed-launch --no-cuda-graph"), {"--armed-launch", "--no-cuda-graph"});
   expect_one_error(cli("bench --model " + m + " --armed-launch --lanes 5"), {"--armed-launch", "at most 4 lanes", "--lanes 5"});
+  // the opt-in pooled head: without our tactics it could fuse nothing; a malformed value; a missing or truncated model
+  expect_one_error(cli("bench --model " + m + " --pooled-head --tactic-sources cudnn,cublaslt"), {"--pooled-head", "warpstream"});
+  expect_one_error(cli("bench --model " + m + " --pooled-head=banana"), {"--pooled-head", "banana"});
+  expect_one_error(cli("bench --pooled-head --model " + quote(dir_.file("missing.onnx"))), {"missing.onnx", "--model file"});
   // the opt-in cluster split-K form: with the reduce-kernel-only switch, in fp32, without our tactics
   expect_one_error(cli("bench --model " + m + " --split-k-cluster --split-k-reduce-kernel"), {"--split-k-reduce-kernel", "excludes", "--split-k-cluster"});
   expect_one_error(cli("bench --model " + m + " --split-k-cluster"), {"--split-k-cluster", "not with --precision fp32"});

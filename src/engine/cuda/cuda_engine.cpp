@@ -45,7 +45,7 @@ class EngineImpl final : public CudaEngine {
   Precision precision() const override { return precision_; }
   const std::vector<TacticRecord>& tactics() const override { return tactics_; }
   size_t kernel_count() const override { return kernel_count_; }
-  size_t folded_copies() const override { return folded_copies_; }
+  size_t folded_copies() const override { return folded_offsets_.size(); }
   const ir::Graph& graph() const override { return graph_; }
   Result<std::unique_ptr<ExecutionContext>> create_context() override;
 
@@ -73,7 +73,6 @@ class EngineImpl final : public CudaEngine {
   /// Arena offsets of the folded copies' outputs (build_stages.h copy_aliases): another view of the same range, perhaps
   /// of another shape, so the input wavefront never chains through one (chain_rows).
   std::vector<size_t> folded_offsets_;
-  size_t folded_copies_ = 0;
   std::vector<TacticRecord> tactics_;
 };
 
@@ -671,7 +670,6 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
       for (auto& uses : e.input_uses_)  // graph-input operands recorded for the step it would have been (e.g. a Dropout ratio)
         std::erase_if(uses, [&](const std::pair<size_t, size_t>& u) { return u.first == e.steps_.size(); });
       e.folded_offsets_.push_back(s.outputs[0].offset);
-      ++e.folded_copies_;
       continue;
     }
     if (e.tactics_.size() > records_before) s.tactic_record = static_cast<long>(e.tactics_.size() - 1);
