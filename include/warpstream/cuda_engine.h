@@ -235,6 +235,17 @@ struct CudaBuildOptions {
   /// pay L2 latency where the two kernels overlap through PDL. `warpstream bench --pooled-head`. Not part of the
   /// timing-cache identity (the Gemm's choice is timed unfused).
   bool fuse_pooled_head = false;
+  /// ResNet stem fusion (OFF by default until measured in the frame): Conv 7×7 / stride 2 / pad 3 from the 3-channel
+  /// graph input to 64 channels, its folded Relu / Clip, and the MaxPool 3×3 / stride 2 / pad 1 reading it — the stem of
+  /// ResNet-18…152, ResNeXt, Wide-ResNet — run as one kernel of ours (kernels::stem7x7_maxpool: tensor cores, fp32
+  /// accumulation) that reads the input NCHW and writes the pool's output channels-last. In the NHWC plan this removes
+  /// three graph nodes of the frame (the input's reformat to NHWC, cuDNN's conv, cuDNN's pool) for one. Applies at
+  /// batch 1, precision fp16, channels-last plan (layout nhwc or auto choosing it), tactic sources warpstream and
+  /// cudnn, input extents 7…16384, the conv's output read only by the pool, the pool writing no graph output and no
+  /// Indices; not with hwc8_input (which pads that reformat instead) or debug_keep_all_tensors. Where it applies it is
+  /// unconditional (the layout plan depends on it: nothing is timed against it). `warpstream bench --stem-pool`. Not
+  /// part of the timing-cache identity (the fused step keeps its own entry, "|stempool").
+  bool fuse_stem_pool = false;
   /// cuDNN graph convs (channels-last fp16 dense convs with a bias and ReLU / no activation; OFF by default): besides
   /// cuDNN's legacy algorithms, the same conv + bias (+ residual) (+ ReLU) is expressed as one cuDNN graph through
   /// cudnn-frontend (src/engine/cuda/cudnn_fe_conv.h) and each deterministic engine configuration cuDNN's heuristics list

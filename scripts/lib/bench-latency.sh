@@ -70,6 +70,10 @@ ARMED=${WS_BENCH_ARMED:-1}
 # kernels::pooled_gemv; off by default: slower in device run 110), fp16, graph, mapped, 1 lane, on the default row's
 # timing cache: the fusion's effect side by side. 0: not run.
 POOLED=${WS_BENCH_POOLED:-1}
+# The default configuration with ResNet's stem (conv 7x7/2 + ReLU + max pool 3x3/2) as one kernel of ours (--stem-pool,
+# kernels::stem7x7_maxpool; off by default until measured in the frame), fp16, graph, mapped, 1 lane, where auto chose
+# channels-last, on a timing cache of its own (the plan without the input's reformat hashes differently). 0: not run.
+STEMPOOL=${WS_BENCH_STEMPOOL:-1}
 CALIB=${WS_BENCH_CALIBRATION:-.assets/images}
 PROFILE_REPS=${WS_BENCH_PROFILE_REPS:-200}
 PEER_MODES=${WS_BENCH_PEER_MODES:-eager,cuda_graph}
@@ -115,6 +119,7 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
   [ "$variant" = nhwcall ] && flag="$flag --cudnn-graph --nhwc-igemm --cutlass-conv --hwc8-port"
   [ "$variant" = armed ] && flag="$flag --armed-launch"
   [ "$variant" = pooled ] && flag="$flag --pooled-head"
+  [ "$variant" = stempool ] && flag="$flag --stem-pool"
   [ "$prec" = fp8 ] && flag="$flag --calibration $CALIB"
   # obey: every calibrated pointwise conv in FP8, which needs NCHW (a build where no conv can run FP8 is refused)
   [ "$variant" = obey ] && flag="${flag/--layout auto/--layout nchw} --fp8-obey"
@@ -137,7 +142,7 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
     --timing-cache $cache --label "$tag" --json $J/$tag.json --samples $J/$tag.csv \
     > $W/$tag.txt 2>&1
   local rc=$?; cat $W/$tag.txt >> "$LOG"
-  row "$tag" "rc=$rc $(python3 -c "import json;d=json.load(open('$J/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];e=d['env'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} us gpu p50 {g['p50']:.1f} {d['throughput_fps']:.0f} f/s; {e.get('engine_kernels_per_enqueue')} kernels, layout {e.get('engine_layout')}, {e.get('engine_reformats')} reformats, pdl {e.get('engine_pdl')}, {e.get('engine_dwpw_fused')} dw-pw fused, {e.get('engine_exdw_fused')} ex-dw fused, {e.get('engine_cudnn_graph_convs')} cudnn-graph convs, {e.get('engine_nhwc_igemm_convs')} nhwc-igemm convs, {e.get('engine_cutlass_conv_convs')} cutlass convs, {e.get('engine_hwc8_pads')} hwc8 pads, {e.get('engine_hwc8_ports')} hwc8 ports, {e.get('engine_pooled_heads_fused')} pooled heads, {e.get('engine_copies_folded')} copies folded; launch path {e.get('launch_probe_us_per_node_start')}/{e.get('launch_probe_us_per_node_end')} us per node\")" 2>/dev/null || tail -1 $W/$tag.txt)"
+  row "$tag" "rc=$rc $(python3 -c "import json;d=json.load(open('$J/$tag.json'));h=d['metrics']['host_latency_us'];g=d['metrics']['gpu_time_us'];e=d['env'];print(f\"host p50/p99/p99.9 {h['p50']:.1f}/{h['p99']:.1f}/{h['p99_9']:.1f} us gpu p50 {g['p50']:.1f} {d['throughput_fps']:.0f} f/s; {e.get('engine_kernels_per_enqueue')} kernels, layout {e.get('engine_layout')}, {e.get('engine_reformats')} reformats, pdl {e.get('engine_pdl')}, {e.get('engine_dwpw_fused')} dw-pw fused, {e.get('engine_exdw_fused')} ex-dw fused, {e.get('engine_cudnn_graph_convs')} cudnn-graph convs, {e.get('engine_nhwc_igemm_convs')} nhwc-igemm convs, {e.get('engine_cutlass_conv_convs')} cutlass convs, {e.get('engine_hwc8_pads')} hwc8 pads, {e.get('engine_hwc8_ports')} hwc8 ports, {e.get('engine_pooled_heads_fused')} pooled heads, {e.get('engine_stem_pools_fused')} stem pools, {e.get('engine_copies_folded')} copies folded; launch path {e.get('launch_probe_us_per_node_start')}/{e.get('launch_probe_us_per_node_end')} us per node\")" 2>/dev/null || tail -1 $W/$tag.txt)"
 }
 peers() {  # model modes budget
   local model=$1 modes=$2 extra=$3
@@ -182,6 +187,7 @@ matrix() {  # model onnx
     case " $PRECS " in *" fp16 "*) if [ "$CUTLASSCONV" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto cutlassconv
                                       # PDL's effect with CUTLASS's start-of-kernel trigger (conv_cutlass_kernel.cuh)
                                       [ "$PDL" = 1 ] && ours $1 $2 fp16 1 graph mapped auto cutlassnopdl; fi ;; esac
+    case " $PRECS " in *" fp16 "*) if [ "$STEMPOOL" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto stempool; fi ;; esac
     case " $PRECS " in *" fp16 "*) if [ "$HWC8" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto hwc8; fi ;; esac
     case " $PRECS " in *" fp16 "*) if [ "$HWC8PORT" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto hwc8port; fi ;; esac
     case " $PRECS " in *" fp16 "*) if [ "$NHWCALL" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nhwcall

@@ -1261,6 +1261,119 @@ TEST(EngineCudaStages, NegativeAuxStreamsIsRefused) {
   EXPECT_NE(og.status().message().find("max_aux_streams = -1"), std::string::npos) << og.status().message();
 }
 
+// The ResNet stem and its lookalikes: x [1, cin, 32, 40] -> Conv k×k / stride / pad (cout) -> Relu -> MaxPool
+// pool_k / pool_s / pool_pad -> Conv 3×3 (16, channels-last) -> Conv 1×1 (8) -> y.
+struct StemSpec {
+  int64_t cin = 3, cout = 64, k = 7, stride = 2, pad = 3;
+  int64_t pool_k = 3, pool_s = 2, pool_pad = 1, ceil_mode = 0;
+  bool conv_read_twice = false;  // an Add also reads the Relu's output
+  bool pool_is_output = false;   // the MaxPool writes a graph output too
+};
+ir::Graph stem_net(const StemSpec& s) {
+  ir::ModelBuilder b(13, "stem");
+  b.input("x", ir::DType::kFloat32, {1, s.cin, 32, 40});
+  b.initializer("w0", {s.cout, s.cin, s.k, s.k}, std::vector<float>(size_t(s.cout * s.cin * s.k * s.k), 0.01f));
+  b.initializer("b0", {s.cout}, std::vector<float>(size_t(s.cout), 0.1f));
+  b.node("Conv", {"x", "w0", "b0"}, {"c0"}, "conv1").ints("strides", {s.stride, s.stride}).ints("pads", {s.pad, s.pad, s.pad, s.pad});
+  b.node("Relu", {"c0"}, {"r0"}, "relu");
+  std::string pin = "r0";
+  if (s.conv_read_twice) {
+    b.node("Add", {"r0", "r0"}, {"a0"}, "twice");
+    pin = "a0";
+    b.node("Add", {"r0", "a0"}, {"a1"}, "twice2");
+    pin = "a1";
+  }
+  b.node("MaxPool", {pin}, {"p0"}, "maxpool")
+      .ints("kernel_shape", {s.pool_k, s.pool_k})
+      .ints("strides", {s.pool_s, s.pool_s})
+      .ints("pads", {s.pool_pad, s.pool_pad, s.pool_pad, s.pool_pad})
+      .i("ceil_mode", s.ceil_mode);
+  b.initializer("w1", {16, s.cout, 3, 3}, std::vector<float>(size_t(16 * s.cout * 9), 0.01f));
+  b.node("Conv", {"p0", "w1"}, {"c1"}, "conv2").ints("pads", {1, 1, 1, 1});
+  b.initializer("w2", {8, 16, 1, 1}, std::vector<float>(128, 0.01f));
+  b.node("Conv", {"c1", "w2"}, {"y"}, "conv3");
+  b.output("y");
+  if (s.pool_is_output) b.output("p0");
+  return import(b);
+}
+CudaBuildOptions stem_options() {
+  CudaBuildOptions o;
+  o.precision = Precision::kFloat16;
+  o.layout = Layout::kNhwc;
+  o.fuse_stem_pool = true;
+  return o;
+}
+
+TEST(EngineCudaStages, StemPoolReadsTheNchwInputWithNoReformat) {
+  for (Layout l : {Layout::kNhwc, Layout::kAuto}) {
+    CudaBuildOptions o = stem_options();
+    o.layout = l;
+    auto og = optimize_for_cuda(stem_net({}), o);
+    ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+    ASSERT_EQ(og->stem_pools.size(), 1u) << layout_name(l);
+    EXPECT_EQ(og->layout, Layout::kNhwc) << layout_name(l) << ": one reformat (before conv3) for 2 channels-last convs";
+    const ir::TensorId x = og->graph.inputs[0];
+    size_t conv = og->graph.nodes.size();
+    for (size_t i = 0; i < og->graph.nodes.size(); ++i) {
+      const ir::Node& n = og->graph.nodes[i];
+      if (n.find(kReformatAttr)) EXPECT_NE(n.inputs[0], x) << "the input must not be reformatted: " << n.name;
+      if (n.name == "conv1") conv = i;
+    }
+    ASSERT_LT(conv + 1, og->graph.nodes.size());
+    const ir::Node& c = og->graph.nodes[conv];
+    EXPECT_EQ(c.inputs[0], x) << "the stem reads the graph input itself";
+    EXPECT_EQ(*og->stem_pools.begin(), c.outputs[0]);
+    EXPECT_TRUE(og->nhwc_tensors.count(c.outputs[0])) << "its output is stored channels-last";
+    EXPECT_FALSE(og->nhwc_nodes[conv]) << "the Conv itself is no cuDNN NHWC conv";
+    const ir::Node& pool = og->graph.nodes[conv + 1];
+    EXPECT_EQ(pool.op_type, "MaxPool");
+    EXPECT_EQ(pool.inputs[0], c.outputs[0]) << "no reformat between the Conv and its pool";
+    EXPECT_EQ(og->reformats, 1);
+  }
+}
+
+TEST(EngineCudaStages, StemPoolLookalikesAndOtherBuildsAreNotFused) {
+  struct Case {
+    const char* what;
+    StemSpec s;
+  };
+  std::vector<Case> cases = {{"4 input channels", {.cin = 4}},
+                             {"32 output channels", {.cout = 32}},
+                             {"5x5 kernel", {.k = 5, .pad = 2}},
+                             {"stride 1", {.stride = 1}},
+                             {"pad 2", {.pad = 2}},
+                             {"2x2 pool", {.pool_k = 2, .pool_pad = 0}},
+                             {"pool stride 1", {.pool_s = 1}},
+                             {"pool pad 0", {.pool_pad = 0}},
+                             {"ceil_mode", {.ceil_mode = 1}},
+                             {"the conv's output read twice", {.conv_read_twice = true}},
+                             {"the pool writes a graph output", {.pool_is_output = true}}};
+  for (const Case& c : cases) {
+    auto og = optimize_for_cuda(stem_net(c.s), stem_options());
+    ASSERT_TRUE(og.is_ok()) << c.what << ": " << og.status().to_string();
+    EXPECT_TRUE(og->stem_pools.empty()) << c.what;
+  }
+  auto with = [](auto edit) {
+    CudaBuildOptions o = stem_options();
+    edit(o);
+    return o;
+  };
+  const std::vector<std::pair<const char*, CudaBuildOptions>> builds = {
+      {"option off", with([](CudaBuildOptions& o) { o.fuse_stem_pool = false; })},
+      {"fp32", with([](CudaBuildOptions& o) { o.precision = Precision::kFloat32; })},
+      {"layout nchw", with([](CudaBuildOptions& o) { o.layout = Layout::kNchw; })},
+      {"hwc8_input", with([](CudaBuildOptions& o) { o.hwc8_input = true; })},
+      {"no warpstream tactics", with([](CudaBuildOptions& o) { o.tactic_sources = kTacticCudnn | kTacticCublasLt; })},
+      {"keep all tensors", with([](CudaBuildOptions& o) { o.debug_keep_all_tensors = true; })}};
+  for (const auto& [what, o] : builds) {
+    auto og = optimize_for_cuda(stem_net({}), o);
+    ASSERT_TRUE(og.is_ok()) << what << ": " << og.status().to_string();
+    EXPECT_TRUE(og->stem_pools.empty()) << what;
+    for (const ir::Node& n : og->graph.nodes)
+      if (n.name == "conv1" && og->layout == Layout::kNhwc) EXPECT_NE(n.inputs[0], og->graph.inputs[0]) << what << ": the unfused stem is reformatted";
+  }
+}
+
 TEST(EngineCudaStages, LayoutNamesParse) {
   EXPECT_EQ(*parse_layout("nhwc"), Layout::kNhwc);
   EXPECT_EQ(*parse_layout("nchw"), Layout::kNchw);

@@ -111,6 +111,11 @@ struct OptimizedGraph {
   /// Stage 1g (pooled_heads): Gemm / MatMul node index -> the GlobalAveragePool it may absorb (by index: node names
   /// need not be unique).
   std::map<size_t, PooledHead> pooled_heads;
+  /// Stage 1a' (stem_pools, CudaBuildOptions::fuse_stem_pool): the output tensors of the stem Convs whose MaxPool — the
+  /// node right after each — absorbs them (kernels::stem7x7_maxpool). assign_layouts stores such a Conv's output
+  /// channels-last with no reformat of its NCHW input (the fused kernel reads NCHW and writes NHWC); the set is emptied
+  /// when the plan is not channels-last. Tensor ids, which the reformat nodes inserted later do not renumber.
+  std::set<ir::TensorId> stem_pools;
 };
 
 /// The attribute that marks a reformat node assign_layouts inserts: an Identity whose "ws_reformat" is "nhwc"
@@ -212,7 +217,8 @@ inline bool layout_free(const ir::Graph& g, const ir::Node& n) {
 /// is NHWC), or NCHW (everything else, and every node writing a graph output). Where a node's 4-D runtime input
 /// is stored in the other layout, an Identity reformat node (kReformatAttr) is inserted before it, one per
 /// (tensor, layout), shared by later consumers; an [N, C, 1, 1] tensor (the same bytes in both layouts) is never
-/// reformatted. Graph inputs and outputs stay NCHW. OptimizedGraph::layout says kNhwc when any tensor is stored
+/// reformatted. Graph inputs and outputs stay NCHW. A fused stem Conv (OptimizedGraph::stem_pools) reads its NCHW input
+/// as it is and writes channels-last (its MaxPool then reads NHWC with no reformat). OptimizedGraph::layout says kNhwc when any tensor is stored
 /// channels-last. kAuto keeps the channels-last plan only if it needs at most 1 + (NHWC convs) / 8 reformats, else
 /// the graph is left as it was (NCHW). Errors: kInvalidArgument for layout kNhwc without tactic source cudnn.
 /// Device-free.
@@ -236,7 +242,10 @@ inline Status assign_layouts(OptimizedGraph& og, const CudaBuildOptions& options
     return invalid_argument("CudaBuildOptions::layout = nhwc needs tactic source cudnn (channels-last convs run on cuDNN; enabled "
                             "tactic sources: " + tactic_sources_string(options.tactic_sources) + ")");
   og.layout = Layout::kNchw;  // until a tensor is stored channels-last (below)
-  if (l != Layout::kNhwc || options.debug_keep_all_tensors) return Status::ok();
+  if (l != Layout::kNhwc || options.debug_keep_all_tensors) {
+    og.stem_pools.clear();  // the fused stem writes channels-last: only in a channels-last plan
+    return Status::ok();
+  }
   // auto keeps the plan only when its reformats are few for its channels-last convs (a rule, not a timing):
   // at most 1 + (NHWC convs) / 8. Otherwise the graph is restored and runs NCHW.
   const bool is_auto = options.layout == Layout::kAuto;
@@ -277,7 +286,9 @@ inline Status assign_layouts(OptimizedGraph& og, const CudaBuildOptions& options
     for (ir::TensorId o : n.outputs) writes_output = writes_output || outputs.count(o);
     bool want = false, out_nhwc = false;
     std::vector<size_t> layout_inputs;  // the inputs that must be stored in `want`
-    if (!writes_output && detail::nhwc_capable(g, n, true)) {
+    if (n.op_type == "Conv" && n.outputs.size() == 1 && og.stem_pools.count(n.outputs[0])) {
+      out_nhwc = true;  // a fused stem (stem_pools): reads its NCHW graph input as it is, writes channels-last
+    } else if (!writes_output && detail::nhwc_capable(g, n, true)) {
       want = out_nhwc = true;
       layout_inputs = {0};
       if (n.op_type == "Conv" && n.inputs.size() > 3) layout_inputs.push_back(3);
@@ -310,6 +321,7 @@ inline Status assign_layouts(OptimizedGraph& og, const CudaBuildOptions& options
       og.nhwc_tensors.clear();
       og.nhwc_nodes.clear();
       og.reformats = 0;
+      og.stem_pools.clear();
       return Status::ok();
     }
   }
@@ -464,6 +476,71 @@ inline std::map<ir::TensorId, int> tensor_reads(const ir::Graph& g) {
       if (in != ir::kNoTensor) uses[in]++;
   for (ir::TensorId o : g.outputs) uses[o] += 100;
   return uses;
+}
+
+namespace detail {
+inline bool ints_are(const ir::Node& n, const char* k, std::initializer_list<int64_t> want, bool absent_ok) {
+  const ir::Attribute* a = n.find(k);
+  if (!a) return absent_ok;
+  return a->ints == std::vector<int64_t>(want);
+}
+}  // namespace detail
+
+/// Stage 1a' (CudaBuildOptions::fuse_stem_pool; kernels::stem7x7_maxpool, src/kernels/conv/stem_pool.h): node i a Conv
+/// reading a graph input [1, 3, H, W] (7 <= H, W <= 16384) with a constant float32 weight [64, 3, 7, 7], an optional
+/// constant bias, no residual, group 1, strides 2, pads 3 (explicit or absent auto_pad), dilations 1; its activation,
+/// if folded (fuse_conv_activations), a Relu or Clip; its output read only by node i + 1 and no graph output; node i + 1
+/// a MaxPool with kernel 3 × 3, strides 2, pads 1, dilations 1, ceil_mode 0, storage_order 0, no Indices output, writing
+/// no graph output. Precision fp16, tactic sources warpstream and cudnn, not hwc8_input or debug_keep_all_tensors.
+/// Returns the Convs' output tensors. Device-free.
+inline std::set<ir::TensorId> stem_pools(const ir::Graph& g, const std::map<std::string, ir::Node>& fused_activation,
+                                         const CudaBuildOptions& options) {
+  std::set<ir::TensorId> r;
+  if (!options.fuse_stem_pool || options.precision != Precision::kFloat16 || options.debug_keep_all_tensors || options.hwc8_input ||
+      !(options.tactic_sources & kTacticWarpStream) || !(options.tactic_sources & kTacticCudnn))
+    return r;
+  const std::map<ir::TensorId, int> uses = tensor_reads(g);
+  auto listed = [](const std::vector<ir::TensorId>& ids, ir::TensorId id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); };
+  for (size_t i = 0; i + 1 < g.nodes.size(); ++i) {
+    const ir::Node& conv = g.nodes[i];
+    const ir::Node& pool = g.nodes[i + 1];
+    if (conv.op_type != "Conv" || pool.op_type != "MaxPool" || conv.inputs.size() < 2 || conv.outputs.size() != 1) continue;
+    if (conv.inputs[0] == ir::kNoTensor || conv.inputs[1] == ir::kNoTensor || !listed(g.inputs, conv.inputs[0])) continue;
+    const ir::Tensor& x = g.tensor(conv.inputs[0]);
+    const ir::Tensor& w = g.tensor(conv.inputs[1]);
+    if (x.is_constant() || x.dtype != ir::DType::kFloat32 || x.shape != ir::Shape{1, 3, x.shape.size() == 4 ? x.shape[2] : 0,
+                                                                                  x.shape.size() == 4 ? x.shape[3] : 0})
+      continue;
+    if (x.shape[2] < 7 || x.shape[3] < 7 || x.shape[2] > 16384 || x.shape[3] > 16384) continue;
+    if (!w.is_constant() || w.dtype != ir::DType::kFloat32 || w.shape != ir::Shape{64, 3, 7, 7}) continue;
+    if (conv.inputs.size() > 2 && conv.inputs[2] != ir::kNoTensor) {
+      const ir::Tensor& b = g.tensor(conv.inputs[2]);
+      if (!b.is_constant() || b.dtype != ir::DType::kFloat32 || b.elements() != 64) continue;
+    }
+    if (conv.inputs.size() > 3 && conv.inputs[3] != ir::kNoTensor) continue;  // a fused residual
+    if (detail::attr_int(conv, "group", 1) != 1 || !detail::ints_are(conv, "strides", {2, 2}, false) ||
+        !detail::ints_are(conv, "pads", {3, 3, 3, 3}, false) || !detail::ints_are(conv, "dilations", {1, 1}, true) ||
+        !detail::ints_are(conv, "kernel_shape", {7, 7}, true))
+      continue;
+    if (const ir::Attribute* a = conv.find("auto_pad"); a && a->s != "NOTSET") continue;
+    if (auto f = fused_activation.find(conv.name); f != fused_activation.end() && f->second.op_type != "Relu" && f->second.op_type != "Clip")
+      continue;
+    const ir::TensorId mid = conv.outputs[0];
+    if (mid == ir::kNoTensor || pool.inputs.empty() || pool.inputs[0] != mid || listed(g.outputs, mid)) continue;
+    if (auto u = uses.find(mid); u == uses.end() || u->second != 1) continue;
+    if (pool.outputs.empty() || pool.outputs[0] == ir::kNoTensor || listed(g.outputs, pool.outputs[0])) continue;
+    if (pool.outputs.size() > 1 && pool.outputs[1] != ir::kNoTensor) continue;
+    if (!detail::ints_are(pool, "kernel_shape", {3, 3}, false) || !detail::ints_are(pool, "strides", {2, 2}, false) ||
+        !detail::ints_are(pool, "pads", {1, 1, 1, 1}, false) || !detail::ints_are(pool, "dilations", {1, 1}, true) ||
+        detail::attr_int(pool, "ceil_mode", 0) != 0 || detail::attr_int(pool, "storage_order", 0) != 0)
+      continue;
+    if (const ir::Attribute* a = pool.find("auto_pad"); a && a->s != "NOTSET") continue;
+    const ir::Shape& y = g.tensor(pool.outputs[0]).shape;
+    const int64_t ch = (x.shape[2] - 1) / 2 + 1, cw = (x.shape[3] - 1) / 2 + 1;
+    if (y != ir::Shape{1, 64, (ch - 1) / 2 + 1, (cw - 1) / 2 + 1} || g.tensor(pool.outputs[0]).dtype != ir::DType::kFloat32) continue;
+    r.insert(mid);
+  }
+  return r;
 }
 
 /// The MBConv fusions' common gate: half storage (the fused kernels are fp16), tactic source warpstream,
@@ -745,6 +822,7 @@ inline Result<OptimizedGraph> optimize_for_cuda(ir::Graph graph, const CudaBuild
   if (!options.debug_keep_all_tensors && options.max_aux_streams >= 1) r.hoisted = hoist_shortcut_convs(graph);
   if (!options.debug_keep_all_tensors && options.fuse_residual) r.residual_convs = ir::fuse_conv_residual_adds(graph);
   if (!options.debug_keep_all_tensors) r.fused_activation = fuse_conv_activations(graph);
+  r.stem_pools = stem_pools(graph, r.fused_activation, options);
   r.graph = std::move(graph);
   WS_RETURN_IF_ERROR(assign_layouts(r, options));
   if (options.hwc8_input) pad_hwc8(r);

@@ -636,6 +636,20 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
     if (auto f = og.fused_activation.find(node.name); f != og.fused_activation.end())
       if (!activation_of(g, f->second, bc.fused_act, bc.fused_params))
         return internal_error(node.describe(g.opset) + ": fused activation " + ::ws::quoted(f->second.name) + " has no epilogue form");
+    // The fused stem (build_stages.h stem_pools): the Conv binds a placeholder, the MaxPool right after it absorbs it.
+    // The layout plan depends on the fusion, so a pool that cannot absorb its Conv is an internal error.
+    const bool stem_conv = node.op_type == "Conv" && node.outputs.size() == 1 && og.stem_pools.count(node.outputs[0]) != 0;
+    if (node.op_type == "MaxPool" && !node.inputs.empty() && og.stem_pools.count(node.inputs[0])) {
+      const ir::Node* conv = i > 0 ? &g.nodes[i - 1] : nullptr;
+      if (!conv || conv->outputs.empty() || conv->outputs[0] != node.inputs[0] || e.steps_.empty() ||
+          e.node_step_[i - 1] != static_cast<long>(e.steps_.size()) - 1)
+        return internal_error(node.describe(g.opset) + ": the fused stem's Conv is not the step bound just before its MaxPool");
+      bc.stem_producer = &e.steps_.back();
+      bc.stem_conv = conv;
+      if (auto f = og.fused_activation.find(conv->name); f != og.fused_activation.end())
+        if (!activation_of(g, f->second, bc.stem_act, bc.stem_params))
+          return internal_error(node.describe(g.opset) + ": the stem's activation " + ::ws::quoted(f->second.name) + " has no epilogue form");
+    }
     Step s;
     s.node = node.name;
     s.op_type = node.op_type;
@@ -663,7 +677,10 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
       s.outputs.push_back(o);
     }
     const size_t records_before = e.tactics_.size();
-    WS_RETURN_IF_ERROR(node.find(kReformatAttr) ? bind_reformat(bc, s) : def->bind(bc, s));
+    WS_RETURN_IF_ERROR(node.find(kReformatAttr) ? bind_reformat(bc, s)
+                       : stem_conv           ? bind_stem_conv(bc, s)
+                       : bc.stem_producer    ? bind_stem_pool(bc, s)
+                                             : def->bind(bc, s));
     if (s.folded) {  // a copy the arena folded away (build_stages.h copy_aliases): no step, node_step_ stays -1
       if (e.tactics_.size() != records_before || s.absorbs_previous > 0)
         return internal_error(node.describe(g.opset) + ": a folded copy recorded a tactic or absorbed steps");
@@ -675,8 +692,8 @@ Result<std::pair<size_t, size_t>> bind_steps(EngineImpl& e, const OptimizedGraph
     if (e.tactics_.size() > records_before) s.tactic_record = static_cast<long>(e.tactics_.size() - 1);
     if (s.absorbs_previous > 0) {  // the fused step replaces the N steps bound just before it (depthwise or expand; expand + depthwise)
       const size_t n = static_cast<size_t>(s.absorbs_previous);
-      if ((!bc.depthwise_producer && !bc.pointwise_producer && !bc.pool_producer) || (n == 2 && !bc.expand_producer) || n > 2 ||
-          e.steps_.size() < n || (bc.pool_producer && n != 1))
+      if ((!bc.depthwise_producer && !bc.pointwise_producer && !bc.pool_producer && !bc.stem_producer) || (n == 2 && !bc.expand_producer) ||
+          n > 2 || e.steps_.size() < n || ((bc.pool_producer || bc.stem_producer) && n != 1))
         return internal_error(node.describe(g.opset) + ": absorbs steps that are not its fused producers");
       const size_t self = e.steps_.size(), first = self - n;
       for (size_t k = 0; k < n; ++k) {

@@ -187,6 +187,12 @@ struct BindContext {
     bool nhwc = false;
     int64_t channels = 0, hw = 0;
   } pooled_input{};
+  /// A MaxPool of OptimizedGraph::stem_pools: the stem Conv's step bound just before it (bind_stem_conv's placeholder),
+  /// which bind_stem_pool absorbs; the Conv node and the activation folded into it. nullptr otherwise.
+  const Step* stem_producer = nullptr;
+  const ir::Node* stem_conv = nullptr;
+  kernels::Activation stem_act = kernels::Activation::kNone;
+  kernels::ActivationParams stem_params{};
 };
 
 /// A tensor of an OpSample graph: a runtime input, or a constant (float32, int64, or bool from `ints`).
@@ -260,6 +266,14 @@ std::vector<CudaOpDef> math_ops();         ///< ops/math.cpp: unary math family,
 
 /// Binds a reformat node of assign_layouts (an Identity carrying kReformatAttr): one transpose (ops/shape.cpp).
 Status bind_reformat(BindContext& c, Step& step);
+
+/// The stem fusion (ops/conv.cpp; build_stages.h stem_pools, kernels::stem7x7_maxpool). bind_stem_conv: the stem Conv's
+/// placeholder step — its tactic record, no kernel; the MaxPool after it absorbs it. bind_stem_pool: that MaxPool
+/// (BindContext::stem_producer set) as the one fused step, reading the Conv's NCHW input, writing its own output NHWC;
+/// times the kernel once for the record (timing cache suffix "|stempool"). Errors: the kernel's launch errors at build
+/// (e.g. kUnsupported below compute capability 8.0), internal_error for a Conv that is not the stem form.
+Status bind_stem_conv(BindContext& c, Step& s);
+Status bind_stem_pool(BindContext& c, Step& s);
 
 /// Conv followed by these may fold the activation into the conv epilogue.
 bool activation_of(const ir::Graph& g, const ir::Node& n, kernels::Activation& act, kernels::ActivationParams& p);

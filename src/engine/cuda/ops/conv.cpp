@@ -24,6 +24,7 @@
 #include "kernels/conv/conv_nd.h"
 #include "kernels/conv/conv_cutlass.h"
 #include "kernels/conv/conv_nhwc.h"
+#include "kernels/conv/stem_pool.h"
 
 namespace ws::cudaexec {
 namespace {
@@ -1089,6 +1090,66 @@ std::vector<OpSample> conv_transpose_samples(const std::string& op) {
 }
 
 }  // namespace
+
+// ------------------------------------------------------------------------------------------------
+// The fused stem (build_stages.h stem_pools; kernels::stem7x7_maxpool)
+
+Status bind_stem_conv(BindContext& c, Step& s) {
+  const ir::Node& conv = c.node;
+  if (conv.inputs.size() < 2 || c.graph.tensor(conv.inputs[1]).shape != ir::Shape{64, 3, 7, 7})
+    return internal_error(conv.describe(c.graph.opset) + ": not the stem form the fused stem takes");
+  c.tactics.push_back({conv.name, conv.op_type, "ws stem: conv 7x7/2 3->64 in the max pool's kernel", 0.0f, false});
+  s.kernels = 0;  // absorbed by the MaxPool bound next (bind_stem_pool)
+  const std::string who = conv.describe(c.graph.opset);
+  s.run = [who](const StepIo&, const ContextLibs&, cudaStream_t) { return internal_error(who + ": the fused stem's placeholder ran"); };
+  return Status::ok();
+}
+
+Status bind_stem_pool(BindContext& c, Step& s) {
+  const ir::Node& conv = *c.stem_conv;
+  const ir::Tensor& wt = c.graph.tensor(conv.inputs[1]);
+  const ir::Shape& x = c.graph.tensor(conv.inputs[0]).shape;
+  if (wt.shape != ir::Shape{64, 3, 7, 7} || x.size() != 4 || c.elem != ElemType::kFloat16 || !kernels::stem_pool_activation_supported(c.stem_act))
+    return internal_error(c.node.describe(c.graph.opset) + ": the fused stem's Conv " + ::ws::quoted(conv.name) + " is not the form it takes");
+  const int64_t in_h = x[2], in_w = x[3];
+  WS_ASSIGN_OR_RETURN(const void* w, c.upload_values(kernels::stem_pool_pack_weights(wt.data_as<float>()), false));
+  const float* bias = nullptr;
+  if (conv.inputs.size() > 2 && conv.inputs[2] != ir::kNoTensor) {
+    WS_ASSIGN_OR_RETURN(const void* b, c.upload(conv.inputs[2], true));
+    bias = static_cast<const float*>(b);
+  }
+  int cc_major = 0;
+  WS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, c.options.device));
+  const bool pdl = c.options.programmatic_dependent_launch && cc_major >= 9;
+  const kernels::Activation act = c.stem_act;
+  const kernels::ActivationParams params = c.stem_params;
+  // Timed once for the record (and so a device that cannot run it fails the build, not the first frame).
+  const std::string key = c.cache_key() + "|stempool";
+  float us = 0.0f;
+  bool from_cache = false;
+  if (const TimingEntry* e = c.cache.find(key); e && e->impl && *e->impl == "ws_stem_pool") {
+    us = e->time_us;
+    from_cache = true;
+  } else {
+    const size_t x_bytes = static_cast<size_t>(3 * in_h * in_w) * 2;
+    const size_t y_bytes = static_cast<size_t>(kernels::kStemPoolCout * kernels::stem_pool_out_extent(in_h) * kernels::stem_pool_out_extent(in_w)) * 2;
+    WS_ASSIGN_OR_RETURN(void* sx, c.dev.get(0, x_bytes));
+    WS_ASSIGN_OR_RETURN(void* sy, c.dev.get(1, y_bytes));
+    WS_ASSIGN_OR_RETURN(us, c.dev.time_us([&](cudaStream_t st) { return kernels::stem7x7_maxpool(sx, w, bias, act, params, sy, in_h, in_w, false, st); }, 0,
+                                          true, c.node.describe(c.graph.opset) + ": ws stem conv 7x7 + max pool"));
+    c.cache.put(key, TimingEntry{.impl = std::string("ws_stem_pool"), .time_us = us});
+  }
+  c.tactics.push_back({c.node.name, c.node.op_type,
+                       "ws stem: conv " + ::ws::quoted(conv.name) + " 7x7/2 3->64 (activation " + kernels::activation_name(act) +
+                           ") + max pool 3x3/2 in one kernel (mma.sync fp16, fp32 accumulate; NCHW in, NHWC out)",
+                       us, from_cache});
+  mark_fused_into(c, {c.stem_producer});
+  become_fused(s, *c.stem_producer, 1, us, 0, 1);
+  s.run = [=](const StepIo& io, const ContextLibs&, cudaStream_t st) {
+    return kernels::stem7x7_maxpool(io.in[0], w, bias, act, params, io.out[0], in_h, in_w, pdl, st);
+  };
+  return Status::ok();
+}
 
 std::vector<CudaOpDef> conv_ops() {
   return {
