@@ -61,7 +61,7 @@ struct BenchArgs {
   bool no_dwpw_fusion = false;          // --no-dwpw-fusion (CudaBuildOptions::fuse_depthwise_pointwise = false)
   bool no_exdw_fusion = false;          // --no-exdw-fusion (CudaBuildOptions::fuse_expand_depthwise = false)
   bool pooled_head = false;             // --pooled-head (CudaBuildOptions::fuse_pooled_head)
-  bool stem_pool = false;               // --stem-pool (CudaBuildOptions::fuse_stem_pool)
+  bool no_stem_pool = false;            // --no-stem-pool (CudaBuildOptions::fuse_stem_pool = false)
   bool cudnn_graph = false;             // --cudnn-graph (CudaBuildOptions::cudnn_graph_convs = true)
   bool nhwc_igemm = false;              // --nhwc-igemm (CudaBuildOptions::nhwc_igemm = true)
   bool cutlass_conv = false;            // --cutlass-conv (CudaBuildOptions::cutlass_convs = true)
@@ -184,15 +184,6 @@ int run_bench(const BenchArgs& a) {
                                      "--precision fp16)"), 2);
   if (a.pooled_head && !(*sources & ws::kTacticWarpStream))
     return fail(ws::invalid_argument("--pooled-head fuses the pool into our GEMV tactic: --tactic-sources must include warpstream"), 2);
-  // The fused stem is our fp16 kernel writing a channels-last plan's first tensor: refused where it could never act.
-  if (a.stem_pool && precision != ws::Precision::kFloat16)
-    return fail(ws::invalid_argument("--stem-pool is an fp16 kernel: it needs --precision fp16"), 2);
-  if (a.stem_pool && *layout == ws::Layout::kNchw)
-    return fail(ws::invalid_argument("--stem-pool writes the channels-last plan's first tensor: not with --layout nchw"), 2);
-  if (a.stem_pool && (!(*sources & ws::kTacticWarpStream) || !(*sources & ws::kTacticCudnn)))
-    return fail(ws::invalid_argument("--stem-pool is our kernel feeding cuDNN's channels-last convs: --tactic-sources must include warpstream and cudnn"), 2);
-  if (a.stem_pool && (a.hwc8 || a.hwc8_port))
-    return fail(ws::invalid_argument("--stem-pool reads the input as it is; --hwc8 / --hwc8-port pad it for cuDNN's stem instead: choose one"), 2);
   if (a.split_k_cluster && !(*sources & ws::kTacticWarpStream))
     return fail(ws::invalid_argument("--split-k-cluster is a warpstream tactic: --tactic-sources must include warpstream"), 2);
   if (a.cutlass_conv && !(*sources & ws::kTacticWarpStream))
@@ -308,7 +299,7 @@ int run_bench(const BenchArgs& a) {
   bo.fuse_depthwise_pointwise = !a.no_dwpw_fusion;
   bo.fuse_expand_depthwise = !a.no_exdw_fusion;
   bo.fuse_pooled_head = a.pooled_head;
-  bo.fuse_stem_pool = a.stem_pool;
+  bo.fuse_stem_pool = !a.no_stem_pool;
   bo.cudnn_graph_convs = a.cudnn_graph;
   bo.nhwc_igemm = a.nhwc_igemm;
   bo.cutlass_convs = a.cutlass_conv;
@@ -397,7 +388,7 @@ int run_bench(const BenchArgs& a) {
     rep.env.set("engine_pooled_heads_fused", pooled);
     size_t stems = 0;  // Conv 7x7 + MaxPool stems run as one kernel
     for (const ws::TacticRecord& t : engine->tactics()) stems += t.op_type == "MaxPool" && t.choice.rfind("ws stem:", 0) == 0;
-    rep.env.set("engine_stem_pool", a.stem_pool ? "on where the stem form applies" : "off");
+    rep.env.set("engine_stem_pool", a.no_stem_pool ? "off" : "on where the stem form applies");
     rep.env.set("engine_stem_pools_fused", stems);
     rep.env.set("engine_copies_folded", engine->folded_copies());
     // The opt-in NHWC tactic families: how many convs each bound. One that bound nothing is said so (fp32, an NCHW build,
@@ -760,9 +751,10 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_flag("--pooled-head", a->pooled_head,
                                    "run a classifier head's GlobalAveragePool and its GEMV as one fused kernel where the GEMV tactic "
                                    "won (default off: slower in device run 110)");
-                      sub.add_flag("--stem-pool", a->stem_pool,
-                                   "run a ResNet stem (conv 7x7/2 from the 3-channel input + its ReLU + max pool 3x3/2) as one kernel of "
-                                   "ours that reads the input NCHW and writes channels-last (fp16, channels-last plan; default off)");
+                      sub.add_flag("--no-stem-pool", a->no_stem_pool,
+                                   "run a ResNet stem (conv 7x7/2 from the 3-channel input + its ReLU + max pool 3x3/2) as cuDNN's conv "
+                                   "and pool after an input reformat (default: one kernel of ours reading the input NCHW and writing "
+                                   "channels-last, fp16 channels-last plans; faster in device run 111)");
                       sub.add_flag("--cudnn-graph", a->cudnn_graph,
                                    "also build each NHWC conv + bias (+ residual) (+ ReLU) as one cuDNN graph and time its engine "
                                    "configurations as tactics (default off: with several lanes running concurrently it gave wrong "

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A/B on the GPU machine: ResNet's stem as one kernel of ours (CudaBuildOptions::fuse_stem_pool, `bench --stem-pool`;
+# A/B on the GPU machine: ResNet's stem as one kernel of ours (CudaBuildOptions::fuse_stem_pool, the default; `bench --no-stem-pool` is side stem0;
 # kernels::stem7x7_maxpool: conv 7x7/2 + ReLU + max pool 3x3/2, NCHW input read directly, NHWC output) against the
 # default plan (the input's NCHW -> NHWC reformat, cuDNN's conv, cuDNN's pool: three graph nodes). One build (build-dev,
 # as scripts/device.sh makes it), one timing cache per side, each written by an untimed run first (a process that timed
@@ -13,7 +13,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/ab_common.sh"  # cd to the root, device e
 ab_start stem-pool-ab.txt /tmp/wsstem  # R, T, the build checked, M (the ResNet-50 export)
 python3 tools/make_frame.py .assets/images/chelsea.png 1920 1080 $T/frame.rgb > /dev/null
 R50=$M/resnet50.onnx
-side_flags() { [ "$1" = stem1 ] && echo --stem-pool; }
+side_flags() { [ "$1" = stem0 ] && echo --no-stem-pool; }
 for side in stem0 stem1; do  # the caches, untimed
   timeout 150 $B/warpstream bench --model $R50 --precision fp16 --lanes 1 --input device --frame $T/frame.rgb --source 1920x1080 \
     --warmup 2 --iterations 20 --no-progress --timing-cache $T/tc_$side.json $(side_flags $side) > $T/cache_$side.txt 2>&1 \

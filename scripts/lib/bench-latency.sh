@@ -70,9 +70,9 @@ ARMED=${WS_BENCH_ARMED:-1}
 # kernels::pooled_gemv; off by default: slower in device run 110), fp16, graph, mapped, 1 lane, on the default row's
 # timing cache: the fusion's effect side by side. 0: not run.
 POOLED=${WS_BENCH_POOLED:-1}
-# The default configuration with ResNet's stem (conv 7x7/2 + ReLU + max pool 3x3/2) as one kernel of ours (--stem-pool,
-# kernels::stem7x7_maxpool; off by default until measured in the frame), fp16, graph, mapped, 1 lane, where auto chose
-# channels-last, on a timing cache of its own (the plan without the input's reformat hashes differently). 0: not run.
+# The default configuration with ResNet's stem (conv 7x7/2 + ReLU + max pool 3x3/2) unfused (--no-stem-pool: the input's
+# reformat, cuDNN's conv and pool; the default runs them as one kernel of ours, kernels::stem7x7_maxpool), fp16, graph,
+# mapped, 1 lane, where auto chose channels-last, on a timing cache of its own (the plans hash differently). 0: not run.
 STEMPOOL=${WS_BENCH_STEMPOOL:-1}
 CALIB=${WS_BENCH_CALIBRATION:-.assets/images}
 PROFILE_REPS=${WS_BENCH_PROFILE_REPS:-200}
@@ -119,7 +119,7 @@ ours() {  # model_name onnx precision lanes graph|direct mapped|copy [layout] [p
   [ "$variant" = nhwcall ] && flag="$flag --cudnn-graph --nhwc-igemm --cutlass-conv --hwc8-port"
   [ "$variant" = armed ] && flag="$flag --armed-launch"
   [ "$variant" = pooled ] && flag="$flag --pooled-head"
-  [ "$variant" = stempool ] && flag="$flag --stem-pool"
+  [ "$variant" = nostempool ] && flag="$flag --no-stem-pool"
   [ "$prec" = fp8 ] && flag="$flag --calibration $CALIB"
   # obey: every calibrated pointwise conv in FP8, which needs NCHW (a build where no conv can run FP8 is refused)
   [ "$variant" = obey ] && flag="${flag/--layout auto/--layout nchw} --fp8-obey"
@@ -187,7 +187,7 @@ matrix() {  # model onnx
     case " $PRECS " in *" fp16 "*) if [ "$CUTLASSCONV" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto cutlassconv
                                       # PDL's effect with CUTLASS's start-of-kernel trigger (conv_cutlass_kernel.cuh)
                                       [ "$PDL" = 1 ] && ours $1 $2 fp16 1 graph mapped auto cutlassnopdl; fi ;; esac
-    case " $PRECS " in *" fp16 "*) if [ "$STEMPOOL" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto stempool; fi ;; esac
+    case " $PRECS " in *" fp16 "*) if [ "$STEMPOOL" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nostempool; fi ;; esac
     case " $PRECS " in *" fp16 "*) if [ "$HWC8" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto hwc8; fi ;; esac
     case " $PRECS " in *" fp16 "*) if [ "$HWC8PORT" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto hwc8port; fi ;; esac
     case " $PRECS " in *" fp16 "*) if [ "$NHWCALL" = 1 ]; then ours $1 $2 fp16 1 graph mapped auto nhwcall

@@ -175,6 +175,7 @@ TEST(StemPool, EngineMatchesTheCpuExecutor) {
   o.layout = Layout::kNhwc;
   o.precision = Precision::kFloat16;
   o.timing_cache_path = cache;
+  o.fuse_stem_pool = false;
   auto plain = CudaEngine::build(g, o);
   ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
   o.fuse_stem_pool = true;

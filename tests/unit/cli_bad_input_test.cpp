@@ -253,13 +253,8 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --pooled-head --tactic-sources cudnn,cublaslt"), {"--pooled-head", "warpstream"});
   expect_one_error(cli("bench --model " + m + " --pooled-head=banana"), {"--pooled-head", "banana"});
   expect_one_error(cli("bench --pooled-head --model " + quote(dir_.file("missing.onnx"))), {"missing.onnx", "--model file"});
-  // the opt-in fused stem: fp32 (bench's default), NCHW, without our or cuDNN's tactics, with the kHWC8 input it excludes
-  expect_one_error(cli("bench --model " + m + " --stem-pool"), {"--stem-pool", "--precision fp16"});
-  expect_one_error(cli("bench --model " + m + " --stem-pool --precision fp16 --layout nchw"), {"--stem-pool", "--layout nchw"});
-  expect_one_error(cli("bench --model " + m + " --stem-pool --precision fp16 --tactic-sources cudnn"), {"--stem-pool", "warpstream and cudnn"});
-  expect_one_error(cli("bench --model " + m + " --stem-pool --precision fp16 --tactic-sources warpstream"), {"--stem-pool", "warpstream and cudnn"});
-  expect_one_error(cli("bench --model " + m + " --stem-pool --precision fp16 --hwc8"), {"--stem-pool", "--hwc8"});
-  expect_one_error(cli("bench --model " + m + " --stem-pool=banana --precision fp16"), {"--stem-pool", "banana"});
+  // the fused stem's off switch takes no value
+  expect_one_error(cli("bench --model " + m + " --no-stem-pool=banana"), {"--no-stem-pool", "banana"});
   // the opt-in cluster split-K form: with the reduce-kernel-only switch, in fp32, without our tactics
   expect_one_error(cli("bench --model " + m + " --split-k-cluster --split-k-reduce-kernel"), {"--split-k-reduce-kernel", "excludes", "--split-k-cluster"});
   expect_one_error(cli("bench --model " + m + " --split-k-cluster"), {"--split-k-cluster", "not with --precision fp32"});

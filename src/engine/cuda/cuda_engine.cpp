@@ -896,8 +896,15 @@ Status CudaEngine::check_support(ir::Graph graph, const CudaBuildOptions& option
 // The stages, in order: optimize (build_stages.h) -> check support (no device work) -> plan the arena
 // (build_stages.h) -> input ports -> choose tactics through the TimingCache while binding each node -> output ports ->
 // save the cache.
-Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const CudaBuildOptions& options) {
+Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const CudaBuildOptions& requested) {
   using namespace cudaexec;
+  CudaBuildOptions options = requested;
+  if (options.fuse_stem_pool) {  // the fused stem is an mma.sync f16 kernel: below sm_80 the stem stays unfused
+    int cc_major = 0;
+    if (cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, options.device) == cudaSuccess && cc_major < 8)
+      options.fuse_stem_pool = false;
+    (void)cudaGetLastError();  // no device here: the build's device stages report it
+  }
   WS_ASSIGN_OR_RETURN(OptimizedGraph og, optimize_for_cuda(std::move(graph), options));
   auto e = std::make_unique<EngineImpl>();
   e->precision_ = options.precision;
