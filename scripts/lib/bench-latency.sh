@@ -2,7 +2,7 @@
 # `warpstream bench` for EfficientNet-Lite0 and ResNet-50 (fp32/fp16 x 1/4 lanes x graph/direct x mapped/copy),
 # the launch-cost microbenchmark, the PyTorch peers (eager, CUDA Graph, torch.compile) network-only and end to
 # end, PyTorch with N CUDA streams beside our N lanes (frames/s; mode `streams`), compare tables, the floor table and CDF plots. Needs .assets carried (scripts/bench-assets.sh).
-# Iteration counts are modest (WS_BENCH_ITERS=1000 timed frames per run after WS_BENCH_WARMUP=100 per lane;
+# Iteration counts are modest (WS_BENCH_ITERS=1000 timed frames per run after WS_BENCH_WARMUP=1000 per lane;
 # peers: the best of 3 rounds of 1000, bench/peers/pytorch_peer.py --rounds) and every stage checks the call's deadline: a stage that would not fit is skipped and the
 # summary says so. torch.compile is tried for fp16 only, max-autotune capped per attempt.
 # Under $OUT: compare.txt, targets.md (issue 13's targets, tools/lanes_targets.py; also in the summary), floor.md,
@@ -10,7 +10,10 @@
 source scripts/lib/bench-latency-args.sh
 if ! ARG_ERR=$(bench_latency_check_args); then row "bench-latency" "$ARG_ERR"; FAILED=1; return; fi
 ITERS=${WS_BENCH_ITERS:-1000}
-WARM=${WS_BENCH_WARMUP:-100}
+# 1000 warm-up frames (0.3-0.4 s per row; 100 before 2026-12-07): after 100, the GPU time of the next ~300 frames was
+# ~8 us above the rest (device run 110, every row; the SM clock read 1980 MHz at both ends), which lifted our rows' p99
+# while the peers report their best of 3 rounds (settled by the rounds before). docs/lanes-plan.md, eighteenth session.
+WARM=${WS_BENCH_WARMUP:-1000}
 # Subsets for a quick look (defaults = the full matrix):
 PRECS=${WS_BENCH_PRECS:-"fp32 fp16"}; LANESET=${WS_BENCH_LANES:-"1 4"}
 MODES=${WS_BENCH_MODES:-"graph direct"}; INPUTS=${WS_BENCH_INPUTS:-"mapped copy"}
