@@ -391,7 +391,9 @@ class CudaEngine {
   /// its CUDA entry's limits) without touching a device, so it runs on a machine with no GPU. OK when build()
   /// would get past its support checks; otherwise the error build() would return (kUnsupported naming node, op
   /// type and reason; kInvalidModel for a model the spec rules out).
-  /// With `plan`: also what the build's layout stage (CudaBuildOptions::layout) planned, filled when OK.
+  /// With `plan`: also what the build's layout stage (CudaBuildOptions::layout) planned, filled when OK. It assumes a
+  /// device that runs the fused stem (fuse_stem_pool: compute capability 8.0+ and sm_80+ code in this build); on one that
+  /// does not, build() leaves the stem unfused, so its plan has the input's reformat (and kAuto may choose otherwise).
   static Status check_support(ir::Graph graph, const CudaBuildOptions& options, LayoutPlan* plan = nullptr);
   /// The frame-level tactic check (FrameTuneOptions): builds `graph` with `options` (timing what the timing cache lacks),
   /// then for each contested choice in the cache — a runner-up (TimingEntry::alternatives) within max_gap of the

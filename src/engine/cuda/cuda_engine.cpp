@@ -19,6 +19,7 @@
 #include "kernels/conv/conv_cutlass.h"
 #include "kernels/conv/conv_nhwc.h"
 #include "engine/cuda/cuda_ops.h"
+#include "kernels/conv/stem_pool.h"
 #include "engine/cuda/cudnn_fe_conv.h"
 #include "engine/ir/timing_cache.h"
 #include "warpstream/arena.h"
@@ -899,10 +900,11 @@ Status CudaEngine::check_support(ir::Graph graph, const CudaBuildOptions& option
 Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const CudaBuildOptions& requested) {
   using namespace cudaexec;
   CudaBuildOptions options = requested;
-  if (options.fuse_stem_pool) {  // the fused stem is an mma.sync f16 kernel: below sm_80 the stem stays unfused
-    int cc_major = 0;
-    if (cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, options.device) == cudaSuccess && cc_major < 8)
-      options.fuse_stem_pool = false;
+  if (options.fuse_stem_pool) {  // an mma.sync f16 kernel: unfused where the device or this build's code for it cannot run it
+    if (cudaSetDevice(options.device) == cudaSuccess) {
+      const Result<bool> runnable = kernels::stem_pool_runnable();
+      if (!runnable.is_ok() || !*runnable) options.fuse_stem_pool = false;
+    }
     (void)cudaGetLastError();  // no device here: the build's device stages report it
   }
   WS_ASSIGN_OR_RETURN(OptimizedGraph og, optimize_for_cuda(std::move(graph), options));

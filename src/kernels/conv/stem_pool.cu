@@ -1,8 +1,8 @@
 // The ResNet stem in one kernel (stem_pool.h): Conv 7×7 / 2 / pad 3, 3 → 64 channels, + bias + activation, then
 // MaxPool 3×3 / 2 / pad 1; x fp16 NCHW [1, 3, H, W] → y fp16 NHWC [1, 56, 56, 64] for 224 × 224. Replaces, in the
 // NHWC plan, the input reformat (2.9 µs), cuDNN's 7×7 conv (12.4 µs) and cuDNN's NHWC max pool (3.1 µs) of ResNet-50's
-// frame (run 110's per-layer profile, H100), three graph nodes, with one. FLOPs: 118 M multiply-adds (+13 % recomputed
-// at tile edges); bytes: x once (301 KB) plus its halo, y once (401 KB) — both under a microsecond, so the kernel is
+// frame (run 110's per-layer profile, H100), three graph nodes, with one. FLOPs: 118 M multiply-adds (+29 % recomputed
+// at tile edges, and K padded from 147 to 208 on the tensor cores); bytes: x once (301 KB) plus its halo, y once (401 KB) — both under a microsecond, so the kernel is
 // latency-bound by design: one wave, short serial chains.
 // Thread mapping: one block per 4 × 7 tile of pooled outputs, all 64 channels (224²: 14 × 8 = 112 blocks, one wave on
 // 132 SMs). The tile needs conv rows 2·py0 − 1 … 2·py0 + 7 (9) and conv columns 2·px0 − 1 … 2·px0 + 14 (16; the 16th is
@@ -13,7 +13,7 @@
 //      loads, before pdl_wait (constant data);
 //   2. pdl_wait; the input tile (23 rows × 37 columns × 3 channels, zero outside the image) → shared memory as two
 //      32-bit words per pixel, (c0, c1) and (c2, 0): an A fragment's register is one word (lanes: 8 pixels 2 columns
-//      apart × 4 words → 32 distinct banks);
+//      apart × 4 words → 32 distinct banks, 2-way where a lane pair's two taps straddle a kernel row);
 //   3. 13 × 8 mma.sync per warp, A words read from shared memory per k-step, B fragments one 8-byte load per lane;
 //      pdl_allow_dependents;
 //   4. epilogue: bias + activation in fp32, rounded to fp16, into a conv tile in shared memory (over the weights; row
@@ -22,7 +22,7 @@
 //      rows of y).
 // Test: tests/gpu/stem_pool_test.cpp (ws_gpu_tests --gtest_filter='StemPool*': against a double-precision host reference
 // of conv → round to fp16 → max pool, poisoned outputs, odd extents, Relu / Clip / none; the engine's fused stem against
-// the CPU executor). Time: the lanes' per-layer profile (`warpstream bench --stem-pool --profile-layers`).
+// the CPU executor). Time: the lanes' per-layer profile (`warpstream bench --profile-layers`).
 #include <cuda_fp16.h>
 
 #include <cstdint>
@@ -55,6 +55,8 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], uint32_t a0, uint32_t a
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+  __trap();  // code for an architecture without mma.sync f16: stem_pool_runnable refuses it before any launch
 #endif
 }
 
@@ -177,6 +179,26 @@ std::vector<float> stem_pool_pack_weights(const float* w) {
   return p;
 }
 
+namespace {
+// Once per device: the compute capability and the PTX version the kernel runs from (a build without sm_80+ code runs it
+// from compute_75 PTX, where mma.sync f16 does not exist).
+Result<const DeviceFacts*> stem_pool_facts() {
+  static DeviceFacts facts[64];
+  static std::mutex m;
+  return device_facts(facts, m, "stem7x7_maxpool", [](int, DeviceFacts& f) -> Status {
+    cudaFuncAttributes fa{};
+    WS_CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(&fa, stem_pool_kernel));
+    f.ptx = fa.ptxVersion;
+    return Status::ok();
+  });
+}
+}  // namespace
+
+Result<bool> stem_pool_runnable() {
+  WS_ASSIGN_OR_RETURN(const DeviceFacts* f, stem_pool_facts());
+  return f->cc_major >= 8 && f->ptx >= 80;
+}
+
 Status stem7x7_maxpool(const void* x, const void* w_packed, const float* bias, Activation act, const ActivationParams& params, void* y,
                        int64_t in_h, int64_t in_w, bool pdl, cudaStream_t stream) {
   const char* who = "stem7x7_maxpool";
@@ -187,10 +209,11 @@ Status stem7x7_maxpool(const void* x, const void* w_packed, const float* bias, A
   if (reinterpret_cast<uintptr_t>(w_packed) % 16 != 0) return invalid_argument(std::string(who) + ": packed weights not 16-byte aligned");
   if (!stem_pool_activation_supported(act))
     return invalid_argument(std::string(who) + ": activation " + activation_name(act) + " is not fused here (none, Relu, Clip)");
-  static DeviceFacts facts[64];
-  static std::mutex m;
-  WS_ASSIGN_OR_RETURN(const DeviceFacts* f, device_facts(facts, m, who, [](int, DeviceFacts&) { return Status::ok(); }));
+  WS_ASSIGN_OR_RETURN(const DeviceFacts* f, stem_pool_facts());
   if (f->cc_major < 8) return unsupported(std::string(who) + ": needs compute capability 8.0 or newer (mma.sync f16)");
+  if (f->ptx < 80)
+    return unsupported(std::string(who) + ": this build runs the kernel from PTX for compute capability " + std::to_string(f->ptx / 10) + "." +
+                       std::to_string(f->ptx % 10) + " (no mma.sync f16); rebuild with CMAKE_CUDA_ARCHITECTURES including this GPU's");
   const int conv_h = int(stem_pool_conv_extent(in_h)), conv_w = int(stem_pool_conv_extent(in_w));
   const int pool_h = int(stem_pool_out_extent(in_h)), pool_w = int(stem_pool_out_extent(in_w));
   const dim3 grid(unsigned((pool_w + kPW - 1) / kPW), unsigned((pool_h + kPH - 1) / kPH));

@@ -52,12 +52,17 @@ inline constexpr bool stem_pool_activation_supported(Activation a) {
 /// of stem_pool.cu (value of k-step s, n-tile t, lane l, slot j at ((s · 8 + t) · 32 + l) · 4 + j). Store them as fp16.
 std::vector<float> stem_pool_pack_weights(const float* w);
 
+/// Whether the current device can run the kernel: compute capability 8.0+ and this build's code for it from PTX 8.0+
+/// (a build for sm_75 + sm_90 only runs compute_75 PTX on an sm_80/86/89 GPU, which has no mma.sync f16). Learned once
+/// per device (one cudaFuncGetAttributes); errors: kCuda, kInvalidArgument for a device ordinal above 63.
+Result<bool> stem_pool_runnable();
+
 /// Enqueues the fused stem on `stream` (no allocation, no synchronisation, capturable). `w_packed`: the packed weights
 /// in fp16 (device, 16-byte aligned); `bias`: float32 [64] (device) or nullptr. `pdl`: programmatic dependent launch
 /// (kernels/pdl.cuh; the weights, constant, are staged in shared memory before pdl_wait).
 /// Errors (nothing enqueued): kInvalidArgument for in_h / in_w outside [kStemPoolMinExtent, kStemPoolMaxExtent], a null
-/// x / w_packed / y, a w_packed not 16-byte aligned, an unsupported activation; kUnsupported below compute capability
-/// 8.0 (mma.sync f16); kCuda when the launch fails.
+/// x / w_packed / y, a w_packed not 16-byte aligned, an unsupported activation; kUnsupported where stem_pool_runnable is
+/// false; kCuda when the launch fails.
 Status stem7x7_maxpool(const void* x, const void* w_packed, const float* bias, Activation act, const ActivationParams& params, void* y,
                        int64_t in_h, int64_t in_w, bool pdl, cudaStream_t stream);
 
