@@ -261,7 +261,7 @@ def with_timeout(seconds, fn):
         signal.signal(signal.SIGALRM, old)
 
 
-def make_step(w, mode, notes, compile_timeout):
+def make_step(w, mode, notes, compile_timeout, compile_modes=("max-autotune", "reduce-overhead")):
     """Returns (step, graph_mode). Everything that compiles or captures happens here, before timing."""
     scope_fn = w.step_network if w.scope == "network" else w.step_e2e
     if mode == "eager":
@@ -281,7 +281,7 @@ def make_step(w, mode, notes, compile_timeout):
         return g.replay, "cuda_graph"
     if mode == "compile":
         target = w.model if w.scope == "network" else w.gpu_part
-        for cmode in ("max-autotune", "reduce-overhead"):
+        for cmode in compile_modes:
             try:
                 torch._dynamo.reset()
                 cfn = torch.compile(target, mode=cmode, fullgraph=False)
@@ -298,7 +298,7 @@ def make_step(w, mode, notes, compile_timeout):
             except Exception as e:  # noqa: BLE001 (timeout or compiler error: fall back, say so)
                 notes.append(f"torch.compile mode={cmode} failed or timed out ({type(e).__name__}: "
                              f"{str(e).splitlines()[0][:200] if str(e) else ''}); "
-                             + ("falling back to reduce-overhead" if cmode == "max-autotune" else "no compile result"))
+                             + ("falling back to the next mode" if cmode != compile_modes[-1] else "no compile result"))
         return None, "compile:failed"
     raise SystemExit(f"unknown mode {mode}")
 
@@ -381,6 +381,8 @@ def main():
     ap.add_argument("--compile-precisions", default="fp16", help="precisions torch.compile runs for (it is slow)")
     ap.add_argument("--compile-timeout", type=float, default=90, help="seconds per compile attempt")
     ap.add_argument("--compile-budget", type=float, default=240, help="seconds for all compiles together")
+    ap.add_argument("--compile-modes", default="max-autotune,reduce-overhead",
+                    help="torch.compile modes tried in order until one compiles (max-autotune, reduce-overhead, default)")
     ap.add_argument("--warmup", type=int, default=50)
     ap.add_argument("--iterations", type=int, default=1000)
     ap.add_argument("--eager-iterations", type=int, default=300)
@@ -396,6 +398,12 @@ def main():
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--samples", action="store_true", help="also write per-sample CSVs")
     args = ap.parse_args()
+    compile_modes = tuple(m for m in args.compile_modes.split(",") if m)
+    for m in compile_modes:
+        if m not in ("max-autotune", "reduce-overhead", "default", "max-autotune-no-cudagraphs"):
+            raise SystemExit(f"--compile-modes: unknown torch.compile mode {m!r} (max-autotune, reduce-overhead, default)")
+    if not compile_modes:
+        raise SystemExit("--compile-modes: give at least one mode")
     for name in ("rounds", "iterations", "eager_iterations"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
@@ -452,7 +460,7 @@ def main():
                             print(f"[peer] skip compile {prec} {scope}: compile budget spent", flush=True)
                             continue
                         t0 = time.time()
-                        step, gmode = make_step(w, mode, notes, min(args.compile_timeout, compile_left))
+                        step, gmode = make_step(w, mode, notes, min(args.compile_timeout, compile_left), compile_modes)
                         compile_left -= time.time() - t0
                     else:
                         try:

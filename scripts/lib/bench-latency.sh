@@ -14,6 +14,9 @@ ITERS=${WS_BENCH_ITERS:-1000}
 # ~8 us above the rest (device run 110, every row; the SM clock read 1980 MHz at both ends), which lifted our rows' p99
 # while the peers report their best of 3 rounds (settled by the rounds before). docs/lanes-plan.md, eighteenth session.
 WARM=${WS_BENCH_WARMUP:-1000}
+# torch.compile modes the peers try in order (pytorch_peer.py --compile-modes; empty: max-autotune, then reduce-overhead).
+# reduce-overhead alone when a call's budget cannot hold a max-autotune attempt (it timed out in runs 97 and 103).
+COMPILE_MODES=${WS_BENCH_COMPILE_MODES:-}
 # Subsets for a quick look (defaults = the full matrix):
 PRECS=${WS_BENCH_PRECS:-"fp32 fp16"}; LANESET=${WS_BENCH_LANES:-"1 4"}
 MODES=${WS_BENCH_MODES:-"graph direct"}; INPUTS=${WS_BENCH_INPUTS:-"mapped copy"}
@@ -205,11 +208,11 @@ has_model resnet50 && { matrix resnet50 $R50; peers resnet50 $PEER_MODES "$PEER_
 if [ "$COMPILE" = 1 ]; then
   if has_model efficientnet_lite0; then
     CB=$(( ($(left) - 60) / 2 )); [ $CB -gt $COMPILE_CAP ] && CB=$COMPILE_CAP
-    peers efficientnet_lite0 compile "--compile-budget $CB --compile-timeout $(( CB * 2 / 3 ))"
+    peers efficientnet_lite0 compile "--compile-budget $CB --compile-timeout $(( CB * 2 / 3 ))${COMPILE_MODES:+ --compile-modes $COMPILE_MODES}"
   fi
   if has_model resnet50; then
     CB=$(( $(left) - 60 )); [ $CB -gt $COMPILE_CAP ] && CB=$COMPILE_CAP
-    peers resnet50 compile "--compile-budget $CB --compile-timeout $(( CB * 2 / 3 ))"
+    peers resnet50 compile "--compile-budget $CB --compile-timeout $(( CB * 2 / 3 ))${COMPILE_MODES:+ --compile-modes $COMPILE_MODES}"
   fi
 fi
 

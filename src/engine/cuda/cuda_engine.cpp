@@ -922,6 +922,8 @@ Result<std::unique_ptr<CudaEngine>> CudaEngine::build(ir::Graph graph, const Cud
 
   std::set<std::string> reads_previous_input = og.depthwise_pointwise;  // fused pairs read node i − 1's input
   reads_previous_input.insert(og.expand_depthwise.begin(), og.expand_depthwise.end());
+  for (const ir::Node& n : g.nodes)  // a fused stem's pool reads its Conv's input (the graph input, live anyway: made explicit)
+    if (n.op_type == "MaxPool" && !n.inputs.empty() && og.stem_pools.count(n.inputs[0])) reads_previous_input.insert(n.name);
   const ArenaPlan plan =
       plan_cuda_arena(g, half, options.debug_keep_all_tensors, reads_previous_input, og.mbconv, og.aux_branches, og.pooled_heads);
   e->tensor_offsets_ = plan.offsets;
