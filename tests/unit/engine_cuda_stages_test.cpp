@@ -1374,6 +1374,74 @@ TEST(EngineCudaStages, StemPoolLookalikesAndOtherBuildsAreNotFused) {
   }
 }
 
+// Review of 8f35ca3: the graph input also read by another node (that reader gets the reformat, the stem still reads x
+// itself); an input below the 7x7 kernel stays unfused; kAuto's fallback to NCHW empties the set.
+TEST(EngineCudaStages, StemPoolEdgeCases) {
+  {
+    ir::ModelBuilder b(13, "stem_shared_input");
+    b.input("x", ir::DType::kFloat32, {1, 3, 32, 40});
+    b.initializer("w0", {64, 3, 7, 7}, std::vector<float>(64 * 147, 0.01f));
+    b.node("Conv", {"x", "w0"}, {"c0"}, "conv1").ints("strides", {2, 2}).ints("pads", {3, 3, 3, 3});
+    b.node("Relu", {"c0"}, {"r0"}, "relu");
+    b.node("MaxPool", {"r0"}, {"p0"}, "maxpool").ints("kernel_shape", {3, 3}).ints("strides", {2, 2}).ints("pads", {1, 1, 1, 1});
+    b.initializer("wx", {64, 3, 3, 3}, std::vector<float>(64 * 27, 0.01f));
+    b.node("Conv", {"x", "wx"}, {"cx"}, "side").ints("strides", {4, 4}).ints("pads", {1, 1, 1, 1});  // [1, 64, 8, 10]
+    b.node("Add", {"p0", "cx"}, {"s"}, "add");
+    b.initializer("w2", {8, 64, 1, 1}, std::vector<float>(512, 0.01f));
+    b.node("Conv", {"s", "w2"}, {"y"}, "head");
+    b.output("y");
+    auto og = optimize_for_cuda(import(b), stem_options());
+    ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+    EXPECT_EQ(og->stem_pools.size(), 1u);
+    const ir::TensorId x = og->graph.inputs[0];
+    int reformats_of_x = 0;
+    for (const ir::Node& n : og->graph.nodes) {
+      if (n.find(kReformatAttr) && n.inputs[0] == x) ++reformats_of_x;
+      if (n.name == "conv1") EXPECT_EQ(n.inputs[0], x) << "the stem reads the NCHW input itself";
+      if (n.name == "side") EXPECT_NE(n.inputs[0], x) << "the other reader takes the reformatted copy";
+    }
+    EXPECT_EQ(reformats_of_x, 1);
+  }
+  {
+    ir::ModelBuilder b(13, "stem_tiny");
+    b.input("x", ir::DType::kFloat32, {1, 3, 6, 9});
+    b.initializer("w0", {64, 3, 7, 7}, std::vector<float>(64 * 147, 0.01f));
+    b.node("Conv", {"x", "w0"}, {"c0"}, "conv1").ints("strides", {2, 2}).ints("pads", {3, 3, 3, 3});
+    b.node("MaxPool", {"c0"}, {"p0"}, "maxpool").ints("kernel_shape", {3, 3}).ints("strides", {2, 2}).ints("pads", {1, 1, 1, 1});
+    b.initializer("w2", {8, 64, 1, 1}, std::vector<float>(512, 0.01f));
+    b.node("Conv", {"p0", "w2"}, {"y"}, "head");
+    b.output("y");
+    auto og = optimize_for_cuda(import(b), stem_options());
+    ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+    EXPECT_TRUE(og->stem_pools.empty()) << "a 6-row input is below the kernel's 7";
+  }
+  {
+    // kAuto falls back to NCHW when the reformats dominate: a Softmax after every conv needs its own pair.
+    ir::ModelBuilder b(13, "stem_auto_nchw");
+    b.input("x", ir::DType::kFloat32, {1, 3, 32, 40});
+    b.initializer("w0", {64, 3, 7, 7}, std::vector<float>(64 * 147, 0.01f));
+    b.node("Conv", {"x", "w0"}, {"c0"}, "conv1").ints("strides", {2, 2}).ints("pads", {3, 3, 3, 3});
+    b.node("MaxPool", {"c0"}, {"p0"}, "maxpool").ints("kernel_shape", {3, 3}).ints("strides", {2, 2}).ints("pads", {1, 1, 1, 1});
+    std::string t = "p0";
+    for (int i = 0; i < 3; ++i) {
+      const std::string w = "w" + std::to_string(i + 1), c = "c" + std::to_string(i + 1), sm = "s" + std::to_string(i + 1);
+      b.initializer(w, {64, 64, 3, 3}, std::vector<float>(64 * 64 * 9, 0.01f));
+      b.node("Conv", {t, w}, {c}, "conv" + std::to_string(i + 2)).ints("pads", {1, 1, 1, 1});
+      b.node("Softmax", {c}, {sm}, "softmax" + std::to_string(i)).i("axis", 1);
+      t = sm;
+    }
+    b.node("Relu", {t}, {"y"}, "out");
+    b.output("y");
+    CudaBuildOptions o = stem_options();
+    o.layout = Layout::kAuto;
+    auto og = optimize_for_cuda(import(b), o);
+    ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+    EXPECT_EQ(og->layout, Layout::kNchw);
+    EXPECT_TRUE(og->stem_pools.empty()) << "an NCHW plan has no fused stem (it writes channels-last)";
+    EXPECT_EQ(og->reformats, 0);
+  }
+}
+
 TEST(EngineCudaStages, LayoutNamesParse) {
   EXPECT_EQ(*parse_layout("nhwc"), Layout::kNhwc);
   EXPECT_EQ(*parse_layout("nchw"), Layout::kNchw);
