@@ -20,6 +20,8 @@
 /// - `pdl_wait()` before the first global-memory access, read or write (so write-after-read hazards on a reused
 ///   arena range are covered as well as read-after-write).
 /// Both are no-ops when the kernel was launched without the attribute and below sm_90 (compiled out).
+/// Reads of constant data written at build (weights, packed fragments, bias) may precede pdl_wait(): no kernel of the
+/// frame writes them (kernels::pooled_gemv prefetches its weight tile, kernels::stem7x7_maxpool stages its weights).
 /// Exceptions, by design: the input wavefront's waiting kernels (warpstream/row_signal.h) read their input only after
 /// its rows' flags and call pdl_wait() at their end instead; the stem publishing its rows triggers at block start.
 /// Test: tests/gpu/cuda_engine_pdl_test.cpp (ws_gpu_tests --gtest_filter='CudaEnginePdl*').
