@@ -181,10 +181,7 @@ TEST(CudaEngineAuxStream, DirectReplayCaptureAndConcurrentContextsAgreeBitwise) 
 
 TEST(CudaEngineAuxStream, ResNet50MatchesCpu) {
   WS_REQUIRE_LANES_GPU();
-  const char* path = std::getenv("WS_RESNET50_ONNX");
-  if (!path || !*path) GTEST_SKIP() << "set WS_RESNET50_ONNX to tools/export_resnet50.py's resnet50.onnx";
-  auto g = ir::import_onnx(path);
-  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  WS_RESNET50_GRAPH_OR_SKIP(g);
   CudaBuildOptions opt;
   opt.max_aux_streams = 1;
   opt.split_k_in_kernel = false;

@@ -39,6 +39,14 @@ inline std::string efficientnet_lite0_path() {
   const std::string path = ::ws::test::efficientnet_lite0_path();                             \
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found (set WS_ASSETS_DIR)"
 
+/// torchvision's ResNet-50 as tools/export_resnet50.py writes it, from $WS_RESNET50_ONNX, into `graph_var` (a new
+/// Result<ir::Graph>); skips the test when the variable is unset, fails it when the file does not import.
+#define WS_RESNET50_GRAPH_OR_SKIP(graph_var)                                                              \
+  const char* ws_r50_path_ = std::getenv("WS_RESNET50_ONNX");                                            \
+  if (!ws_r50_path_ || !*ws_r50_path_) GTEST_SKIP() << "set WS_RESNET50_ONNX to tools/export_resnet50.py's resnet50.onnx"; \
+  auto graph_var = ir::import_onnx(ws_r50_path_);                                                        \
+  ASSERT_TRUE(graph_var.is_ok()) << graph_var.status().to_string()
+
 inline ir::Graph import_builder(const ir::ModelBuilder& b) {
   auto bytes = b.bytes();
   auto g = ir::import_onnx_bytes(bytes, "test-model");

@@ -218,10 +218,7 @@ TEST(StemPool, EngineMatchesTheCpuExecutor) {
 // ResNet-50 with the fused stem, fp16, against the CPU executor (tolerance 2e-2 · max|ref|, as the other ResNet-50 tests).
 TEST(StemPool, ResNet50MatchesCpu) {
   WS_REQUIRE_LANES_GPU();
-  const char* path = std::getenv("WS_RESNET50_ONNX");
-  if (!path || !*path) GTEST_SKIP() << "set WS_RESNET50_ONNX to tools/export_resnet50.py's resnet50.onnx";
-  auto g = ir::import_onnx(path);
-  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  WS_RESNET50_GRAPH_OR_SKIP(g);
   CudaBuildOptions opt;
   opt.fuse_stem_pool = true;
   const uint64_t seed = test::seed_for("stem_pool_resnet50");
