@@ -125,6 +125,9 @@ inline Result<Layout> parse_layout(const std::string& text) {
 /// steps inserted.
 struct LayoutPlan {
   Layout layout = Layout::kNchw;
+  /// nhwc_convs / nhwc_nodes: the nodes bound in their channels-last form (cuDNN NHWC). A fused ResNet stem's Conv
+  /// (fuse_stem_pool) reads NCHW and writes NHWC in our kernel, so it is not among them, though kAuto's reformat rule
+  /// counts it as a channels-last conv (its output is stored channels-last).
   size_t convs = 0, nhwc_convs = 0, nhwc_nodes = 0;
   size_t reformats = 0;  ///< reformat steps in the plan (a reformat replaced by a kHWC8 input port is not one)
   /// Copies padded to 8 channels (CudaBuildOptions::hwc8_input): written by a reformat step, or by the producer at a
