@@ -754,7 +754,8 @@ WS_REGISTER_COMMAND(bench, "bench",
                       sub.add_flag("--no-stem-pool", a->no_stem_pool,
                                    "run a ResNet stem (conv 7x7/2 from the 3-channel input + its ReLU + max pool 3x3/2) as cuDNN's conv "
                                    "and pool after an input reformat (default: one kernel of ours reading the input NCHW and writing "
-                                   "channels-last, fp16 channels-last plans; faster in device run 111)");
+                                   "channels-last, fp16 channels-last plans; faster in device run 111)")
+                          ->disable_flag_override();  // no value: --no-stem-pool=false would be a double negative
                       sub.add_flag("--cudnn-graph", a->cudnn_graph,
                                    "also build each NHWC conv + bias (+ residual) (+ ReLU) as one cuDNN graph and time its engine "
                                    "configurations as tactics (default off: with several lanes running concurrently it gave wrong "

@@ -5,7 +5,8 @@ Modes (each measured per precision and per scope):
   eager        plain module calls
   cuda_graph   torch.cuda.CUDAGraph capture of the whole scope, replayed
   compile      torch.compile(mode="max-autotune") with a wall-clock cap; on timeout or error it falls back
-               to mode="reduce-overhead" and the report's config.notes says so (graph_mode "compile:<mode>")
+               to mode="reduce-overhead" and the report's config.notes says so (graph_mode "compile:<mode>");
+               --compile-modes sets the modes tried, in order (e.g. reduce-overhead alone)
 Scopes:
   network      input tensor already on the GPU (preprocessed once); forward only
   end_to_end   pinned uint8 HWC frame -> GPU (non_blocking copy) -> torchvision.transforms.v2.functional
@@ -261,6 +262,11 @@ def with_timeout(seconds, fn):
         signal.signal(signal.SIGALRM, old)
 
 
+# torch.compile modes --compile-modes accepts (scripts/lib/bench-latency-args.sh checks WS_BENCH_COMPILE_MODES against the
+# same list).
+COMPILE_MODES = ("max-autotune", "reduce-overhead", "default", "max-autotune-no-cudagraphs")
+
+
 def make_step(w, mode, notes, compile_timeout, compile_modes=("max-autotune", "reduce-overhead")):
     """Returns (step, graph_mode). Everything that compiles or captures happens here, before timing."""
     scope_fn = w.step_network if w.scope == "network" else w.step_e2e
@@ -398,12 +404,12 @@ def main():
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--samples", action="store_true", help="also write per-sample CSVs")
     args = ap.parse_args()
-    compile_modes = tuple(m for m in args.compile_modes.split(",") if m)
+    compile_modes = tuple(args.compile_modes.split(","))
     for m in compile_modes:
-        if m not in ("max-autotune", "reduce-overhead", "default", "max-autotune-no-cudagraphs"):
-            raise SystemExit(f"--compile-modes: unknown torch.compile mode {m!r} (max-autotune, reduce-overhead, default)")
-    if not compile_modes:
-        raise SystemExit("--compile-modes: give at least one mode")
+        if m not in COMPILE_MODES:
+            ap.error(f"--compile-modes: {m!r} is not one of {', '.join(COMPILE_MODES)} (comma-separated, each at most once)")
+    if len(set(compile_modes)) != len(compile_modes):
+        ap.error(f"--compile-modes: {args.compile_modes!r} names a mode twice")
     for name in ("rounds", "iterations", "eager_iterations"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")

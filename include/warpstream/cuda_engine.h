@@ -246,7 +246,8 @@ struct CudaBuildOptions {
   /// Measured (device run 111, H100, ResNet-50 fp16, 1 lane, rows alternated, one timing cache per side): GPU p50
   /// 312.8 → 307.2 µs with the frame in device memory (3 pairs), 362.3 → 358.1 µs mapped (2 pairs), 57 → 55 kernels.
   /// Applies at batch 1, precision fp16, channels-last plan (layout nhwc or auto choosing it), tactic sources
-  /// warpstream and cudnn, compute capability 8.0+ (mma.sync f16; below it the build leaves the stem unfused), input
+  /// warpstream and cudnn, compute capability 8.0+ and sm_80+ code for it in this build (mma.sync f16; the default
+  /// CMAKE_CUDA_ARCHITECTURES 75;90 runs compute_75 PTX on an A100 or Ada GPU: there the build leaves the stem unfused), input
   /// extents 7…16384, the conv's output read only by the pool, the pool writing no graph output and no Indices; not
   /// with hwc8_input (which pads that reformat instead) or debug_keep_all_tensors. Where it applies it is
   /// unconditional (the layout plan depends on it: nothing is timed against it). `warpstream bench --no-stem-pool`

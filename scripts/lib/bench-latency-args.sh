@@ -27,10 +27,20 @@ bench_latency_check_args() {
       fi
     done
   fi
-  case "${WS_BENCH_COMPILE_MODES:-}" in
-    ""|max-autotune|reduce-overhead|max-autotune,reduce-overhead|reduce-overhead,max-autotune|default) ;;
-    *) printf 'error: WS_BENCH_COMPILE_MODES=%q: max-autotune, reduce-overhead or both, comma-separated\n' "$WS_BENCH_COMPILE_MODES"; return 2 ;;
-  esac
+  # torch.compile modes, comma-separated, each at most once: the list bench/peers/pytorch_peer.py's COMPILE_MODES accepts
+  if [ -n "${WS_BENCH_COMPILE_MODES:-}" ]; then
+    local modes=() m seen=","
+    IFS=',' read -r -a modes <<< "$WS_BENCH_COMPILE_MODES,"
+    [ "${WS_BENCH_COMPILE_MODES: -1}" != , ] || modes+=("")
+    for m in "${modes[@]}"; do
+      case "$m" in
+        max-autotune|reduce-overhead|default|max-autotune-no-cudagraphs) ;;
+        *) printf 'error: WS_BENCH_COMPILE_MODES=%q: %q is not one of max-autotune, reduce-overhead, default, max-autotune-no-cudagraphs (comma-separated, each at most once)\n' "$WS_BENCH_COMPILE_MODES" "$m"; return 2 ;;
+      esac
+      case "$seen" in *",$m,"*) printf 'error: WS_BENCH_COMPILE_MODES=%q names %q twice\n' "$WS_BENCH_COMPILE_MODES" "$m"; return 2 ;; esac
+      seen="$seen$m,"
+    done
+  fi
   for v in WS_BENCH_OURS WS_BENCH_COMPILE WS_BENCH_PDL WS_BENCH_SPLITK2 WS_BENCH_DWPW WS_BENCH_EXDW WS_BENCH_CUDNNGRAPH WS_BENCH_NHWCIGEMM WS_BENCH_CUTLASSCONV WS_BENCH_HWC8 WS_BENCH_HWC8PORT WS_BENCH_NHWCALL WS_BENCH_FP8 WS_BENCH_ARMED WS_BENCH_POOLED WS_BENCH_STEMPOOL; do
     x=${!v:-}
     if [ -n "$x" ] && [ "$x" != 0 ] && [ "$x" != 1 ]; then

@@ -254,7 +254,8 @@ TEST_F(CliBadInput, BenchChecksOptionsBeforeTheDevice) {
   expect_one_error(cli("bench --model " + m + " --pooled-head=banana"), {"--pooled-head", "banana"});
   expect_one_error(cli("bench --pooled-head --model " + quote(dir_.file("missing.onnx"))), {"missing.onnx", "--model file"});
   // the fused stem's off switch takes no value
-  expect_one_error(cli("bench --model " + m + " --no-stem-pool=banana"), {"--no-stem-pool", "banana"});
+  expect_one_error(cli("bench --model " + m + " --no-stem-pool=banana"), {"no-stem-pool", "flag override"});
+  expect_one_error(cli("bench --model " + m + " --no-stem-pool=false"), {"no-stem-pool", "flag override"});  // no double negative
   // the opt-in cluster split-K form: with the reduce-kernel-only switch, in fp32, without our tactics
   expect_one_error(cli("bench --model " + m + " --split-k-cluster --split-k-reduce-kernel"), {"--split-k-reduce-kernel", "excludes", "--split-k-cluster"});
   expect_one_error(cli("bench --model " + m + " --split-k-cluster"), {"--split-k-cluster", "not with --precision fp32"});
