@@ -107,14 +107,23 @@ TEST(StemPool, MatchesADoubleReference) {
     auto dw = cuda::DeviceBuffer::allocate(wh.size() * 2);
     auto db = cuda::DeviceBuffer::allocate(64 * 4);
     auto dy = cuda::DeviceBuffer::allocate(ref.size() * 2);
-    ASSERT_TRUE(dx.is_ok() && dw.is_ok() && db.is_ok() && dy.is_ok());
+    auto dsrc = cuda::DeviceBuffer::allocate(xh.size() * 2);  // x's source for the PDL launch's predecessor kernel
+    ASSERT_TRUE(dx.is_ok() && dw.is_ok() && db.is_ok() && dy.is_ok() && dsrc.is_ok());
     ASSERT_EQ(test::upload_sync(dx->get(), xh.data(), xh.size() * 2), cudaSuccess);
+    ASSERT_EQ(test::upload_sync(dsrc->get(), xh.data(), xh.size() * 2), cudaSuccess);
     ASSERT_EQ(test::upload_sync(dw->get(), wh.data(), wh.size() * 2), cudaSuccess);
     if (k.bias) ASSERT_EQ(test::upload_sync(db->get(), b.data(), 64 * 4), cudaSuccess);
     auto stream = cuda::Stream::create();
     ASSERT_TRUE(stream.is_ok());
-    for (int launch = 0; launch < 2; ++launch) {  // plain, then with the PDL attribute
+    for (int launch = 0; launch < 2; ++launch) {  // plain, then with the PDL attribute behind a kernel that writes x
       ASSERT_EQ(test::memset_sync(dy->get(), 0xFF, ref.size() * 2), cudaSuccess);
+      if (launch == 1) {  // x poisoned, then rewritten by the kernel just before the stem (an exact fp16 copy: + 0, no activation)
+        ASSERT_EQ(test::memset_sync(dx->get(), 0xFF, xh.size() * 2), cudaSuccess);
+        const int64_t n = int64_t(xh.size());
+        ASSERT_TRUE(kernels::bias_activation(kernels::ElemType::kFloat16, dsrc->get(), dx->get(), nullptr, n, 1, n, kernels::Activation::kNone,
+                                             {}, stream->get())
+                        .is_ok());
+      }
       const Status s = kernels::stem7x7_maxpool(dx->get(), dw->get(), k.bias ? static_cast<const float*>(db->get()) : nullptr, k.act, ap, dy->get(),
                                                 k.h, k.w, launch == 1, stream->get());
       ASSERT_TRUE(s.is_ok()) << s.to_string();
