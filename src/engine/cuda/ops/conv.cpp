@@ -1123,7 +1123,8 @@ Status bind_stem_pool(BindContext& c, Step& s) {
   const bool pdl = c.options.programmatic_dependent_launch && cc_major >= 9;
   const kernels::Activation act = c.stem_act;
   const kernels::ActivationParams params = c.stem_params;
-  // Timed once for the record (and so a device that cannot run it fails the build, not the first frame).
+  // Timed once for the record (tactics(), the per-layer profile's note); whether the device can run it was settled before
+  // the plan (CudaEngine::build: kernels::stem_pool_runnable).
   const std::string key = c.cache_key() + "|stempool";
   float us = 0.0f;
   bool from_cache = false;
