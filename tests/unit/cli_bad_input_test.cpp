@@ -337,12 +337,14 @@ TEST_F(CliBadInput, BenchRejectsBadModelsBeforeTheDevice) {
   // each also with the channels-last opt-ins (--hwc8 pads the RGB input: still host work, still refused first)
   const std::string hwc8 = " --precision fp16 --hwc8 --cutlass-conv";
   const std::string hwc8_port = " --precision fp16 --hwc8-port --cutlass-conv";
-  for (const std::string extra : {std::string(), hwc8, hwc8_port}) {
+  const std::string no_stem = " --precision fp16 --no-stem-pool";  // the fused stem's off switch: the model is still checked first
+  for (const std::string extra : {std::string(), hwc8, hwc8_port, no_stem}) {
     expect_one_error(cli("bench --model " + quote(truncated) + extra), {"truncated.onnx"});
     expect_one_error(cli("bench --model " + quote(empty) + extra), {"empty.onnx"});
   }
   expect_one_error(cli("bench --model " + quote(dir_.file("missing.onnx")) + hwc8), {"missing.onnx", "No such file or directory"});
   expect_one_error(cli("bench --model " + quote(dir_.file("missing.onnx")) + hwc8_port), {"missing.onnx", "No such file or directory"});
+  expect_one_error(cli("bench --model " + quote(dir_.file("missing.onnx")) + no_stem), {"missing.onnx", "No such file or directory"});
   {
     ModelBuilder m(13);
     m.input("input", DType::kFloat32, {1, 3, 32, 32});

@@ -1416,6 +1416,20 @@ TEST(EngineCudaStages, StemPoolEdgeCases) {
     EXPECT_TRUE(og->stem_pools.empty()) << "a 6-row input is below the kernel's 7";
   }
   {
+    // A huge extent: above the kernel's 16384 the stem stays unfused (nothing is allocated for a runtime input here).
+    ir::ModelBuilder b(13, "stem_huge");
+    b.input("x", ir::DType::kFloat32, {1, 3, 16385, 9});
+    b.initializer("w0", {64, 3, 7, 7}, std::vector<float>(64 * 147, 0.01f));
+    b.node("Conv", {"x", "w0"}, {"c0"}, "conv1").ints("strides", {2, 2}).ints("pads", {3, 3, 3, 3});
+    b.node("MaxPool", {"c0"}, {"p0"}, "maxpool").ints("kernel_shape", {3, 3}).ints("strides", {2, 2}).ints("pads", {1, 1, 1, 1});
+    b.initializer("w2", {8, 64, 1, 1}, std::vector<float>(512, 0.01f));
+    b.node("Conv", {"p0", "w2"}, {"y"}, "head");
+    b.output("y");
+    auto og = optimize_for_cuda(import(b), stem_options());
+    ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+    EXPECT_TRUE(og->stem_pools.empty()) << "16385 rows is above the kernel's 16384";
+  }
+  {
     // kAuto falls back to NCHW when the reformats dominate: a Softmax after every conv needs its own pair.
     ir::ModelBuilder b(13, "stem_auto_nchw");
     b.input("x", ir::DType::kFloat32, {1, 3, 32, 40});
